@@ -1,0 +1,227 @@
+"""Per-invocation cost, our runtime vs google-adk, side by side: ``make bench``.
+
+Ensures google-adk has its own virtualenv (``bench/.venv-adk``: it is never a dependency of
+the project), starts four long-lived workers (ADK and ours, each without and with an
+OpenTelemetry SDK), lets each warm up, then asks them for rounds of timed invocations in
+alternation, so that machine noise hits both sides. Prints a table and rewrites the
+results section of ``docs/BENCHMARKS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+ADK_VENV = BENCH / ".venv-adk"
+ADK_PYTHON = ADK_VENV / "bin" / "python"
+ADK_VERSION = "2.13.0"
+DOC = ROOT / "docs" / "BENCHMARKS.md"
+LATEST_START, LATEST_END = "<!-- bench:latest:start -->", "<!-- bench:latest:end -->"
+HISTORY_END = "<!-- bench:history:end -->"
+GOALS = {False: 0.2, True: 0.3}  # ours/ADK median, from the issue
+VARIANTS = {False: "plain", True: "OTel SDK + live span processor"}
+
+
+def ensure_adk_venv() -> None:
+    """Create bench/.venv-adk with google-adk==ADK_VERSION unless it is already there."""
+    probe = "import importlib.metadata as m; print(m.version('google-adk'))"
+    if ADK_PYTHON.exists():
+        found = subprocess.run([ADK_PYTHON, "-c", probe], capture_output=True, text=True)
+        if found.returncode == 0 and found.stdout.strip() == ADK_VERSION:
+            return
+    print(f"creating {ADK_VENV.relative_to(ROOT)} with google-adk=={ADK_VERSION} ...", flush=True)
+    # the project's own interpreter, so both sides run on the same Python
+    subprocess.run([sys.executable, "-m", "venv", "--clear", ADK_VENV], check=True)
+    pip = [ADK_PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, f"google-adk=={ADK_VERSION}"], check=True)
+
+
+@dataclass
+class Worker:
+    """One long-lived workload process; start-up and warm-up happen before any timing."""
+
+    side: str
+    otel: bool
+    proc: subprocess.Popen[str]
+    versions: dict[str, str] = field(default_factory=dict)
+    ns: list[int] = field(default_factory=list)
+    round_medians: list[float] = field(default_factory=list)
+    spans: float = 0.0
+    events: int = 0
+
+    @classmethod
+    def start(cls, side: str, otel: bool) -> Worker:
+        python = ADK_PYTHON if side == "adk" else Path(sys.executable)
+        argv = [str(python), str(BENCH / f"workload_{side}.py"), *(["--otel"] if otel else [])]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env
+        )
+        return cls(side, otel, proc)
+
+    def read(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            raise SystemExit(f"the {self.label} worker exited ({code}); its traceback is above")
+        data: dict[str, Any] = json.loads(line)
+        return data
+
+    def wait_ready(self) -> None:
+        self.versions = self.read()["versions"]
+
+    def run_round(self, n: int) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"n": n}) + "\n")
+        self.proc.stdin.flush()
+        result = self.read()
+        self.ns.extend(result["ns"])
+        self.round_medians.append(statistics.median(result["ns"]))
+        self.spans, self.events = result["spans"], result["events"]
+
+    def stop(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+    @property
+    def label(self) -> str:
+        return f"{self.side}{' +otel' if self.otel else ''}"
+
+    def median_ms(self) -> float:
+        return statistics.median(self.ns) / 1e6
+
+    def quantile_ms(self, q: int) -> float:
+        return statistics.quantiles(self.ns, n=100)[q - 1] / 1e6
+
+
+def machine() -> dict[str, str]:
+    cpu = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    return {
+        "arch": platform.machine(),
+        "cpus": str(os.cpu_count()),
+        "cpu": cpu,
+        "python": platform.python_version(),
+    }
+
+
+def results_markdown(workers: dict[tuple[str, bool], Worker], rounds: int, n: int) -> str:
+    adk, ours = workers["adk", False], workers["ours", False]
+    m = machine()
+    date = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        f"Run {date} on {m['arch']}, {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}.",
+        f"ADK side: google-adk {adk.versions['google-adk']}, google-genai "
+        f"{adk.versions['google-genai']}, opentelemetry-sdk {adk.versions['opentelemetry-sdk']}, "
+        f"Python {adk.versions['python']}.",
+        f"Our side: agentdash {ours.versions['agentdash']}, google-genai "
+        f"{ours.versions['google-genai']}, opentelemetry-sdk "
+        f"{ours.versions['opentelemetry-sdk']}, Python {ours.versions['python']}.",
+        f"{rounds} rounds x {n} invocations per worker = {rounds * n} samples each, after warm-up.",
+        "",
+        "| variant | ADK median | ours median | ours / ADK | goal |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for otel in (False, True):
+        a, o = workers["adk", otel], workers["ours", otel]
+        ratio = o.median_ms() / a.median_ms()
+        met = "met" if ratio <= GOALS[otel] else "not met"
+        lines.append(
+            f"| {VARIANTS[otel]} | {a.median_ms():.3f} ms | {o.median_ms():.3f} ms | "
+            f"{ratio:.3f} | ≤ {GOALS[otel]} ({met}) |"
+        )
+    lines += [
+        "",
+        "| worker | median | p10 | p90 | round medians (min–max) | samples | events/inv | "
+        "spans/inv |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for w in workers.values():
+        lo, hi = min(w.round_medians) / 1e6, max(w.round_medians) / 1e6
+        lines.append(
+            f"| {w.label} | {w.median_ms():.3f} ms | {w.quantile_ms(10):.3f} | "
+            f"{w.quantile_ms(90):.3f} | {lo:.3f}–{hi:.3f} | {len(w.ns)} | {w.events} | "
+            f"{w.spans:g} |"
+        )
+    return "\n".join(lines)
+
+
+def history_row(workers: dict[tuple[str, bool], Worker]) -> str:
+    m = machine()
+    cells = [datetime.now(UTC).strftime("%Y-%m-%d"), f"{m['arch']}/{m['cpus']} CPUs"]
+    for otel in (False, True):
+        a, o = workers["adk", otel], workers["ours", otel]
+        cells += [
+            f"{a.median_ms():.3f}",
+            f"{o.median_ms():.3f}",
+            f"{o.median_ms() / a.median_ms():.3f}",
+        ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def update_doc(latest: str, row: str) -> None:
+    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
+    if LATEST_START not in text or LATEST_END not in text:
+        text += f"\n## Latest results\n\n{LATEST_START}\n{LATEST_END}\n"
+    if HISTORY_END not in text:
+        text += (
+            "\n## History\n\n| date | machine | ADK ms | ours ms | ratio | ADK+OTel ms | "
+            f"ours+OTel ms | ratio |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+            f"{HISTORY_END}\n"
+        )
+    head, rest = text.split(LATEST_START, 1)
+    _, tail = rest.split(LATEST_END, 1)
+    text = f"{head}{LATEST_START}\n{latest}\n{LATEST_END}{tail}"
+    text = text.replace(HISTORY_END, f"{row}\n{HISTORY_END}")
+    DOC.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--rounds", type=int, default=30)
+    parser.add_argument("--invocations", type=int, default=50, help="per round and worker")
+    parser.add_argument("--no-doc", action="store_true", help="leave docs/BENCHMARKS.md alone")
+    args = parser.parse_args()
+
+    ensure_adk_venv()
+    workers = {(s, o): Worker.start(s, o) for o in (False, True) for s in ("adk", "ours")}
+    try:
+        for w in workers.values():
+            w.wait_ready()
+        for r in range(args.rounds):
+            sides = ("adk", "ours") if r % 2 == 0 else ("ours", "adk")  # A B, then B A
+            for otel in (False, True):
+                for side in sides:
+                    workers[side, otel].run_round(args.invocations)
+            print(f"\rround {r + 1}/{args.rounds}", end="", flush=True)
+        print()
+    finally:
+        for w in workers.values():
+            if w.proc.poll() is None:
+                w.stop()
+
+    latest = results_markdown(workers, args.rounds, args.invocations)
+    print(latest)
+    if not args.no_doc:
+        update_doc(latest, history_row(workers))
+        print(f"\nupdated {DOC.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,135 @@
+"""AgentDash's agent runtime: Google ADK's public surface, any-agent's callbacks, traced.
+
+Everything public is importable from here, e.g. ``from runtime import Agent, Runner``.
+This package never imports Django.
+"""
+
+from runtime.agents import (
+    Agent,
+    BaseAgent,
+    CallbackContext,
+    InvocationContext,
+    LlmAgent,
+    LoopAgent,
+    ParallelAgent,
+    ReadonlyContext,
+    RunConfig,
+    SequentialAgent,
+    StreamingMode,
+    inject_session_state,
+)
+from runtime.artifacts import BaseArtifactService, InMemoryArtifactService
+from runtime.callbacks import (
+    AllEnabled,
+    Callback,
+    Context,
+    InMemorySwitchboard,
+    StepLogger,
+    Switchboard,
+    callback_name,
+    get_default_callbacks,
+    named,
+)
+from runtime.errors import (
+    AgentNotFoundError,
+    CallbackError,
+    LlmCallsLimitExceededError,
+    MissingStateKeyError,
+    ModelCallError,
+    ModelNotFoundError,
+    ScriptExhaustedError,
+)
+from runtime.events import Event, EventActions
+from runtime.memory import (
+    BaseMemoryService,
+    InMemoryMemoryService,
+    MemoryEntry,
+    SearchMemoryResponse,
+)
+from runtime.models import BaseLlm, LlmRequest, LlmResponse, ScriptedLlm
+from runtime.models.gemini import Gemini
+# OFFLINE_TMP from runtime.models.offline_llm import OfflineLlm
+from runtime.runners import InMemoryRunner, Runner
+from runtime.sessions import (
+    BaseSessionService,
+    GetSessionConfig,
+    InMemorySessionService,
+    ListSessionsResponse,
+    Session,
+    SessionExistsError,
+    SessionNotFoundError,
+    State,
+)
+from runtime.telemetry import GenAI
+from runtime.tools import (
+    AgentTool,
+    AuthConfig,
+    BaseTool,
+    FunctionTool,
+    LongRunningFunctionTool,
+    ToolContext,
+    transfer_to_agent,
+)
+
+__all__ = [
+    "Agent",
+    "AgentNotFoundError",
+    "AgentTool",
+    "AllEnabled",
+    "AuthConfig",
+    "BaseAgent",
+    "BaseArtifactService",
+    "BaseLlm",
+    "BaseMemoryService",
+    "BaseSessionService",
+    "BaseTool",
+    "Callback",
+    "CallbackContext",
+    "CallbackError",
+    "Context",
+    "Event",
+    "EventActions",
+    "FunctionTool",
+    "Gemini",
+    "GenAI",
+    "GetSessionConfig",
+    "InMemoryArtifactService",
+    "InMemoryMemoryService",
+    "InMemoryRunner",
+    "InMemorySessionService",
+    "InMemorySwitchboard",
+    "InvocationContext",
+    "ListSessionsResponse",
+    "LlmAgent",
+    "LlmCallsLimitExceededError",
+    "LlmRequest",
+    "LlmResponse",
+    "LongRunningFunctionTool",
+    "LoopAgent",
+    "MemoryEntry",
+    "MissingStateKeyError",
+    "ModelCallError",
+    "ModelNotFoundError",
+    "OfflineLlm",
+    "ParallelAgent",
+    "ReadonlyContext",
+    "RunConfig",
+    "Runner",
+    "ScriptExhaustedError",
+    "ScriptedLlm",
+    "SearchMemoryResponse",
+    "SequentialAgent",
+    "Session",
+    "SessionExistsError",
+    "SessionNotFoundError",
+    "State",
+    "StepLogger",
+    "StreamingMode",
+    "Switchboard",
+    "ToolContext",
+    "callback_name",
+    "get_default_callbacks",
+    "inject_session_state",
+    "named",
+    "transfer_to_agent",
+]

@@ -1,0 +1,309 @@
+"""One model call and one round of tool calls, with callbacks and spans around each."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncGenerator
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from runtime.agents._contents import CLIENT_ID_PREFIX
+from runtime.agents.callback_context import CallbackContext
+from runtime.agents.run_config import StreamingMode
+from runtime.callbacks.pipeline import run_adk_callbacks, run_any_agent_hook
+from runtime.events.event import Event
+from runtime.events.event_actions import EventActions
+from runtime.models.base_llm import BaseLlm
+from runtime.models.llm_request import LlmRequest, system_instruction_text
+from runtime.models.llm_response import LlmResponse
+from runtime.telemetry.attributes import CONTENT_CAPTURE, AgentDash, GenAI, Operation
+from runtime.telemetry.payloads import contents_to_messages, to_json
+from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
+from runtime.tools.base_tool import BaseTool
+from runtime.tools.tool_context import ToolContext
+
+if TYPE_CHECKING:
+    from runtime.agents.invocation_context import InvocationContext
+    from runtime.agents.llm_agent import LlmAgent
+
+
+def capture_content(ctx: InvocationContext) -> bool:
+    """Whether message content goes on spans: the run's setting and the switchboard agree."""
+    return ctx.run_config.capture_content and ctx.switchboard.is_enabled(
+        agent_name=ctx.agent.name, callback_name=CONTENT_CAPTURE, session_id=ctx.session.id
+    )
+
+
+def _base_attributes(ctx: InvocationContext) -> dict[str, Any]:
+    return {
+        GenAI.AGENT_NAME: ctx.agent.name,
+        GenAI.CONVERSATION_ID: ctx.session.id,
+        AgentDash.INVOCATION_ID: ctx.invocation_id,
+    }
+
+
+def _record_response(span: LiveSpan, response: LlmResponse, capture: bool) -> None:
+    usage = response.usage_metadata
+    if usage is not None:
+        if usage.prompt_token_count is not None:
+            span.set_attribute(GenAI.USAGE_INPUT_TOKENS, usage.prompt_token_count)
+        if usage.candidates_token_count is not None:
+            span.set_attribute(GenAI.USAGE_OUTPUT_TOKENS, usage.candidates_token_count)
+    if response.finish_reason is not None:
+        span.set_attribute(GenAI.RESPONSE_FINISH_REASONS, [response.finish_reason.value.lower()])
+    if response.model_version:
+        span.set_attribute(GenAI.RESPONSE_MODEL, response.model_version)
+    if response.error_code:
+        span.set_attribute(AgentDash.ERROR_MESSAGE, f"{response.error_code}: {response.error_message}")
+        span.span.set_status(
+            Status(StatusCode.ERROR, f"{response.error_code}: {response.error_message}")
+        )
+    if capture and response.content is not None:
+        span.set_attribute(GenAI.OUTPUT_MESSAGES, to_json(contents_to_messages([response.content])))
+
+
+async def call_model(
+    agent: LlmAgent, ctx: InvocationContext, llm: BaseLlm, request: LlmRequest
+) -> AsyncGenerator[Event, None]:
+    """Call the model once: yields partial events while streaming, then the response event."""
+    cb_ctx = CallbackContext(ctx)
+    attributes = {
+        **_base_attributes(ctx),
+        GenAI.OPERATION_NAME: Operation.GENERATE_CONTENT,
+        GenAI.REQUEST_MODEL: request.model or llm.model,
+        GenAI.PROVIDER_NAME: llm.provider,
+        AgentDash.SPAN_KIND: "model",
+    }
+    if llm.provider == "offline":
+        attributes[AgentDash.MODEL_OFFLINE] = True
+    capture = capture_content(ctx)
+    final: LlmResponse | None = None
+    with start_span(f"generate_content {attributes[GenAI.REQUEST_MODEL]}", attributes, SpanKind.CLIENT) as span:
+        if capture:
+            span.set_attribute(GenAI.INPUT_MESSAGES, to_json(contents_to_messages(request.contents)))
+            system = system_instruction_text(request)
+            if system:
+                span.set_attribute(GenAI.SYSTEM_INSTRUCTIONS, to_json([{"type": "text", "content": system}]))
+        final = await run_adk_callbacks(
+            ctx,
+            "before_model",
+            agent._before_model,
+            LlmResponse,
+            step_span=span,
+            callback_context=cb_ctx,
+            llm_request=request,
+        )
+        if final is None:
+            ctx.count_llm_call()
+            await run_any_agent_hook(ctx, "before_llm_call", agent.callbacks, span, llm_request=request)
+            stream = ctx.run_config.streaming_mode == StreamingMode.SSE
+            try:
+                async for response in llm.generate_content_async(request, stream=stream):
+                    if response.partial:
+                        yield _event(agent, ctx, response, EventActions(), partial=True)
+                    else:
+                        final = response
+                if final is None:
+                    raise RuntimeError(f"model {llm.model!r} returned no final response")
+            except Exception as exc:
+                mark_error(span, exc)
+                final = await run_adk_callbacks(
+                    ctx,
+                    "on_model_error",
+                    agent._on_model_error,
+                    LlmResponse,
+                    step_span=span,
+                    mark=AgentDash.REPLACED_BY,
+                    callback_context=cb_ctx,
+                    llm_request=request,
+                    error=exc,
+                )
+                if final is None:
+                    raise
+            await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
+        replaced = await run_adk_callbacks(
+            ctx,
+            "after_model",
+            agent._after_model,
+            LlmResponse,
+            step_span=span,
+            mark=AgentDash.REPLACED_BY,
+            callback_context=cb_ctx,
+            llm_response=final,
+        )
+        if replaced is not None:
+            final = replaced
+        event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
+        span.set_attribute(AgentDash.EVENT_ID, event.id)
+        _record_response(span, final, capture)
+    yield event
+
+
+def _event(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    response: LlmResponse,
+    actions: EventActions,
+    *,
+    partial: bool = False,
+    tools: dict[str, Any] | None = None,
+) -> Event:
+    content = response.content
+    long_running: set[str] | None = None
+    if content is not None and not partial:
+        for part in content.parts or []:
+            fc = part.function_call
+            if fc is None:
+                continue
+            if not fc.id:
+                fc.id = CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]
+            tool = (tools or {}).get(fc.name or "")
+            if isinstance(tool, BaseTool) and tool.is_long_running:
+                long_running = (long_running or set()) | {fc.id}
+    return Event(
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        content=content,
+        actions=actions,
+        partial=partial or response.partial,
+        turn_complete=response.turn_complete,
+        finish_reason=response.finish_reason,
+        error_code=response.error_code,
+        error_message=response.error_message,
+        usage_metadata=response.usage_metadata,
+        custom_metadata=response.custom_metadata,
+        long_running_tool_ids=long_running,
+    )
+
+
+async def _call_tool(
+    agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, Any]
+) -> tuple[types.Part | None, EventActions]:
+    actions = EventActions()
+    tool_ctx = ToolContext(ctx, function_call_id=call.id, event_actions=actions)
+    name = call.name or ""
+    tool = tools.get(name)
+    args: dict[str, Any] = dict(call.args or {})
+    attributes = {
+        **_base_attributes(ctx),
+        GenAI.OPERATION_NAME: Operation.EXECUTE_TOOL,
+        GenAI.TOOL_NAME: name,
+        GenAI.TOOL_CALL_ID: call.id or "",
+        GenAI.TOOL_TYPE: getattr(tool, "tool_type", "function"),
+        AgentDash.SPAN_KIND: "tool",
+    }
+    if tool is not None and tool.description:
+        attributes[GenAI.TOOL_DESCRIPTION] = tool.description[:512]
+    capture = capture_content(ctx)
+    with start_span(f"execute_tool {name}", attributes) as span:
+        if capture:
+            span.set_attribute(GenAI.TOOL_ARGS, to_json(args))
+        if tool is None:
+            known = ", ".join(sorted(tools)) or "(none)"
+            result: Any = {"error": f"there is no tool named {name!r}; available tools: {known}"}
+            span.set_attribute(AgentDash.ERROR_MESSAGE, result["error"])
+        else:
+            result = await _run_tool(agent, ctx, tool, args, tool_ctx, span)
+        if tool is not None and tool.is_long_running:
+            span.set_attribute(AgentDash.LONG_RUNNING, True)
+        if result is not None and not isinstance(result, dict):
+            result = {"result": result}
+        if capture and result is not None:
+            span.set_attribute(GenAI.TOOL_OUTPUT, to_json(result))
+        if actions.transfer_to_agent:
+            span.set_attribute(AgentDash.TRANSFER_TO, actions.transfer_to_agent)
+        if actions.escalate:
+            span.set_attribute(AgentDash.ESCALATE, True)
+    if result is None:
+        return None, actions
+    response = types.FunctionResponse(id=call.id, name=name, response=result)
+    return types.Part(function_response=response), actions
+
+
+async def _run_tool(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    tool: BaseTool,
+    args: dict[str, Any],
+    tool_ctx: ToolContext,
+    span: LiveSpan,
+) -> Any:
+    common = {"tool": tool, "args": args, "tool_context": tool_ctx}
+    result = await run_adk_callbacks(
+        ctx, "before_tool", agent._before_tool, dict, step_span=span, **common
+    )
+    if result is None:
+        await run_any_agent_hook(
+            ctx, "before_tool_execution", agent.callbacks, span, tool=tool, args=args
+        )
+        try:
+            result = await tool.run_async(args=args, tool_context=tool_ctx)
+        except Exception as exc:
+            mark_error(span, exc)
+            result = await run_adk_callbacks(
+                ctx,
+                "on_tool_error",
+                agent._on_tool_error,
+                dict,
+                step_span=span,
+                mark=AgentDash.REPLACED_BY,
+                error=exc,
+                **common,
+            )
+            if result is None:
+                raise
+        await run_any_agent_hook(
+            ctx,
+            "after_tool_execution",
+            agent.callbacks,
+            span,
+            tool=tool,
+            args=args,
+            tool_response=result,
+        )
+    if result is None and tool.is_long_running:
+        return None
+    wrapped = result if isinstance(result, dict) or result is None else {"result": result}
+    replaced = await run_adk_callbacks(
+        ctx,
+        "after_tool",
+        agent._after_tool,
+        dict,
+        step_span=span,
+        mark=AgentDash.REPLACED_BY,
+        tool_response=wrapped if wrapped is not None else {},
+        **common,
+    )
+    return replaced if replaced is not None else wrapped
+
+
+async def call_tools(
+    agent: LlmAgent, ctx: InvocationContext, model_event: Event, tools: dict[str, Any]
+) -> Event | None:
+    """Run every function call of ``model_event`` (concurrently when there are several) and
+    return one event with all their responses and merged actions, or ``None`` when no call
+    produced a response (long-running tools that returned nothing)."""
+    calls = model_event.get_function_calls()
+    if len(calls) == 1:
+        results = [await _call_tool(agent, ctx, calls[0], tools)]
+    else:
+        results = list(await asyncio.gather(*(_call_tool(agent, ctx, c, tools) for c in calls)))
+    actions = EventActions()
+    parts: list[types.Part] = []
+    for part, call_actions in results:
+        actions.merge(call_actions)
+        if part is not None:
+            parts.append(part)
+    if not parts and actions.is_empty():
+        return None
+    return Event(
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        content=types.Content(role="user", parts=parts) if parts else None,
+        actions=actions,
+    )

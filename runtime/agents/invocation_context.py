@@ -1,0 +1,81 @@
+"""Everything one invocation's agents, callbacks and tools share."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+
+from runtime.agents.run_config import RunConfig
+from runtime.callbacks.any_agent import Context
+from runtime.callbacks.switchboard import AllEnabled, Switchboard
+from runtime.errors import LlmCallsLimitExceededError
+from runtime.sessions.session import Session
+
+if TYPE_CHECKING:
+    from runtime.agents.base_agent import BaseAgent
+    from runtime.artifacts import BaseArtifactService
+    from runtime.memory import BaseMemoryService
+    from runtime.sessions.base_session_service import BaseSessionService
+
+
+def new_invocation_id() -> str:
+    return "e-" + uuid.uuid4().hex
+
+
+@dataclass
+class _Counters:
+    llm_calls: int = 0
+
+
+@dataclass
+class InvocationContext:
+    """The invocation's shared state. Agents get a copy naming themselves (``for_agent``);
+    the session, services, switchboard, counters and any-agent ``Context`` are shared."""
+
+    invocation_id: str
+    agent: BaseAgent
+    session: Session
+    session_service: BaseSessionService
+    artifact_service: BaseArtifactService | None = None
+    memory_service: BaseMemoryService | None = None
+    switchboard: Switchboard = field(default_factory=AllEnabled)
+    run_config: RunConfig = field(default_factory=RunConfig)
+    user_content: types.Content | None = None
+    branch: str | None = None
+    end_invocation_flag: list[bool] = field(default_factory=lambda: [False])
+    any_agent_context: Context = field(default_factory=Context)
+    counters: _Counters = field(default_factory=_Counters)
+    trace_id: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def app_name(self) -> str:
+        return self.session.app_name
+
+    @property
+    def user_id(self) -> str:
+        return self.session.user_id
+
+    @property
+    def end_invocation(self) -> bool:
+        return self.end_invocation_flag[0]
+
+    @end_invocation.setter
+    def end_invocation(self, value: bool) -> None:
+        self.end_invocation_flag[0] = value
+
+    def for_agent(self, agent: BaseAgent, *, branch: str | None = None) -> InvocationContext:
+        return dataclasses.replace(self, agent=agent, branch=branch or self.branch)
+
+    def count_llm_call(self) -> None:
+        """Count a model call; raise when ``run_config.max_llm_calls`` is exceeded."""
+        self.counters.llm_calls += 1
+        limit = self.run_config.max_llm_calls
+        if 0 < limit < self.counters.llm_calls:
+            raise LlmCallsLimitExceededError(
+                f"invocation {self.invocation_id} exceeded max_llm_calls={limit}"
+            )

@@ -1,0 +1,258 @@
+"""The agent that thinks with a model and acts with tools."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import AsyncGenerator, Callable
+from contextlib import aclosing
+from typing import Any, Literal
+
+from google.genai import types
+from pydantic import BaseModel
+
+from runtime.agents._contents import build_contents
+from runtime.agents._llm_flow import call_model, call_tools
+from runtime.agents.base_agent import BaseAgent
+from runtime.agents.instructions import inject_session_state
+from runtime.agents.invocation_context import InvocationContext
+from runtime.agents.readonly_context import ReadonlyContext
+from runtime.callbacks.any_agent import Callback
+from runtime.callbacks.pipeline import NamedCallback, normalize
+from runtime.errors import AgentNotFoundError
+from runtime.events.event import Event
+from runtime.models import registry
+from runtime.models.base_llm import BaseLlm
+from runtime.models.llm_request import LlmRequest
+from runtime.tools.base_tool import BaseTool
+from runtime.tools.function_tool import FunctionTool
+from runtime.tools.transfer_to_agent_tool import TransferToAgentTool
+
+InstructionProvider = Callable[[ReadonlyContext], Any]
+
+
+class LlmAgent(BaseAgent):
+    """An agent driven by a model, with ADK's arguments and callback contract.
+
+    The loop: build a request (instruction, history, tools) → call the model → run the function
+    calls it asked for → repeat until the model answers without calling a tool, a tool result
+    skips summarization, a long-running tool starts, or control is transferred.
+
+    Callback slots (one callable or a list, sync or async; first non-``None`` return wins):
+    ``before_model_callback(callback_context, llm_request)`` → ``LlmResponse`` skips the call;
+    ``after_model_callback(callback_context, llm_response)`` → ``LlmResponse`` replaces it;
+    ``before_tool_callback(tool, args, tool_context)`` → ``dict`` skips the tool and is its
+    result; ``after_tool_callback(tool, args, tool_context, tool_response)`` → ``dict``
+    replaces the result; ``on_model_error_callback(callback_context, llm_request, error)`` →
+    ``LlmResponse`` and ``on_tool_error_callback(tool, args, tool_context, error)`` → ``dict``
+    recover from a failure instead of raising it.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model: str | BaseLlm = "",
+        instruction: str | InstructionProvider = "",
+        description: str = "",
+        tools: list[Any] | None = None,
+        sub_agents: list[BaseAgent] | None = None,
+        output_key: str | None = None,
+        output_schema: type[BaseModel] | None = None,
+        generate_content_config: types.GenerateContentConfig | None = None,
+        include_contents: Literal["default", "none"] = "default",
+        disallow_transfer_to_parent: bool = False,
+        disallow_transfer_to_peers: bool = False,
+        before_agent_callback: Any = None,
+        after_agent_callback: Any = None,
+        before_model_callback: Any = None,
+        after_model_callback: Any = None,
+        before_tool_callback: Any = None,
+        after_tool_callback: Any = None,
+        on_model_error_callback: Any = None,
+        on_tool_error_callback: Any = None,
+        callbacks: list[Callback] | None = None,
+        **fields: Any,
+    ) -> None:
+        super().__init__(
+            name=name,
+            description=description,
+            sub_agents=sub_agents,
+            before_agent_callback=before_agent_callback,
+            after_agent_callback=after_agent_callback,
+            callbacks=callbacks,
+            **fields,
+        )
+        if generate_content_config is not None and (
+            generate_content_config.system_instruction or generate_content_config.tools
+        ):
+            raise ValueError(
+                "put the system instruction in instruction= and tools in tools=, "
+                "not in generate_content_config"
+            )
+        if include_contents not in ("default", "none"):
+            raise ValueError("include_contents must be 'default' or 'none'")
+        self.model = model
+        self.instruction = instruction
+        self.tools: list[BaseTool] = [_as_tool(t) for t in tools or []]
+        self.output_key = output_key
+        self.output_schema = output_schema
+        self.generate_content_config = generate_content_config
+        self.include_contents = include_contents
+        self.disallow_transfer_to_parent = disallow_transfer_to_parent
+        self.disallow_transfer_to_peers = disallow_transfer_to_peers
+        self.before_model_callback = before_model_callback
+        self.after_model_callback = after_model_callback
+        self.before_tool_callback = before_tool_callback
+        self.after_tool_callback = after_tool_callback
+        self.on_model_error_callback = on_model_error_callback
+        self.on_tool_error_callback = on_tool_error_callback
+        self._before_model = normalize(before_model_callback, "before_model_callback")
+        self._after_model = normalize(after_model_callback, "after_model_callback")
+        self._before_tool = normalize(before_tool_callback, "before_tool_callback")
+        self._after_tool = normalize(after_tool_callback, "after_tool_callback")
+        self._on_model_error = normalize(on_model_error_callback, "on_model_error_callback")
+        self._on_tool_error = normalize(on_tool_error_callback, "on_tool_error_callback")
+        self._llm: BaseLlm | None = None
+        names = [t.name for t in self.tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"agent {name!r} has two tools named {duplicates[0]!r}")
+
+    @property
+    def canonical_model(self) -> BaseLlm:
+        """This agent's model, or the nearest ancestor's; resolved from a string once."""
+        if self._llm is None:
+            agent: BaseAgent | None = self
+            while agent is not None:
+                model = getattr(agent, "model", None)
+                if model:
+                    self._llm = registry.resolve(model)
+                    break
+                agent = agent.parent_agent
+            else:
+                raise ValueError(f"agent {self.name!r} has no model and no ancestor with one")
+        return self._llm
+
+    def named_callbacks(self) -> dict[str, tuple[NamedCallback, ...]]:
+        """Every ADK-style callback slot and its callbacks (for registries and UIs)."""
+        return {
+            "before_agent": self._before_agent,
+            "after_agent": self._after_agent,
+            "before_model": self._before_model,
+            "after_model": self._after_model,
+            "before_tool": self._before_tool,
+            "after_tool": self._after_tool,
+            "on_model_error": self._on_model_error,
+            "on_tool_error": self._on_tool_error,
+        }
+
+    def transfer_targets(self) -> list[BaseAgent]:
+        """Agents this one may hand over to: its sub-agents, its parent and its peers."""
+        targets = list(self.sub_agents)
+        parent = self.parent_agent
+        if parent is not None and isinstance(parent, LlmAgent):
+            if not self.disallow_transfer_to_parent:
+                targets.append(parent)
+            if not self.disallow_transfer_to_peers:
+                targets.extend(a for a in parent.sub_agents if a is not self)
+        return targets
+
+    async def canonical_instruction(self, ctx: InvocationContext) -> str:
+        """The instruction text: a string is templated from state; a provider is called with a
+        :class:`ReadonlyContext` and its text used as it is."""
+        if callable(self.instruction):
+            text = self.instruction(ReadonlyContext(ctx))
+            if inspect.isawaitable(text):
+                text = await text
+            return str(text)
+        return await inject_session_state(self.instruction, ReadonlyContext(ctx))
+
+    async def _build_request(self, ctx: InvocationContext) -> LlmRequest:
+        llm = self.canonical_model
+        config = (
+            self.generate_content_config.model_copy(deep=True)
+            if self.generate_content_config
+            else types.GenerateContentConfig()
+        )
+        request = LlmRequest(model=llm.model, config=config)
+        identity = f'You are an agent. Your internal name is "{self.name}".'
+        if self.description:
+            identity += f' The description about you is "{self.description}".'
+        instructions = [await self.canonical_instruction(ctx), identity]
+        tools = list(self.tools)
+        targets = self.transfer_targets()
+        if targets:
+            lines = [f"- {a.name}: {a.description or '(no description)'}" for a in targets]
+            instructions.append(
+                "You can hand the conversation to another agent when it is better suited, by "
+                "calling transfer_to_agent with its name. Agents you can transfer to:\n"
+                + "\n".join(lines)
+            )
+            tools.append(TransferToAgentTool())
+        request.append_instructions(instructions)
+        if self.output_schema is not None:
+            request.config.response_schema = self.output_schema
+            request.config.response_mime_type = "application/json"
+        request.append_tools(tools)
+        request.contents = build_contents(ctx, include_contents=self.include_contents)
+        return request
+
+    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        while True:
+            request = await self._build_request(ctx)
+            model_event: Event | None = None
+            async with aclosing(call_model(self, ctx, self.canonical_model, request)) as events:
+                async for event in events:
+                    if event.partial:
+                        yield event
+                    else:
+                        model_event = event
+            assert model_event is not None
+            if not model_event.get_function_calls():
+                self._save_output(model_event)
+                yield model_event
+                return
+            yield model_event
+            if ctx.end_invocation:
+                return
+            response_event = await call_tools(self, ctx, model_event, request.tools_dict)
+            if response_event is not None:
+                yield response_event
+            if model_event.long_running_tool_ids or ctx.end_invocation:
+                return
+            if response_event is None:
+                return
+            target = response_event.actions.transfer_to_agent
+            if target:
+                agent = self.root_agent.find_agent(target)
+                if agent is None:
+                    raise AgentNotFoundError(f"agent {target!r} is not in the agent tree")
+                async with aclosing(agent.run_async(ctx)) as events:
+                    async for event in events:
+                        yield event
+                return
+            if response_event.actions.skip_summarization:
+                return
+
+    def _save_output(self, event: Event) -> None:
+        if not self.output_key or event.partial or not event.content:
+            return
+        text = event.text
+        if not text and not event.content.parts:
+            return
+        value: Any = text
+        if self.output_schema is not None:
+            value = self.output_schema.model_validate(json.loads(text)).model_dump()
+        event.actions.state_delta[self.output_key] = value
+
+
+Agent = LlmAgent
+
+
+def _as_tool(tool: Any) -> BaseTool:
+    if isinstance(tool, BaseTool):
+        return tool
+    if callable(tool):
+        return FunctionTool(tool)
+    raise TypeError(f"tools= takes tools or functions, got {tool!r}")

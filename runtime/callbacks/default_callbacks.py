@@ -1,0 +1,66 @@
+"""The callbacks every agent gets unless it passes ``callbacks=[]``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from runtime.callbacks.any_agent import Callback, Context
+from runtime.telemetry.attributes import AgentDash, GenAI
+
+logger = logging.getLogger("runtime.steps")
+
+SUMMARY_CHARS = 200
+
+
+def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class StepLogger(Callback):
+    """Writes a one-line summary of each step on its span (``agentdash.step.summary``) and to
+    the ``runtime.steps`` logger: what the model answered or called, what a tool was given and
+    returned. It is what a timeline shows at a glance; switch it off and the spans stay."""
+
+    name = "StepLogger"
+
+    def _note(self, context: Context, summary: str) -> Context:
+        if context.current_span is not None:
+            context.current_span.set_attribute(AgentDash.STEP_SUMMARY, summary)
+        logger.info("[%s] %s", context.agent_name, summary)
+        return context
+
+    def before_agent_invocation(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._note(context, f"agent {context.agent_name} started")
+
+    def after_llm_call(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        response = kwargs.get("llm_response")
+        if response is None:
+            return context
+        if response.error_code:
+            return self._note(context, f"model error {response.error_code}: {response.error_message}")
+        calls = [p.function_call for p in (response.content.parts if response.content else []) or []
+                 if p.function_call]
+        if calls:
+            names = ", ".join(f"{c.name}({_clip(str(c.args or {}), 60)})" for c in calls)
+            return self._note(context, f"model calls {names}")
+        return self._note(context, f"model says: {_clip(response.text)}")
+
+    def before_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        tool = kwargs.get("tool")
+        name = getattr(tool, "name", None) or (
+            context.current_span.attributes.get(GenAI.TOOL_NAME) if context.current_span else "?"
+        )
+        return self._note(context, f"tool {name}({_clip(str(kwargs.get('args') or {}), 120)})")
+
+    def after_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._note(context, f"tool returned {_clip(str(kwargs.get('tool_response')))}")
+
+    def after_agent_invocation(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._note(context, f"agent {context.agent_name} finished")
+
+
+def get_default_callbacks() -> list[Callback]:
+    """New instances of the default callbacks (a fresh list each call)."""
+    return [StepLogger()]

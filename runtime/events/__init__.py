@@ -1,0 +1,4 @@
+from runtime.events.event import Event
+from runtime.events.event_actions import EventActions
+
+__all__ = ["Event", "EventActions"]

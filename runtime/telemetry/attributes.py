@@ -1,0 +1,68 @@
+"""Span attribute keys: OTel GenAI semantic conventions, and ours under ``agentdash.*``."""
+
+from __future__ import annotations
+
+
+class GenAI:
+    """Keys from the OpenTelemetry GenAI conventions (as any-agent's ``GenAI`` names them)."""
+
+    OPERATION_NAME = "gen_ai.operation.name"
+    PROVIDER_NAME = "gen_ai.provider.name"
+    AGENT_NAME = "gen_ai.agent.name"
+    AGENT_DESCRIPTION = "gen_ai.agent.description"
+    CONVERSATION_ID = "gen_ai.conversation.id"
+    REQUEST_MODEL = "gen_ai.request.model"
+    RESPONSE_MODEL = "gen_ai.response.model"
+    USAGE_INPUT_TOKENS = "gen_ai.usage.input_tokens"
+    USAGE_OUTPUT_TOKENS = "gen_ai.usage.output_tokens"
+    RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+    TOOL_NAME = "gen_ai.tool.name"
+    TOOL_CALL_ID = "gen_ai.tool.call.id"
+    TOOL_TYPE = "gen_ai.tool.type"
+    TOOL_DESCRIPTION = "gen_ai.tool.description"
+    TOOL_ARGS = "gen_ai.tool.call.arguments"
+    TOOL_OUTPUT = "gen_ai.tool.call.result"
+    INPUT_MESSAGES = "gen_ai.input.messages"
+    OUTPUT_MESSAGES = "gen_ai.output.messages"
+    SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+
+
+class Operation:
+    INVOKE_AGENT = "invoke_agent"
+    GENERATE_CONTENT = "generate_content"
+    EXECUTE_TOOL = "execute_tool"
+
+
+class AgentDash:
+    """Our own keys."""
+
+    INVOCATION_ID = "agentdash.invocation.id"
+    EVENT_ID = "agentdash.event.id"
+    USER_ID = "agentdash.user.id"
+    APP_NAME = "agentdash.app.name"
+    BRANCH = "agentdash.branch"
+    SPAN_KIND = "agentdash.span.kind"  # agent | model | tool | callback
+    CALLBACK_NAME = "agentdash.callback.name"
+    CALLBACK_HOOK = "agentdash.callback.hook"
+    CALLBACK_OUTCOME = "agentdash.callback.outcome"
+    CALLBACK_STYLE = "agentdash.callback.style"  # adk | any-agent
+    SKIPPED_BY = "agentdash.skipped_by"  # callback that short-circuited this step
+    REPLACED_BY = "agentdash.replaced_by"  # callback that replaced this step's result
+    STEP_SUMMARY = "agentdash.step.summary"
+    STATE_DELTA = "agentdash.state.delta"
+    TRANSFER_TO = "agentdash.transfer_to_agent"
+    ESCALATE = "agentdash.escalate"
+    LONG_RUNNING = "agentdash.tool.long_running"
+    MODEL_OFFLINE = "agentdash.model.offline"
+    ERROR_MESSAGE = "agentdash.error.message"
+
+
+class Outcome:
+    PASSED = "passed"
+    OVERRIDDEN = "overridden"
+    RAISED = "raised"
+    DISABLED = "disabled"
+
+
+CONTENT_CAPTURE = "gen_ai.content_capture"
+"""Switchboard name of the built-in step that records message content on spans."""

@@ -1,0 +1,79 @@
+"""The runtime's tracer and a span wrapper whose attributes can always be read back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import Span, SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+
+tracer = trace.get_tracer("agentdash.runtime")
+
+
+class LiveSpan:
+    """A step's span as callbacks see it (any-agent's ``Context.current_span``).
+
+    It mirrors every attribute set through it, so ``attributes`` can be read and rewritten
+    whether or not an OpenTelemetry SDK is installed (without one, spans record nothing).
+    Everything else is delegated to the underlying span.
+    """
+
+    __slots__ = ("attributes", "span")
+
+    def __init__(self, span: Span, attributes: dict[str, AttributeValue] | None = None) -> None:
+        self.span = span
+        self.attributes: dict[str, AttributeValue] = dict(attributes or {})
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        self.attributes[key] = value
+        self.span.set_attribute(key, value)
+
+    def set_attributes(self, attributes: dict[str, AttributeValue]) -> None:
+        for key, value in attributes.items():
+            self.set_attribute(key, value)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.span, name)
+
+
+@contextmanager
+def start_span(
+    name: str, attributes: dict[str, AttributeValue], kind: SpanKind = SpanKind.INTERNAL
+) -> Iterator[LiveSpan]:
+    """Start ``name`` as the current span; an exception escaping it marks it errored."""
+    with tracer.start_as_current_span(
+        name,
+        kind=kind,
+        attributes=attributes,
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as span:
+        live = LiveSpan(span, attributes)
+        try:
+            yield live
+        except BaseException as exc:
+            if not isinstance(exc, GeneratorExit):
+                mark_error(live, exc)
+            raise
+
+
+def mark_error(span: LiveSpan | Span, exc: BaseException) -> None:
+    """Set ``span``'s status to error; the exception itself is recorded (as a span event with
+    its traceback) only on the innermost span it passed through."""
+    target = span.span if isinstance(span, LiveSpan) else span
+    if not getattr(exc, "_agentdash_recorded", False):
+        target.record_exception(exc)
+        try:
+            exc._agentdash_recorded = True  # type: ignore[attr-defined]
+        except AttributeError:
+            pass
+    target.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+
+
+def trace_id_hex(span: LiveSpan | Span | None = None) -> str:
+    """The current (or given) span's trace id as 32 hex digits; zeros without an SDK."""
+    target = span.span if isinstance(span, LiveSpan) else (span or trace.get_current_span())
+    return format(target.get_span_context().trace_id, "032x")

@@ -1,0 +1,117 @@
+"""Plain Python functions as tools."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from google.genai import types
+from pydantic import BaseModel
+
+from runtime.tools._declarations import HIDDEN_PARAMETERS, _hints, declaration_for
+from runtime.tools.base_tool import BaseTool
+
+if TYPE_CHECKING:
+    from runtime.tools.tool_context import ToolContext
+
+
+class FunctionTool(BaseTool):
+    """Wraps ``func`` (sync or async) as a tool.
+
+    The declaration comes from the signature, type hints and docstring; a ``tool_context``
+    parameter is hidden from the model and filled by the runtime. When the model omits a
+    required argument the tool is not run and the model gets an error dict telling it which
+    arguments to supply. A non-dict return value is wrapped as ``{"result": value}`` by the
+    agent. Sync functions run in a worker thread so they never block the event loop.
+    """
+
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        is_long_running: bool = False,
+    ) -> None:
+        if not callable(func):
+            raise TypeError(f"FunctionTool needs a callable, got {func!r}")
+        super().__init__(
+            name=name or getattr(func, "__name__", type(func).__name__),
+            description=description if description is not None else inspect.getdoc(func) or "",
+            is_long_running=is_long_running,
+        )
+        self.func = func
+        signature = inspect.signature(func)
+        self._params = signature.parameters
+        self._accepts_any = any(p.kind is p.VAR_KEYWORD for p in self._params.values())
+        self._required = [
+            n
+            for n, p in self._params.items()
+            if n not in HIDDEN_PARAMETERS
+            and p.default is inspect.Parameter.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        self._hints = _hints(func)
+        self._declaration: types.FunctionDeclaration | None = None
+
+    def get_declaration(self) -> types.FunctionDeclaration:
+        if self._declaration is None:
+            self._declaration = declaration_for(
+                self.func, name=self.name, description=self.description
+            )
+        return self._declaration
+
+    def _coerce(self, name: str, value: Any) -> Any:
+        hint = self._hints.get(name)
+        if isinstance(hint, type) and issubclass(hint, BaseModel) and isinstance(value, dict):
+            return hint.model_validate(value)
+        return value
+
+    async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
+        missing = [p for p in self._required if p not in args]
+        if missing:
+            return {
+                "error": (
+                    f"Tool {self.name} was not run: required argument(s) "
+                    f"{', '.join(missing)} missing. Call it again with every required argument."
+                )
+            }
+        kwargs = {
+            k: self._coerce(k, v)
+            for k, v in args.items()
+            if (k in self._params or self._accepts_any) and k not in HIDDEN_PARAMETERS
+        }
+        if "tool_context" in self._params:
+            kwargs["tool_context"] = tool_context
+        if inspect.iscoroutinefunction(self.func) or inspect.iscoroutinefunction(
+            getattr(self.func, "__call__", None)
+        ):
+            result = await self.func(**kwargs)
+        else:
+            result = await asyncio.to_thread(self.func, **kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        return result
+
+
+class LongRunningFunctionTool(FunctionTool):
+    """A function that starts work finishing later.
+
+    The invocation pauses after the call (with the function's interim result, if it returned
+    one); it resumes when a later message carries a ``FunctionResponse`` with the same id.
+    """
+
+    def __init__(self, func: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(func, is_long_running=True, **kwargs)
+
+    def get_declaration(self) -> types.FunctionDeclaration:
+        declaration = super().get_declaration()
+        note = (
+            "This operation runs for a long time. If it already returned a pending or "
+            "intermediate status, do not call it again for the same request."
+        )
+        if note not in (declaration.description or ""):
+            declaration.description = f"{declaration.description or ''}\n\n{note}".strip()
+        return declaration

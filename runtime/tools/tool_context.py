@@ -1,0 +1,53 @@
+"""What tools and tool callbacks get."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from runtime.agents.callback_context import CallbackContext
+from runtime.events.event_actions import EventActions
+from runtime.tools.auth import AuthConfig
+
+if TYPE_CHECKING:
+    from runtime.agents.invocation_context import InvocationContext
+    from runtime.memory import SearchMemoryResponse
+
+
+class ToolContext(CallbackContext):
+    """A :class:`CallbackContext` for one function call.
+
+    ``actions`` lets a tool steer the flow: ``skip_summarization`` makes its result the final
+    response, ``transfer_to_agent`` hands over to another agent, ``escalate`` ends a loop.
+    """
+
+    __slots__ = ("function_call_id",)
+
+    def __init__(
+        self,
+        invocation_context: InvocationContext,
+        *,
+        function_call_id: str | None = None,
+        event_actions: EventActions | None = None,
+    ) -> None:
+        super().__init__(invocation_context, event_actions)
+        self.function_call_id = function_call_id
+
+    def request_credential(self, auth_config: AuthConfig) -> None:
+        """Ask the user for a credential: the invocation pauses with an
+        ``adk_request_credential`` function call the client answers."""
+        if not self.function_call_id:
+            raise ValueError("request_credential needs a function call id")
+        self.actions.requested_auth_configs[self.function_call_id] = auth_config
+
+    def get_auth_response(self, auth_config: AuthConfig) -> Any:
+        """The credential the user supplied for ``auth_config``, or ``None``."""
+        return self.state.get(auth_config.state_key)
+
+    async def search_memory(self, query: str) -> SearchMemoryResponse:
+        """Search the user's past sessions (needs ``memory_service=`` on the Runner)."""
+        ictx = self._invocation_context
+        if ictx.memory_service is None:
+            raise ValueError("no memory service: pass memory_service= to the Runner")
+        return await ictx.memory_service.search_memory(
+            app_name=ictx.app_name, user_id=ictx.user_id, query=query
+        )
