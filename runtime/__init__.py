@@ -48,7 +48,7 @@ from runtime.memory import (
 )
 from runtime.models import BaseLlm, LlmRequest, LlmResponse, ScriptedLlm
 from runtime.models.gemini import Gemini
-# OFFLINE_TMP from runtime.models.offline_llm import OfflineLlm
+from runtime.models.offline_llm import OfflineLlm
 from runtime.runners import InMemoryRunner, Runner
 from runtime.sessions import (
     BaseSessionService,

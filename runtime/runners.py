@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 import threading
 from collections.abc import AsyncGenerator, Generator
@@ -203,10 +204,8 @@ class Runner:
         finally:
             stop.set()
             while thread.is_alive():
-                try:
+                with contextlib.suppress(queue.Empty):
                     handoff.get(timeout=0.05)
-                except queue.Empty:
-                    pass
             thread.join()
 
 

@@ -24,9 +24,9 @@ def _in_branch(ctx: InvocationContext, event: Event) -> bool:
 
 
 def _is_auth(event: Event) -> bool:
-    return any(
-        fc.name == REQUEST_CREDENTIAL_FUNCTION for fc in event.get_function_calls()
-    ) or any(fr.name == REQUEST_CREDENTIAL_FUNCTION for fr in event.get_function_responses())
+    return any(fc.name == REQUEST_CREDENTIAL_FUNCTION for fc in event.get_function_calls()) or any(
+        fr.name == REQUEST_CREDENTIAL_FUNCTION for fr in event.get_function_responses()
+    )
 
 
 def _as_context(event: Event) -> types.Content:

@@ -57,7 +57,9 @@ def _record_response(span: LiveSpan, response: LlmResponse, capture: bool) -> No
     if response.model_version:
         span.set_attribute(GenAI.RESPONSE_MODEL, response.model_version)
     if response.error_code:
-        span.set_attribute(AgentDash.ERROR_MESSAGE, f"{response.error_code}: {response.error_message}")
+        span.set_attribute(
+            AgentDash.ERROR_MESSAGE, f"{response.error_code}: {response.error_message}"
+        )
         span.span.set_status(
             Status(StatusCode.ERROR, f"{response.error_code}: {response.error_message}")
         )
@@ -81,12 +83,18 @@ async def call_model(
         attributes[AgentDash.MODEL_OFFLINE] = True
     capture = capture_content(ctx)
     final: LlmResponse | None = None
-    with start_span(f"generate_content {attributes[GenAI.REQUEST_MODEL]}", attributes, SpanKind.CLIENT) as span:
+    with start_span(
+        f"generate_content {attributes[GenAI.REQUEST_MODEL]}", attributes, SpanKind.CLIENT
+    ) as span:
         if capture:
-            span.set_attribute(GenAI.INPUT_MESSAGES, to_json(contents_to_messages(request.contents)))
+            span.set_attribute(
+                GenAI.INPUT_MESSAGES, to_json(contents_to_messages(request.contents))
+            )
             system = system_instruction_text(request)
             if system:
-                span.set_attribute(GenAI.SYSTEM_INSTRUCTIONS, to_json([{"type": "text", "content": system}]))
+                span.set_attribute(
+                    GenAI.SYSTEM_INSTRUCTIONS, to_json([{"type": "text", "content": system}])
+                )
         final = await run_adk_callbacks(
             ctx,
             "before_model",
@@ -98,7 +106,9 @@ async def call_model(
         )
         if final is None:
             ctx.count_llm_call()
-            await run_any_agent_hook(ctx, "before_llm_call", agent.callbacks, span, llm_request=request)
+            await run_any_agent_hook(
+                ctx, "before_llm_call", agent.callbacks, span, llm_request=request
+            )
             stream = ctx.run_config.streaming_mode == StreamingMode.SSE
             try:
                 async for response in llm.generate_content_async(request, stream=stream):
@@ -123,7 +133,9 @@ async def call_model(
                 )
                 if final is None:
                     raise
-            await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
+            await run_any_agent_hook(
+                ctx, "after_llm_call", agent.callbacks, span, llm_response=final
+            )
         replaced = await run_adk_callbacks(
             ctx,
             "after_model",
@@ -232,7 +244,7 @@ async def _run_tool(
     tool_ctx: ToolContext,
     span: LiveSpan,
 ) -> Any:
-    common = {"tool": tool, "args": args, "tool_context": tool_ctx}
+    common: dict[str, Any] = {"tool": tool, "args": args, "tool_context": tool_ctx}
     result = await run_adk_callbacks(
         ctx, "before_tool", agent._before_tool, dict, step_span=span, **common
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import typing
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing
@@ -214,8 +215,6 @@ def _declared_fields(cls: type) -> set[str]:
         if klass is BaseAgent or klass is object:
             break
         names.update(getattr(klass, "__annotations__", {}))
-    try:
+    with contextlib.suppress(Exception):  # unresolvable forward references
         names.update(typing.get_type_hints(cls))
-    except Exception:
-        pass
     return names

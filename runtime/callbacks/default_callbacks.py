@@ -39,9 +39,14 @@ class StepLogger(Callback):
         if response is None:
             return context
         if response.error_code:
-            return self._note(context, f"model error {response.error_code}: {response.error_message}")
-        calls = [p.function_call for p in (response.content.parts if response.content else []) or []
-                 if p.function_call]
+            return self._note(
+                context, f"model error {response.error_code}: {response.error_message}"
+            )
+        calls = [
+            p.function_call
+            for p in (response.content.parts if response.content else []) or []
+            if p.function_call
+        ]
         if calls:
             names = ", ".join(f"{c.name}({_clip(str(c.args or {}), 60)})" for c in calls)
             return self._note(context, f"model calls {names}")

@@ -14,8 +14,8 @@ _ATTR = "__agentdash_callback_name__"
 def named(name: str) -> Callable[[F], F]:
     """Give a callback an explicit, stable name (decorator)::
 
-        @named("pii-guard")
-        def before_model(callback_context, llm_request): ...
+    @named("pii-guard")
+    def before_model(callback_context, llm_request): ...
     """
     if not name or not name.strip():
         raise ValueError("a callback name must not be empty")
@@ -37,7 +37,8 @@ def callback_name(obj: Any) -> str:
 
     An explicit name (:func:`named`, or a ``name`` string attribute on an any-agent
     ``Callback`` instance) wins; then a function's qualified name; then the class's qualified
-    name for callable objects and ``Callback`` instances.
+    name for callable objects and ``Callback`` instances. Names of functions defined inside
+    other functions drop the enclosing function (``make_guard.<locals>.guard`` → ``guard``).
     """
     explicit = getattr(obj, _ATTR, None)
     if isinstance(explicit, str):
@@ -46,8 +47,8 @@ def callback_name(obj: Any) -> str:
         return callback_name(obj.func)
     qualname = getattr(obj, "__qualname__", None)
     if isinstance(qualname, str) and not isinstance(obj, type):
-        return qualname.replace(".<locals>", "")
+        return qualname.rsplit("<locals>.", 1)[-1]
     own = getattr(obj, "name", None)
     if isinstance(own, str) and own:
         return own
-    return type(obj).__qualname__.replace(".<locals>", "")
+    return type(obj).__qualname__.rsplit("<locals>.", 1)[-1]

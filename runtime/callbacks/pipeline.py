@@ -86,7 +86,9 @@ async def run_adk_callbacks(
     When one overrides, its name is written on ``step_span`` under ``mark``.
     """
     for cb in callbacks:
-        with start_span(f"callback {cb.name}", _span_attributes(ictx, cb.name, hook, "adk")) as span:
+        with start_span(
+            f"callback {cb.name}", _span_attributes(ictx, cb.name, hook, "adk")
+        ) as span:
             if not ictx.switchboard.is_enabled(
                 agent_name=ictx.agent.name, callback_name=cb.name, session_id=ictx.session.id
             ):
@@ -131,7 +133,9 @@ async def run_any_agent_hook(
         if not overrides(cb, hook):
             continue
         name = callback_name(cb)
-        with start_span(f"callback {name}", _span_attributes(ictx, name, hook, "any-agent")) as span:
+        with start_span(
+            f"callback {name}", _span_attributes(ictx, name, hook, "any-agent")
+        ) as span:
             if not ictx.switchboard.is_enabled(
                 agent_name=ictx.agent.name, callback_name=name, session_id=ictx.session.id
             ):

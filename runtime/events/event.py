@@ -61,9 +61,7 @@ class Event(BaseModel):
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
         return (
-            not self.get_function_calls()
-            and not self.get_function_responses()
-            and not self.partial
+            not self.get_function_calls() and not self.get_function_responses() and not self.partial
         )
 
     @property

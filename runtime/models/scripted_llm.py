@@ -13,7 +13,9 @@ from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest
 from runtime.models.llm_response import LlmResponse
 
-ScriptItem = Any  # LlmResponse | types.Content | str | types.FunctionCall | BaseException | callable
+ScriptItem = (
+    Any  # LlmResponse | types.Content | str | types.FunctionCall | BaseException | callable
+)
 
 
 def to_response(item: ScriptItem) -> LlmResponse:
@@ -25,7 +27,9 @@ def to_response(item: ScriptItem) -> LlmResponse:
     if isinstance(item, LlmResponse):
         return item.model_copy(deep=True)
     if isinstance(item, types.Content):
-        return LlmResponse(content=item.model_copy(deep=True), finish_reason=types.FinishReason.STOP)
+        return LlmResponse(
+            content=item.model_copy(deep=True), finish_reason=types.FinishReason.STOP
+        )
     if isinstance(item, str):
         return LlmResponse(
             content=types.Content(role="model", parts=[types.Part(text=item)]),

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,7 +24,7 @@ class LiveSpan:
 
     __slots__ = ("attributes", "span")
 
-    def __init__(self, span: Span, attributes: dict[str, AttributeValue] | None = None) -> None:
+    def __init__(self, span: Span, attributes: Mapping[str, AttributeValue] | None = None) -> None:
         self.span = span
         self.attributes: dict[str, AttributeValue] = dict(attributes or {})
 
@@ -41,7 +42,7 @@ class LiveSpan:
 
 @contextmanager
 def start_span(
-    name: str, attributes: dict[str, AttributeValue], kind: SpanKind = SpanKind.INTERNAL
+    name: str, attributes: Mapping[str, AttributeValue], kind: SpanKind = SpanKind.INTERNAL
 ) -> Iterator[LiveSpan]:
     """Start ``name`` as the current span; an exception escaping it marks it errored."""
     with tracer.start_as_current_span(
@@ -66,10 +67,8 @@ def mark_error(span: LiveSpan | Span, exc: BaseException) -> None:
     target = span.span if isinstance(span, LiveSpan) else span
     if not getattr(exc, "_agentdash_recorded", False):
         target.record_exception(exc)
-        try:
+        with contextlib.suppress(AttributeError):
             exc._agentdash_recorded = True  # type: ignore[attr-defined]
-        except AttributeError:
-            pass
     target.set_status(Status(StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
 
 

@@ -30,8 +30,10 @@ def schema_for(annotation: Any) -> types.Schema:
     args = typing.get_args(annotation)
     if origin in (typing.Union, pytypes.UnionType):
         rest = [a for a in args if a is not type(None)]
-        inner = schema_for(rest[0]) if len(rest) == 1 else types.Schema(
-            any_of=[schema_for(a) for a in rest]
+        inner = (
+            schema_for(rest[0])
+            if len(rest) == 1
+            else types.Schema(any_of=[schema_for(a) for a in rest])
         )
         if len(rest) < len(args):
             inner.nullable = True
@@ -46,9 +48,7 @@ def schema_for(annotation: Any) -> types.Schema:
     if origin is dict or annotation is dict:
         return types.Schema(type=types.Type.OBJECT)
     if inspect.isclass(annotation) and issubclass(annotation, enum.Enum):
-        return types.Schema(
-            type=types.Type.STRING, enum=[str(m.value) for m in annotation]
-        )
+        return types.Schema(type=types.Type.STRING, enum=[str(m.value) for m in annotation])
     if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
         props = {
             name: schema_for(field.annotation) for name, field in annotation.model_fields.items()
@@ -65,7 +65,9 @@ def _hints(func: Callable[..., Any]) -> dict[str, Any]:
         return dict(getattr(func, "__annotations__", {}))
 
 
-def declaration_for(func: Callable[..., Any], *, name: str, description: str) -> types.FunctionDeclaration:
+def declaration_for(
+    func: Callable[..., Any], *, name: str, description: str
+) -> types.FunctionDeclaration:
     """Declare ``func`` to the model: parameters from its signature and hints (``tool_context``
     hidden), required = parameters without defaults, description = its docstring."""
     hints = _hints(func)
@@ -79,7 +81,9 @@ def declaration_for(func: Callable[..., Any], *, name: str, description: str) ->
             continue
         schema = schema_for(hints.get(pname, param.annotation))
         if param.default is not inspect.Parameter.empty and param.default is not None:
-            schema.default = param.default if isinstance(param.default, str | int | float | bool) else None
+            schema.default = (
+                param.default if isinstance(param.default, str | int | float | bool) else None
+            )
         properties[pname] = schema
         if param.default is inspect.Parameter.empty:
             required.append(pname)

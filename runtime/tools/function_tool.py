@@ -38,7 +38,7 @@ class FunctionTool(BaseTool):
         if not callable(func):
             raise TypeError(f"FunctionTool needs a callable, got {func!r}")
         super().__init__(
-            name=name or getattr(func, "__name__", type(func).__name__),
+            name=name or str(getattr(func, "__name__", type(func).__name__)),
             description=description if description is not None else inspect.getdoc(func) or "",
             is_long_running=is_long_running,
         )
@@ -86,7 +86,7 @@ class FunctionTool(BaseTool):
         if "tool_context" in self._params:
             kwargs["tool_context"] = tool_context
         if inspect.iscoroutinefunction(self.func) or inspect.iscoroutinefunction(
-            getattr(self.func, "__call__", None)
+            type(self.func).__call__
         ):
             result = await self.func(**kwargs)
         else:
