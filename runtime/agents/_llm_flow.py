@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 from opentelemetry.trace import SpanKind, Status, StatusCode
+from pydantic import BaseModel
 
 from runtime.agents._contents import CLIENT_ID_PREFIX
 from runtime.agents.callback_context import CallbackContext
@@ -22,6 +23,7 @@ from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import CONTENT_CAPTURE, AgentDash, GenAI, Operation
 from runtime.telemetry.payloads import contents_to_messages, to_json
 from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
+from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.tool_context import ToolContext
 
@@ -318,4 +320,34 @@ async def call_tools(
         branch=ctx.branch,
         content=types.Content(role="user", parts=parts) if parts else None,
         actions=actions,
+    )
+
+
+def auth_request_event(
+    agent: LlmAgent, ctx: InvocationContext, response_event: Event
+) -> Event | None:
+    """The ``adk_request_credential`` calls for the credentials the tools of
+    ``response_event`` asked for (``ToolContext.request_credential``), or ``None``.
+
+    Each call's args name the tool call (``function_call_id``) and its ``auth_config``; the
+    calls are long-running, so the client answers them with function responses of the same id.
+    """
+    requested = response_event.actions.requested_auth_configs
+    if not requested:
+        return None
+    parts: list[types.Part] = []
+    ids: set[str] = set()
+    for function_call_id, config in requested.items():
+        call_id = CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]
+        ids.add(call_id)
+        dumped = config.model_dump() if isinstance(config, BaseModel) else config
+        args = {"function_call_id": function_call_id, "auth_config": dumped}
+        call = types.FunctionCall(id=call_id, name=REQUEST_CREDENTIAL_FUNCTION, args=args)
+        parts.append(types.Part(function_call=call))
+    return Event(
+        invocation_id=ctx.invocation_id,
+        author=agent.name,
+        branch=ctx.branch,
+        content=types.Content(role="model", parts=parts),
+        long_running_tool_ids=ids,
     )

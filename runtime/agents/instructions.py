@@ -28,7 +28,8 @@ async def inject_session_state(template: str, readonly_context: ReadonlyContext)
     ``{key}`` and ``{app:key}``/``{user:key}``/``{temp:key}`` take the state value (a missing
     key raises :class:`MissingStateKeyError` naming it); ``{key?}`` gives ``""`` when missing;
     ``{artifact.name}`` inserts the text of the session's artifact ``name``. Braces around
-    anything that is not such a name (JSON, code) are left as they are.
+    anything that is not such a name (JSON, code) are left as they are, and so is a doubled
+    ``{{name}}``: the escape for literal braces, as ADK's documentation uses it.
     """
     ctx = readonly_context._invocation_context
     state = ctx.session.state
@@ -38,6 +39,9 @@ async def inject_session_state(template: str, readonly_context: ReadonlyContext)
         out.append(template[last : match.start()])
         last = match.end()
         raw = match.group()
+        if raw.startswith("{{") and raw.endswith("}}"):
+            out.append(raw)
+            continue
         name = raw.lstrip("{").rstrip("}").strip()
         optional = name.endswith("?")
         if optional:

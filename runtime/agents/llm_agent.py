@@ -12,7 +12,7 @@ from google.genai import types
 from pydantic import BaseModel
 
 from runtime.agents._contents import build_contents
-from runtime.agents._llm_flow import call_model, call_tools
+from runtime.agents._llm_flow import auth_request_event, call_model, call_tools
 from runtime.agents.base_agent import BaseAgent
 from runtime.agents.instructions import inject_session_state
 from runtime.agents.invocation_context import InvocationContext
@@ -217,9 +217,13 @@ class LlmAgent(BaseAgent):
             if ctx.end_invocation:
                 return
             response_event = await call_tools(self, ctx, model_event, request.tools_dict)
+            auth_event = None
             if response_event is not None:
+                auth_event = auth_request_event(self, ctx, response_event)
+                if auth_event is not None:
+                    yield auth_event
                 yield response_event
-            if model_event.long_running_tool_ids or ctx.end_invocation:
+            if model_event.long_running_tool_ids or auth_event or ctx.end_invocation:
                 return
             if response_event is None:
                 return

@@ -112,9 +112,10 @@ def _named_value(text: str, name: str) -> str | None:
 
 def _args(decl: types.FunctionDeclaration, text: str) -> dict[str, Any]:
     params = _params(decl)
-    exclude = _name_keys(decl.name or "") | _keys(decl.description or "")
-    exclude |= {k for p in params for k in _name_keys(p.name)}
-    guess = _guess(text, exclude)
+    naming = _name_keys(decl.name or "") | {k for p in params for k in _name_keys(p.name)}
+    # Words of the description are dropped too, unless that leaves nothing: a docstring's
+    # example ("e.g. France") must not swallow the very value the user gave.
+    guess = _guess(text, naming | _keys(decl.description or "")) or _guess(text, naming)
     numbers = re.findall(_NUMBER, text)
     args: dict[str, Any] = {}
     for p in params:

@@ -11,29 +11,56 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 
+class StartedSpans(SpanProcessor):
+    """Keeps every span as it starts, so a test can find spans that never ended."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        self.spans.append(span)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        pass
+
+
 @pytest.fixture(scope="session")
-def _span_exporter() -> InMemorySpanExporter:
+def _telemetry() -> tuple[InMemorySpanExporter, StartedSpans]:
     exporter = InMemorySpanExporter()
+    started = StartedSpans()
     current = trace.get_tracer_provider()
     if isinstance(current, TracerProvider):
-        # Someone set the SDK provider first (it cannot be replaced): export from it too.
-        current.add_span_processor(SimpleSpanProcessor(exporter))
+        provider = current  # set by someone first, and it cannot be replaced: export from it
     else:
         provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(exporter))
         trace.set_tracer_provider(provider)
-    return exporter
+    provider.add_span_processor(started)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return exporter, started
 
 
 @pytest.fixture
-def spans(_span_exporter: InMemorySpanExporter) -> Iterator[InMemorySpanExporter]:
+def spans(
+    _telemetry: tuple[InMemorySpanExporter, StartedSpans],
+) -> Iterator[InMemorySpanExporter]:
     """The process's in-memory span exporter, emptied before (and after) the test."""
-    _span_exporter.clear()
-    yield _span_exporter
-    _span_exporter.clear()
+    exporter, _ = _telemetry
+    exporter.clear()
+    yield exporter
+    exporter.clear()
+
+
+@pytest.fixture
+def started_spans(_telemetry: tuple[InMemorySpanExporter, StartedSpans]) -> Iterator[list[Span]]:
+    """Every span started during the test, ended or not (check ``end_time``)."""
+    _, started = _telemetry
+    started.spans.clear()
+    yield started.spans
+    started.spans.clear()

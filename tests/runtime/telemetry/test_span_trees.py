@@ -24,7 +24,11 @@ from opentelemetry.trace import StatusCode
 
 from runtime import (
     Agent,
+    AgentTool,
     BaseAgent,
+    Callback,
+    CallbackError,
+    Context,
     Event,
     InMemorySessionService,
     InMemorySwitchboard,
@@ -113,30 +117,48 @@ def flaky_lookup(key: str) -> dict[str, Any]:
     raise ValueError(f"lookup of {key!r} failed")
 
 
+INVOKED: list[str] = []
+"""Names of the scenario callbacks that really ran, to match against their spans."""
+
+
 def before_model_noop(callback_context: Any, llm_request: Any) -> None:
-    return None
+    INVOKED.append("before_model_noop")
 
 
 def after_model_noop(callback_context: Any, llm_response: Any) -> None:
-    return None
+    INVOKED.append("after_model_noop")
 
 
 def before_tool_noop(tool: Any, args: Any, tool_context: Any) -> None:
-    return None
+    INVOKED.append("before_tool_noop")
 
 
 def after_tool_noop(tool: Any, args: Any, tool_context: Any, tool_response: Any) -> None:
-    return None
+    INVOKED.append("after_tool_noop")
 
 
 def canned_answer(callback_context: Any, llm_request: Any) -> LlmResponse:
+    INVOKED.append("canned_answer")
     return LlmResponse(content=types.Content(role="model", parts=[types.Part(text="cached")]))
+
+
+def fallback_result(tool: Any, args: Any, tool_context: Any, error: Exception) -> dict[str, Any]:
+    INVOKED.append("fallback_result")
+    return {"fallback": True}
+
+
+class Tripwire(Callback):
+    """An any-agent callback that stops the run before any tool executes."""
+
+    def before_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        INVOKED.append("Tripwire")
+        raise RuntimeError("no tools today")
 
 
 # Scenarios: each runs one invocation; its spans are the golden tree.
 
 
-async def single_agent_tool_call() -> None:
+async def single_agent_tool_call(spans: InMemorySpanExporter) -> None:
     """One tool call then an answer, with the four model/tool callbacks and the defaults."""
     agent = Agent(
         name="weather",
@@ -150,7 +172,7 @@ async def single_agent_tool_call() -> None:
     await run_agent(agent, "Weather in Paris?")
 
 
-async def before_model_short_circuit() -> None:
+async def before_model_short_circuit(spans: InMemorySpanExporter) -> None:
     """``before_model`` returns a response: the model is not called."""
     llm = ScriptedLlm(responses=[])
     agent = Agent(name="cached", model=llm, before_model_callback=canned_answer, callbacks=[])
@@ -158,7 +180,7 @@ async def before_model_short_circuit() -> None:
     assert events[-1].text == "cached" and llm.requests == []
 
 
-async def disabled_callback() -> None:
+async def disabled_callback(spans: InMemorySpanExporter) -> None:
     """A switched-off callback does not run; its span says so."""
     switchboard = InMemorySwitchboard()
     switchboard.disable("canned_answer", agent_name="guarded")
@@ -172,7 +194,7 @@ async def disabled_callback() -> None:
     assert events[-1].text == "From the model."
 
 
-async def raising_tool() -> None:
+async def raising_tool(spans: InMemorySpanExporter) -> None:
     """A tool raises and no ``on_tool_error`` callback recovers: the run fails."""
     agent = Agent(
         name="fragile",
@@ -182,9 +204,42 @@ async def raising_tool() -> None:
     )
     with pytest.raises(ValueError, match="lookup of 'k' failed"):
         await run_agent(agent)
+    # The exception is recorded (as a span event) once, where it happened; ancestors only
+    # get the error status.
+    recorded = [
+        s.name for s in spans.get_finished_spans() if any(e.name == "exception" for e in s.events)
+    ]
+    assert recorded == ["execute_tool flaky_lookup"]
 
 
-async def sequential_agents() -> None:
+async def tool_error_recovered(spans: InMemorySpanExporter) -> None:
+    """``on_tool_error`` turns the failure into a result: the tool span alone is an error."""
+    agent = Agent(
+        name="resilient",
+        model=ScriptedLlm(responses=[_call("flaky_lookup", key="k"), _answer("Used a fallback.")]),
+        tools=[flaky_lookup],
+        on_tool_error_callback=fallback_result,
+        callbacks=[],
+    )
+    events = await run_agent(agent)
+    assert events[-1].text == "Used a fallback."
+
+
+async def callback_raises(spans: InMemorySpanExporter) -> None:
+    """An any-agent hook raises: its span is where the error is, and the run stops."""
+    agent = Agent(
+        name="tripped",
+        model=ScriptedLlm(responses=[_call("get_weather", city="Oslo"), _answer("unreached")]),
+        tools=[get_weather],
+        callbacks=[Tripwire()],
+    )
+    with pytest.raises(CallbackError) as caught:
+        await run_agent(agent)
+    assert caught.value.callback_name == "Tripwire"
+    assert caught.value.hook == "before_tool_execution"
+
+
+async def sequential_agents(spans: InMemorySpanExporter) -> None:
     first = Agent(name="drafter", model=ScriptedLlm(responses=[_answer("Draft.")]), callbacks=[])
     second = Agent(
         name="reviewer", model=ScriptedLlm(responses=[_answer("Reviewed.")]), callbacks=[]
@@ -192,7 +247,7 @@ async def sequential_agents() -> None:
     await run_agent(SequentialAgent(name="pipeline", sub_agents=[first, second], callbacks=[]))
 
 
-async def transfer_to_sub_agent() -> None:
+async def transfer_to_sub_agent(spans: InMemorySpanExporter) -> None:
     billing = Agent(
         name="billing",
         description="Answers billing questions.",
@@ -209,33 +264,56 @@ async def transfer_to_sub_agent() -> None:
     assert events[-1].author == "billing"
 
 
-async def parallel_agents() -> None:
+async def agent_tool(spans: InMemorySpanExporter) -> None:
+    """An agent called as a tool runs its own invocation, nested under the tool's span."""
+    helper = Agent(
+        name="translator",
+        description="Translates text.",
+        model=ScriptedLlm(responses=[_answer("Bonjour")]),
+        callbacks=[],
+    )
+    root = Agent(
+        name="writer",
+        model=ScriptedLlm(responses=[_call("translator", request="Hello"), _answer("Bonjour!")]),
+        tools=[AgentTool(helper)],
+        callbacks=[],
+    )
+    events = await run_agent(root)
+    assert events[-1].text == "Bonjour!"
+
+
+async def parallel_agents(spans: InMemorySpanExporter) -> None:
     # One model per branch: a shared script would be consumed in a nondeterministic order.
     left = Agent(name="left", model=ScriptedLlm(responses=[_answer("L.")]), callbacks=[])
     right = Agent(name="right", model=ScriptedLlm(responses=[_answer("R.")]), callbacks=[])
     await run_agent(ParallelAgent(name="fanout", sub_agents=[left, right], callbacks=[]))
 
 
-async def streaming_answer() -> None:
+async def streaming_answer(spans: InMemorySpanExporter) -> None:
     """Partial chunks are events, not spans: one model span for the whole streamed answer."""
     agent = Agent(
         name="streamer",
         model=ScriptedLlm(responses=[_answer("one two three")]),
-        callbacks=[],
+        after_model_callback=after_model_noop,
     )
     events = await run_agent(agent, run_config=RunConfig(streaming_mode=StreamingMode.SSE))
-    assert [e.partial for e in events] == [True, True, True, False]
+    assert [bool(e.partial) for e in events] == [True, True, True, False]
+    # The model callbacks run once for the whole answer, not per chunk.
+    assert INVOKED == ["after_model_noop"]
 
 
-SCENARIOS: dict[str, Callable[[], Awaitable[None]]] = {
+SCENARIOS: dict[str, Callable[[InMemorySpanExporter], Awaitable[None]]] = {
     fn.__name__: fn
     for fn in (
         single_agent_tool_call,
         before_model_short_circuit,
         disabled_callback,
         raising_tool,
+        tool_error_recovered,
+        callback_raises,
         sequential_agents,
         transfer_to_sub_agent,
+        agent_tool,
         parallel_agents,
         streaming_answer,
     )
@@ -327,9 +405,10 @@ def check_structure(finished: Sequence[ReadableSpan]) -> None:
                 "raised",
                 "disabled",
             )
-        if s.status.status_code is StatusCode.ERROR and s.parent is not None:
+        recovered = _attr(s, "agentdash.replaced_by") is not None
+        if s.status.status_code is StatusCode.ERROR and s.parent is not None and not recovered:
             assert by_id[s.parent.span_id].status.status_code is StatusCode.ERROR, (
-                f"an error on {s.name} must reach its ancestors"
+                f"an error on {s.name} that no callback recovered must reach its ancestors"
             )
 
 
@@ -353,13 +432,21 @@ def test_every_golden_file_has_a_scenario() -> None:
 async def test_span_tree_matches_golden(
     scenario: str, spans: InMemorySpanExporter, started_spans: list[Any]
 ) -> None:
-    await SCENARIOS[scenario]()
+    INVOKED.clear()
+    await SCENARIOS[scenario](spans)
     finished = spans.get_finished_spans()
 
     unended = [s.name for s in started_spans if s.end_time is None]
     assert not unended, f"spans left open: {unended}"
     assert len(started_spans) == len(finished)
     check_structure(finished)
+    ran = sorted(
+        _attr(s, "agentdash.callback.name")
+        for s in finished
+        if _attr(s, "agentdash.callback.name") in INVOKED
+        and _attr(s, "agentdash.callback.outcome") != "disabled"
+    )
+    assert ran == sorted(INVOKED), "every callback invocation has its own span"
 
     tree = span_tree(finished)
     text = json.dumps(tree, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,3 @@
+from runtime.cli import main
+
+raise SystemExit(main())
