@@ -281,7 +281,8 @@ async def _run_tool(
         )
     if result is None and tool.is_long_running:
         return None
-    wrapped = result if isinstance(result, dict) or result is None else {"result": result}
+    # As in ADK, only a long-running tool may answer nothing; ``None`` is {"result": None}.
+    wrapped = result if isinstance(result, dict) else {"result": result}
     replaced = await run_adk_callbacks(
         ctx,
         "after_tool",
@@ -289,7 +290,7 @@ async def _run_tool(
         dict,
         step_span=span,
         mark=AgentDash.REPLACED_BY,
-        tool_response=wrapped if wrapped is not None else {},
+        tool_response=wrapped,
         **common,
     )
     return replaced if replaced is not None else wrapped

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from runtime.callbacks.any_agent import Callback, overrides
@@ -125,8 +125,11 @@ async def run_any_agent_hook(
 ) -> None:
     """Call ``hook`` on every any-agent callback that implements it, in list order.
 
-    The invocation's shared :class:`Context` is passed with ``current_span`` set to
-    ``step_span``; a returned ``Context`` replaces it for the rest of the run.
+    Each call gets its own view of the invocation's :class:`Context`: ``current_span`` is
+    ``step_span`` and ``shared`` is the invocation's one dict, so concurrent branches (parallel
+    agents, parallel tool calls) never see each other's span across an ``await``. The
+    ``shared`` of a returned ``Context`` (or a rebound one) becomes the invocation's for the
+    rest of the run, in every agent.
     """
     context = ictx.any_agent_context
     for cb in callbacks:
@@ -141,22 +144,21 @@ async def run_any_agent_hook(
             ):
                 span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.DISABLED)
                 continue
-            context.current_span = step_span
-            context.agent_name = ictx.agent.name
+            view = replace(context, current_span=step_span, agent_name=ictx.agent.name)
             try:
-                result = getattr(cb, hook)(context, **kwargs)
+                result = getattr(cb, hook)(view, **kwargs)
                 if inspect.isawaitable(result):
                     result = await result
             except Exception as exc:
                 raise _fail(ictx, span, name, hook, exc) from exc
             span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.PASSED)
-            if result is not None and result is not context:
-                if not isinstance(result, type(context)):
-                    raise _fail(
-                        ictx,
-                        span,
-                        name,
-                        hook,
-                        TypeError(f"returned {type(result).__name__}; hooks return the Context"),
-                    )
-                ictx.any_agent_context = context = result
+            if result is not None and not isinstance(result, type(context)):
+                raise _fail(
+                    ictx,
+                    span,
+                    name,
+                    hook,
+                    TypeError(f"returned {type(result).__name__}; hooks return the Context"),
+                )
+            # Mutated in place: the Context object is shared by every agent of the invocation.
+            context.shared = (view if result is None else result).shared
