@@ -144,7 +144,7 @@ def results_markdown(workers: dict[tuple[str, bool], Worker], rounds: int, n: in
         met = "met" if ratio <= GOALS[otel] else "not met"
         lines.append(
             f"| {VARIANTS[otel]} | {a.median_ms():.3f} ms | {o.median_ms():.3f} ms | "
-            f"{ratio:.3f} | ≤ {GOALS[otel]} ({met}) |"
+            f"{ratio:.4f} | ≤ {GOALS[otel]} ({met}) |"
         )
     lines += [
         "",
@@ -170,7 +170,7 @@ def history_row(workers: dict[tuple[str, bool], Worker]) -> str:
         cells += [
             f"{a.median_ms():.3f}",
             f"{o.median_ms():.3f}",
-            f"{o.median_ms() / a.median_ms():.3f}",
+            f"{o.median_ms() / a.median_ms():.4f}",
         ]
     return "| " + " | ".join(cells) + " |"
 
@@ -209,8 +209,10 @@ def main() -> None:
             for otel in (False, True):
                 for side in sides:
                     workers[side, otel].run_round(args.invocations)
-            print(f"\rround {r + 1}/{args.rounds}", end="", flush=True)
-        print()
+            if sys.stderr.isatty():
+                print(f"\rround {r + 1}/{args.rounds}", end="", file=sys.stderr, flush=True)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
     finally:
         for w in workers.values():
             if w.proc.poll() is None:

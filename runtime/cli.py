@@ -7,6 +7,8 @@ they end), indented by depth: the terminal version of AgentDash's live timeline.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import importlib
 import sys
 from collections.abc import Iterable
@@ -75,22 +77,34 @@ def chat(
     runner = InMemoryRunner(agent, app_name=agent.name)
     session = runner.session_service.create_session(app_name=agent.name, user_id=user_id)
     config = RunConfig(streaming_mode=StreamingMode.SSE if stream else StreamingMode.NONE)
+    # One thread prints both the spans and the conversation, so their order is the real one.
     for text in messages:
         message = types.Content(role="user", parts=[types.Part(text=text)])
-        for event in runner.run(
-            user_id=user_id, session_id=session.id, new_message=message, run_config=config
-        ):
-            if event.partial:
-                continue
-            for call in event.get_function_calls():
-                out.write(f"[{event.author}] calls {call.name}({call.args or {}})\n")
-            for response in event.get_function_responses():
-                out.write(f"[{event.author}] {response.name} → {response.response}\n")
-            if event.error_code:
-                out.write(f"[{event.author}] error {event.error_code}: {event.error_message}\n")
-            if event.text:
-                out.write(f"[{event.author}] {event.text}\n")
-        out.flush()
+        asyncio.run(_turn(runner, user_id, session.id, message, config, out))
+
+
+async def _turn(
+    runner: InMemoryRunner,
+    user_id: str,
+    session_id: str,
+    message: types.Content,
+    config: RunConfig,
+    out: TextIO,
+) -> None:
+    async for event in runner.run_async(
+        user_id=user_id, session_id=session_id, new_message=message, run_config=config
+    ):
+        if event.partial:
+            continue
+        for call in event.get_function_calls():
+            out.write(f"[{event.author}] calls {call.name}({call.args or {}})\n")
+        for response in event.get_function_responses():
+            out.write(f"[{event.author}] {response.name} → {response.response}\n")
+        if event.error_code:
+            out.write(f"[{event.author}] error {event.error_code}: {event.error_message}\n")
+        if event.text:
+            out.write(f"[{event.author}] {event.text}\n")
+    out.flush()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,8 +124,6 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(f"Chatting with {agent.name}. Empty line or Ctrl-D to quit.")
         messages = iter(lambda: input("you> ").strip(), "")
-    try:
+    with contextlib.suppress(EOFError, KeyboardInterrupt):
         chat(agent, messages, out=sys.stdout, stream=args.stream)
-    except (EOFError, KeyboardInterrupt):
-        pass
     return 0

@@ -138,18 +138,18 @@ async def call_model(
             await run_any_agent_hook(
                 ctx, "after_llm_call", agent.callbacks, span, llm_response=final
             )
-        replaced = await run_adk_callbacks(
-            ctx,
-            "after_model",
-            agent._after_model,
-            LlmResponse,
-            step_span=span,
-            mark=AgentDash.REPLACED_BY,
-            callback_context=cb_ctx,
-            llm_response=final,
-        )
-        if replaced is not None:
-            final = replaced
+            replaced = await run_adk_callbacks(
+                ctx,
+                "after_model",
+                agent._after_model,
+                LlmResponse,
+                step_span=span,
+                mark=AgentDash.REPLACED_BY,
+                callback_context=cb_ctx,
+                llm_response=final,
+            )
+            if replaced is not None:
+                final = replaced
         event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
         span.set_attribute(AgentDash.EVENT_ID, event.id)
         _record_response(span, final, capture)
@@ -168,14 +168,10 @@ def _event(
     content = response.content
     long_running: set[str] | None = None
     if content is not None and not partial:
-        for part in content.parts or []:
-            fc = part.function_call
-            if fc is None:
-                continue
-            if not fc.id:
-                fc.id = CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]
+        content = _with_call_ids(content)
+        for fc in (p.function_call for p in content.parts or [] if p.function_call):
             tool = (tools or {}).get(fc.name or "")
-            if isinstance(tool, BaseTool) and tool.is_long_running:
+            if isinstance(tool, BaseTool) and tool.is_long_running and fc.id:
                 long_running = (long_running or set()) | {fc.id}
     return Event(
         invocation_id=ctx.invocation_id,
@@ -189,9 +185,31 @@ def _event(
         error_code=response.error_code,
         error_message=response.error_message,
         usage_metadata=response.usage_metadata,
+        grounding_metadata=response.grounding_metadata,
         custom_metadata=response.custom_metadata,
         long_running_tool_ids=long_running,
     )
+
+
+def _with_call_ids(content: types.Content) -> types.Content:
+    """``content`` with an id on every function call (copied, never edited in place: the
+    model's response object may be reused, e.g. by a scripted model)."""
+    parts = content.parts or []
+    if all(p.function_call is None or p.function_call.id for p in parts):
+        return content
+    fresh = [
+        p.model_copy(
+            update={
+                "function_call": p.function_call.model_copy(
+                    update={"id": CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]}
+                )
+            }
+        )
+        if p.function_call is not None and not p.function_call.id
+        else p
+        for p in parts
+    ]
+    return content.model_copy(update={"parts": fresh})
 
 
 async def _call_tool(

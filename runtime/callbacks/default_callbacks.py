@@ -19,9 +19,10 @@ def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
 
 
 class StepLogger(Callback):
-    """Writes a one-line summary of each step on its span (``agentdash.step.summary``) and to
-    the ``runtime.steps`` logger: what the model answered or called, what a tool was given and
-    returned. It is what a timeline shows at a glance; switch it off and the spans stay."""
+    """Writes a one-line summary of each model call and tool call on its span
+    (``agentdash.step.summary``) and to the ``runtime.steps`` logger: what the model answered
+    or asked for, what a tool was given and returned. It is what a timeline shows at a glance;
+    switch it off and the spans stay, without the summaries."""
 
     name = "StepLogger"
 
@@ -31,9 +32,6 @@ class StepLogger(Callback):
         logger.info("[%s] %s", context.agent_name, summary)
         return context
 
-    def before_agent_invocation(self, context: Context, *args: Any, **kwargs: Any) -> Context:
-        return self._note(context, f"agent {context.agent_name} started")
-
     def after_llm_call(self, context: Context, *args: Any, **kwargs: Any) -> Context:
         response = kwargs.get("llm_response")
         if response is None:
@@ -42,28 +40,20 @@ class StepLogger(Callback):
             return self._note(
                 context, f"model error {response.error_code}: {response.error_message}"
             )
-        calls = [
-            p.function_call
-            for p in (response.content.parts if response.content else []) or []
-            if p.function_call
-        ]
+        parts = (response.content.parts if response.content else None) or []
+        calls = [p.function_call for p in parts if p.function_call]
         if calls:
             names = ", ".join(f"{c.name}({_clip(str(c.args or {}), 60)})" for c in calls)
             return self._note(context, f"model calls {names}")
         return self._note(context, f"model says: {_clip(response.text)}")
 
-    def before_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
-        tool = kwargs.get("tool")
-        name = getattr(tool, "name", None) or (
-            context.current_span.attributes.get(GenAI.TOOL_NAME) if context.current_span else "?"
-        )
-        return self._note(context, f"tool {name}({_clip(str(kwargs.get('args') or {}), 120)})")
-
     def after_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
-        return self._note(context, f"tool returned {_clip(str(kwargs.get('tool_response')))}")
-
-    def after_agent_invocation(self, context: Context, *args: Any, **kwargs: Any) -> Context:
-        return self._note(context, f"agent {context.agent_name} finished")
+        tool = kwargs.get("tool")
+        name = getattr(tool, "name", None)
+        if name is None and context.current_span is not None:
+            name = context.current_span.attributes.get(GenAI.TOOL_NAME)
+        call = f"{name}({_clip(str(kwargs.get('args') or {}), 80)})"
+        return self._note(context, f"{call} → {_clip(str(kwargs.get('tool_response')))}")
 
 
 def get_default_callbacks() -> list[Callback]:

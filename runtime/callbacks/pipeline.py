@@ -151,14 +151,9 @@ async def run_any_agent_hook(
                     result = await result
             except Exception as exc:
                 raise _fail(ictx, span, name, hook, exc) from exc
-            span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.PASSED)
             if result is not None and not isinstance(result, type(context)):
-                raise _fail(
-                    ictx,
-                    span,
-                    name,
-                    hook,
-                    TypeError(f"returned {type(result).__name__}; hooks return the Context"),
-                )
+                wrong = TypeError(f"returned {type(result).__name__}; hooks return the Context")
+                raise _fail(ictx, span, name, hook, wrong) from wrong
+            span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.PASSED)
             # Mutated in place: the Context object is shared by every agent of the invocation.
             context.shared = (view if result is None else result).shared

@@ -38,6 +38,7 @@ class Event(BaseModel):
     error_code: str | None = None
     error_message: str | None = None
     usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+    grounding_metadata: types.GroundingMetadata | None = None
     long_running_tool_ids: set[str] | None = None
     custom_metadata: dict[str, Any] | None = None
 

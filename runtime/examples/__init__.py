@@ -1,1 +1,4 @@
-"""Small agents that run anywhere: ``python -m runtime chat runtime.examples.capital:root_agent``."""
+"""Small agents that run anywhere.
+
+Try one: ``python -m runtime chat runtime.examples.capital --trace``.
+"""

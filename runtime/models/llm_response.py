@@ -24,6 +24,7 @@ class LlmResponse(BaseModel):
     error_message: str | None = None
     interrupted: bool | None = None
     usage_metadata: types.GenerateContentResponseUsageMetadata | None = None
+    grounding_metadata: types.GroundingMetadata | None = None
     custom_metadata: dict[str, Any] | None = None
     model_version: str | None = None
 
@@ -38,6 +39,7 @@ class LlmResponse(BaseModel):
                     content=candidate.content,
                     finish_reason=candidate.finish_reason,
                     usage_metadata=usage,
+                    grounding_metadata=candidate.grounding_metadata,
                     model_version=response.model_version,
                 )
             return LlmResponse(

@@ -25,11 +25,9 @@ def to_response(item: ScriptItem) -> LlmResponse:
     if isinstance(item, type) and issubclass(item, BaseException):
         raise item()
     if isinstance(item, LlmResponse):
-        return item.model_copy(deep=True)
+        return item.model_copy()
     if isinstance(item, types.Content):
-        return LlmResponse(
-            content=item.model_copy(deep=True), finish_reason=types.FinishReason.STOP
-        )
+        return LlmResponse(content=item, finish_reason=types.FinishReason.STOP)
     if isinstance(item, str):
         return LlmResponse(
             content=types.Content(role="model", parts=[types.Part(text=item)]),

@@ -23,9 +23,11 @@ class StartedSpans(SpanProcessor):
 
     def __init__(self) -> None:
         self.spans: list[Span] = []
+        self.active = False  # only while a test asks for them: nothing piles up otherwise
 
     def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
-        self.spans.append(span)
+        if self.active:
+            self.spans.append(span)
 
     def on_end(self, span: ReadableSpan) -> None:
         pass
@@ -62,5 +64,7 @@ def started_spans(_telemetry: tuple[InMemorySpanExporter, StartedSpans]) -> Iter
     """Every span started during the test, ended or not (check ``end_time``)."""
     _, started = _telemetry
     started.spans.clear()
+    started.active = True
     yield started.spans
+    started.active = False
     started.spans.clear()

@@ -26,10 +26,11 @@ def test_chat_with_trace_prints_spans_as_they_start_and_the_answer() -> None:
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     starts = [line.strip() for line in lines if line.strip().startswith("▸")]
-    assert starts[:3] == [
+    assert starts[:4] == [
         "▸ invocation capital_agent",
         "▸ invoke_agent capital_agent",
-        "▸ callback StepLogger",
+        "▸ generate_content offline",
+        "▸ callback block_keyword_guardrail",
     ]
     assert "▸ execute_tool get_capital_city" in starts
     assert "▸ callback redirect_canada" in starts

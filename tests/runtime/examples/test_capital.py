@@ -21,11 +21,10 @@ def test_capital_agent_callbacks_on_the_offline_model() -> None:
     assert responses == [{"result": "Paris"}]  # before_tool redirected Canada to France
     assert events[-1].text.endswith("(checked by after_model)")
     blocked = ask(runner, session.id, "please BLOCK this")
-    assert [e.text for e in blocked] == [
-        "I cannot process this request: it contains 'BLOCK'. (checked by after_model)"
-    ]
+    # The guardrail's answer stands as it is: after_model does not run for a skipped call.
+    assert [e.text for e in blocked] == ["I cannot process this request: it contains 'BLOCK'."]
     usa = ask(runner, session.id, "capital of the United States")
-    note = [r.response for e in usa for r in e.get_function_responses()][0]
+    note = next(r.response for e in usa for r in e.get_function_responses())
     assert note["note_added_by_callback"] is True
     state = runner.session_service.get_session(
         app_name="capitals", user_id="u", session_id=session.id

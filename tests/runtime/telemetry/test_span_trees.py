@@ -147,6 +147,33 @@ def fallback_result(tool: Any, args: Any, tool_context: Any, error: Exception) -
     return {"fallback": True}
 
 
+class Tally(Callback):
+    """An any-agent callback implementing all six hooks (the defaults' set of hooks may change;
+    the goldens should not change with it)."""
+
+    def _seen(self, context: Context) -> Context:
+        INVOKED.append("Tally")
+        return context
+
+    def before_agent_invocation(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._seen(context)
+
+    def before_llm_call(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._seen(context)
+
+    def after_llm_call(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._seen(context)
+
+    def before_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._seen(context)
+
+    def after_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._seen(context)
+
+    def after_agent_invocation(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        return self._seen(context)
+
+
 class Tripwire(Callback):
     """An any-agent callback that stops the run before any tool executes."""
 
@@ -159,7 +186,8 @@ class Tripwire(Callback):
 
 
 async def single_agent_tool_call(spans: InMemorySpanExporter) -> None:
-    """One tool call then an answer, with the four model/tool callbacks and the defaults."""
+    """One tool call then an answer, with the four model/tool callbacks (ADK style) and an
+    any-agent callback implementing its six hooks."""
     agent = Agent(
         name="weather",
         model=ScriptedLlm(responses=[_call("get_weather", city="Paris"), _answer("Sunny.")]),
@@ -168,6 +196,7 @@ async def single_agent_tool_call(spans: InMemorySpanExporter) -> None:
         after_model_callback=after_model_noop,
         before_tool_callback=before_tool_noop,
         after_tool_callback=after_tool_noop,
+        callbacks=[Tally()],
     )
     await run_agent(agent, "Weather in Paris?")
 
@@ -295,11 +324,12 @@ async def streaming_answer(spans: InMemorySpanExporter) -> None:
         name="streamer",
         model=ScriptedLlm(responses=[_answer("one two three")]),
         after_model_callback=after_model_noop,
+        callbacks=[Tally()],
     )
     events = await run_agent(agent, run_config=RunConfig(streaming_mode=StreamingMode.SSE))
     assert [bool(e.partial) for e in events] == [True, True, True, False]
     # The model callbacks run once for the whole answer, not per chunk.
-    assert INVOKED == ["after_model_noop"]
+    assert INVOKED == ["Tally", "Tally", "Tally", "after_model_noop", "Tally"]
 
 
 SCENARIOS: dict[str, Callable[[InMemorySpanExporter], Awaitable[None]]] = {
