@@ -1,0 +1,1 @@
+"""AgentDash, the Django project: persistence, auth, admin and the dashboard around ``runtime``."""

@@ -1,0 +1,141 @@
+"""Sessions, their events and state, stored for the runtime's session service."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class AgentSession(models.Model):
+    """A runtime ``Session``. ``state`` holds the session's own keys only (``app:`` and
+    ``user:`` keys live in :class:`AppState` / :class:`UserState`; ``temp:`` keys are never
+    stored). ``version`` goes up by one with every change: writers compare-and-swap on it."""
+
+    id = models.CharField(primary_key=True, max_length=128)
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128, help_text="The runtime's user id.")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="agent_sessions",
+        help_text="The dashboard user this session belongs to, if any.",
+    )
+    title = models.CharField(max_length=200, blank=True)
+    state = models.JSONField(default=dict, blank=True)
+    version = models.PositiveBigIntegerField(default=0)
+    event_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_update_time = models.FloatField(help_text="Unix time of the last change.")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["app_name", "user_id", "-last_update_time"]),
+            models.Index(fields=["owner", "-last_update_time"]),
+        ]
+        permissions = [
+            ("view_all_sessions", "Can see every user's sessions and runs"),
+            ("edit_session_state", "Can edit a session's state"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or f"{self.app_name}/{self.user_id}/{self.id}"
+
+
+class SessionEvent(models.Model):
+    """One stored runtime ``Event``, whole, in session order (``seq`` from 1)."""
+
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    event_id = models.CharField(max_length=64)
+    invocation_id = models.CharField(max_length=64, blank=True)
+    author = models.CharField(max_length=128)
+    timestamp = models.FloatField()
+    version = models.PositiveBigIntegerField(
+        help_text="The session version this event's state delta produced."
+    )
+    state_delta_keys = models.JSONField(default=list, blank=True)
+    data = models.JSONField(help_text="The event as the runtime serializes it.")
+
+    class Meta:
+        ordering = ["session", "seq"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "seq"], name="event_seq_unique"),
+            models.UniqueConstraint(fields=["session", "event_id"], name="event_id_unique"),
+        ]
+        indexes = [
+            models.Index(fields=["session", "invocation_id"]),
+            models.Index(fields=["session", "author"]),
+            models.Index(fields=["session", "version"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.seq} {self.author}"
+
+
+class AppState(models.Model):
+    """``app:`` keys, shared by every session of an app."""
+
+    app_name = models.CharField(max_length=128, unique=True)
+    state = models.JSONField(default=dict, blank=True)
+    version = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"app state of {self.app_name}"
+
+
+class UserState(models.Model):
+    """``user:`` keys, shared by one user's sessions of an app."""
+
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128)
+    state = models.JSONField(default=dict, blank=True)
+    version = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app_name", "user_id"], name="user_state_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"user state of {self.app_name}/{self.user_id}"
+
+
+class StoredArtifact(models.Model):
+    """One version of an artifact. ``session_id`` is blank for ``user:`` files."""
+
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128)
+    session_id = models.CharField(max_length=128, blank=True)
+    filename = models.CharField(max_length=255)
+    version = models.PositiveIntegerField()
+    part = models.JSONField(help_text="The google.genai Part, serialized.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app_name", "user_id", "session_id", "filename", "version"],
+                name="artifact_version_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.filename} v{self.version}"
+
+
+class MemoryRecord(models.Model):
+    """Text of a past session's event, searchable by keyword."""
+
+    app_name = models.CharField(max_length=128)
+    user_id = models.CharField(max_length=128)
+    session_id = models.CharField(max_length=128)
+    author = models.CharField(max_length=128, blank=True)
+    timestamp = models.FloatField()
+    text = models.TextField()
+    words = models.TextField(help_text="Lower-cased words of the text, space separated.")
+    content = models.JSONField()
+
+    class Meta:
+        indexes = [models.Index(fields=["app_name", "user_id", "session_id"])]

@@ -1,0 +1,63 @@
+"""What operators change while agents run: callback switches and policies."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class CallbackSetting(models.Model):
+    """Switches one named callback of an agent on or off, for every session (``session``
+    empty) or for one session. The most specific setting wins."""
+
+    agent_name = models.CharField(max_length=128)
+    callback_name = models.CharField(max_length=255)
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="callback_settings",
+    )
+    enabled = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent_name", "callback_name", "session"],
+                name="callback_setting_scope_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["agent_name", "callback_name"],
+                condition=models.Q(session__isnull=True),
+                name="callback_setting_global_unique",
+            ),
+        ]
+
+    @property
+    def scope(self) -> str:
+        return "global" if self.session_id is None else f"session {self.session_id}"
+
+    def __str__(self) -> str:
+        state = "on" if self.enabled else "off"
+        return f"{self.agent_name}.{self.callback_name} {state} ({self.scope})"
+
+
+class Policy(models.Model):
+    """A named rule set of a known ``kind`` with a JSON ``config`` validated against that
+    kind's schema; attached to the agents it governs."""
+
+    name = models.CharField(max_length=128, unique=True)
+    kind = models.CharField(max_length=64)
+    config = models.JSONField(default=dict)
+    agents = models.JSONField(default=list, blank=True, help_text="Names of the agents it governs.")
+    enabled = models.BooleanField(default=True)
+    version = models.PositiveIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "policies"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.kind})"

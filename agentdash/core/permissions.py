@@ -1,0 +1,38 @@
+"""Roles. A *user* chats and sees their own sessions; an *operator* (membership of the
+``Operators`` group, i.e. its permissions) sees everything and changes controls; an *admin*
+is a superuser with Django admin."""
+
+from __future__ import annotations
+
+from typing import Any
+
+OPERATORS_GROUP = "Operators"
+
+OPERATOR_PERMISSIONS = (
+    "agent_sessions.view_all_sessions",
+    "agent_sessions.edit_session_state",
+    "runs.view_run",
+    "runs.cancel_run",
+    "controls.view_callbacksetting",
+    "controls.add_callbacksetting",
+    "controls.change_callbacksetting",
+    "controls.view_policy",
+    "controls.add_policy",
+    "controls.change_policy",
+    "core.view_auditentry",
+)
+
+
+def is_operator(user: Any) -> bool:
+    """True for users who may see every session and change controls."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.has_perm("agent_sessions.view_all_sessions")
+    )
+
+
+def can_edit_state(user: Any) -> bool:
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.has_perm("agent_sessions.edit_session_state")
+    )

@@ -1,0 +1,54 @@
+"""Writes of the core app."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+from agentdash.core.models import AuditEntry
+from agentdash.core.request_context import current_request_id
+
+
+def audit_record(
+    *,
+    actor: AbstractBaseUser | AnonymousUser | None,
+    action: str,
+    target_type: str,
+    target_id: str,
+    before: Any = None,
+    after: Any = None,
+    reason: str = "",
+) -> AuditEntry:
+    """Append one audit row. Call it inside the transaction that makes the change, so the
+    change and its record commit together or not at all."""
+    user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
+    return AuditEntry.objects.create(
+        actor=user,
+        actor_label=user.get_username() if user is not None else "system",
+        action=action,
+        target_type=target_type,
+        target_id=str(target_id),
+        before=before,
+        after=after,
+        reason=reason,
+        request_id=current_request_id(),
+    )
+
+
+def roles_ensure() -> None:
+    """Create the Operators group and give it the operator permissions (idempotent)."""
+    from django.contrib.auth.models import Group, Permission
+
+    from agentdash.core.permissions import OPERATOR_PERMISSIONS, OPERATORS_GROUP
+
+    group, _ = Group.objects.get_or_create(name=OPERATORS_GROUP)
+    wanted = []
+    for dotted in OPERATOR_PERMISSIONS:
+        app_label, codename = dotted.split(".", 1)
+        perm = Permission.objects.filter(
+            content_type__app_label=app_label, codename=codename
+        ).first()
+        if perm is not None:
+            wanted.append(perm)
+    group.permissions.add(*wanted)

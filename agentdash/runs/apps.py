@@ -1,0 +1,9 @@
+"""One agent invocation each: its lifecycle and outcome."""
+
+from django.apps import AppConfig
+
+
+class RunsConfig(AppConfig):
+    name = "agentdash.runs"
+    label = "runs"
+    verbose_name = "Runs"

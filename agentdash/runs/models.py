@@ -1,0 +1,47 @@
+"""Runs: one agent invocation each, from queued to an outcome."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Run(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession", on_delete=models.CASCADE, related_name="runs"
+    )
+    agent_name = models.CharField(max_length=128)
+    invocation_id = models.CharField(max_length=64, unique=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    message = models.JSONField(help_text="The user's message (google.genai Content).")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    attempt = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=128, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    trace_id = models.CharField(max_length=32, blank=True)
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    cancel_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [
+            models.Index(fields=["status", "heartbeat_at"]),
+            models.Index(fields=["session", "-created_at"]),
+        ]
+        permissions = [("cancel_run", "Can cancel a run")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_name} {self.invocation_id} ({self.status})"
