@@ -29,4 +29,5 @@ class AuditEntry(models.Model):
         verbose_name_plural = "audit entries"
 
     def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor_label} {self.action} {self.target_type}:{self.target_id}"
+        when = f"{self.at:%Y-%m-%d %H:%M:%S}"
+        return f"{when} {self.actor_label} {self.action} {self.target_type}:{self.target_id}"
