@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import queue
 import threading
 from collections.abc import AsyncGenerator, Generator
@@ -25,10 +26,14 @@ from runtime.memory import BaseMemoryService
 from runtime.sessions.base_session_service import BaseSessionService, SessionNotFoundError
 from runtime.sessions.session import Session
 from runtime.telemetry.attributes import AgentDash, GenAI
-from runtime.telemetry.tracing import start_span, trace_id_hex
+from runtime.telemetry.tracing import iterate_in_span, open_span, trace_id_hex
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION, AuthConfig
 
 _END = object()
+_MESSAGE_TYPE_ERROR = (
+    "new_message must be a google.genai types.Content, e.g. "
+    "types.Content(role='user', parts=[types.Part(text='...')]); got {}"
+)
 
 
 class Runner:
@@ -72,6 +77,8 @@ class Runner:
         Raises :class:`SessionNotFoundError` for an unknown session. An exception from the run
         propagates with a note naming the invocation and trace.
         """
+        if new_message is not None and not isinstance(new_message, types.Content):
+            raise TypeError(_MESSAGE_TYPE_ERROR.format(type(new_message).__name__))
         session = await self.session_service.aget_session(
             app_name=self.app_name, user_id=user_id, session_id=session_id
         )
@@ -97,23 +104,33 @@ class Runner:
             AgentDash.USER_ID: user_id,
             AgentDash.SPAN_KIND: "invocation",
         }
-        with start_span(f"invocation {self.app_name}", attributes) as span:
-            ictx.trace_id = trace_id_hex(span)
-            ictx.any_agent_context = Context(
-                invocation_id=ictx.invocation_id, trace_id=ictx.trace_id
-            )
-            try:
-                if new_message is not None:
-                    await self._append_user_message(ictx, new_message, state_delta)
-                agent = self._find_agent_to_run(session, new_message)
-                async with aclosing(agent.run_async(ictx)) as events:
-                    async for event in events:
-                        if not event.partial:
-                            event = await self.session_service.aappend_event(session, event)
-                        yield event
-            except Exception as exc:
-                exc.add_note(f"invocation {ictx.invocation_id}, trace {ictx.trace_id}")
-                raise
+        span = open_span(f"invocation {self.app_name}", attributes)
+        ictx.trace_id = trace_id_hex(span)
+        ictx.any_agent_context = Context(invocation_id=ictx.invocation_id, trace_id=ictx.trace_id)
+        steps = iterate_in_span(span, self._run(ictx, new_message, state_delta))
+        try:
+            async with aclosing(steps) as events:
+                async for event in events:
+                    yield event
+        except Exception as exc:
+            exc.add_note(f"invocation {ictx.invocation_id}, trace {ictx.trace_id}")
+            raise
+
+    async def _run(
+        self,
+        ictx: InvocationContext,
+        new_message: types.Content | None,
+        state_delta: dict[str, Any] | None,
+    ) -> AsyncGenerator[Event, None]:
+        session = ictx.session
+        if new_message is not None:
+            await self._append_user_message(ictx, new_message, state_delta)
+        agent = self._find_agent_to_run(session, new_message)
+        async with aclosing(agent.run_async(ictx)) as events:
+            async for event in events:
+                if not event.partial:
+                    event = await self.session_service.aappend_event(session, event)
+                yield event
 
     async def _append_user_message(
         self, ictx: InvocationContext, message: types.Content, state_delta: dict[str, Any] | None
@@ -166,11 +183,19 @@ class Runner:
         run_config: RunConfig | None = None,
     ) -> Generator[Event, None, None]:
         """Synchronous twin of :meth:`run_async` for scripts: the run happens on an event loop
-        in a background thread and events are handed over as they come."""
-        handoff: queue.Queue[object] = queue.Queue(maxsize=64)
-        stop = threading.Event()
+        in a background thread (in a copy of the caller's context, so spans nest under the
+        caller's) and events are handed over as they come. Closing the generator early
+        cancels the run."""
+        if new_message is not None and not isinstance(new_message, types.Content):
+            raise TypeError(_MESSAGE_TYPE_ERROR.format(type(new_message).__name__))
+        handoff: queue.Queue[object] = queue.Queue()
+        started = threading.Event()
+        control: dict[str, Any] = {}
 
         async def drive() -> None:
+            control["loop"] = asyncio.get_running_loop()
+            control["task"] = asyncio.current_task()
+            started.set()
             try:
                 async with aclosing(
                     self.run_async(
@@ -182,30 +207,36 @@ class Runner:
                     )
                 ) as events:
                     async for event in events:
-                        if stop.is_set():
-                            break
                         handoff.put(event)
+            except asyncio.CancelledError:
+                pass
             except BaseException as exc:
                 handoff.put(exc)
             finally:
                 handoff.put(_END)
 
-        thread = threading.Thread(target=asyncio.run, args=(drive(),), daemon=True)
+        context = contextvars.copy_context()
+        thread = threading.Thread(
+            target=context.run, args=(asyncio.run, drive()), daemon=True, name="runner.run"
+        )
         thread.start()
+        finished = False
         try:
             while True:
                 item = handoff.get()
                 if item is _END:
+                    finished = True
                     break
                 if isinstance(item, BaseException):
+                    finished = True
                     raise item
                 assert isinstance(item, Event)
                 yield item
         finally:
-            stop.set()
-            while thread.is_alive():
-                with contextlib.suppress(queue.Empty):
-                    handoff.get(timeout=0.05)
+            if not finished:
+                started.wait()
+                with contextlib.suppress(RuntimeError):  # the loop may have closed already
+                    control["loop"].call_soon_threadsafe(control["task"].cancel)
             thread.join()
 
 

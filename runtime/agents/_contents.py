@@ -67,25 +67,63 @@ def _strip_client_ids(content: types.Content) -> types.Content:
     return content
 
 
+def _latest_responses(events: list[Event]) -> dict[str, tuple[int, types.Part]]:
+    """For each function call id, the index of the last event answering it and that answer."""
+    latest: dict[str, tuple[int, types.Part]] = {}
+    for i, event in enumerate(events):
+        for part in event.content.parts or [] if event.content else []:
+            fr = part.function_response
+            if fr is not None and fr.id:
+                latest[fr.id] = (i, part)
+    return latest
+
+
+def _dedupe_responses(
+    event: Event, index: int, latest: dict[str, tuple[int, types.Part]], answered: set[str]
+) -> Event:
+    """``event`` with each function response replaced by the latest answer to the same call,
+    and answers already placed earlier dropped: a model must see exactly one response right
+    after each call (a long-running tool's final result takes its interim result's place)."""
+    parts = event.content.parts or [] if event.content else []
+    if not any(p.function_response and p.function_response.id for p in parts):
+        return event
+    kept: list[types.Part] = []
+    for part in parts:
+        fr = part.function_response
+        if fr is None or not fr.id:
+            kept.append(part)
+        elif fr.id not in answered:
+            answered.add(fr.id)
+            kept.append(latest[fr.id][1])
+    content = event.content.model_copy(update={"parts": kept}) if event.content else None
+    return event.model_copy(update={"content": content})
+
+
 def build_contents(ctx: InvocationContext, *, include_contents: str) -> list[types.Content]:
     """Session events visible to ``ctx.agent`` as model contents.
 
     Events of other branches, partial chunks, content-less events and credential requests are
-    left out; other agents' turns become "For context" user messages. With
-    ``include_contents="none"`` only the current turn (from the last user message) is sent.
+    left out; other agents' turns become "For context" user messages. A call answered more
+    than once (a long-running tool's interim and final results) shows only its latest answer,
+    in the place of the first. With ``include_contents="none"`` only the current turn is sent:
+    from the latest user message or other agent's reply on.
     """
-    events = ctx.session.events
-    if include_contents == "none":
-        for i in range(len(events) - 1, -1, -1):
-            if events[i].author == "user":
-                events = events[i:]
-                break
     name = ctx.agent.name
+    events = [
+        e
+        for e in ctx.session.events
+        if e.content and e.content.parts and not e.partial and _in_branch(ctx, e)
+        if not _is_auth(e)
+    ]
+    if include_contents == "none":
+        start = next((i for i in range(len(events) - 1, -1, -1) if events[i].author != name), None)
+        events = [] if start is None else events[start:]
+    latest = _latest_responses(events)
+    answered: set[str] = set()
     contents: list[types.Content] = []
-    for event in events:
-        if not event.content or not event.content.parts or event.partial:
-            continue
-        if not _in_branch(ctx, event) or _is_auth(event):
+    for i, event in enumerate(events):
+        event = _dedupe_responses(event, i, latest, answered)
+        if event.content is None or not event.content.parts:
             continue
         if event.author not in ("user", name):
             contents.append(_as_context(event))

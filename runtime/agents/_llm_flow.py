@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from google.genai import types
@@ -22,7 +23,13 @@ from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import CONTENT_CAPTURE, AgentDash, GenAI, Operation
 from runtime.telemetry.payloads import contents_to_messages, to_json
-from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
+from runtime.telemetry.tracing import (
+    LiveSpan,
+    iterate_in_span,
+    mark_error,
+    open_span,
+    start_span,
+)
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.tool_context import ToolContext
@@ -83,77 +90,91 @@ async def call_model(
     }
     if llm.provider == "offline":
         attributes[AgentDash.MODEL_OFFLINE] = True
+    span = open_span(
+        f"generate_content {attributes[GenAI.REQUEST_MODEL]}", attributes, SpanKind.CLIENT
+    )
+    done: list[Event] = []
+    steps = _model_steps(agent, ctx, llm, request, span, cb_ctx, done)
+    async with aclosing(iterate_in_span(span, steps)) as partials:
+        async for partial in partials:
+            yield partial
+    # The final event is yielded after the span has ended: the consumer's work on it (storing,
+    # publishing) is not the model's time.
+    yield done[0]
+
+
+async def _model_steps(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    llm: BaseLlm,
+    request: LlmRequest,
+    span: LiveSpan,
+    cb_ctx: CallbackContext,
+    done: list[Event],
+) -> AsyncGenerator[Event, None]:
     capture = capture_content(ctx)
     final: LlmResponse | None = None
-    with start_span(
-        f"generate_content {attributes[GenAI.REQUEST_MODEL]}", attributes, SpanKind.CLIENT
-    ) as span:
-        if capture:
+    if capture:
+        span.set_attribute(GenAI.INPUT_MESSAGES, to_json(contents_to_messages(request.contents)))
+        system = system_instruction_text(request)
+        if system:
             span.set_attribute(
-                GenAI.INPUT_MESSAGES, to_json(contents_to_messages(request.contents))
+                GenAI.SYSTEM_INSTRUCTIONS, to_json([{"type": "text", "content": system}])
             )
-            system = system_instruction_text(request)
-            if system:
-                span.set_attribute(
-                    GenAI.SYSTEM_INSTRUCTIONS, to_json([{"type": "text", "content": system}])
-                )
-        final = await run_adk_callbacks(
-            ctx,
-            "before_model",
-            agent._before_model,
-            LlmResponse,
-            step_span=span,
-            callback_context=cb_ctx,
-            llm_request=request,
-        )
-        if final is None:
-            ctx.count_llm_call()
-            await run_any_agent_hook(
-                ctx, "before_llm_call", agent.callbacks, span, llm_request=request
-            )
-            stream = ctx.run_config.streaming_mode == StreamingMode.SSE
-            try:
-                async for response in llm.generate_content_async(request, stream=stream):
+    final = await run_adk_callbacks(
+        ctx,
+        "before_model",
+        agent._before_model,
+        LlmResponse,
+        step_span=span,
+        callback_context=cb_ctx,
+        llm_request=request,
+    )
+    if final is None:
+        ctx.count_llm_call()
+        await run_any_agent_hook(ctx, "before_llm_call", agent.callbacks, span, llm_request=request)
+        stream = ctx.run_config.streaming_mode == StreamingMode.SSE
+        try:
+            async with aclosing(llm.generate_content_async(request, stream=stream)) as chunks:
+                async for response in chunks:
                     if response.partial:
                         yield _event(agent, ctx, response, EventActions(), partial=True)
                     else:
                         final = response
-                if final is None:
-                    raise RuntimeError(f"model {llm.model!r} returned no final response")
-            except Exception as exc:
-                mark_error(span, exc)
-                final = await run_adk_callbacks(
-                    ctx,
-                    "on_model_error",
-                    agent._on_model_error,
-                    LlmResponse,
-                    step_span=span,
-                    mark=AgentDash.REPLACED_BY,
-                    callback_context=cb_ctx,
-                    llm_request=request,
-                    error=exc,
-                )
-                if final is None:
-                    raise
-            await run_any_agent_hook(
-                ctx, "after_llm_call", agent.callbacks, span, llm_response=final
-            )
-            replaced = await run_adk_callbacks(
+            if final is None:
+                raise RuntimeError(f"model {llm.model!r} returned no final response")
+        except Exception as exc:
+            mark_error(span, exc)
+            final = await run_adk_callbacks(
                 ctx,
-                "after_model",
-                agent._after_model,
+                "on_model_error",
+                agent._on_model_error,
                 LlmResponse,
                 step_span=span,
                 mark=AgentDash.REPLACED_BY,
                 callback_context=cb_ctx,
-                llm_response=final,
+                llm_request=request,
+                error=exc,
             )
-            if replaced is not None:
-                final = replaced
-        event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
-        span.set_attribute(AgentDash.EVENT_ID, event.id)
-        _record_response(span, final, capture)
-    yield event
+            if final is None:
+                raise
+        await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
+        replaced = await run_adk_callbacks(
+            ctx,
+            "after_model",
+            agent._after_model,
+            LlmResponse,
+            step_span=span,
+            mark=AgentDash.REPLACED_BY,
+            callback_context=cb_ctx,
+            llm_response=final,
+        )
+        if replaced is not None:
+            final = replaced
+    event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
+    span.set_attribute(AgentDash.EVENT_ID, event.id)
+    _record_response(span, final, capture)
+    done.append(event)
 
 
 def _event(
@@ -297,10 +318,7 @@ async def _run_tool(
             args=args,
             tool_response=result,
         )
-    if result is None and tool.is_long_running:
-        return None
-    # As in ADK, only a long-running tool may answer nothing; ``None`` is {"result": None}.
-    wrapped = result if isinstance(result, dict) else {"result": result}
+    # As in ADK, after_tool callbacks see the tool's own return value, before any wrapping.
     replaced = await run_adk_callbacks(
         ctx,
         "after_tool",
@@ -308,10 +326,15 @@ async def _run_tool(
         dict,
         step_span=span,
         mark=AgentDash.REPLACED_BY,
-        tool_response=wrapped,
+        tool_response=result,
         **common,
     )
-    return replaced if replaced is not None else wrapped
+    if replaced is not None:
+        return replaced
+    if result is None and tool.is_long_running:
+        return None
+    # Only a long-running tool may answer nothing; otherwise ``None`` is {"result": None}.
+    return result if isinstance(result, dict) else {"result": result}
 
 
 async def call_tools(
@@ -324,7 +347,10 @@ async def call_tools(
     if len(calls) == 1:
         results = [await _call_tool(agent, ctx, calls[0], tools)]
     else:
-        results = list(await asyncio.gather(*(_call_tool(agent, ctx, c, tools) for c in calls)))
+        # A TaskGroup cancels the other calls as soon as one fails.
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(_call_tool(agent, ctx, c, tools)) for c in calls]
+        results = [t.result() for t in tasks]
     actions = EventActions()
     parts: list[types.Part] = []
     for part, call_actions in results:

@@ -23,7 +23,7 @@ from runtime.callbacks.pipeline import (
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.telemetry.attributes import AgentDash, GenAI, Operation
-from runtime.telemetry.tracing import LiveSpan, start_span
+from runtime.telemetry.tracing import LiveSpan, iterate_in_span, open_span
 
 
 class BaseAgent:
@@ -61,6 +61,8 @@ class BaseAgent:
         self.sub_agents: list[BaseAgent] = list(sub_agents or [])
         seen: set[str] = set()
         for sub in self.sub_agents:
+            if not isinstance(sub, BaseAgent):
+                raise TypeError(f"sub_agents of {name!r} must be agents, got {sub!r}")
             if sub.parent_agent is not None:
                 raise ValueError(
                     f"agent {sub.name!r} already has parent {sub.parent_agent.name!r}; "
@@ -132,10 +134,10 @@ class BaseAgent:
             attributes[GenAI.AGENT_DESCRIPTION] = self.description
         if ctx.branch:
             attributes[AgentDash.BRANCH] = ctx.branch
-        with start_span(f"invoke_agent {self.name}", attributes) as span:
-            async with aclosing(self._run_with_callbacks(ctx, span)) as events:
-                async for event in events:
-                    yield event
+        span = open_span(f"invoke_agent {self.name}", attributes)
+        async with aclosing(iterate_in_span(span, self._run_with_callbacks(ctx, span))) as events:
+            async for event in events:
+                yield event
 
     async def _run_with_callbacks(
         self, ctx: InvocationContext, span: LiveSpan

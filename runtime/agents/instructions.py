@@ -71,7 +71,8 @@ async def inject_session_state(template: str, readonly_context: ReadonlyContext)
             out.append(raw)
             continue
         if name in state:
-            out.append(str(state[name]))
+            value = state[name]
+            out.append("" if value is None else str(value))
         elif optional:
             out.append("")
         else:

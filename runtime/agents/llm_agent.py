@@ -24,6 +24,7 @@ from runtime.events.event import Event
 from runtime.models import registry
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest
+from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.function_tool import FunctionTool
 from runtime.tools.transfer_to_agent_tool import TransferToAgentTool
@@ -92,6 +93,8 @@ class LlmAgent(BaseAgent):
             )
         if include_contents not in ("default", "none"):
             raise ValueError("include_contents must be 'default' or 'none'")
+        if not isinstance(model, str | BaseLlm):
+            raise TypeError(f"model of {name!r} must be a model name or a BaseLlm, got {model!r}")
         self.model = model
         self.instruction = instruction
         self.tools: list[BaseTool] = [_as_tool(t) for t in tools or []]
@@ -165,7 +168,7 @@ class LlmAgent(BaseAgent):
             text = self.instruction(ReadonlyContext(ctx))
             if inspect.isawaitable(text):
                 text = await text
-            return str(text)
+            return "" if text is None else str(text)
         return await inject_session_state(self.instruction, ReadonlyContext(ctx))
 
     async def _build_request(self, ctx: InvocationContext) -> LlmRequest:
@@ -199,6 +202,9 @@ class LlmAgent(BaseAgent):
         return request
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        resumed = await self._rerun_after_auth(ctx)
+        if resumed is not None:
+            yield resumed
         while True:
             request = await self._build_request(ctx)
             model_event: Event | None = None
@@ -223,9 +229,9 @@ class LlmAgent(BaseAgent):
                 if auth_event is not None:
                     yield auth_event
                 yield response_event
-            if model_event.long_running_tool_ids or auth_event or ctx.end_invocation:
-                return
-            if response_event is None:
+            # A long-running tool that returned nothing pauses the run; one that returned an
+            # interim result lets the model say so first (as ADK does).
+            if response_event is None or auth_event is not None or ctx.end_invocation:
                 return
             target = response_event.actions.transfer_to_agent
             if target:
@@ -239,15 +245,56 @@ class LlmAgent(BaseAgent):
             if response_event.actions.skip_summarization:
                 return
 
+    async def _rerun_after_auth(self, ctx: InvocationContext) -> Event | None:
+        """When this message answers ``adk_request_credential`` calls, run again the tool calls
+        that asked for the credentials (now in state) and return their response event."""
+        message = ctx.user_content
+        answered = {
+            p.function_response.id
+            for p in (message.parts or [] if message else [])
+            if p.function_response and p.function_response.name == REQUEST_CREDENTIAL_FUNCTION
+        }
+        if not answered:
+            return None
+        wanted: set[str] = set()
+        for event in ctx.session.events:
+            for call in event.get_function_calls():
+                if call.id in answered and call.name == REQUEST_CREDENTIAL_FUNCTION:
+                    wanted.add(str((call.args or {}).get("function_call_id", "")))
+        calls = [
+            types.Part(function_call=call)
+            for event in ctx.session.events
+            if event.author == self.name
+            for call in event.get_function_calls()
+            if call.id in wanted
+        ]
+        if not calls:
+            return None
+        request = await self._build_request(ctx)
+        replay = Event(
+            invocation_id=ctx.invocation_id,
+            author=self.name,
+            content=types.Content(role="model", parts=calls),
+        )
+        return await call_tools(self, ctx, replay, request.tools_dict)
+
     def _save_output(self, event: Event) -> None:
         if not self.output_key or event.partial or not event.content:
             return
         text = event.text
-        if not text and not event.content.parts:
+        if not text.strip():
             return
         value: Any = text
         if self.output_schema is not None:
-            value = self.output_schema.model_validate(json.loads(text)).model_dump()
+            try:
+                value = self.output_schema.model_validate(json.loads(text)).model_dump(
+                    exclude_none=True
+                )
+            except ValueError as exc:
+                raise ValueError(
+                    f"agent {self.name!r}: the answer is not a valid "
+                    f"{self.output_schema.__name__} for output_key {self.output_key!r}: {exc}"
+                ) from exc
         event.actions.state_delta[self.output_key] = value
 
 

@@ -14,8 +14,9 @@ from runtime.events.event import Event
 class LoopAgent(BaseAgent):
     """Runs ``sub_agents`` in order, again and again.
 
-    It stops right after an event with ``actions.escalate`` (the rest of that pass does not
-    run), after ``max_iterations`` passes (``None``: no limit), or when the invocation ends.
+    When a sub-agent's event carries ``actions.escalate`` that sub-agent finishes its turn and
+    the loop stops (the rest of that pass does not run). It also stops after
+    ``max_iterations`` passes (``None``: no limit) or when the invocation ends.
     """
 
     max_iterations: int | None
@@ -33,10 +34,10 @@ class LoopAgent(BaseAgent):
         while self.max_iterations is None or iteration < self.max_iterations:
             iteration += 1
             for sub in self.sub_agents:
+                escalated = False
                 async with aclosing(sub.run_async(ctx)) as events:
                     async for event in events:
                         yield event
-                        if event.actions.escalate:
-                            return
-                if ctx.end_invocation:
+                        escalated = escalated or bool(event.actions.escalate)
+                if escalated or ctx.end_invocation:
                     return

@@ -18,7 +18,9 @@ class ParallelAgent(BaseAgent):
 
     Each runs on branch ``"<parent branch>.<this>.<sub>"``, so it does not see its siblings'
     turns in its model history; all share the session state. Events are yielded as they
-    arrive. If one sub-agent fails, the others are cancelled and the error is raised.
+    arrive; a branch waits until the consumer has taken (and so stored) each of its events
+    before it goes on, so its next model call sees them. If one sub-agent fails, the others
+    are cancelled and the error is raised.
     """
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
@@ -32,7 +34,9 @@ class ParallelAgent(BaseAgent):
                 sub_ctx = ctx.for_agent(self, branch=f"{base}.{sub.name}")
                 async with aclosing(sub.run_async(sub_ctx)) as events:
                     async for event in events:
-                        await queue.put(event)
+                        taken = asyncio.Event()
+                        await queue.put((event, taken))
+                        await taken.wait()
             except BaseException as exc:  # handed to the consumer, which re-raises it
                 await queue.put(exc)
             finally:
@@ -48,8 +52,11 @@ class ParallelAgent(BaseAgent):
                 elif isinstance(item, BaseException):
                     raise item
                 else:
-                    assert isinstance(item, Event)
-                    yield item
+                    assert isinstance(item, tuple)
+                    event, taken = item
+                    assert isinstance(event, Event)
+                    yield event
+                    taken.set()
         finally:
             for task in tasks:
                 task.cancel()

@@ -34,6 +34,8 @@ def resolve(model: str | BaseLlm) -> BaseLlm:
     """
     if isinstance(model, BaseLlm):
         return model
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a model name or a BaseLlm, got {model!r}")
     _builtin()
     for pattern, cls in reversed(_registry):
         if pattern.fullmatch(model):

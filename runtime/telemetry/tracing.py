@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
+from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
@@ -59,6 +60,48 @@ def start_span(
             if not isinstance(exc, GeneratorExit):
                 mark_error(live, exc)
             raise
+
+
+T = TypeVar("T")
+
+
+def open_span(
+    name: str, attributes: Mapping[str, AttributeValue], kind: SpanKind = SpanKind.INTERNAL
+) -> LiveSpan:
+    """Start ``name`` as a child of the current span without making it current; pair it with
+    :func:`iterate_in_span`, which ends it."""
+    return LiveSpan(tracer.start_span(name, kind=kind, attributes=attributes), attributes)
+
+
+async def iterate_in_span(
+    span: LiveSpan, items: AsyncGenerator[T, None]
+) -> AsyncGenerator[T, None]:
+    """Yield ``items`` with ``span`` current while they are produced, but not while the
+    consumer holds one: the span never leaks into the caller's context across a ``yield``,
+    even when the caller stops early. Ends ``span`` (marked errored if ``items`` raised) and
+    closes ``items`` when done."""
+    ctx = trace.set_span_in_context(span.span)
+    try:
+        while True:
+            token = otel_context.attach(ctx)
+            try:
+                item = await items.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                otel_context.detach(token)
+            yield item
+    except BaseException as exc:
+        if not isinstance(exc, GeneratorExit):
+            mark_error(span, exc)
+        raise
+    finally:
+        token = otel_context.attach(ctx)
+        try:
+            await items.aclose()
+        finally:
+            otel_context.detach(token)
+            span.span.end()
 
 
 def mark_error(span: LiveSpan | Span, exc: BaseException) -> None:

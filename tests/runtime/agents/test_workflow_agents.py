@@ -62,7 +62,7 @@ async def test_loop_stops_on_escalate() -> None:
     checker = Agent(
         name="checker",
         model=ScriptedLlm(
-            responses=["not yet", types.FunctionCall(name="finish", args={}), "unreached"]
+            responses=["not yet", types.FunctionCall(name="finish", args={}), "finished"]
         ),
         tools=[finish],
     )
@@ -77,8 +77,9 @@ async def test_loop_stops_on_escalate() -> None:
         ("worker", "step 2"),
         ("checker", "call"),
         ("checker", "response"),
+        ("checker", "finished"),  # the escalating agent ends its turn; then the loop stops
     ]
-    assert events[-1].actions.escalate is True
+    assert events[-2].actions.escalate is True
 
 
 async def test_loop_respects_max_iterations() -> None:

@@ -1123,7 +1123,6 @@ def test_pattern_request_credential_pauses_the_run_with_an_adk_request_credentia
     llm = ScriptedLlm(
         responses=[
             types.FunctionCall(name="secure_api", args={}),
-            types.FunctionCall(name="secure_api", args={}),
             report_tool_result,
         ]
     )
@@ -1152,7 +1151,8 @@ def test_pattern_request_credential_pauses_the_run_with_an_adk_request_credentia
     assert auth_call.args["function_call_id"] == original_call_id
     assert auth_call.args["auth_config"]["credential_key"] == "secure_api"
 
-    # The client answers with the credential; the model retries the tool, which now runs.
+    # The client answers with the credential; the tool call that asked for it runs again at
+    # once (as in ADK), and the model answers from its result.
     answer = SECURE_API_AUTH.model_copy(update={"exchanged_auth_credential": "tok-123"})
     reply = types.Content(
         role="user",
@@ -1169,8 +1169,9 @@ def test_pattern_request_credential_pauses_the_run_with_an_adk_request_credentia
     events = list(runner.run(user_id=USER_ID, session_id=SESSION_ID, new_message=reply))
 
     assert api_calls == ["tok-123"]
+    assert events[0].get_function_responses()[0].id == original_call_id
     assert events[-1].text == 'secure_api says: {"data": "secret", "token_used": "tok-123"}'
-    assert len(llm.requests) == 3
+    assert len(llm.requests) == 2
 
 
 # --- 8. Artifact Handling ----------------------------------------------------------------------
@@ -1396,7 +1397,7 @@ def test_state_changes_in_callbacks_land_in_event_state_deltas_and_persist():
         callback_context.state["model_calls"] = callback_context.state.get("model_calls", 0) + 1
 
     def after_tool(tool, args, tool_context, tool_response):
-        tool_context.state["tool_result"] = tool_response["result"]
+        tool_context.state["tool_result"] = tool_response  # the raw return value, as in ADK
 
     def after_agent(callback_context):
         callback_context.state["after_agent"] = callback_context.state["temp:scratch"]

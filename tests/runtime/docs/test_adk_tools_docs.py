@@ -1068,6 +1068,7 @@ async def test_long_running_tool_pauses_and_resumes_with_the_clients_response() 
     llm = ScriptedLlm(
         responses=[
             types.FunctionCall(name="ask_for_approval", args={"purpose": "meals", "amount": 200.0}),
+            "I asked your manager to approve it; I will come back when they answer.",
             types.FunctionCall(name="reimburse", args={"purpose": "meals", "amount": 200.0}),
             "Your manager approved it: 200$ for meals is on its way.",
         ]
@@ -1096,10 +1097,10 @@ async def test_long_running_tool_pauses_and_resumes_with_the_clients_response() 
     assert call_event.is_final_response()
     assert long_running_function_response is not None
     assert ticket_id == "approval-ticket-1"
-    # The run paused after the call: the model was called once and nothing followed the
-    # function's interim result.
-    assert len(llm.requests) == 1
-    assert first_events[-1].get_function_responses() == [long_running_function_response]
+    # As in ADK, the model sees the interim result once and tells the user; the turn ends.
+    assert len(llm.requests) == 2
+    assert first_events[-1].text.startswith("I asked your manager")
+    assert first_events[-1].is_final_response()
 
     # The approver answered: send the updated response back with the same id.
     updated_response = long_running_function_response.model_copy(deep=True)
@@ -1115,10 +1116,15 @@ async def test_long_running_tool_pauses_and_resumes_with_the_clients_response() 
         )
     ]
 
-    (approved,) = last_function_responses(llm.requests[1])
-    assert approved.name == "ask_for_approval"
-    assert approved.response == {"status": "approved"}
-    (paid,) = last_function_responses(llm.requests[2])
+    # The final answer took the interim one's place: the call has exactly one response.
+    answers = [
+        p.function_response
+        for c in llm.requests[2].contents
+        for p in c.parts or []
+        if p.function_response and p.function_response.name == "ask_for_approval"
+    ]
+    assert [a.response for a in answers] == [{"status": "approved"}]
+    (paid,) = last_function_responses(llm.requests[3])
     assert paid.name == "reimburse"
     assert paid.response == {"status": "ok"}
     assert final_texts(second_events) == [
