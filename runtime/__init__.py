@@ -50,6 +50,15 @@ from runtime.models import BaseLlm, LlmRequest, LlmResponse, ScriptedLlm
 from runtime.models.gemini import Gemini
 from runtime.models.offline_llm import OfflineLlm
 from runtime.runners import InMemoryRunner, Runner
+from runtime.safety import (
+    ArgumentRule,
+    InvalidQueryPolicyError,
+    LlmScreen,
+    QueryPolicy,
+    ToolArgumentGuard,
+    check_query,
+    query_policy_from_state,
+)
 from runtime.sessions import (
     BaseSessionService,
     GetSessionConfig,
@@ -76,6 +85,7 @@ __all__ = [
     "AgentNotFoundError",
     "AgentTool",
     "AllEnabled",
+    "ArgumentRule",
     "AuthConfig",
     "BaseAgent",
     "BaseArtifactService",
@@ -98,12 +108,14 @@ __all__ = [
     "InMemoryRunner",
     "InMemorySessionService",
     "InMemorySwitchboard",
+    "InvalidQueryPolicyError",
     "InvocationContext",
     "ListSessionsResponse",
     "LlmAgent",
     "LlmCallsLimitExceededError",
     "LlmRequest",
     "LlmResponse",
+    "LlmScreen",
     "LongRunningFunctionTool",
     "LoopAgent",
     "MemoryEntry",
@@ -112,6 +124,7 @@ __all__ = [
     "ModelNotFoundError",
     "OfflineLlm",
     "ParallelAgent",
+    "QueryPolicy",
     "ReadonlyContext",
     "RunConfig",
     "Runner",
@@ -126,10 +139,13 @@ __all__ = [
     "StepLogger",
     "StreamingMode",
     "Switchboard",
+    "ToolArgumentGuard",
     "ToolContext",
     "callback_name",
+    "check_query",
     "get_default_callbacks",
     "inject_session_state",
     "named",
+    "query_policy_from_state",
     "transfer_to_agent",
 ]
