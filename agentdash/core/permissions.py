@@ -20,6 +20,9 @@ OPERATOR_PERMISSIONS = (
     "controls.add_policy",
     "controls.change_policy",
     "core.view_auditentry",
+    "timeline.view_span",
+    "timeline.view_sessionchange",
+    "registry.view_agentrecord",
 )
 
 

@@ -8,7 +8,7 @@ from django.shortcuts import render
 
 from agentdash.agent_sessions.selectors import session_list_for_user
 from agentdash.core.permissions import is_operator
-from agentdash.registry.models import AgentRecord
+from agentdash.registry.selectors import agent_list
 
 
 @login_required
@@ -18,7 +18,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "dashboard/home.html",
         {
             "sessions": session_list_for_user(user=request.user)[:100],
-            "agents": AgentRecord.objects.filter(available=True),
+            "agents": agent_list(),
             "is_operator": is_operator(request.user),
         },
     )

@@ -1,0 +1,153 @@
+"""Admin forms of the controls app: they parse and validate; saving goes through services."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from django import forms
+from django.contrib.admin.helpers import ActionForm
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.forms.fields import InvalidJSONInput
+from django.utils.html import format_html, format_html_join
+
+from agentdash.controls.models import CallbackSetting, Policy
+from agentdash.controls.policies import POLICY_KINDS, policy_validate
+from agentdash.controls.selectors import callback_names_known, policy_current_version
+from agentdash.controls.services import PolicyVersionConflict
+
+
+class DatalistInput(forms.TextInput):
+    """A text input offering ``options`` through a ``<datalist>``: free text stays possible."""
+
+    def __init__(self, options: list[str], attrs: dict[str, Any] | None = None) -> None:
+        super().__init__(attrs)
+        self.options = options
+
+    def render(self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer=None):  # type: ignore[no-untyped-def]
+        attrs = dict(attrs or {})
+        list_id = f"{attrs.get('id') or 'id_' + name}_options"
+        attrs["list"] = list_id
+        field = super().render(name, value, attrs, renderer)
+        if not self.options:
+            return field
+        options = format_html_join("", '<option value="{}"></option>', ((o,) for o in self.options))
+        return format_html('{}<datalist id="{}">{}</datalist>', field, list_id, options)
+
+
+class PrettyJSONField(forms.JSONField):
+    """JSON text indented for editing; invalid input is shown back exactly as typed."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, InvalidJSONInput):
+            return value
+        return json.dumps(value, ensure_ascii=False, indent=2, cls=self.encoder)
+
+
+def reason_field() -> forms.CharField:
+    return forms.CharField(
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Why you make this change; kept in the audit trail.",
+    )
+
+
+def _agent_names(text: str) -> list[str]:
+    return [name for name in re.split(r"[\s,]+", text) if name]
+
+
+class PolicyForm(forms.ModelForm):
+    """Edits a policy's config as JSON text. ``clean`` validates it against the kind's schema
+    (each problem listed with its path) and, when editing, checks the policy is still at the
+    version the form was loaded at (``loaded_version``, a hidden field)."""
+
+    kind = forms.ChoiceField(choices=())
+    config = PrettyJSONField(
+        widget=forms.Textarea(attrs={"rows": 14, "cols": 80, "class": "vLargeTextField"}),
+        help_text="JSON object; its keys depend on the kind.",
+    )
+    agents_text = forms.CharField(
+        label="Agents",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="Names of the agents this policy governs, separated by commas or spaces.",
+    )
+    enabled = forms.BooleanField(required=False, initial=True)
+    reason = reason_field()
+    loaded_version = forms.IntegerField(widget=forms.HiddenInput, required=False)
+
+    class Meta:
+        model = Policy
+        fields = ["name", "kind", "config", "enabled"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "kind" in self.fields:
+            self.fields["kind"].choices = [
+                (name, f"{name} — {kind.description}")
+                for name, kind in sorted(POLICY_KINDS.items())
+            ]
+        if self.instance.pk:
+            self.initial.setdefault("loaded_version", self.instance.version)
+            self.initial.setdefault("agents_text", ", ".join(self.instance.agents))
+            self.fields["loaded_version"].required = True
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        cleaned["agents"] = _agent_names(cleaned.get("agents_text") or "")
+        kind = self.instance.kind if self.instance.pk else cleaned.get("kind")
+        if kind and "config" in cleaned:
+            try:
+                cleaned["config"] = policy_validate(kind=kind, config=cleaned["config"])
+            except ValidationError as exc:
+                self._add_policy_errors(exc)
+        if self.instance.pk and cleaned.get("loaded_version") is not None:
+            self._check_version(cleaned["loaded_version"])
+        return cleaned
+
+    def _check_version(self, loaded: int) -> None:
+        # Inside the admin's transaction the row stays locked until the save: no one can
+        # slip in between this check and policy_update (which checks again regardless).
+        lock = transaction.get_connection().in_atomic_block
+        current = policy_current_version(policy_id=self.instance.pk, lock=lock)
+        if current is None:
+            self.add_error(None, "This policy was deleted while you were editing it.")
+        elif current != loaded:
+            conflict = PolicyVersionConflict(
+                policy=self.instance, expected_version=loaded, current_version=current
+            )
+            self.add_error(None, ValidationError(str(conflict), code="conflict"))
+
+    def _add_policy_errors(self, exc: ValidationError) -> None:
+        for path, messages in exc.message_dict.items():
+            if path == "kind":
+                self.add_error("kind" if "kind" in self.fields else None, messages)
+                continue
+            where = path.removeprefix("config").lstrip(".")
+            self.add_error("config", [f"{where}: {m}" if where else m for m in messages])
+
+
+class CallbackSettingForm(forms.ModelForm):
+    """Adds or edits one switch; agent and callback names are offered from the registry."""
+
+    reason = reason_field()
+
+    class Meta:
+        model = CallbackSetting
+        fields = ["agent_name", "callback_name", "session", "enabled"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        known = callback_names_known()
+        for field, options in (("agent_name", known.agents), ("callback_name", known.callbacks)):
+            if field in self.fields:
+                self.fields[field].widget = DatalistInput(options, attrs={"size": 40})
+
+
+class ReasonActionForm(ActionForm):
+    """The admin action bar with a reason, recorded with each change an action makes."""
+
+    reason = forms.CharField(required=False, max_length=1000, label="Reason:")

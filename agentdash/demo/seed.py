@@ -1,0 +1,126 @@
+"""Demo accounts and data for development: ``manage.py seed_demo``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from agentdash.conf import agentdash_setting
+from agentdash.core.permissions import OPERATORS_GROUP
+from agentdash.core.services import roles_ensure
+from agentdash.demo.policies import DEFAULT_QUERY_POLICY, QUERY_KIND
+from agentdash.registry.services import agents_mirror
+
+DEFAULT_DEMO_PASSWORD = "agentdash-demo"
+"""The demo accounts' password when ``AGENTDASH_DEMO_PASSWORD`` is not set (documented)."""
+
+DEMO_USERS = ("alice", "bob")
+DEMO_OPERATOR = "operator"
+DEMO_ADMIN = "admin"
+DATA_AGENT_POLICY = "data_agent query policy"
+
+
+class DemoSeedRefusedError(RuntimeError):
+    """Seeding demo accounts outside development (``DEBUG`` off) is refused."""
+
+
+@dataclass
+class DemoSeedResult:
+    """What :func:`demo_seed` did. ``password_is_default``: the documented default was used."""
+
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    password_is_default: bool = True
+    policy_created: bool = False
+    agents: list[str] = field(default_factory=list)
+
+
+def demo_password() -> tuple[str, bool]:
+    """``(password, is_default)``: ``AGENTDASH["DEMO_PASSWORD"]`` or the documented default."""
+    configured = agentdash_setting("DEMO_PASSWORD")
+    return (configured, False) if configured else (DEFAULT_DEMO_PASSWORD, True)
+
+
+def demo_login_hint() -> dict[str, Any] | None:
+    """What a login page may tell a developer (only with ``DEBUG`` on, else ``None``): the
+    demo user names and the password when it is the public default, never a configured one."""
+    if not settings.DEBUG:
+        return None
+    password, is_default = demo_password()
+    return {
+        "users": [*DEMO_USERS, DEMO_OPERATOR, DEMO_ADMIN],
+        "password": password if is_default else "",
+    }
+
+
+def _user_upsert(*, username: str, password: str, superuser: bool, result: DemoSeedResult) -> Any:
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(
+        username=username, defaults={"email": f"{username}@example.com"}
+    )
+    user.is_active = True
+    user.is_staff = superuser
+    user.is_superuser = superuser
+    user.set_password(password)
+    user.save()
+    (result.created if created else result.updated).append(username)
+    return user
+
+
+def _query_policy_ensure() -> bool:
+    """Create the data agent's default ``query`` policy unless it exists (validated and
+    audited by the controls service); an existing policy, maybe edited by an operator, is
+    left alone."""
+    from agentdash.controls.models import Policy
+
+    if Policy.objects.filter(name=DATA_AGENT_POLICY).exists():
+        return False
+    fields: dict[str, Any] = {
+        "name": DATA_AGENT_POLICY,
+        "kind": QUERY_KIND,
+        "config": dict(DEFAULT_QUERY_POLICY),
+        "agents": ["data_agent"],
+    }
+    from agentdash.controls.services import policy_create
+
+    policy_create(**fields, actor=None, reason="manage.py seed_demo")
+    return True
+
+
+def demo_seed() -> DemoSeedResult:
+    """Create or update the demo accounts — ``alice`` and ``bob`` (users), ``operator`` (in
+    the Operators group) and ``admin`` (superuser) — all with :func:`demo_password`; create
+    the data agent's default query policy if missing; mirror the configured agents.
+    Idempotent: a second run resets the same accounts to the same state.
+
+    Raises :class:`DemoSeedRefusedError` when ``settings.DEBUG`` is off, and
+    ``ImproperlyConfigured`` when a configured agent does not load.
+    """
+    if not settings.DEBUG:
+        raise DemoSeedRefusedError(
+            "seed_demo creates accounts with a known password; it only runs with DEBUG on "
+            "(development). Refusing because DEBUG is off."
+        )
+    password, is_default = demo_password()
+    result = DemoSeedResult(password_is_default=is_default)
+    with transaction.atomic():
+        roles_ensure()
+        operators = Group.objects.get(name=OPERATORS_GROUP)
+        for username in DEMO_USERS:
+            user = _user_upsert(
+                username=username, password=password, superuser=False, result=result
+            )
+            user.groups.remove(operators)
+        operator = _user_upsert(
+            username=DEMO_OPERATOR, password=password, superuser=False, result=result
+        )
+        operator.groups.add(operators)
+        _user_upsert(username=DEMO_ADMIN, password=password, superuser=True, result=result)
+        result.policy_created = _query_policy_ensure()
+        result.agents = [record.name for record in agents_mirror()]
+    return result

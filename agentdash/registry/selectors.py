@@ -1,0 +1,37 @@
+"""Reads of the registry: mirrored rows for listing, loaded objects for running."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from agentdash.registry.describe import agent_callback_list
+from agentdash.registry.loader import AgentNotRegisteredError, agents_load
+from agentdash.registry.models import AgentRecord
+from runtime import BaseAgent
+
+
+def agent_list(*, include_unavailable: bool = False) -> QuerySet[AgentRecord]:
+    """Mirrored agents by name; only those configured now unless ``include_unavailable``."""
+    records = AgentRecord.objects.order_by("name")
+    return records if include_unavailable else records.filter(available=True)
+
+
+def agent_get(*, name: str) -> BaseAgent:
+    """The loaded root agent called ``name``. Raises :class:`AgentNotRegisteredError` (a
+    ``LookupError``) listing the configured names when there is none."""
+    agents = agents_load()
+    try:
+        return agents[name]
+    except KeyError:
+        known = ", ".join(sorted(agents)) or "(none)"
+        raise AgentNotRegisteredError(
+            f"no configured agent is named {name!r}; configured: {known}"
+        ) from None
+
+
+def agent_callbacks(*, name: str) -> list[dict[str, Any]]:
+    """Every callback in the tree of root agent ``name``, from the loaded object (see
+    :func:`agentdash.registry.describe.agent_callback_list`). Raises like :func:`agent_get`."""
+    return agent_callback_list(agent=agent_get(name=name))

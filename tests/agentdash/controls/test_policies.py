@@ -1,0 +1,180 @@
+"""The policy kinds' config schemas: what passes, and the field message for each way to fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from agentdash.controls.policies import POLICY_KINDS, policy_validate, tool_guard_rules
+
+VALID: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    (
+        "query",
+        {"tables": ["orders"]},
+        {"select_only": True, "tables": ["orders"], "max_rows": None},
+    ),
+    (
+        "query",
+        {"select_only": False, "tables": ["sales.orders", "_tmp$1"], "max_rows": 1},
+        {"select_only": False, "tables": ["sales.orders", "_tmp$1"], "max_rows": 1},
+    ),
+    (
+        "query",
+        {"select_only": True, "tables": ["orders"], "max_rows": None},
+        {"select_only": True, "tables": ["orders"], "max_rows": None},
+    ),
+    (
+        "tool_guard",
+        {
+            "tools": {
+                "lookup": {
+                    "allowed_values": {"region": ["eu", "us"]},
+                    "patterns": {"id": r"[0-9]{1,8}"},
+                    "max_length": {"note": 0, "id": 8},
+                },
+                "search": {},
+            }
+        },
+        None,
+    ),
+    ("rate_limit", {"max_llm_calls": 1, "max_tool_calls": 500}, None),
+]
+
+
+@pytest.mark.parametrize(("kind", "config", "cleaned"), VALID)
+def test_valid_configs_pass(kind: str, config: dict[str, Any], cleaned: dict | None) -> None:
+    assert policy_validate(kind=kind, config=config) == (cleaned or config)
+
+
+def test_every_kind_has_a_valid_example() -> None:
+    assert {"query", "tool_guard", "rate_limit"} <= POLICY_KINDS.keys()
+    for name, kind in POLICY_KINDS.items():
+        policy_validate(kind=name, config=kind.example)
+
+
+INVALID: list[tuple[str, Any, str, str]] = [
+    # kind, config, field, a fragment of its message
+    ("query", ["orders"], "config", "must be an object, not a list"),
+    ("query", {}, "config.tables", "required"),
+    ("query", {"tables": ["t"], "limit": 5}, "config.limit", "Unknown key"),
+    ("query", {"tables": ["t"], "select_only": "yes"}, "config.select_only", "must be a boolean"),
+    ("query", {"tables": "orders"}, "config.tables", "must be a list"),
+    ("query", {"tables": []}, "config.tables", "at least one table"),
+    ("query", {"tables": ["orders", "x; drop table y"]}, "config.tables[1]", "not a table name"),
+    ("query", {"tables": [""]}, "config.tables[0]", "not a table name"),
+    ("query", {"tables": [7]}, "config.tables[0]", "not a table name"),
+    ("query", {"tables": ["t"], "max_rows": 0}, "config.max_rows", "at least 1"),
+    ("query", {"tables": ["t"], "max_rows": "10"}, "config.max_rows", "must be an integer"),
+    ("query", {"tables": ["t"], "max_rows": True}, "config.max_rows", "must be an integer"),
+    ("query", {"tables": ["t"], "max_rows": 2.5}, "config.max_rows", "must be an integer"),
+    ("tool_guard", {}, "config.tools", "required"),
+    ("tool_guard", "tools", "config", "must be an object"),
+    ("tool_guard", {"tools": {}, "mode": "x"}, "config.mode", "Unknown key"),
+    ("tool_guard", {"tools": []}, "config.tools", "must map tool names"),
+    ("tool_guard", {"tools": {}}, "config.tools", "at least one tool"),
+    ("tool_guard", {"tools": {"t": []}}, "config.tools.t", "must be an object"),
+    ("tool_guard", {"tools": {"t": {"regex": {}}}}, "config.tools.t.regex", "Unknown key"),
+    (
+        "tool_guard",
+        {"tools": {"t": {"patterns": ["a"]}}},
+        "config.tools.t.patterns",
+        "must map argument names",
+    ),
+    (
+        "tool_guard",
+        {"tools": {"t": {"patterns": {"q": "(unclosed"}}}},
+        "config.tools.t.patterns.q",
+        "not a valid regular expression",
+    ),
+    (
+        "tool_guard",
+        {"tools": {"t": {"patterns": {"q": 5}}}},
+        "config.tools.t.patterns.q",
+        "must be a regular expression",
+    ),
+    (
+        "tool_guard",
+        {"tools": {"t": {"allowed_values": {"a": "eu"}}}},
+        "config.tools.t.allowed_values.a",
+        "non-empty list",
+    ),
+    (
+        "tool_guard",
+        {"tools": {"t": {"allowed_values": {"a": []}}}},
+        "config.tools.t.allowed_values.a",
+        "non-empty list",
+    ),
+    (
+        "tool_guard",
+        {"tools": {"t": {"max_length": {"a": -1}}}},
+        "config.tools.t.max_length.a",
+        "at least 0",
+    ),
+    (
+        "tool_guard",
+        {"tools": {"t": {"max_length": {"a": "9"}}}},
+        "config.tools.t.max_length.a",
+        "must be an integer",
+    ),
+    ("tool_guard", {"tools": {" ": {}}}, "config.tools", "must not be empty"),
+    ("rate_limit", {"max_llm_calls": 3}, "config.max_tool_calls", "required"),
+    ("rate_limit", {"max_llm_calls": 0, "max_tool_calls": 1}, "config.max_llm_calls", "least 1"),
+    (
+        "rate_limit",
+        {"max_llm_calls": 1, "max_tool_calls": None},
+        "config.max_tool_calls",
+        "integer",
+    ),
+    (
+        "rate_limit",
+        {"max_llm_calls": 1, "max_tool_calls": 1, "per": "minute"},
+        "config.per",
+        "Unknown key",
+    ),
+    ("rate_limit", None, "config", "must be an object, not null"),
+    ("no_such_kind", {}, "kind", "Unknown policy kind 'no_such_kind'"),
+]
+
+
+@pytest.mark.parametrize(("kind", "config", "field", "fragment"), INVALID)
+def test_invalid_configs_name_the_field(kind: str, config: Any, field: str, fragment: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        policy_validate(kind=kind, config=config)
+    errors = caught.value.message_dict
+    assert field in errors, errors
+    assert any(fragment in message for message in errors[field]), errors[field]
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    with pytest.raises(ValidationError) as caught:
+        policy_validate(
+            kind="query", config={"select_only": 1, "tables": ["ok", "not ok"], "extra": 1}
+        )
+    assert set(caught.value.message_dict) == {
+        "config.select_only",
+        "config.tables[1]",
+        "config.extra",
+    }
+
+
+def test_query_fields_mirror_the_runtime_query_policy() -> None:
+    safety = pytest.importorskip("runtime.safety")
+    example = POLICY_KINDS["query"].example
+    assert set(example) == set(safety.QueryPolicy.model_fields)
+    for kind, config, _ in VALID:
+        if kind == "query":
+            safety.QueryPolicy.model_validate(policy_validate(kind=kind, config=config))
+
+
+def test_tool_guard_config_becomes_runtime_guard_rules() -> None:
+    safety = pytest.importorskip("runtime.safety")
+    config = policy_validate(kind="tool_guard", config=VALID[3][1])
+    rules = tool_guard_rules(config=config)
+    guard = safety.ToolArgumentGuard(rules)
+    assert rules["lookup"]["id"] == safety.ArgumentRule(pattern=r"[0-9]{1,8}", max_length=8)
+    assert guard.check("lookup", {"id": "123", "region": "eu"}, {}) is None
+    assert guard.check("lookup", {"id": "12a"}, {})[1] == "pattern"
+    assert guard.check("lookup", {"region": "mars"}, {})[1] == "allowed_values"
+    assert guard.check("lookup", {"note": "x"}, {})[1] == "max_length"

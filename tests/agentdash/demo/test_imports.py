@@ -1,0 +1,44 @@
+"""The demo modules import (and the data agent runs) without Django being set up, as
+``python -m runtime chat agentdash.demo.data_agent`` does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from django.conf import settings
+
+SCRIPT = """
+from runtime.cli import main
+import django.apps
+main(["chat", "agentdash.demo.{module}", "-m", {message!r}])
+assert not django.apps.apps.ready
+"""
+
+
+def run_chat(module: str, message: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env.pop("GOOGLE_API_KEY", None)
+    env.pop("GEMINI_API_KEY", None)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT.format(module=module, message=message)],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_support_desk_chats_without_django() -> None:
+    out = run_chat("support_desk", "A billing question about invoice 1003")
+    assert "[support_desk] calls transfer_to_agent({'agent_name': 'billing_agent'})" in out
+    assert "42.00 EUR" in out
+
+
+def test_data_agent_uses_the_default_policy_without_django() -> None:
+    out = run_chat("data_agent", 'Run this query sql: "SELECT * FROM salaries"')
+    assert "unauthorized tables: salaries. Allowed: customers, orders" in out
