@@ -1,0 +1,81 @@
+"""Fixtures for the Django tests: one user per role.
+
+- ``alice`` and ``bob``: plain users (chat, see their own sessions);
+- ``operator_user``: in the Operators group, not staff (sees everything, changes controls,
+  no Django admin);
+- ``staff_operator``: an operator who is also staff (Django admin, limited to the operator
+  permissions);
+- ``superuser``: everything.
+
+``role_users`` maps the role names used by the authorization matrix to these users
+(``anonymous`` → None).
+
+Passwords are hashed with MD5 in tests: PBKDF2's deliberate slowness (~0.3 s a user) would
+cost minutes over the authorization matrix and buys a test nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group, User
+
+from agentdash.core.permissions import OPERATORS_GROUP
+from agentdash.core.services import roles_ensure
+
+PASSWORD = "correct-horse-battery-staple-42"
+ROLES = ("anonymous", "alice", "operator", "staff_operator", "superuser")
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def operators_group(db: None) -> Group:
+    roles_ensure()
+    return Group.objects.get(name=OPERATORS_GROUP)
+
+
+@pytest.fixture
+def alice(db: None) -> User:
+    return User.objects.create_user("alice", "alice@example.com", PASSWORD)
+
+
+@pytest.fixture
+def bob(db: None) -> User:
+    return User.objects.create_user("bob", "bob@example.com", PASSWORD)
+
+
+@pytest.fixture
+def operator_user(operators_group: Group) -> User:
+    user = User.objects.create_user("operator", "operator@example.com", PASSWORD)
+    user.groups.add(operators_group)
+    return user
+
+
+@pytest.fixture
+def staff_operator(operators_group: Group) -> User:
+    user = User.objects.create_user("staffop", "staffop@example.com", PASSWORD, is_staff=True)
+    user.groups.add(operators_group)
+    return user
+
+
+@pytest.fixture
+def superuser(db: None) -> User:
+    return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+
+
+@pytest.fixture
+def role_users(
+    alice: User, operator_user: User, staff_operator: User, superuser: User
+) -> dict[str, User | None]:
+    return {
+        "anonymous": None,
+        "alice": alice,
+        "operator": operator_user,
+        "staff_operator": staff_operator,
+        "superuser": superuser,
+    }

@@ -1,0 +1,305 @@
+"""Who may reach what: every URL of the project × every role, against a declared table.
+
+The routes are found by walking the URL resolver, so a new endpoint is covered the moment it
+is added — and ``test_every_route_declares_its_access`` FAILS until its access is declared
+in ``ACCESS`` below. Declaring it is the point: whoever adds a URL states, role by role, what
+should happen.
+
+Django admin's own URLs are not walked (there are hundreds, all behind ``admin_view``); its
+index, login and logout are declared in ``ADMIN`` and one model changelist per app is checked
+against the model admin's permissions.
+
+A route with parameters makes them in ``kwargs``, from the role users; for example a page of
+one session, which its owner and operators see and other users get 404 for::
+
+    "sessions/<str:session_id>/": [
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {"session_id": session_factory(owner=make_user("carol")).id},
+        ),
+    ],
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import User
+from django.http import HttpResponse
+from django.test import Client, RequestFactory
+from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
+
+from tests.agentdash.conftest import PASSWORD, ROLES
+
+Users = Mapping[str, User | None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: int
+    location: str | None = None  # for redirects: where to (a prefix)
+
+    def __str__(self) -> str:
+        return f"{self.status} → {self.location}" if self.location else str(self.status)
+
+
+OK = Outcome(200)
+FORBIDDEN = Outcome(403)
+NOT_FOUND = Outcome(404)
+NOT_ALLOWED = Outcome(405)
+
+
+def redirect(to: str) -> Outcome:
+    return Outcome(302, to)
+
+
+LOGIN = redirect("/login/?next=")  # login_required
+ADMIN_LOGIN = redirect("/admin/login/?next=")  # admin_view for anyone but active staff
+
+
+@dataclass(frozen=True)
+class Case:
+    """One request (``method`` on the route, URL parameters from ``kwargs``) and what each
+    role gets back."""
+
+    expect: Mapping[str, Outcome]
+    method: str = "get"
+    # URL parameters, made per test from the role users (it may create rows, e.g. a session
+    # owned by alice, to check that bob gets 404 on it).
+    kwargs: Callable[[Users], dict[str, Any]] | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+def roles(
+    *,
+    anonymous: Outcome,
+    alice: Outcome,
+    operator: Outcome,
+    staff_operator: Outcome | None = None,
+    superuser: Outcome | None = None,
+) -> dict[str, Outcome]:
+    """Outcomes per role; staff operators default to operators, superusers to staff ones."""
+    staff_operator = staff_operator or operator
+    return {
+        "anonymous": anonymous,
+        "alice": alice,
+        "operator": operator,
+        "staff_operator": staff_operator,
+        "superuser": superuser or staff_operator,
+    }
+
+
+def everyone(outcome: Outcome) -> dict[str, Outcome]:
+    return roles(anonymous=outcome, alice=outcome, operator=outcome)
+
+
+def signed_in(outcome: Outcome, *, anonymous: Outcome = LOGIN) -> dict[str, Outcome]:
+    """Any signed-in user gets ``outcome``; anonymous visitors are sent to log in."""
+    return roles(anonymous=anonymous, alice=outcome, operator=outcome)
+
+
+def operators_only(*, alice: Outcome = FORBIDDEN) -> dict[str, Outcome]:
+    return roles(anonymous=LOGIN, alice=alice, operator=OK)
+
+
+# ── The table. Keys are full routes as Django spells them (``str(pattern)`` joined). ──────────
+ACCESS: dict[str, list[Case]] = {
+    "login/": [
+        Case(roles(anonymous=OK, alice=redirect("/"), operator=redirect("/"))),
+    ],
+    "logout/": [
+        Case(everyone(NOT_ALLOWED)),  # logging out takes a POST (with the CSRF token)
+        Case(everyone(redirect("/login/")), method="post"),
+    ],
+    "": [Case(signed_in(OK))],  # dashboard:home
+}
+
+ADMIN: dict[str, list[Case]] = {
+    "admin/": [
+        Case(
+            roles(
+                anonymous=ADMIN_LOGIN, alice=ADMIN_LOGIN, operator=ADMIN_LOGIN, staff_operator=OK
+            )
+        ),
+    ],
+    "admin/login/": [
+        Case(roles(anonymous=OK, alice=OK, operator=OK, staff_operator=redirect("/admin/"))),
+    ],
+    "admin/logout/": [
+        Case(roles(anonymous=redirect("/admin/"), alice=redirect("/admin/"),
+                   operator=redirect("/admin/"), staff_operator=NOT_ALLOWED)),
+        Case(roles(anonymous=redirect("/admin/"), alice=redirect("/admin/"),
+                   operator=redirect("/admin/"), staff_operator=redirect("/login/")),
+             method="post"),
+    ],
+}  # fmt: skip
+
+
+# ── Discovery ──────────────────────────────────────────────────────────────────────────────
+def _walk(patterns: list[Any], prefix: str) -> Iterator[tuple[str, URLPattern | URLResolver]]:
+    for pattern in patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            if pattern.namespace == "admin" or pattern.app_name == "admin":
+                yield route, pattern  # the admin site: checked through ADMIN, not walked
+                continue
+            yield from _walk(pattern.url_patterns, route)
+        else:
+            yield route, pattern
+
+
+def project_routes() -> dict[str, URLPattern]:
+    """Every route of the project except the admin site's, by full route string."""
+    return {
+        route: p for route, p in _walk(get_resolver().url_patterns, "") if isinstance(p, URLPattern)
+    }
+
+
+def admin_prefixes() -> list[str]:
+    return [
+        route for route, p in _walk(get_resolver().url_patterns, "") if isinstance(p, URLResolver)
+    ]
+
+
+_PARAM = re.compile(r"<(?:[^>:]+:)?([^>]+)>")
+
+
+def url_for(route: str, kwargs: Mapping[str, Any]) -> str:
+    return "/" + _PARAM.sub(lambda m: str(kwargs[m.group(1)]), route)
+
+
+def assert_outcome(response: HttpResponse, expected: Outcome, what: str) -> None:
+    got = Outcome(response.status_code, response.headers.get("Location"))
+    assert response.status_code == expected.status, f"{what}: expected {expected}, got {got}"
+    if expected.location is not None:
+        location = response.headers.get("Location", "")
+        assert location.startswith(expected.location), f"{what}: expected {expected}, got {got}"
+
+
+def sign_in(client: Client, user: User | None) -> None:
+    if user is not None:
+        client.force_login(user)
+
+
+def _params(table: dict[str, list[Case]]) -> list[Any]:
+    return [
+        pytest.param(route, case, role, id=f"{case.method.upper()} /{route} as {role}")
+        for route, cases in table.items()
+        for case in cases
+        for role in ROLES
+    ]
+
+
+# ── The tests ──────────────────────────────────────────────────────────────────────────────
+def test_every_route_declares_its_access() -> None:
+    routes = set(project_routes())
+    undeclared = sorted(routes - set(ACCESS))
+    assert not undeclared, (
+        f"New URL(s) {undeclared} have no declared access: add them to ACCESS in "
+        "tests/agentdash/test_authorization.py, with the outcome for every role."
+    )
+    stale = sorted(set(ACCESS) - routes)
+    assert not stale, f"ACCESS lists route(s) that no longer exist: {stale}"
+
+
+def test_every_case_names_every_role() -> None:
+    for route, cases in {**ACCESS, **ADMIN}.items():
+        for case in cases:
+            assert set(case.expect) == set(ROLES), route
+
+
+def test_the_admin_site_is_where_the_table_says() -> None:
+    assert admin_prefixes() == ["admin/"]
+    assert reverse("admin:index") == "/admin/"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("route", "case", "role"), _params(ACCESS))
+def test_access(client: Client, role_users: Users, route: str, case: Case, role: str) -> None:
+    kwargs = case.kwargs(role_users) if case.kwargs else {}
+    url = url_for(route, kwargs)
+    assert resolve(url).route == route, f"{url} does not resolve to {route!r}"
+    sign_in(client, role_users[role])
+    response = getattr(client, case.method)(url, data=dict(case.data))
+    assert_outcome(response, case.expect[role], f"{case.method.upper()} {url} as {role}")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("route", "case", "role"), _params(ADMIN))
+def test_admin_access(client: Client, role_users: Users, route: str, case: Case, role: str) -> None:
+    url = url_for(route, {})
+    sign_in(client, role_users[role])
+    response = getattr(client, case.method)(url, data=dict(case.data))
+    assert_outcome(response, case.expect[role], f"{case.method.upper()} {url} as {role}")
+
+
+def _one_model_per_app() -> list[Any]:
+    by_app: dict[str, Any] = {}
+    for model in sorted(admin.site._registry, key=lambda m: m._meta.label):
+        by_app.setdefault(model._meta.app_label, model)
+    return [pytest.param(model, id=model._meta.label) for model in by_app.values()]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("model", _one_model_per_app())
+@pytest.mark.parametrize("role", ROLES)
+def test_admin_changelist(client: Client, role_users: Users, model: Any, role: str) -> None:
+    """Only active staff get past the admin login; among them, the model's permissions
+    decide (403 without view/change permission)."""
+    user = role_users[role]
+    url = reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+    if user is None or not user.is_staff:
+        expected = ADMIN_LOGIN
+    else:
+        request = RequestFactory().get(url)
+        request.user = user
+        model_admin = admin.site._registry[model]
+        expected = OK if model_admin.has_view_or_change_permission(request) else FORBIDDEN
+    if role == "superuser":
+        assert expected == OK
+    if role == "staff_operator" and model._meta.app_label == "auth":
+        assert expected == FORBIDDEN, "operators must not manage users or groups"
+    sign_in(client, user)
+    assert_outcome(client.get(url), expected, f"GET {url} as {role}")
+
+
+# ── Around the table ───────────────────────────────────────────────────────────────────────
+@pytest.mark.django_db
+def test_logging_in_with_the_form(client: Client, alice: User) -> None:
+    response = client.post("/login/", {"username": "alice", "password": PASSWORD})
+    assert_outcome(response, redirect("/"), "POST /login/")
+    assert client.get("/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_wrong_password_does_not_log_in(client: Client, alice: User) -> None:
+    response = client.post("/login/", {"username": "alice", "password": "wrong"})
+    assert response.status_code == 200
+    assert_outcome(client.get("/"), LOGIN, "GET / after a failed login")
+
+
+@pytest.mark.django_db
+def test_logout_needs_the_csrf_token(alice: User) -> None:
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+    assert client.post("/logout/").status_code == 403
+    assert client.get("/").status_code == 200  # still signed in
+
+
+@pytest.mark.django_db
+def test_login_redirect_keeps_the_page_asked_for(client: Client) -> None:
+    response = client.get("/")
+    assert response.headers["Location"] == "/login/?next=/"
+
+
+@pytest.mark.django_db
+def test_the_login_page_ignores_an_offsite_next(client: Client, alice: User) -> None:
+    response = client.post(
+        "/login/?next=https://evil.example.com/", {"username": "alice", "password": PASSWORD}
+    )
+    assert_outcome(response, redirect("/"), "POST /login/?next=offsite")

@@ -1,0 +1,57 @@
+"""Test-wide set-up: where the test database lives.
+
+pytest-django gives SQLite an in-memory test database by default, and separate threads
+cannot share one: a ``django_db(transaction=True)`` test whose threads write and read
+would see nothing of each other's work. So on SQLite the test database is a file under
+``var/``. Its name carries the process id, as does the PostgreSQL one, so that two test runs
+in one work tree (or one machine's PostgreSQL) never delete each other's database; each run
+removes its own at the end.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(
+    django_db_modify_db_settings_parallel_suffix: None,
+) -> Iterator[None]:
+    """pytest-django's hook, run just before the test databases are created."""
+    from django.conf import settings
+
+    db = settings.DATABASES["default"]
+    test = db.setdefault("TEST", {})
+    leftovers: list[Path] = []
+    if not test.get("NAME"):  # an explicit name (or pytest-xdist's suffix) wins
+        if db["ENGINE"] == "django.db.backends.sqlite3":
+            path = Path(settings.VAR_DIR) / f"test-agentdash-{os.getpid()}.sqlite3"
+            test["NAME"] = str(path)
+            leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), path]
+        else:
+            test["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
+    yield
+    for path in leftovers:  # Django removes the database file; WAL files may stay behind
+        path.unlink(missing_ok=True)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[None]:
+    """pytest-django's test database set-up, plus, at the end, on PostgreSQL: end the sessions
+    other threads left open (``sync_to_async`` worker threads keep their connections), which
+    would otherwise stop the test database from being dropped."""
+    yield
+    with django_db_blocker.unblock():
+        from django.db import connection
+
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                )
