@@ -48,14 +48,16 @@ class SessionEvent(models.Model):
 
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveIntegerField()
-    event_id = models.CharField(max_length=64)
-    invocation_id = models.CharField(max_length=64, blank=True)
+    event_id = models.CharField(max_length=128)
+    invocation_id = models.CharField(max_length=128, blank=True)
     author = models.CharField(max_length=128)
     timestamp = models.FloatField()
     version = models.PositiveBigIntegerField(
         help_text="The session version this event's state delta produced."
     )
-    state_delta_keys = models.JSONField(default=list, blank=True)
+    state_delta_keys = models.JSONField(
+        default=list, blank=True, help_text="The stored keys of the event's state delta."
+    )
     data = models.JSONField(help_text="The event as the runtime serializes it.")
 
     class Meta:
@@ -75,23 +77,28 @@ class SessionEvent(models.Model):
 
 
 class AppState(models.Model):
-    """``app:`` keys, shared by every session of an app."""
+    """``app:`` keys, shared by every session of an app. ``version`` goes up by one with every
+    change (writers compare-and-swap on it); ``key_versions`` maps each key to the version
+    that last changed it, so an operator edit can tell whether *its* keys moved."""
 
     app_name = models.CharField(max_length=128, unique=True)
     state = models.JSONField(default=dict, blank=True)
     version = models.PositiveBigIntegerField(default=0)
+    key_versions = models.JSONField(default=dict, blank=True)
 
     def __str__(self) -> str:
         return f"app state of {self.app_name}"
 
 
 class UserState(models.Model):
-    """``user:`` keys, shared by one user's sessions of an app."""
+    """``user:`` keys, shared by one user's sessions of an app; versioned like
+    :class:`AppState`."""
 
     app_name = models.CharField(max_length=128)
     user_id = models.CharField(max_length=128)
     state = models.JSONField(default=dict, blank=True)
     version = models.PositiveBigIntegerField(default=0)
+    key_versions = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -134,7 +141,10 @@ class MemoryRecord(models.Model):
     author = models.CharField(max_length=128, blank=True)
     timestamp = models.FloatField()
     text = models.TextField()
-    words = models.TextField(help_text="Lower-cased words of the text, space separated.")
+    words = models.TextField(
+        help_text="The text's distinct lower-cased words, space separated and space padded "
+        "(' cake tea '), so a whole word matches with LIKE '% tea %'."
+    )
     content = models.JSONField()
 
     class Meta:

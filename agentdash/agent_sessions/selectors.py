@@ -1,13 +1,33 @@
-"""Reads of sessions, always through the user's permissions."""
+"""Reads of sessions, their events and state; the user-facing ones go through permissions."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.http import Http404
 
-from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
 from agentdash.core.permissions import is_operator
+from runtime.events.event import Event
+from runtime.sessions.base_session_service import GetSessionConfig, SessionNotFoundError
+from runtime.sessions.session import Session
+
+_SESSION_FIELDS = ("id", "app_name", "user_id", "state", "version", "event_count")
+
+
+@dataclass(frozen=True)
+class SessionStateView:
+    """A session's merged state and the versions an edit of it must be based on."""
+
+    session_id: str
+    state: dict[str, Any]
+    version: int
+    app_version: int
+    user_version: int
+    event_count: int
 
 
 def session_list_for_user(*, user: Any) -> QuerySet[AgentSession]:
@@ -19,3 +39,128 @@ def session_list_for_user(*, user: Any) -> QuerySet[AgentSession]:
     if is_operator(user):
         return sessions
     return sessions.filter(owner=user)
+
+
+def session_get_for_user(*, user: Any, session_id: str) -> AgentSession:
+    """The session, if ``user`` may see it. Raises ``PermissionDenied`` for anonymous users and
+    ``Http404`` for a missing session *or* someone else's (so ids are not confirmed)."""
+    if not getattr(user, "is_authenticated", False):
+        raise PermissionDenied("log in to see sessions")
+    found = session_list_for_user(user=user).filter(pk=session_id).first()
+    if found is None:
+        raise Http404("no such session")
+    return found
+
+
+def session_events(
+    *,
+    session_id: str,
+    after_seq: int = 0,
+    invocation_id: str | None = None,
+    author: str | None = None,
+) -> QuerySet[SessionEvent]:
+    """The session's stored events after ``after_seq``, in order, optionally only one
+    invocation's or one author's. ``event_from_row`` turns a row back into an ``Event``."""
+    events = SessionEvent.objects.filter(session_id=session_id, seq__gt=after_seq)
+    if invocation_id is not None:
+        events = events.filter(invocation_id=invocation_id)
+    if author is not None:
+        events = events.filter(author=author)
+    return events.order_by("seq")
+
+
+def event_from_row(row: SessionEvent) -> Event:
+    return Event.model_validate(row.data)
+
+
+def session_state_view(*, session_id: str) -> SessionStateView:
+    """The merged state (app, then user, then the session's own keys) with the session's
+    version and its shared scopes' versions. Raises ``SessionNotFoundError``."""
+    row = AgentSession.objects.filter(pk=session_id).values(*_SESSION_FIELDS).first()
+    if row is None:
+        raise SessionNotFoundError(f"session {session_id!r} does not exist")
+    app = AppState.objects.filter(app_name=row["app_name"]).values("state", "version").first()
+    user = (
+        UserState.objects.filter(app_name=row["app_name"], user_id=row["user_id"])
+        .values("state", "version")
+        .first()
+    )
+    app = app or {"state": {}, "version": 0}
+    user = user or {"state": {}, "version": 0}
+    return SessionStateView(
+        session_id=session_id,
+        state={**app["state"], **user["state"], **row["state"]},
+        version=row["version"],
+        app_version=app["version"],
+        user_version=user["version"],
+        event_count=row["event_count"],
+    )
+
+
+def session_snapshot(
+    *,
+    session_id: str,
+    app_name: str,
+    user_id: str,
+    config: GetSessionConfig | None = None,
+) -> Session | None:
+    """The runtime ``Session`` (merged state, stored events) or ``None`` when the session does
+    not exist in that app for that user. Events are read up to the row's ``event_count``, so
+    they match the own state read with them even while writers append."""
+    row = (
+        AgentSession.objects.filter(pk=session_id, app_name=app_name, user_id=user_id)
+        .values(*_SESSION_FIELDS, "last_update_time")
+        .first()
+    )
+    if row is None:
+        return None
+    events = SessionEvent.objects.filter(session_id=session_id, seq__lte=row["event_count"])
+    if config is not None and config.after_timestamp is not None:
+        events = events.filter(timestamp__gt=config.after_timestamp)
+    if config is not None and config.num_recent_events is not None:
+        if config.num_recent_events <= 0:
+            data: list[dict[str, Any]] = []
+        else:
+            newest = events.order_by("-seq").values_list("data", flat=True)
+            data = list(newest[: config.num_recent_events])[::-1]
+    else:
+        data = list(events.order_by("seq").values_list("data", flat=True))
+    shared = _shared_states(app_name, [user_id])
+    return Session(
+        id=row["id"],
+        app_name=app_name,
+        user_id=user_id,
+        state={**shared[user_id], **row["state"]},
+        events=[Event.model_validate(d) for d in data],
+        last_update_time=row["last_update_time"],
+    )
+
+
+def session_snapshots(*, app_name: str, user_id: str | None = None) -> list[Session]:
+    """The app's sessions (one user's when ``user_id`` is given), merged state, no events."""
+    rows = AgentSession.objects.filter(app_name=app_name)
+    if user_id is not None:
+        rows = rows.filter(user_id=user_id)
+    found = list(rows.order_by("last_update_time").values(*_SESSION_FIELDS, "last_update_time"))
+    shared = _shared_states(app_name, sorted({r["user_id"] for r in found}))
+    return [
+        Session(
+            id=r["id"],
+            app_name=app_name,
+            user_id=r["user_id"],
+            state={**shared[r["user_id"]], **r["state"]},
+            last_update_time=r["last_update_time"],
+        )
+        for r in found
+    ]
+
+
+def _shared_states(app_name: str, user_ids: list[str]) -> dict[str, dict[str, Any]]:
+    """user id → the app's ``app:`` keys overlaid with that user's ``user:`` keys."""
+    app = AppState.objects.filter(app_name=app_name).values_list("state", flat=True).first()
+    users = dict(
+        UserState.objects.filter(app_name=app_name, user_id__in=user_ids).values_list(
+            "user_id", "state"
+        )
+    )
+    return {uid: {**(app or {}), **users.get(uid, {})} for uid in user_ids}
