@@ -1,8 +1,7 @@
-"""One model call and one round of tool calls, with callbacks and spans around each."""
+"""One model call, with its callbacks and span; shared helpers of the agent's steps."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
@@ -10,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 from google.genai import types
 from opentelemetry.trace import SpanKind, Status, StatusCode
-from pydantic import BaseModel
 
 from runtime.agents._contents import CLIENT_ID_PREFIX
 from runtime.agents.callback_context import CallbackContext
@@ -28,11 +26,8 @@ from runtime.telemetry.tracing import (
     iterate_in_span,
     mark_error,
     open_span,
-    start_span,
 )
-from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
-from runtime.tools.tool_context import ToolContext
 
 if TYPE_CHECKING:
     from runtime.agents.invocation_context import InvocationContext
@@ -46,7 +41,7 @@ def capture_content(ctx: InvocationContext) -> bool:
     )
 
 
-def _base_attributes(ctx: InvocationContext) -> dict[str, Any]:
+def base_attributes(ctx: InvocationContext) -> dict[str, Any]:
     return {
         GenAI.AGENT_NAME: ctx.agent.name,
         GenAI.CONVERSATION_ID: ctx.session.id,
@@ -82,7 +77,7 @@ async def call_model(
     """Call the model once: yields partial events while streaming, then the response event."""
     cb_ctx = CallbackContext(ctx)
     attributes = {
-        **_base_attributes(ctx),
+        **base_attributes(ctx),
         GenAI.OPERATION_NAME: Operation.GENERATE_CONTENT,
         GenAI.REQUEST_MODEL: request.model or llm.model,
         GenAI.PROVIDER_NAME: llm.provider,
@@ -231,168 +226,3 @@ def _with_call_ids(content: types.Content) -> types.Content:
         for p in parts
     ]
     return content.model_copy(update={"parts": fresh})
-
-
-async def _call_tool(
-    agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, Any]
-) -> tuple[types.Part | None, EventActions]:
-    actions = EventActions()
-    tool_ctx = ToolContext(ctx, function_call_id=call.id, event_actions=actions)
-    name = call.name or ""
-    tool = tools.get(name)
-    args: dict[str, Any] = dict(call.args or {})
-    attributes = {
-        **_base_attributes(ctx),
-        GenAI.OPERATION_NAME: Operation.EXECUTE_TOOL,
-        GenAI.TOOL_NAME: name,
-        GenAI.TOOL_CALL_ID: call.id or "",
-        GenAI.TOOL_TYPE: getattr(tool, "tool_type", "function"),
-        AgentDash.SPAN_KIND: "tool",
-    }
-    if tool is not None and tool.description:
-        attributes[GenAI.TOOL_DESCRIPTION] = tool.description[:512]
-    capture = capture_content(ctx)
-    with start_span(f"execute_tool {name}", attributes) as span:
-        if capture:
-            span.set_attribute(GenAI.TOOL_ARGS, to_json(args))
-        if tool is None:
-            known = ", ".join(sorted(tools)) or "(none)"
-            result: Any = {"error": f"there is no tool named {name!r}; available tools: {known}"}
-            span.set_attribute(AgentDash.ERROR_MESSAGE, result["error"])
-        else:
-            result = await _run_tool(agent, ctx, tool, args, tool_ctx, span)
-        if tool is not None and tool.is_long_running:
-            span.set_attribute(AgentDash.LONG_RUNNING, True)
-        if result is not None and not isinstance(result, dict):
-            result = {"result": result}
-        if capture and result is not None:
-            span.set_attribute(GenAI.TOOL_OUTPUT, to_json(result))
-        if actions.transfer_to_agent:
-            span.set_attribute(AgentDash.TRANSFER_TO, actions.transfer_to_agent)
-        if actions.escalate:
-            span.set_attribute(AgentDash.ESCALATE, True)
-    if result is None:
-        return None, actions
-    response = types.FunctionResponse(id=call.id, name=name, response=result)
-    return types.Part(function_response=response), actions
-
-
-async def _run_tool(
-    agent: LlmAgent,
-    ctx: InvocationContext,
-    tool: BaseTool,
-    args: dict[str, Any],
-    tool_ctx: ToolContext,
-    span: LiveSpan,
-) -> Any:
-    common: dict[str, Any] = {"tool": tool, "args": args, "tool_context": tool_ctx}
-    result = await run_adk_callbacks(
-        ctx, "before_tool", agent._before_tool, dict, step_span=span, **common
-    )
-    if result is None:
-        await run_any_agent_hook(
-            ctx, "before_tool_execution", agent.callbacks, span, tool=tool, args=args
-        )
-        try:
-            result = await tool.run_async(args=args, tool_context=tool_ctx)
-        except Exception as exc:
-            mark_error(span, exc)
-            result = await run_adk_callbacks(
-                ctx,
-                "on_tool_error",
-                agent._on_tool_error,
-                dict,
-                step_span=span,
-                mark=AgentDash.REPLACED_BY,
-                error=exc,
-                **common,
-            )
-            if result is None:
-                raise
-        await run_any_agent_hook(
-            ctx,
-            "after_tool_execution",
-            agent.callbacks,
-            span,
-            tool=tool,
-            args=args,
-            tool_response=result,
-        )
-    # As in ADK, after_tool callbacks see the tool's own return value, before any wrapping.
-    replaced = await run_adk_callbacks(
-        ctx,
-        "after_tool",
-        agent._after_tool,
-        dict,
-        step_span=span,
-        mark=AgentDash.REPLACED_BY,
-        tool_response=result,
-        **common,
-    )
-    if replaced is not None:
-        return replaced
-    if result is None and tool.is_long_running:
-        return None
-    # Only a long-running tool may answer nothing; otherwise ``None`` is {"result": None}.
-    return result if isinstance(result, dict) else {"result": result}
-
-
-async def call_tools(
-    agent: LlmAgent, ctx: InvocationContext, model_event: Event, tools: dict[str, Any]
-) -> Event | None:
-    """Run every function call of ``model_event`` (concurrently when there are several) and
-    return one event with all their responses and merged actions, or ``None`` when no call
-    produced a response (long-running tools that returned nothing)."""
-    calls = model_event.get_function_calls()
-    if len(calls) == 1:
-        results = [await _call_tool(agent, ctx, calls[0], tools)]
-    else:
-        # A TaskGroup cancels the other calls as soon as one fails.
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_call_tool(agent, ctx, c, tools)) for c in calls]
-        results = [t.result() for t in tasks]
-    actions = EventActions()
-    parts: list[types.Part] = []
-    for part, call_actions in results:
-        actions.merge(call_actions)
-        if part is not None:
-            parts.append(part)
-    if not parts and actions.is_empty():
-        return None
-    return Event(
-        invocation_id=ctx.invocation_id,
-        author=agent.name,
-        branch=ctx.branch,
-        content=types.Content(role="user", parts=parts) if parts else None,
-        actions=actions,
-    )
-
-
-def auth_request_event(
-    agent: LlmAgent, ctx: InvocationContext, response_event: Event
-) -> Event | None:
-    """The ``adk_request_credential`` calls for the credentials the tools of
-    ``response_event`` asked for (``ToolContext.request_credential``), or ``None``.
-
-    Each call's args name the tool call (``function_call_id``) and its ``auth_config``; the
-    calls are long-running, so the client answers them with function responses of the same id.
-    """
-    requested = response_event.actions.requested_auth_configs
-    if not requested:
-        return None
-    parts: list[types.Part] = []
-    ids: set[str] = set()
-    for function_call_id, config in requested.items():
-        call_id = CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]
-        ids.add(call_id)
-        dumped = config.model_dump() if isinstance(config, BaseModel) else config
-        args = {"function_call_id": function_call_id, "auth_config": dumped}
-        call = types.FunctionCall(id=call_id, name=REQUEST_CREDENTIAL_FUNCTION, args=args)
-        parts.append(types.Part(function_call=call))
-    return Event(
-        invocation_id=ctx.invocation_id,
-        author=agent.name,
-        branch=ctx.branch,
-        content=types.Content(role="model", parts=parts),
-        long_running_tool_ids=ids,
-    )

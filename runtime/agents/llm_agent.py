@@ -12,7 +12,8 @@ from google.genai import types
 from pydantic import BaseModel
 
 from runtime.agents._contents import build_contents
-from runtime.agents._llm_flow import auth_request_event, call_model, call_tools
+from runtime.agents._llm_flow import call_model
+from runtime.agents._tool_calls import auth_request_event, call_tools
 from runtime.agents.base_agent import BaseAgent
 from runtime.agents.instructions import inject_session_state
 from runtime.agents.invocation_context import InvocationContext
