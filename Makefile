@@ -7,7 +7,8 @@ PG     := scripts/postgres.sh
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop
+.PHONY: install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+	worker redis-start redis-stop
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +23,24 @@ run: $(STAMP)
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) agentdash.asgi:application
+
+# The scale mode's run worker: Celery on the project's Redis (scripts/redis.sh), the threads
+# pool (each slot waits for its run; the runs share the process's one event loop), database
+# connections kept per pool thread. Serve the site with the same settings:
+#   REDIS_URL="$(scripts/redis.sh start)" AGENTDASH_EXECUTOR=celery .venv/bin/daphne ...
+# WORKER_CONCURRENCY runs at once per worker process.
+WORKER_CONCURRENCY ?= 8
+worker: $(STAMP)
+	url="$$(scripts/redis.sh start)" && \
+	REDIS_URL="$${REDIS_URL:-$$url}" AGENTDASH_EXECUTOR=celery DATABASE_CONN_MAX_AGE="$${DATABASE_CONN_MAX_AGE:-60}" \
+	$(VENV)/bin/celery -A agentdash.celery_app worker --pool threads \
+		--concurrency $(WORKER_CONCURRENCY) --loglevel INFO
+
+redis-start:
+	@scripts/redis.sh start
+
+redis-stop:
+	@scripts/redis.sh stop
 
 # pytest exits 5 when it collected no test: that is a failure here, never a pass (make stops
 # on any non-zero exit).
@@ -43,7 +62,7 @@ test-sqlite: $(STAMP)
 	DATABASE_URL= $(PY) -m pytest $(PYTEST_ARGS)
 
 test-postgres: $(STAMP)
-	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest tests/agentdash $(PYTEST_ARGS)
+	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest tests/agentdash -m "not browser" $(PYTEST_ARGS)
 
 postgres-start:
 	@$(PG) start

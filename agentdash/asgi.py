@@ -1,4 +1,4 @@
-"""The ASGI application daphne serves."""
+"""The ASGI application daphne serves: Django for HTTP, Channels consumers for websockets."""
 
 import os
 
@@ -8,12 +8,24 @@ from django.core.asgi import get_asgi_application
 
 django_asgi_app = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402
+from channels.auth import AuthMiddlewareStack  # noqa: E402
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
+from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+from agentdash.routing import websocket_urlpatterns  # noqa: E402
 
 # In development daphne serves /static/ itself, as runserver does; in production a web server
 # (or whitenoise) does.
 http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
 
-application = ProtocolTypeRouter({"http": http_app})
+# Websockets: only from allowed origins (agentdash.E005), authenticated by the session cookie.
+application = ProtocolTypeRouter(
+    {
+        "http": http_app,
+        "websocket": AllowedHostsOriginValidator(
+            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+        ),
+    }
+)

@@ -28,6 +28,8 @@ from pydantic_core import to_jsonable_python
 
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
+from agentdash.timeline.models import SessionChange
+from agentdash.timeline.services import session_change_next
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import SessionNotFoundError
 from runtime.sessions.state import scope_of, without_temp
@@ -118,7 +120,8 @@ def event_append(
 ) -> Appended:
     """Store ``event_data`` (from :func:`event_serialize`) as the session's next event and
     apply its state delta, all in one transaction; a lost compare-and-swap redoes the write
-    on fresh rows read ``FOR UPDATE``.
+    on fresh rows read ``FOR UPDATE``. The event also gets the session's next change seq
+    (``timeline.SessionChange``, kind ``event``) in that transaction.
 
     ``app_name``/``user_id``, when given, must match the session. ``check`` runs inside each
     attempt after the reads and may raise to refuse the write (nothing is written then).
@@ -209,6 +212,8 @@ def _append_once(
         state_delta_keys=sorted(delta),
         data=event_data,
     )
+    # The session's change log, in the event's transaction: live clients catch up from it.
+    session_change_next(session_id=session_id, kind=SessionChange.Kind.EVENT, ref=event_data["id"])
     app_state = _scope_swap(AppState, current.app, parts["app"])
     user_state = _scope_swap(UserState, current.user, parts["user"])
     return Appended(

@@ -28,6 +28,9 @@ class Run(models.Model):
     worker = models.CharField(max_length=128, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the run was last handed to the executor."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     trace_id = models.CharField(max_length=32, blank=True)

@@ -77,7 +77,11 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'agentdash.sqlite3'}",
-        conn_max_age=0,
+        # Seconds a thread keeps its connection (0: one per unit of work). Run workers do
+        # their database work on a small thread pool: `make worker` keeps those connections
+        # (DATABASE_CONN_MAX_AGE=60), checked before reuse.
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -152,5 +156,33 @@ AGENTDASH = {
         ],
     ),
     "EXECUTOR": os.environ.get("AGENTDASH_EXECUTOR", "inline"),
+    # Runs (agentdash/runs/conf.py documents each).
+    "INLINE_CONCURRENCY": int(os.environ.get("AGENTDASH_INLINE_CONCURRENCY", "8")),
+    "RUN_HEARTBEAT_S": float(os.environ.get("AGENTDASH_RUN_HEARTBEAT_S", "2")),
+    "RUN_STALE_AFTER_S": float(os.environ.get("AGENTDASH_RUN_STALE_AFTER_S", "30")),
+    "RUN_MAX_ATTEMPTS": int(os.environ.get("AGENTDASH_RUN_MAX_ATTEMPTS", "3")),
+    "RUN_REQUEUE_AFTER_S": float(os.environ.get("AGENTDASH_RUN_REQUEUE_AFTER_S", "60")),
+    "REAPER_INTERVAL_S": float(os.environ.get("AGENTDASH_REAPER_INTERVAL_S", "5")),
     "DEMO_PASSWORD": os.environ.get("AGENTDASH_DEMO_PASSWORD", ""),
 }
+
+# Celery, for AGENTDASH_EXECUTOR=celery (agentdash/celery_app.py). Redis is the broker; there
+# is no result backend (the Run row is the truth). A run's message is acknowledged when the
+# run ends (acks_late): a worker killed mid-run leaves it for another worker once the
+# visibility timeout has passed, and reject_on_worker_lost re-queues it when a pool sees its
+# process die. One message per task slot (prefetch multiplier 1): a busy worker never sits on
+# runs another could start. The threads pool: each task slot only waits for its run, which
+# executes on the worker process's one event loop (see agentdash/runs/tasks.py).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": float(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
+}
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_QUEUE", "agentdash-runs")
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_WORKER_POOL = "threads"
+CELERY_WORKER_CONCURRENCY = int(os.environ.get("CELERY_WORKER_CONCURRENCY", "8"))
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False

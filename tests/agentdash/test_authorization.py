@@ -107,6 +107,18 @@ def operators_only(*, alice: Outcome = FORBIDDEN) -> dict[str, Outcome]:
     return roles(anonymous=LOGIN, alice=alice, operator=OK)
 
 
+def _user(username: str) -> User:
+    return User.objects.create_user(username, f"{username}@example.com", PASSWORD)
+
+
+def _session_of(owner: User | None) -> str:
+    """A new session of the capital agent owned by ``owner``; its id."""
+    from agentdash.agent_sessions.services import session_create
+
+    assert owner is not None
+    return session_create(app_name="capital_agent", user_id=str(owner.pk), owner=owner).id
+
+
 # ── The table. Keys are full routes as Django spells them (``str(pattern)`` joined). ──────────
 ACCESS: dict[str, list[Case]] = {
     "login/": [
@@ -117,6 +129,28 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(redirect("/login/")), method="post"),
     ],
     "": [Case(signed_in(OK))],  # dashboard:home
+    "sessions/": [  # dashboard:session_new ("New chat")
+        Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED)),
+        Case(
+            roles(anonymous=LOGIN, alice=redirect("/sessions/"), operator=redirect("/sessions/")),
+            method="post",
+            data={"agent": "capital_agent"},
+        ),
+    ],
+    "sessions/<str:session_id>/": [  # dashboard:session
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            signed_in(OK),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
+            kwargs=lambda users: {"session_id": "no-such-session"},
+        ),
+    ],
 }
 
 ADMIN: dict[str, list[Case]] = {

@@ -13,20 +13,32 @@ from django.urls import reverse
 from agentdash.core.models import AuditEntry
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, run_cancel_request
+from agentdash.timeline.models import SessionChange
 
 pytestmark = pytest.mark.django_db
 
 MakeRun = Callable[..., Run]
 
 
-@pytest.mark.parametrize("status", [Run.Status.QUEUED, Run.Status.RUNNING])
+@pytest.mark.parametrize(
+    ("status", "after"),
+    [
+        (Run.Status.QUEUED, Run.Status.CANCELLED),  # nobody runs it: cancelled at once
+        (Run.Status.RUNNING, Run.Status.RUNNING),  # its worker does the stopping
+    ],
+)
 def test_cancel_request_is_stored_and_audited(
-    make_run: MakeRun, superuser: User, status: str
+    make_run: MakeRun, superuser: User, status: str, after: str
 ) -> None:
     run = make_run(status)
     stored = run_cancel_request(run=run, actor=superuser, reason="runaway loop")
     assert stored.cancel_requested and stored.cancel_reason == "runaway loop"
-    assert stored.status == status  # the executor does the stopping
+    assert stored.status == after
+    assert (stored.error, stored.finished_at is not None) == (
+        ("Cancelled: runaway loop", True) if after == Run.Status.CANCELLED else ("", False)
+    )
+    change = SessionChange.objects.get()  # the run changed: clients hear of it
+    assert (change.kind, change.ref) == ("run", str(run.pk))
     entry = AuditEntry.objects.get()
     assert (entry.action, entry.target_type, entry.target_id) == (
         "run.cancel_request",
@@ -35,8 +47,12 @@ def test_cancel_request_is_stored_and_audited(
     )
     assert entry.before["cancel_requested"] is False and entry.after["cancel_requested"] is True
     assert entry.actor == superuser and entry.reason == "runaway loop"
-    run_cancel_request(run=run, actor=superuser, reason="again")  # already asked: no-op
-    assert AuditEntry.objects.count() == 1
+    if after == Run.Status.RUNNING:
+        run_cancel_request(run=run, actor=superuser, reason="again")  # already asked: no-op
+    else:
+        with pytest.raises(RunNotCancellable):
+            run_cancel_request(run=run, actor=superuser, reason="again")
+    assert AuditEntry.objects.count() == 1 and SessionChange.objects.count() == 1
     assert Run.objects.get(pk=run.pk).cancel_reason == "runaway loop"
 
 

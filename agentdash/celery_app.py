@@ -1,0 +1,49 @@
+"""The Celery application of the scale mode (``AGENTDASH_EXECUTOR=celery``).
+
+Start a worker with ``make worker`` or ``celery -A agentdash.celery_app worker``; settings are
+the ``CELERY_*`` ones in ``agentdash.settings`` (Redis broker from ``REDIS_URL``, late acks,
+the threads pool). Each worker process starts its run loop as soon as it is up — with the
+switchboard, the control listener, the live pipeline and the reaper on it — not at its first
+task, so a worker that gets no run still reaps the runs of one that died.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery, signals
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentdash.settings")
+
+app = Celery("agentdash")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks(["agentdash.runs"])
+
+
+def _start_run_loop() -> None:
+    from agentdash.runs.host import run_host
+
+    run_host().start_thread(runs=True)
+
+
+@signals.worker_process_init.connect
+def _on_process_init(**kwargs: Any) -> None:
+    """A pool child (prefork) or the solo pool's process: its own loop, after the fork."""
+    _start_run_loop()
+
+
+@signals.worker_ready.connect
+def _on_worker_ready(sender: Any = None, **kwargs: Any) -> None:
+    """The threads pool runs tasks in this process: start the loop here (never before a
+    prefork pool forks: a thread does not survive a fork)."""
+    pool = getattr(sender, "pool", None)
+    if pool is not None and "prefork" not in type(pool).__module__:
+        _start_run_loop()
+
+
+@signals.worker_shutdown.connect
+def _on_shutdown(**kwargs: Any) -> None:
+    from agentdash.runs.host import run_host
+
+    run_host().stop_thread()

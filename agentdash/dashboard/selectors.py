@@ -1,0 +1,83 @@
+"""Reads for the dashboard's pages: what the session page hands its scripts."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.selectors import session_state_view
+from agentdash.controls.selectors import callback_settings_snapshot
+from agentdash.core.permissions import can_edit_state, is_operator
+from agentdash.registry.loader import AgentNotRegisteredError
+from agentdash.registry.models import AgentRecord
+from agentdash.registry.selectors import agent_callbacks, agent_get
+from runtime import LlmAgent
+from runtime.telemetry.attributes import CONTENT_CAPTURE
+
+BUILT_IN_SLOT = "built-in"
+
+
+def session_ws_path(*, session_id: str) -> str:
+    """The websocket path of a session (docs/PROTOCOL.md), its id percent-encoded."""
+    return f"/ws/sessions/{quote(session_id, safe='')}/"
+
+
+def session_callback_switches(*, session: AgentSession) -> list[dict[str, Any]]:
+    """The callbacks of the session's agent tree (``agent_callbacks``), plus the built-in
+    content-capture switch of each LLM agent, each with the switches set for it:
+    ``global`` and ``session`` (``True``/``False``, or ``None`` when unset) and ``enabled``,
+    what applies to this session (the session's switch, else the global one, else on).
+
+    An agent that is no longer configured has no callbacks to offer: ``[]``."""
+    try:
+        root = agent_get(name=session.app_name)
+    except AgentNotRegisteredError:
+        return []
+    callbacks = agent_callbacks(name=session.app_name)
+    llm_agents = [agent.name for agent in root.walk() if isinstance(agent, LlmAgent)]
+    callbacks += [
+        {"agent": name, "slot": BUILT_IN_SLOT, "name": CONTENT_CAPTURE, "style": BUILT_IN_SLOT}
+        for name in llm_agents
+    ]
+    switches = callback_settings_snapshot()
+    out = []
+    for callback in callbacks:
+        on_global = switches.get((callback["name"], callback["agent"], None))
+        on_session = switches.get((callback["name"], callback["agent"], session.id))
+        effective = on_session if on_session is not None else on_global
+        out.append(
+            {
+                **callback,
+                "global": on_global,
+                "session": on_session,
+                "enabled": True if effective is None else effective,
+            }
+        )
+    return out
+
+
+def session_page_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
+    """What the session page passes to its scripts (through ``json_script``).
+
+    Everyone who may see the session gets its id, agent, model and websocket path; operators
+    also get the agent's callback switches and, with the permission to edit state, the merged
+    state and the version an edit is based on."""
+    record = AgentRecord.objects.filter(name=session.app_name).values("model").first()
+    operator = is_operator(user)
+    data: dict[str, Any] = {
+        "session_id": session.id,
+        "app_name": session.app_name,
+        "model": record["model"] if record else "",
+        "ws_path": session_ws_path(session_id=session.id),
+        "is_operator": operator,
+        "can_edit_state": operator and can_edit_state(user),
+        "callbacks": [],
+    }
+    if operator:
+        data["callbacks"] = session_callback_switches(session=session)
+    if data["can_edit_state"]:
+        view = session_state_view(session_id=session.id)
+        data["state"] = view.state
+        data["version"] = view.version
+    return data

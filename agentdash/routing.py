@@ -1,0 +1,11 @@
+"""Websocket routes (the HTTP ones are in ``urls``)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from agentdash.timeline.consumers import SessionConsumer
+
+websocket_urlpatterns = [
+    path("ws/sessions/<str:session_id>/", SessionConsumer.as_asgi(), name="session-live"),
+]

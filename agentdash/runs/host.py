@@ -1,0 +1,169 @@
+"""This process's run loop: the one event loop agent runs execute on, and its services.
+
+In daphne (inline executor) it is the server's own loop, adopted the first time async code
+starts the executor; in a Celery worker process it is a loop of its own in a daemon thread.
+Either way one loop runs many agent runs at once and, beside them, the services a run needs:
+the process-wide :class:`DatabaseSwitchboard` (loaded at start, kept fresh by the control
+listener), the live pipeline, and the reaper.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import threading
+from collections.abc import Coroutine
+from typing import Any
+
+from asgiref.sync import SyncToAsync
+
+from agentdash.controls.switchboard import DatabaseSwitchboard
+from agentdash.runs import live
+
+logger = logging.getLogger(__name__)
+
+START_TIMEOUT_S = 60.0
+
+
+class RunHost:
+    """The loop and the background services of this process (one instance: :func:`run_host`).
+
+    ``astart`` adopts the running loop (unless another live loop is already the host's);
+    ``start_thread`` makes a loop in a daemon thread. With ``runs=True`` the services for
+    executing runs start too (switchboard, control listener, reaper); the live pipeline
+    always starts. Starting again is a no-op; concurrent starters wait for the first.
+    """
+
+    def __init__(self) -> None:
+        self.switchboard = DatabaseSwitchboard()
+        self.worker_name = f"{socket.gethostname()}:{os.getpid()}"
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._started: dict[str, asyncio.Future[None]] = {}
+        self._services: list[asyncio.Task[None]] = []
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The host's loop while it is open."""
+        loop = self._loop
+        return None if loop is None or loop.is_closed() else loop
+
+    async def astart(self, *, runs: bool = True) -> None:
+        """Start on the running loop (or, if the host already has another open loop, there)."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self.loop is None:
+                self._loop, self._started, self._services = loop, {}, []
+            host = self._loop
+        if host is not loop:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._start(runs), host))
+            return
+        await self._start(runs)
+
+    async def _start(self, runs: bool) -> None:
+        # On the host loop only, so the dict needs no lock.
+        for name in ("live", "runs") if runs else ("live",):
+            started = self._started.get(name)
+            if started is None:
+                started = self._started[name] = asyncio.get_running_loop().create_future()
+                try:
+                    await self._start_part(name)
+                except BaseException as exc:
+                    del self._started[name]
+                    started.set_exception(exc)
+                    started.exception()  # retrieved: only the awaiting starters see it
+                    raise
+                started.set_result(None)
+            await asyncio.shield(started)
+
+    async def _start_part(self, name: str) -> None:
+        if name == "live":
+            live.start()
+            return
+        try:
+            await self.switchboard.arefresh()
+        except Exception:  # e.g. before migrate: callbacks all run until a reload works
+            logger.exception("loading the callback switches failed")
+        from agentdash.runs.reaper import reap_forever
+
+        self.spawn(live.control_listener(self.switchboard), name="agentdash.control-listener")
+        self.spawn(reap_forever(), name="agentdash.reaper")
+
+    def spawn(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
+        """Run a background service on the host loop until :meth:`astop` (call on the loop)."""
+        task = asyncio.get_running_loop().create_task(_logged(coro, name), name=name)
+        self._services.append(task)
+
+    def start_thread(self, *, runs: bool = True) -> asyncio.AbstractEventLoop:
+        """Give the host a loop of its own in a daemon thread (if it has none) and start its
+        services there; returns when they have started. For processes with no loop of their
+        own (Celery workers, management commands); never call it from the host loop."""
+        with self._lock:
+            loop = self.loop
+            if loop is None:
+                loop = asyncio.new_event_loop()
+                self._loop, self._started, self._services = loop, {}, []
+                self._thread = threading.Thread(
+                    target=loop.run_forever, name="agentdash-run-loop", daemon=True
+                )
+                self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(runs), loop).result(START_TIMEOUT_S)
+        return loop
+
+    def ensure_loop(self, *, runs: bool = True) -> asyncio.AbstractEventLoop:
+        """The host loop, from any thread: the current one; else, in a thread that async code
+        called into (``sync_to_async``), that code's loop; else a loop of our own."""
+        loop = self.loop
+        if loop is not None:
+            return loop
+        caller = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+        pid = getattr(SyncToAsync.threadlocal, "main_event_loop_pid", None)
+        if caller is not None and pid == os.getpid() and not caller.is_closed():
+            with self._lock:
+                if self.loop is None:
+                    self._loop, self._started, self._services = caller, {}, []
+            asyncio.run_coroutine_threadsafe(self.astart(runs=runs), caller)
+            return self.loop or caller
+        return self.start_thread(runs=runs)
+
+    async def astop(self) -> None:
+        """Stop the services and forget the loop (call on the host loop; tests, shutdown)."""
+        services, self._services = self._services, []
+        for task in services:
+            task.cancel()
+        await asyncio.gather(*services, return_exceptions=True)
+        if "live" in self._started:
+            await live.stop()
+        with self._lock:
+            self._loop, self._started = None, {}
+
+    def stop_thread(self) -> None:
+        """Stop a loop made by :meth:`start_thread` (from another thread)."""
+        loop, thread = self.loop, self._thread
+        if loop is None or thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(self.astop(), loop).result(START_TIMEOUT_S)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(START_TIMEOUT_S)
+        loop.close()
+        self._thread = None
+
+
+async def _logged(coro: Coroutine[Any, Any, None], name: str) -> None:
+    try:
+        await coro
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        logger.exception("background service %s stopped", name)
+
+
+_host = RunHost()
+
+
+def run_host() -> RunHost:
+    """This process's run host."""
+    return _host

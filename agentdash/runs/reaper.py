@@ -1,0 +1,163 @@
+"""The reaper: no run is left running forever, and no queued run is forgotten.
+
+Every executor process runs :func:`reap_forever` on its run loop. Passes in several processes
+at once are harmless: each transition is a conditional update that only one of them wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.runs.conf import run_setting
+from agentdash.runs.models import Run
+from agentdash.runs.services import run_change_record, run_report
+from agentdash.timeline.models import Span
+from agentdash.timeline.services import span_upsert
+
+logger = logging.getLogger(__name__)
+
+WORKER_DIED = "run's worker died"
+
+
+@dataclass
+class ReapReport:
+    """What one pass did: run ids re-queued, failed and submitted again, spans closed, and
+    the sessions whose change log grew."""
+
+    requeued: list[int] = field(default_factory=list)
+    failed: list[int] = field(default_factory=list)
+    resubmitted: list[int] = field(default_factory=list)
+    spans_closed: int = 0
+    session_ids: set[str] = field(default_factory=set)
+
+
+def _submit(run_id: int) -> None:
+    from agentdash.runs.executors import executor_get
+
+    executor_get().submit(run_id)
+
+
+def runs_reap(
+    *,
+    stale_after_s: float,
+    max_attempts: int,
+    requeue_after_s: float | None = None,
+    submit: Callable[[int], None] | None = None,
+) -> ReapReport:
+    """One pass.
+
+    A ``running`` run whose heartbeat is older than ``stale_after_s`` has lost its worker: its
+    still-open spans (of the run or of its trace) are closed as errored ("run's worker died"),
+    and it goes back to ``queued`` and to the executor when it has had fewer than
+    ``max_attempts`` attempts, else it ends ``failed`` ("worker stopped: no heartbeat since
+    …") and the chat is told. A ``queued`` run handed to the executor more than
+    ``requeue_after_s`` ago is handed to it again (a duplicate is harmless: runs are
+    claimed). Each status change records a seq (announced to the live pipeline on commit).
+    ``submit`` defaults to the executor's.
+    """
+    submit = submit or _submit
+    now = timezone.now()
+    report = ReapReport()
+    cutoff = now - timedelta(seconds=stale_after_s)
+    stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    for run in Run.objects.select_related("session").filter(stale, status=Run.Status.RUNNING):
+        _reap_one(run, stale, max_attempts, submit, report)
+    if requeue_after_s is not None:
+        since = now - timedelta(seconds=requeue_after_s)
+        waiting = Q(queued_at__lt=since) | Q(queued_at__isnull=True, created_at__lt=since)
+        queued = Run.objects.filter(waiting, status=Run.Status.QUEUED)
+        for run_id in queued.values_list("pk", flat=True):
+            if queued.filter(pk=run_id).update(queued_at=now):
+                report.resubmitted.append(run_id)
+                submit(run_id)
+    return report
+
+
+def _reap_one(
+    run: Run, stale: Q, max_attempts: int, submit: Callable[[int], None], report: ReapReport
+) -> None:
+    seen = run.heartbeat_at or run.started_at
+    why = f"worker stopped: no heartbeat since {_when(seen)}"
+    detail = f"{why} (worker {run.worker or '?'}, attempt {run.attempt} of {max_attempts})"
+    mine = Run.objects.filter(stale, pk=run.pk, status=Run.Status.RUNNING, attempt=run.attempt)
+    retry = run.attempt < max_attempts
+    with transaction.atomic():
+        if retry:
+            changed = mine.update(
+                status=Run.Status.QUEUED,
+                worker="",
+                heartbeat_at=None,
+                queued_at=timezone.now(),
+                error=f"{detail}; queued again",
+            )
+        else:
+            changed = mine.update(
+                status=Run.Status.FAILED, finished_at=timezone.now(), error=detail
+            )
+        if not changed:
+            return  # it came back to life, or another reaper was first
+        report.spans_closed += _spans_close(run, f"{WORKER_DIED}: {why}")
+        run_change_record(run=run)
+        if retry:
+            transaction.on_commit(lambda: submit(run.pk))
+    (report.requeued if retry else report.failed).append(run.pk)
+    report.session_ids.add(run.session_id)
+    logger.warning("run %s (%s): %s", run.pk, "queued again" if retry else "failed", detail)
+    if not retry:
+        run_report(run=run, code="WORKER_LOST", message=f"The run failed: {detail}.")
+
+
+def _spans_close(run: Run, message: str) -> int:
+    """End the run's open spans (this attempt's trace, or tagged with the run) as errored."""
+    where = Q(run_id=run.pk)
+    if run.trace_id:
+        where |= Q(trace_id=run.trace_id)
+    end = time.time_ns()
+    closed = 0
+    for span in Span.objects.filter(where, end_time__isnull=True):
+        write = span_upsert(
+            trace_id=span.trace_id,
+            span_id=span.span_id,
+            name=span.name,
+            start_time=span.start_time,
+            end_time=max(end, span.start_time),
+            parent_span_id=span.parent_span_id,
+            kind=span.kind,
+            status=Span.Status.ERROR,
+            status_message=message,
+            attributes=span.attributes,
+            events=span.events,
+            session_id=span.session_id,
+            run_id=span.run_id or run.pk,
+        )
+        closed += write.stored
+    return closed
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.isoformat(timespec="seconds") if moment else "it started"
+
+
+async def reap_forever() -> None:
+    """Reap every ``REAPER_INTERVAL_S`` with the configured limits, until cancelled."""
+    reap = in_worker_thread(runs_reap)
+    while True:
+        try:
+            await reap(
+                stale_after_s=float(run_setting("RUN_STALE_AFTER_S")),
+                max_attempts=int(run_setting("RUN_MAX_ATTEMPTS")),
+                requeue_after_s=float(run_setting("RUN_REQUEUE_AFTER_S")),
+            )
+        except Exception:
+            logger.exception("reaping runs failed; trying again at the next tick")
+        await asyncio.sleep(float(run_setting("REAPER_INTERVAL_S")))

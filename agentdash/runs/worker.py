@@ -1,0 +1,201 @@
+"""Executing one run: claim it, run its agent, record the outcome. Every executor calls
+:func:`run_execute`; it runs on the process's run loop among many others."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from contextlib import aclosing
+from dataclasses import dataclass
+
+from google.genai import types
+
+from agentdash.agent_sessions.artifact_service import DjangoArtifactService
+from agentdash.agent_sessions.memory_service import DjangoMemoryService
+from agentdash.agent_sessions.session_service import DjangoSessionService, in_worker_thread
+from agentdash.registry.selectors import agent_get
+from agentdash.runs import live
+from agentdash.runs.conf import run_setting
+from agentdash.runs.host import run_host
+from agentdash.runs.models import Run
+from agentdash.runs.resume import run_resume_prepare
+from agentdash.runs.services import (
+    run_cancel_message,
+    run_claim,
+    run_fail,
+    run_finish,
+    run_heartbeat,
+    run_report,
+    run_trace_set,
+)
+from runtime import RunConfig, Runner, StreamingMode
+from runtime.errors import CallbackError, ModelCallError
+from runtime.events.event import Event
+from runtime.sessions.session import Session
+from runtime.telemetry.tracing import trace_id_hex
+
+logger = logging.getLogger(__name__)
+
+_TRACE_NOTE = re.compile(r"\btrace ([0-9a-f]{32})\b")
+_NO_TRACE = "0" * 32
+
+
+class RunSessionService(DjangoSessionService):
+    """The database session store as one run uses it: the first stored event tells the run
+    which trace it runs in, recorded on the run. (Each stored event gets a change seq, which
+    announces it to the live pipeline.)"""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.trace_id = ""
+
+    async def aappend_event(self, session: Session, event: Event) -> Event:
+        stored = await super().aappend_event(session, event)
+        if not self.trace_id and not event.partial:
+            found = trace_id_hex()  # the invocation's span is current while the runner stores
+            if found != _NO_TRACE:
+                self.trace_id = found
+                await in_worker_thread(run_trace_set)(run=self.run, trace_id=found)
+        return stored
+
+
+@dataclass
+class _Watch:
+    """Why the heartbeat stopped the run, if it did: ``"cancel"`` (asked to) or ``"lost"``
+    (the run is no longer this attempt's)."""
+
+    stop: str | None = None
+    reason: str = ""
+    done: bool = False
+
+
+async def run_execute(run_id: int, *, worker: str) -> None:
+    """Execute run ``run_id`` as ``worker`` if it is still queued; if not (another worker has
+    it, it finished, it was cancelled), return at once: a duplicate delivery is harmless.
+
+    The run's root agent runs with the database stores and this process's switchboard. A
+    heartbeat every ``RUN_HEARTBEAT_S`` keeps the run alive and stops it when a cancel is
+    asked for. The outcome is recorded: ``succeeded``; ``cancelled`` with the reason; or
+    ``failed`` with the exception's type and message — and for the last two the chat gets an
+    event saying so. Nothing a run does raises out of here; a failure to record its outcome
+    does (the reaper then takes the run up).
+    """
+    run = await in_worker_thread(run_claim)(run_id=run_id, worker=worker)
+    if run is None:
+        logger.info("run %s is not queued any more: nothing to do", run_id)
+        return
+    me = asyncio.current_task()
+    assert me is not None
+    watch = _Watch()
+    beat = asyncio.create_task(_heartbeat(run, watch, me), name=f"agentdash-heartbeat-{run_id}")
+    service = RunSessionService(run)
+    error: BaseException | None = None
+    try:
+        await _drive(run, service)
+        watch.done = True
+    except asyncio.CancelledError:
+        watch.done = True
+        if watch.stop is None:
+            raise  # the process is stopping: the reaper will queue the run again
+        me.uncancel()
+    except Exception as exc:
+        watch.done = True
+        error = exc
+    finally:
+        beat.cancel()
+        await asyncio.gather(beat, return_exceptions=True)
+    await _record(run, service.trace_id, watch, error)
+
+
+async def _drive(run: Run, service: RunSessionService) -> None:
+    agent = await in_worker_thread(agent_get)(name=run.agent_name)
+    runner = Runner(
+        agent=agent,
+        app_name=agent.name,
+        session_service=service,
+        artifact_service=DjangoArtifactService(),
+        memory_service=DjangoMemoryService(),
+        switchboard=run_host().switchboard,
+    )
+    message: types.Content | None = types.Content.model_validate(run.message)
+    if run.attempt > 1 and await in_worker_thread(run_resume_prepare)(run=run):
+        message = None  # stored by the attempt that died
+    events = runner.run_async(
+        user_id=run.session.user_id,
+        session_id=run.session_id,
+        new_message=message,
+        run_config=RunConfig(streaming_mode=StreamingMode.SSE),
+        invocation_id=run.invocation_id,
+    )
+    async with aclosing(events) as stream:
+        async for event in stream:
+            if event.partial:
+                await live.publish_partial(
+                    session_id=run.session_id,
+                    run_id=run.pk,
+                    invocation_id=run.invocation_id,
+                    author=event.author,
+                    text=event.text,
+                )
+            await live.backpressure()
+
+
+async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> None:
+    beat = in_worker_thread(run_heartbeat)
+    while True:
+        await asyncio.sleep(float(run_setting("RUN_HEARTBEAT_S")))
+        try:
+            found = await beat(run=run)
+        except Exception:
+            logger.exception("heartbeat of run %s failed; trying again", run.pk)
+            continue
+        if watch.done:
+            return
+        if not found.alive:
+            watch.stop = "lost"
+        elif found.cancel_requested:
+            watch.stop, watch.reason = "cancel", found.cancel_reason
+        else:
+            continue
+        target.cancel()
+        return
+
+
+async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException | None) -> None:
+    if watch.stop == "lost":
+        logger.warning("run %s was taken from this worker (reaped): not recording", run.pk)
+        return
+    if watch.stop == "cancel":
+        message = run_cancel_message(watch.reason)
+        await in_worker_thread(run_report)(run=run, code="CANCELLED", message=message)
+        await in_worker_thread(run_finish)(
+            run=run, status=Run.Status.CANCELLED, error=message, trace_id=trace_id
+        )
+        return
+    if error is None:
+        await in_worker_thread(run_finish)(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+        return
+    code, text = failure_of(error)
+    trace_id = trace_id or _trace_in_notes(error)
+    logger.warning("run %s failed: %s", run.pk, text, exc_info=error)
+    await in_worker_thread(run_report)(run=run, code=code, message=f"The run failed: {text}")
+    await in_worker_thread(run_fail)(run=run, error=text, trace_id=trace_id)
+
+
+def failure_of(error: BaseException) -> tuple[str, str]:
+    """An error code for the chat and the run's error text (type and message)."""
+    text = f"{type(error).__name__}: {error}"
+    if isinstance(error, CallbackError):
+        return "CALLBACK_ERROR", text
+    if isinstance(error, ModelCallError):
+        return "MODEL_ERROR", text
+    return "RUN_FAILED", text
+
+
+def _trace_in_notes(error: BaseException) -> str:
+    for note in getattr(error, "__notes__", ()):
+        found = _TRACE_NOTE.search(note)
+        if found and found.group(1) != _NO_TRACE:
+            return found.group(1)
+    return ""

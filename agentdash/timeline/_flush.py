@@ -1,0 +1,155 @@
+"""The live pipeline's database side: one flush's writes and reads, run in a worker thread.
+
+Kept apart from ``live`` so the event-loop side stays small: everything here is blocking
+Django code, called once per flush through ``database_sync_to_async``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from django.db import IntegrityError, transaction
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.timeline.items import Item, items_after
+from agentdash.timeline.selectors import session_last_seq
+from agentdash.timeline.services import SpanVersion, SpanWrite, span_upsert, spans_store
+from agentdash.timeline.span_processor import SpanSnapshot
+
+MAX_REMEMBERED = 10_000
+_SAFE_GROUP = re.compile(r"[A-Za-z0-9_.-]{1,90}")
+
+
+def session_group(session_id: str) -> str:
+    """The channel-layer group of a session's live clients. Group names allow only ASCII
+    letters, digits, ``-_.`` and under 100 characters; other ids are hashed."""
+    if _SAFE_GROUP.fullmatch(session_id):
+        return f"session.{session_id}"
+    return "session-sha." + hashlib.sha256(session_id.encode()).hexdigest()[:40]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one flush sends to one session: its change items after ``after`` (``more``: the
+    page was full, the rest goes with the next flush)."""
+
+    session_id: str
+    after: int
+    items: list[Item]
+    more: bool
+
+
+class FlushWriter:
+    """Stores span versions and reads what to publish; remembers, per session, the last seq
+    this process published (``published``) so the next flush starts after it."""
+
+    def __init__(self, *, publish_limit: int) -> None:
+        self.publish_limit = publish_limit
+        self._lock = threading.Lock()
+        self._marks: dict[str, int] = {}
+        self._sessions: set[str] = set()  # stored sessions seen (a positive answer is stable)
+        self._runs: dict[str, int] = {}  # invocation id → run id
+
+    def write(
+        self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
+    ) -> list[Batch]:
+        """Store ``snapshots`` (one transaction), then read, for each session they touched
+        and each session in ``dirty`` (session → first new seq, if known), what to publish."""
+        hints: dict[str, int | None] = dict(dirty)
+        versions = self._versions(snapshots)
+        for version, write in zip(versions, self._store(versions), strict=True):
+            if write.seq is None or version.session_id is None:
+                continue
+            known = hints.get(version.session_id)
+            hints[version.session_id] = write.seq if known is None else min(known, write.seq)
+        batches = []
+        for session_id, hint in hints.items():
+            after = self._after(session_id, hint)
+            items = items_after(session_id=session_id, after_seq=after, limit=self.publish_limit)
+            if items:
+                more = len(items) >= self.publish_limit
+                batches.append(Batch(session_id=session_id, after=after, items=items, more=more))
+        return batches
+
+    def published(self, batch: Batch) -> None:
+        """Record that ``batch`` reached the channel layer."""
+        last = batch.items[-1]["seq"]
+        with self._lock:
+            mark = self._marks.pop(batch.session_id, 0)
+            if len(self._marks) >= MAX_REMEMBERED:
+                self._marks.pop(next(iter(self._marks)))  # the least recently published
+            self._marks[batch.session_id] = max(mark, last)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._marks.clear()
+        self._sessions.clear()
+        self._runs.clear()
+
+    def _after(self, session_id: str, hint: int | None) -> int:
+        with self._lock:
+            mark = self._marks.get(session_id)
+        if hint is not None:
+            # Changes between the mark and the hint were written (and published) elsewhere;
+            # a client that lacks them fills the gap from the database.
+            return hint - 1 if mark is None else max(mark, hint - 1)
+        if mark is not None:
+            return mark
+        return max(session_last_seq(session_id=session_id) - 1, 0)
+
+    def _versions(self, snapshots: Sequence[SpanSnapshot]) -> list[SpanVersion]:
+        """Snapshots as span versions, each with the nearest stored session (spans of no
+        stored session are not ours to keep) and the run of the nearest known invocation."""
+        if not snapshots:
+            return []
+        unknown = {s for snap in snapshots for s in snap.sessions} - self._sessions
+        if unknown:
+            found = AgentSession.objects.filter(pk__in=unknown).values_list("pk", flat=True)
+            self._remember(self._sessions, set(found))
+        invocations = {i for snap in snapshots for i in snap.invocations} - set(self._runs)
+        if invocations:
+            from agentdash.runs.models import Run  # the runs app builds on this one
+
+            runs = Run.objects.filter(invocation_id__in=invocations)
+            if len(self._runs) > MAX_REMEMBERED:
+                self._runs.clear()
+            self._runs.update(runs.values_list("invocation_id", "pk"))
+        versions = []
+        for snap in snapshots:
+            session = next((s for s in snap.sessions if s in self._sessions), None)
+            if session is None:
+                continue
+            run = next((self._runs[i] for i in snap.invocations if i in self._runs), None)
+            versions.append(snap.version(session_id=session, run_id=run))
+        return versions
+
+    def _store(self, versions: list[SpanVersion]) -> list[SpanWrite]:
+        # ``spans_store`` coalesces versions of one span: the pipeline already did (one entry
+        # per span in its buffer), so its answers line up with ``versions``.
+        if not versions:
+            return []
+        try:
+            return spans_store(versions=versions, announce=False)
+        except IntegrityError:
+            # A session or run vanished since it was looked up: store span by span, and drop
+            # the spans whose session is gone (there is nothing left to show them in).
+            self._sessions.clear()
+            self._runs.clear()
+            writes = []
+            for version in versions:
+                try:
+                    with transaction.atomic():
+                        writes.append(span_upsert(**asdict(version), announce=False))
+                except IntegrityError:
+                    writes.append(SpanWrite(stored=False, seq=None))
+            return writes
+
+    @staticmethod
+    def _remember(known: set[str], found: set[str]) -> None:
+        if len(known) + len(found) > MAX_REMEMBERED:
+            known.clear()
+        known.update(found)

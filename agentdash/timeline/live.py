@@ -1,0 +1,294 @@
+"""The live pipeline: span snapshots and change pokes in, one batched message per session out.
+
+One :class:`LivePipeline` per process (``live_pipeline()``). Its flusher runs on one event
+loop, every ``interval`` seconds or as soon as ``batch_size`` snapshots wait: it stores the
+waiting span versions in one transaction (each gets its session's next seq), then, for every
+session touched — by those spans or by :func:`notify` from other writers — reads the changes
+after the last seq this process published for it *from the database* and sends them to the
+session's group in **one** ``group_send``. The database is the truth: a client that misses a
+message fills the gap from it (see ``consumers``).
+
+Nothing is dropped: under load, versions of one span coalesce (the latest wins, an ended one
+is final); past ``high_water`` waiting spans, :func:`backpressure` makes the producing run
+wait until the flusher has caught up. A failed write is retried at the next flush.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from typing import Any
+
+from channels.layers import get_channel_layer
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.timeline import _flush
+from agentdash.timeline.protocol import partial_message
+from agentdash.timeline.span_processor import LiveSpanProcessor
+
+__all__ = [
+    "LivePipeline",
+    "LiveSpanProcessor",
+    "backpressure",
+    "live_pipeline",
+    "notify",
+    "notify_threadsafe",
+    "publish_partial",
+    "session_group",
+]
+
+logger = logging.getLogger(__name__)
+session_group = _flush.session_group
+MAX_DIRTY = 10_000
+STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
+
+
+class LivePipeline:
+    """See the module docstring. ``install`` once per process that runs agents; ``start`` on
+    the event loop that should publish (idempotent; daphne has no lifespan, so the consumer
+    and the executors call it lazily)."""
+
+    def __init__(
+        self,
+        *,
+        interval: float = 0.05,
+        batch_size: int = 200,
+        flush_limit: int = 1_000,
+        high_water: int = 5_000,
+        low_water: int | None = None,
+        publish_limit: int = 200,
+        channel_layer_alias: str = "default",
+    ) -> None:
+        self.interval = interval
+        self.flush_limit = flush_limit
+        self.high_water = high_water
+        self.low_water = high_water // 2 if low_water is None else low_water
+        self.channel_layer_alias = channel_layer_alias
+        self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
+        self.writer = _flush.FlushWriter(publish_limit=publish_limit)
+        self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
+        self.failures = 0  # flushes that failed (and will be retried)
+        self._dirty: dict[str, int | None] = {}
+        self._dirty_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._flushed: asyncio.Event | None = None
+        self._stopping = False
+
+    # ── Set-up ──────────────────────────────────────────────────────────────────────────────
+    def install(self) -> LivePipeline:
+        """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
+        processor to the one already set (its other processors stay), or set a new one.
+        Idempotent; turns snapshot taking on."""
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            trace.set_tracer_provider(TracerProvider())
+            provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):  # someone else's non-SDK provider won
+            raise RuntimeError(f"the global tracer provider is not an SDK one: {provider!r}")
+        processors = provider._active_span_processor._span_processors  # no public accessor
+        if self.processor not in processors:
+            provider.add_span_processor(self.processor)
+        self.processor.enabled = True
+        return self
+
+    def uninstall(self) -> None:
+        """Stop taking snapshots and forget everything waiting or remembered (the SDK cannot
+        remove a processor, so it stays registered, inert). For tests and shutdown: call it
+        after :meth:`stop`."""
+        self.processor.enabled = False
+        self.processor.clear()
+        with self._dirty_lock:
+            self._dirty.clear()
+        self.writer.forget()
+
+    def start(self) -> None:
+        """Start the flusher on the running event loop, unless it already runs on a live loop.
+        Raises ``RuntimeError`` without a running loop."""
+        loop = asyncio.get_running_loop()
+        if self.running and self._loop is not None and not self._loop.is_closed():
+            return
+        self._loop, self._stopping = loop, False
+        self._wake, self._flushed = asyncio.Event(), asyncio.Event()
+        self._task = loop.create_task(self._run(), name="agentdash-live-flusher")
+
+    async def stop(self) -> None:
+        """Flush what waits and publish it, then stop the flusher (from any loop)."""
+        task, loop, wake = self._task, self._loop, self._wake
+        if task is not None and not task.done() and loop is not None and not loop.is_closed():
+            assert wake is not None
+            self._stopping = True
+
+            async def finish() -> None:
+                wake.set()
+                await task
+
+            if loop is asyncio.get_running_loop():
+                await finish()
+            else:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
+        self._task = self._loop = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    # ── Producers ───────────────────────────────────────────────────────────────────────────
+    def notify_threadsafe(self, session_id: str, *, seq: int | None = None) -> None:
+        """Mark the session for the next flush, from any thread (e.g. an ``on_commit``
+        callback in a worker thread). ``seq``: the first new change, when known."""
+        with self._dirty_lock:
+            if session_id in self._dirty:
+                known = self._dirty[session_id]
+                if known is not None and (seq is None or seq < known):
+                    self._dirty[session_id] = seq
+            elif len(self._dirty) < MAX_DIRTY or self.running:
+                self._dirty[session_id] = seq
+
+    async def backpressure(self) -> None:
+        """Return at once unless more than ``high_water`` snapshots wait; then wait until the
+        flusher has brought them down to ``low_water``. Call it between a run's steps."""
+        if self.processor.pending_count() <= self.high_water:
+            return
+        self.backpressure_waits += 1
+        loop = asyncio.get_running_loop()
+        if not self.running:
+            self.start()
+        if self._loop is loop:
+            await self._wait_drained()
+        else:
+            assert self._loop is not None
+            done = asyncio.run_coroutine_threadsafe(self._wait_drained(), self._loop)
+            await asyncio.wrap_future(done)
+
+    # ── The flusher ─────────────────────────────────────────────────────────────────────────
+    async def flush(self) -> int:
+        """Store the waiting spans and publish every touched session once. Returns the
+        number of change items published. On a failure everything is kept for the next one."""
+        snapshots = self.processor.take(self.flush_limit)
+        with self._dirty_lock:
+            dirty, self._dirty = self._dirty, {}
+        if not snapshots and not dirty:
+            return 0
+        try:  # a thread of its own: never queued behind the consumers' thread-sensitive calls
+            batches = await in_worker_thread(self.writer.write)(snapshots, dirty)
+        except Exception:
+            logger.exception("live pipeline: storing %d span versions failed", len(snapshots))
+            self.failures += 1
+            self.processor.restore(snapshots)
+            for session_id, seq in dirty.items():
+                self.notify_threadsafe(session_id, seq=seq)
+            return 0
+        layer = get_channel_layer(self.channel_layer_alias)
+        sent = 0
+        for batch in batches:
+            try:
+                await layer.group_send(
+                    session_group(batch.session_id),
+                    {"type": "session.changes", "items": batch.items},
+                )
+            except Exception:
+                logger.exception("live pipeline: publishing to %s failed", batch.session_id)
+                continue
+            self.writer.published(batch)
+            sent += len(batch.items)
+            if batch.more:  # a long backlog: the next page goes out with the next flush, now
+                self.notify_threadsafe(batch.session_id)
+                if self._wake is not None:
+                    self._wake.set()
+        return sent
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        final_rounds = STOP_ROUNDS
+        while True:
+            stopping = self._stopping
+            if not stopping and self.processor.pending_count() < self.processor.batch_size:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.interval)
+            self._wake.clear()
+            failures = self.failures
+            try:
+                await self.flush()
+            except Exception:  # never let the flusher die
+                logger.exception("live pipeline: flush failed")
+                self.failures += 1
+            self._signal_flushed()
+            if stopping:
+                final_rounds -= 1
+                if final_rounds <= 0 or not (self.processor.pending_count() or self._dirty):
+                    return
+            elif self.failures != failures:  # the database is unwell: don't hammer it
+                await asyncio.sleep(self.interval)
+
+    async def _wait_drained(self) -> None:
+        while self.processor.pending_count() > self.low_water and self.running:
+            assert self._flushed is not None and self._wake is not None
+            flushed = self._flushed
+            self._wake.set()
+            await flushed.wait()
+
+    def _signal_flushed(self) -> None:
+        assert self._flushed is not None
+        self._flushed.set()
+        self._flushed = asyncio.Event()
+
+    def _wake_threadsafe(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is None or wake is None or loop.is_closed():
+            return
+        if asyncio._get_running_loop() is loop:
+            wake.set()
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(wake.set)
+
+
+_pipeline: LivePipeline | None = None
+_pipeline_lock = threading.Lock()
+
+
+def live_pipeline() -> LivePipeline:
+    """This process's pipeline (created on first use; not installed or started)."""
+    global _pipeline
+    if _pipeline is None:
+        with _pipeline_lock:
+            if _pipeline is None:
+                _pipeline = LivePipeline()
+    return _pipeline
+
+
+async def notify(session_id: str, *, seq: int | None = None) -> None:
+    """Have the session's new changes published within a flush (cheap: marks it dirty).
+
+    Changes recorded with ``timeline.services.session_change_next`` announce themselves when
+    their transaction commits; call this only for writes that bypass it."""
+    live_pipeline().notify_threadsafe(session_id, seq=seq)
+
+
+def notify_threadsafe(session_id: str, *, seq: int | None = None) -> None:
+    """:func:`notify` for sync code and ``transaction.on_commit`` callbacks, any thread."""
+    live_pipeline().notify_threadsafe(session_id, seq=seq)
+
+
+async def backpressure() -> None:
+    """Wait while this process's pipeline is behind (see :meth:`LivePipeline.backpressure`)."""
+    await live_pipeline().backpressure()
+
+
+async def publish_partial(
+    *, session_id: str, run_id: int | None, invocation_id: str, author: str, text: str
+) -> None:
+    """Send streamed model text to the session's clients now, as a ``partial`` message (not
+    stored, no seq; the stored event replaces it)."""
+    message: dict[str, Any] = partial_message(
+        run_id=run_id, invocation_id=invocation_id, author=author, text=text
+    )
+    message["type"] = "session.partial"
+    layer = get_channel_layer(live_pipeline().channel_layer_alias)
+    await layer.group_send(session_group(session_id), message)

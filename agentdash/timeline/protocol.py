@@ -1,0 +1,256 @@
+"""The live protocol's messages (docs/PROTOCOL.md): client frames parsed and validated into
+typed requests, server messages built in one place.
+
+``parse_client_message`` never lets a malformed frame through and never raises anything but
+:class:`ProtocolError`, whose ``code`` is one of ``ERROR_CODES``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+MAX_FRAME_BYTES = 64 * 1024
+MAX_TEXT_CHARS = 20_000
+MAX_ID_CHARS = 128
+MAX_REASON_CHARS = 2_000
+
+ERROR_CODES = frozenset(
+    {
+        "bad_json",
+        "too_large",
+        "bad_request",
+        "unknown_type",
+        "forbidden",
+        "not_found",
+        "conflict",
+        "rate_limited",
+        "internal",
+    }
+)
+
+
+class ProtocolError(Exception):
+    """A request that cannot be served; sent to the client as an ``error`` message."""
+
+    def __init__(self, code: str, message: str, *, ref: str | None = None, **extra: Any) -> None:
+        assert code in ERROR_CODES, code
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.ref = ref
+        self.extra = extra
+
+    def as_message(self) -> dict[str, Any]:
+        return error_message(self.code, self.message, ref=self.ref, **self.extra)
+
+
+@dataclass(frozen=True)
+class Hello:
+    after_seq: int
+
+
+@dataclass(frozen=True)
+class ChatSend:
+    text: str
+    client_id: str | None = None
+
+
+@dataclass(frozen=True)
+class RunCancel:
+    run_id: int
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class CallbackToggle:
+    agent: str
+    callback: str
+    enabled: bool
+    scope: Literal["session", "global"]
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class StateEdit:
+    delta: dict[str, Any]
+    expected_version: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Ping:
+    pass
+
+
+ClientMessage = Hello | ChatSend | RunCancel | CallbackToggle | StateEdit | Ping
+
+
+def parse_client_message(frame: str | bytes | None) -> ClientMessage:
+    """One client frame as a request. Raises :class:`ProtocolError`: ``too_large`` past
+    ``MAX_FRAME_BYTES``, ``bad_json`` for binary frames, invalid JSON (NaN and Infinity
+    included) or a non-object, ``unknown_type``, or ``bad_request`` for a missing or invalid
+    field (``ref`` is then the request's type)."""
+    if not isinstance(frame, str):
+        raise ProtocolError("bad_json", "frames must be JSON text, not binary")
+    if len(frame) > MAX_FRAME_BYTES or len(frame.encode("utf-8")) > MAX_FRAME_BYTES:
+        raise ProtocolError("too_large", f"frames are limited to {MAX_FRAME_BYTES} bytes")
+    try:
+        data = json.loads(frame, parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError("bad_json", f"not valid JSON: {type(exc).__name__}") from None
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_json", "a message is a JSON object with a 'type'")
+    kind = data.get("type")
+    if not isinstance(kind, str) or not kind:
+        raise ProtocolError("bad_request", "the message has no 'type'")
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        raise ProtocolError("unknown_type", f"unknown message type {kind[:64]!r}", ref=kind[:64])
+    return parser(_Fields(kind, data))
+
+
+class _Fields:
+    """Typed reads of one message's fields; each failure is a ``bad_request``."""
+
+    def __init__(self, kind: str, data: dict[str, Any]) -> None:
+        self.kind, self.data = kind, data
+
+    def fail(self, message: str) -> ProtocolError:
+        return ProtocolError("bad_request", message, ref=self.kind)
+
+    def integer(self, name: str, *, minimum: int = 0) -> int:
+        value = self.data.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.fail(f"'{name}' must be an integer ≥ {minimum}")
+        return value
+
+    def text(self, name: str, *, limit: int, required: bool = True) -> str:
+        value = self.data.get(name, None if required else "")
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise self.fail(f"'{name}' must be a non-empty string")
+        if len(value) > limit:
+            raise self.fail(f"'{name}' is longer than {limit} characters")
+        return value
+
+    def optional_text(self, name: str, *, limit: int) -> str | None:
+        return None if self.data.get(name) is None else self.text(name, limit=limit)
+
+    def flag(self, name: str) -> bool:
+        value = self.data.get(name)
+        if not isinstance(value, bool):
+            raise self.fail(f"'{name}' must be true or false")
+        return value
+
+    def mapping(self, name: str) -> dict[str, Any]:
+        value = self.data.get(name)
+        if not isinstance(value, dict) or not value:
+            raise self.fail(f"'{name}' must be a non-empty object")
+        return value
+
+
+def _hello(f: _Fields) -> Hello:
+    return Hello(after_seq=f.integer("after_seq"))
+
+
+def _chat_send(f: _Fields) -> ChatSend:
+    return ChatSend(
+        text=f.text("text", limit=MAX_TEXT_CHARS),
+        client_id=f.optional_text("client_id", limit=MAX_ID_CHARS),
+    )
+
+
+def _run_cancel(f: _Fields) -> RunCancel:
+    return RunCancel(
+        run_id=f.integer("run_id", minimum=1),
+        reason=f.text("reason", limit=MAX_REASON_CHARS, required=False),
+    )
+
+
+def _callback_toggle(f: _Fields) -> CallbackToggle:
+    scope = f.data.get("scope")
+    if scope not in ("session", "global"):
+        raise f.fail('\'scope\' must be "session" or "global"')
+    return CallbackToggle(
+        agent=f.text("agent", limit=MAX_ID_CHARS),
+        callback=f.text("callback", limit=MAX_ID_CHARS * 2),
+        enabled=f.flag("enabled"),
+        scope=scope,
+        reason=f.text("reason", limit=MAX_REASON_CHARS, required=False),
+    )
+
+
+def _state_edit(f: _Fields) -> StateEdit:
+    return StateEdit(
+        delta=f.mapping("delta"),
+        expected_version=f.integer("expected_version"),
+        reason=f.text("reason", limit=MAX_REASON_CHARS),
+    )
+
+
+_PARSERS = {
+    "hello": _hello,
+    "chat.send": _chat_send,
+    "run.cancel": _run_cancel,
+    "callback.toggle": _callback_toggle,
+    "state.edit": _state_edit,
+    "ping": lambda f: Ping(),
+}
+CLIENT_MESSAGE_TYPES = frozenset(_PARSERS)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# ── Server → client ──────────────────────────────────────────────────────────────────────────
+SERVER_MESSAGE_TYPES = frozenset(
+    {"changes", "replay.done", "partial", "chat.accepted", "ack", "error", "pong"}
+)
+
+
+def changes_message(items: list[dict[str, Any]], *, replay: bool) -> dict[str, Any]:
+    return {"type": "changes", "items": items, "replay": replay}
+
+
+def replay_done_message(seq: int) -> dict[str, Any]:
+    return {"type": "replay.done", "seq": seq}
+
+
+def partial_message(
+    *, run_id: int | None, invocation_id: str, author: str, text: str
+) -> dict[str, Any]:
+    return {
+        "type": "partial",
+        "run_id": run_id,
+        "invocation_id": invocation_id,
+        "author": author,
+        "text": text,
+    }
+
+
+def chat_accepted_message(
+    *, run_id: int, invocation_id: str, client_id: str | None
+) -> dict[str, Any]:
+    return {
+        "type": "chat.accepted",
+        "run_id": run_id,
+        "invocation_id": invocation_id,
+        "client_id": client_id,
+    }
+
+
+def ack_message(ref: str, **result: Any) -> dict[str, Any]:
+    return {"type": "ack", "ref": ref, **result}
+
+
+def error_message(code: str, message: str, *, ref: str | None = None, **extra: Any) -> dict:
+    found = {"type": "error", "code": code, "message": message, **extra}
+    if ref is not None:
+        found["ref"] = ref
+    return found
+
+
+def pong_message() -> dict[str, Any]:
+    return {"type": "pong"}

@@ -1,0 +1,352 @@
+/**
+ * Operator controls (rendered for operators only; the server checks every request again):
+ * callback switches, the state editor, and cancelling runs.
+ *
+ * Requests go over the live socket (docs/PROTOCOL.md): `callback.toggle`, `state.edit` (with
+ * the version the edit is based on; a `conflict` error shows the current values) and
+ * `run.cancel`. Answers come back as `ack` or `error` with `ref` = the request's type, in
+ * order, so each kind of request keeps a queue of the handlers waiting for an answer.
+ *
+ * @module dashboard/controls
+ */
+
+import { el } from "../../core/js/dom.js";
+import { formatInline, formatJson } from "./format.js";
+
+const CANCELLABLE = new Set(["queued", "running"]);
+const RUN_STATES = new Set(["queued", "running", "succeeded", "failed", "cancelled"]);
+
+/**
+ * @typedef {object} CallbackSwitch  one entry of the page data's `callbacks`
+ * @property {string} agent
+ * @property {string} slot
+ * @property {string} name
+ * @property {string} style "adk", "any-agent" or "built-in"
+ * @property {boolean|null} global the global switch, null when unset
+ * @property {boolean|null} session this session's switch, null when unset
+ */
+
+/** @typedef {(ok: boolean, answer: object) => void} AnswerHandler */
+
+export class Controls {
+  /**
+   * @param {object} parts
+   * @param {HTMLElement} parts.root the controls panel
+   * @param {object} parts.data the page data (`callbacks`, `state`, `version`, …)
+   * @param {(message: object) => boolean} parts.send sends one message; false when offline
+   */
+  constructor({ root, data, send }) {
+    this.root = root;
+    this.send = send;
+    this.reason = /** @type {HTMLInputElement} */ (this.part("control-reason"));
+    /** @type {Record<string, AnswerHandler[]>} handlers waiting, by request type */
+    this.waiting = { "callback.toggle": [], "state.edit": [], "run.cancel": [] };
+    /** @type {Map<string, object>} runs by id */
+    this.runs = new Map();
+    this.state = data.state && typeof data.state === "object" ? { ...data.state } : null;
+    this.version = typeof data.version === "number" ? data.version : 0;
+    this.renderCallbacks(Array.isArray(data.callbacks) ? data.callbacks : []);
+    this.setupStateEditor();
+    this.renderState();
+  }
+
+  /**
+   * An `ack` or an `error` for one of our requests.
+   *
+   * @param {{type: string, ref?: string}} message
+   * @returns {boolean} whether it answered a request of ours
+   */
+  answer(message) {
+    const queue = message.ref ? this.waiting[message.ref] : undefined;
+    if (!queue || !queue.length) return false;
+    queue.shift()(message.type === "ack", message);
+    return true;
+  }
+
+  /**
+   * A `run` change: the runs list, newest first, with Cancel on queued and running runs.
+   *
+   * @param {{id: number, status: string, invocation_id?: string, attempt?: number,
+   *   error?: string}} run
+   */
+  applyRun(run) {
+    this.runs.set(String(run.id), run);
+    const items = [...this.runs.values()].reverse().map((r) => this.runItem(r));
+    this.part("runs").replaceChildren(...items);
+    this.part("runs-empty").hidden = items.length > 0;
+  }
+
+  /** A `state` change: the session state after an edit. */
+  applyState(change) {
+    this.seeVersion(change.version);
+    this.mergeDelta(change.delta);
+  }
+
+  /**
+   * A stored event: agents' state writes show in the state table too; its `version` is the
+   * session's version after it, what the next edit is based on.
+   */
+  applyEvent(event) {
+    this.seeVersion(event.version);
+    this.mergeDelta(event.state_delta);
+  }
+
+  /** @private */
+  part(id) {
+    return /** @type {HTMLElement} */ (this.root.querySelector(`#${id}`));
+  }
+
+  /** @private */
+  seeVersion(version) {
+    if (typeof version !== "number" || version <= this.version) return;
+    this.version = version;
+    this.renderState();
+  }
+
+  /** @private */
+  mergeDelta(delta) {
+    if (!this.state || !delta || typeof delta !== "object" || !Object.keys(delta).length) return;
+    Object.assign(this.state, delta);
+    this.renderState();
+  }
+
+  /** @private @returns {string|null} the shared reason, or null (saying so) when empty */
+  requireReason(statusId) {
+    const reason = this.reason.value.trim();
+    if (reason) return reason;
+    this.status(statusId, "Give a reason first: every change is audited with it.", "error");
+    this.reason.focus();
+    return null;
+  }
+
+  /**
+   * Send a request and queue the handler of its answer.
+   *
+   * @private
+   * @param {{type: string}} message
+   * @param {AnswerHandler} onAnswer
+   * @returns {boolean} false when the socket is not connected (nothing sent, nothing queued)
+   */
+  request(message, onAnswer) {
+    if (!this.send(message)) return false;
+    this.waiting[message.type].push(onAnswer);
+    return true;
+  }
+
+  /** @private A status line under a block: "" (neutral), "ok" or "error". */
+  status(id, text, kind = "") {
+    const node = this.part(id);
+    node.textContent = text;
+    node.dataset.kind = kind;
+  }
+
+  // ── callback switches ────────────────────────────────────────────────────────────────
+
+  /** @private @param {CallbackSwitch[]} callbacks */
+  renderCallbacks(callbacks) {
+    this.part("callbacks").replaceChildren(...callbacks.map((cb) => this.callbackItem(cb)));
+    this.part("callbacks-empty").hidden = callbacks.length > 0;
+  }
+
+  /**
+   * One callback: a switch for this session (showing what applies here) and one for every
+   * session (the global setting).
+   *
+   * @private
+   * @param {CallbackSwitch} cb
+   */
+  callbackItem(cb) {
+    const item = el("li", {
+      class: "callback",
+      attrs: { "data-callback": cb.name, "data-agent": cb.agent },
+    });
+    const session = switchInput("session", `${cb.name}: this session`);
+    const global = switchInput("global", `${cb.name}: every session`);
+    const boxes = [session.input, global.input];
+    const override = el("span", { class: "override", text: "session override" });
+    const sync = () => {
+      session.input.checked = cb.session ?? cb.global ?? true;
+      global.input.checked = cb.global ?? true;
+      override.hidden = cb.session === null || cb.session === undefined;
+      item.classList.toggle("off", !session.input.checked);
+    };
+    const toggle = (scope, input) => {
+      const reason = this.requireReason("callbacks-status");
+      if (reason === null) return sync();
+      const enabled = input.checked;
+      const where = scope === "global" ? "every session" : "this session";
+      const message = {
+        type: "callback.toggle", agent: cb.agent, callback: cb.name, enabled, scope, reason,
+      };
+      const sent = this.request(message, (ok, answer) => {
+        if (ok) cb[scope] = enabled;
+        const text = ok ? `${cb.name} ${enabled ? "on" : "off"} (${where}).` : errorText(answer);
+        this.status("callbacks-status", text, ok ? "ok" : "error");
+        boxes.forEach((box) => (box.disabled = false));
+        sync();
+      });
+      if (!sent) {
+        this.status("callbacks-status", "Not connected: the switch was not changed.", "error");
+        return sync();
+      }
+      boxes.forEach((box) => (box.disabled = true));
+      this.status("callbacks-status", `Switching ${cb.name}…`);
+    };
+    session.input.addEventListener("change", () => toggle("session", session.input));
+    global.input.addEventListener("change", () => toggle("global", global.input));
+    item.append(
+      el("div", {
+        class: "callback-head",
+        children: [
+          el("code", { class: "callback-name", text: cb.name }),
+          el("span", { class: "callback-where", text: `${cb.agent} · ${cb.slot}` }),
+          override,
+        ],
+      }),
+      el("div", { class: "callback-switches", children: [session.label, global.label] }),
+    );
+    sync();
+    return item;
+  }
+
+  // ── state editor ─────────────────────────────────────────────────────────────────────
+
+  /** @private Key + JSON value + reason → `state.edit` at the version this page knows. */
+  setupStateEditor() {
+    const form = /** @type {HTMLFormElement|null} */ (this.root.querySelector("#state-form"));
+    if (!form) return;
+    const field = (name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      const key = field("key").value.trim();
+      const reason = field("reason").value.trim();
+      if (!key) return this.status("state-status", "Which key?", "error");
+      if (!reason) return this.status("state-status", "Give a reason: edits are audited.", "error");
+      let value;
+      try {
+        value = JSON.parse(field("value").value);
+      } catch (error) {
+        return this.status("state-status", `The value is not JSON: ${error.message}`, "error");
+      }
+      const delta = { [key]: value };
+      const message = { type: "state.edit", delta, expected_version: this.version, reason };
+      const sent = this.request(message, (ok, answer) => {
+        this.part("state-conflict").replaceChildren();
+        if (!ok) return this.showConflict(answer);
+        this.seeVersion(answer.version);
+        this.mergeDelta(delta);
+        this.status("state-status", `Saved ${key} (version ${this.version}).`, "ok");
+        field("reason").value = "";
+      });
+      if (!sent) return this.status("state-status", "Not connected: nothing was saved.", "error");
+      this.status("state-status", `Saving ${key}…`);
+    });
+  }
+
+  /** @private An `error` answer to `state.edit`; a conflict shows the current values. */
+  showConflict(answer) {
+    this.status("state-status", errorText(answer), "error");
+    const current = answer.current ?? answer.values ?? answer.conflicts;
+    const box = this.part("state-conflict");
+    if (answer.code !== "conflict" || current === undefined) return box.replaceChildren();
+    this.seeVersion(answer.version ?? current?.version);
+    box.replaceChildren(
+      el("p", { text: "Someone changed this meanwhile. Current values:" }),
+      el("pre", { class: "json", text: formatJson(current) }),
+    );
+  }
+
+  /** @private The state as a key/value table; clicking a row loads it into the form. */
+  renderState() {
+    const table = this.root.querySelector("#state-table");
+    if (!table || !this.state) return;
+    const form = /** @type {HTMLFormElement} */ (this.root.querySelector("#state-form"));
+    const field = (name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+    const keys = Object.keys(this.state).sort();
+    const rows = keys.map((key) => {
+      const row = el("tr", {
+        attrs: { tabindex: "0", title: "Edit this key" },
+        children: [
+          el("th", { text: key, attrs: { scope: "row", title: key } }),
+          el("td", { children: [el("code", { text: formatInline(this.state[key]) })] }),
+        ],
+      });
+      row.addEventListener("click", () => {
+        field("key").value = key;
+        field("value").value = JSON.stringify(this.state[key], null, 2);
+        field("value").focus();
+      });
+      return row;
+    });
+    table.replaceChildren(el("tbody", { children: rows }));
+    this.part("state-version").textContent = `v${this.version}`;
+    this.part("state-empty").hidden = keys.length > 0;
+    const options = keys.map((key) => el("option", { attrs: { value: key } }));
+    this.part("state-keys").replaceChildren(...options);
+  }
+
+  // ── runs ─────────────────────────────────────────────────────────────────────────────
+
+  /** @private */
+  runItem(run) {
+    const status = RUN_STATES.has(run.status) ? run.status : "other";
+    const item = el("li", {
+      class: "run",
+      attrs: { "data-run-id": String(run.id), "data-status": status },
+      children: [
+        el("span", { class: `badge run-${status}`, text: String(run.status) }),
+        el("code", {
+          class: "run-id",
+          text: String(run.invocation_id || run.id),
+          attrs: { title: "Invocation id" },
+        }),
+        run.attempt > 1 ? el("span", { class: "muted", text: `attempt ${run.attempt}` }) : null,
+        run.error ? el("div", { class: "run-error", text: String(run.error) }) : null,
+      ],
+    });
+    if (CANCELLABLE.has(run.status)) item.append(this.cancelButton(run));
+    return item;
+  }
+
+  /** @private */
+  cancelButton(run) {
+    const button = el("button", {
+      class: "danger small",
+      text: run.cancel_requested ? "Cancelling…" : "Cancel",
+      attrs: { type: "button", disabled: Boolean(run.cancel_requested) },
+    });
+    button.addEventListener("click", () => {
+      const reason = this.requireReason("runs-status");
+      if (reason === null) return;
+      const sent = this.request({ type: "run.cancel", run_id: run.id, reason }, (ok, answer) => {
+        const text = ok ? "Cancel requested: the run stops at its next step." : errorText(answer);
+        this.status("runs-status", text, ok ? "ok" : "error");
+      });
+      if (!sent) return this.status("runs-status", "Not connected.", "error");
+      button.disabled = true;
+      this.status("runs-status", "Cancelling…");
+    });
+    return button;
+  }
+}
+
+/** A labelled checkbox drawn as a switch. */
+function switchInput(scope, ariaLabel) {
+  const input = /** @type {HTMLInputElement} */ (
+    el("input", { attrs: { type: "checkbox", "data-scope": scope, "aria-label": ariaLabel } })
+  );
+  const label = el("label", {
+    class: "switch",
+    children: [
+      input,
+      el("span", { class: "track" }),
+      el("span", { text: scope === "global" ? "global" : "this session" }),
+    ],
+  });
+  return { input, label };
+}
+
+/** "code: message" for an `error` answer. */
+function errorText(answer) {
+  return `${answer.code || "error"}: ${answer.message || "the request failed"}`;
+}

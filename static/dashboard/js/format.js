@@ -1,0 +1,91 @@
+/**
+ * Formatting for the session page: durations, times, JSON. Pure functions returning strings.
+ *
+ * @module dashboard/format
+ */
+
+const NS_PER_MS = 1e6;
+
+/**
+ * The current time in Unix nanoseconds (as a float: enough for millisecond durations).
+ *
+ * @returns {number}
+ */
+export function nowNs() {
+  return (performance.timeOrigin + performance.now()) * NS_PER_MS;
+}
+
+/**
+ * A duration for people: "840 µs", "12.3 ms", "1.25 s", "2 m 05 s".
+ *
+ * @param {number} ns nanoseconds
+ * @returns {string}
+ */
+export function formatDuration(ns) {
+  if (!Number.isFinite(ns) || ns < 0) return "";
+  const ms = ns / NS_PER_MS;
+  if (ms < 1) return `${Math.round(ns / 1000)} µs`;
+  if (ms < 100) return `${ms.toFixed(1)} ms`;
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(2)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} m ${String(Math.round(s - m * 60)).padStart(2, "0")} s`;
+}
+
+/**
+ * A clock time ("14:03:27") from Unix seconds.
+ *
+ * @param {number|null|undefined} seconds
+ * @returns {string}
+ */
+export function formatClock(seconds) {
+  if (typeof seconds !== "number" || !Number.isFinite(seconds)) return "";
+  return new Date(seconds * 1000).toLocaleTimeString([], { hour12: false });
+}
+
+/**
+ * An ISO timestamp with milliseconds from Unix nanoseconds.
+ *
+ * @param {number|null|undefined} ns
+ * @returns {string}
+ */
+export function formatNsTimestamp(ns) {
+  if (typeof ns !== "number" || !Number.isFinite(ns)) return "";
+  return new Date(ns / NS_PER_MS).toISOString();
+}
+
+/**
+ * Pretty JSON for a <pre>. A string holding a JSON object or array (span attributes often
+ * carry serialized payloads) is parsed and pretty-printed too; other strings stay as they are.
+ *
+ * @param {any} value
+ * @returns {string}
+ */
+export function formatJson(value) {
+  if (typeof value === "string") {
+    const trimmed = value.trim();
+    if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+      try {
+        return JSON.stringify(JSON.parse(trimmed), null, 2);
+      } catch {
+        return value;
+      }
+    }
+    return value;
+  }
+  if (value === undefined) return "";
+  return JSON.stringify(value, null, 2);
+}
+
+/**
+ * A compact one-line rendering of a value (for tables of state).
+ *
+ * @param {any} value
+ * @param {number} [max] longest output before an ellipsis
+ * @returns {string}
+ */
+export function formatInline(value, max = 160) {
+  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? "";
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

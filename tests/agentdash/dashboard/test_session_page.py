@@ -1,0 +1,182 @@
+"""The "New chat" form and the session page: who gets what, and what the page hands its
+scripts through ``json_script``."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+from django.urls import reverse
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.services import session_create, session_state_update
+from agentdash.controls.services import callback_setting_set
+from agentdash.core.models import AuditEntry
+from agentdash.dashboard.selectors import session_ws_path
+from runtime.telemetry.attributes import CONTENT_CAPTURE
+
+pytestmark = pytest.mark.django_db
+
+CAPITAL_CALLBACKS = {
+    ("before_model", "block_keyword_guardrail"),
+    ("after_model", "add_disclaimer"),
+    ("before_tool", "redirect_canada"),
+    ("after_tool", "annotate_usa"),
+    ("callbacks", "StepLogger"),  # the default logging callbacks (any-agent style)
+}
+
+
+def capital_session(owner: User, **kwargs: Any) -> AgentSession:
+    return session_create(app_name="capital_agent", user_id=str(owner.pk), owner=owner, **kwargs)
+
+
+def page_data(html: str) -> dict[str, Any]:
+    found = re.search(r'<script id="session-data" type="application/json">(.*?)</script>', html)
+    assert found, "the page has no json_script element #session-data"
+    return json.loads(found.group(1))
+
+
+# ── New chat ───────────────────────────────────────────────────────────────────────────────
+def test_new_chat_creates_a_session_owned_by_the_user(client: Client, alice: User) -> None:
+    client.force_login(alice)
+    response = client.post(reverse("dashboard:session_new"), {"agent": "capital_agent"})
+    session = AgentSession.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("dashboard:session", kwargs={"session_id": session.id})
+    assert (session.app_name, session.owner) == ("capital_agent", alice)
+    assert session.user_id == str(alice.pk)
+    audit = AuditEntry.objects.get(action="session.create")
+    assert (audit.actor, audit.target_id) == (alice, session.id)
+
+
+def test_new_chat_refuses_an_unknown_agent(client: Client, alice: User) -> None:
+    client.force_login(alice)
+    response = client.post(reverse("dashboard:session_new"), {"agent": "no_such_agent"})
+    assert response.status_code == 400
+    assert not AgentSession.objects.exists()
+
+
+def test_new_chat_needs_the_csrf_token(alice: User) -> None:
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(alice)
+    response = browser.post(reverse("dashboard:session_new"), {"agent": "capital_agent"})
+    assert response.status_code == 403
+    assert not AgentSession.objects.exists()
+
+
+def test_the_home_page_offers_a_new_chat_per_agent_and_links_sessions(
+    client: Client, alice: User
+) -> None:
+    session = capital_session(alice)
+    client.force_login(alice)
+    page = client.get(reverse("dashboard:home")).content.decode()
+    form_tag = '<form method="post" action="/sessions/" class="new-chat">'
+    forms = re.findall(re.escape(form_tag) + r"(.*?)</form>", page, re.S)
+    agents = set(re.findall(r'name="agent" value="([^"]+)"', "".join(forms)))
+    assert agents == {"capital_agent", "support_desk", "data_agent"}
+    assert all("csrfmiddlewaretoken" in form for form in forms)
+    assert f'href="/sessions/{session.id}/"' in page
+
+
+# ── The session page ───────────────────────────────────────────────────────────────────────
+def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> None:
+    session = capital_session(alice, state={"topic": "capitals"})
+    client.force_login(alice)
+    response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    assert response.status_code == 200
+    html = response.content.decode()
+    data = page_data(html)
+    assert data == {
+        "session_id": session.id,
+        "app_name": "capital_agent",
+        "model": "offline",
+        "ws_path": f"/ws/sessions/{session.id}/",
+        "is_operator": False,
+        "can_edit_state": False,
+        "callbacks": [],
+    }
+    assert 'id="controls"' not in html  # no operator controls for users
+    nonce = response.context["csp_nonce"]
+    assert f'<script type="module" src="/static/dashboard/js/session.js" nonce="{nonce}">' in html
+
+
+def test_an_operator_gets_callbacks_state_and_version(
+    client: Client, alice: User, operator_user: User
+) -> None:
+    session = capital_session(alice, state={"topic": "capitals", "user:tier": "gold"})
+    session_state_update(
+        session_id=session.id, delta={"topic": "cities"}, expected_version=0,
+        actor=operator_user, reason="test",
+    )  # fmt: skip
+    client.force_login(operator_user)
+    response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    html = response.content.decode()
+    data = page_data(html)
+    assert data["is_operator"] is True and data["can_edit_state"] is True
+    assert data["state"] == {"topic": "cities", "user:tier": "gold"}
+    assert data["version"] == 1
+    slots = {(cb["slot"], cb["name"]) for cb in data["callbacks"]}
+    assert CAPITAL_CALLBACKS | {("built-in", CONTENT_CAPTURE)} == slots
+    assert all(cb["enabled"] is True and cb["global"] is None for cb in data["callbacks"])
+    for marker in ('id="controls"', 'id="state-form"', 'id="callbacks"', 'id="runs"'):
+        assert marker in html
+
+
+def test_callback_switches_show_the_settings_that_apply(
+    client: Client, alice: User, operator_user: User
+) -> None:
+    session = capital_session(alice)
+    other = capital_session(alice)
+    switch = {"agent_name": "capital_agent", "actor": operator_user}
+    callback_setting_set(**switch, callback_name="add_disclaimer", enabled=False)
+    callback_setting_set(
+        **switch, callback_name="add_disclaimer", enabled=True, session_id=session.id
+    )
+    callback_setting_set(
+        **switch, callback_name="redirect_canada", enabled=False, session_id=other.id
+    )
+    client.force_login(operator_user)
+    html = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    by_name = {cb["name"]: cb for cb in page_data(html.content.decode())["callbacks"]}
+    disclaimer, canada = by_name["add_disclaimer"], by_name["redirect_canada"]
+    switches = ("global", "session", "enabled")
+    assert [disclaimer[k] for k in switches] == [False, True, True]
+    # Another session's switch does not apply here.
+    assert [canada[k] for k in switches] == [None, None, True]
+
+
+def test_someone_elses_session_is_not_found(client: Client, alice: User, bob: User) -> None:
+    session = capital_session(bob)
+    client.force_login(alice)
+    response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    assert response.status_code == 404
+    assert session.id not in response.content.decode()
+
+
+def test_the_page_escapes_what_it_shows(client: Client, alice: User) -> None:
+    session = capital_session(alice, session_id='x"><img src=x onerror=alert(1)>')
+    client.force_login(alice)
+    response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "<img" not in html
+    assert page_data(html)["session_id"] == session.id
+
+
+def test_the_socket_path_percent_encodes_the_id() -> None:
+    assert session_ws_path(session_id="a b/c?") == "/ws/sessions/a%20b%2Fc%3F/"
+
+
+def test_a_session_of_an_agent_no_longer_configured_still_opens(
+    client: Client, operator_user: User
+) -> None:
+    session = session_create(app_name="retired_agent", user_id="x", owner=operator_user)
+    client.force_login(operator_user)
+    response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    assert response.status_code == 200
+    data = page_data(response.content.decode())
+    assert (data["model"], data["callbacks"]) == ("", [])

@@ -1,0 +1,148 @@
+"""Queueing a run: validation, one transaction with its change seq, the executor after
+commit; and choosing an executor."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.checks import Error
+from django.core.exceptions import ImproperlyConfigured, ValidationError
+from google.genai import types
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.runs.checks import check_executor
+from agentdash.runs.executors import CeleryExecutor, InlineExecutor, executor_build
+from agentdash.runs.models import Run
+from agentdash.runs.services import run_enqueue
+from agentdash.timeline.models import SessionChange
+from tests.agentdash.runs.conftest import RecordingExecutor, says
+
+pytestmark = pytest.mark.django_db
+
+CAPITAL = "capital_agent"
+
+
+@pytest.fixture
+def session(register: Callable[..., None]) -> AgentSession:
+    return AgentSession.objects.create(
+        id="s-cap", app_name=CAPITAL, user_id="u", last_update_time=0
+    )
+
+
+def test_a_run_is_queued_with_its_change_and_submitted_after_commit(
+    session: AgentSession,
+    recorder: RecordingExecutor,
+    alice: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_enqueue(
+            session=session,
+            agent_name=CAPITAL,
+            message=says("Capital of France?"),
+            requested_by=alice,
+        )
+        assert recorder.submitted == []  # not before the transaction commits
+    assert recorder.submitted == [run.pk]
+    stored = Run.objects.get(pk=run.pk)
+    assert stored.status == Run.Status.QUEUED and stored.attempt == 0
+    assert re.fullmatch(r"e-[0-9a-f]{32}", stored.invocation_id)
+    assert stored.message == {"role": "user", "parts": [{"text": "Capital of France?"}]}
+    assert stored.requested_by == alice and stored.queued_at is not None
+    change = SessionChange.objects.get(session=session)
+    assert (change.seq, change.kind, change.ref) == (1, "run", str(run.pk))
+
+
+def test_anonymous_requesters_are_not_stored(
+    session: AgentSession, recorder: RecordingExecutor
+) -> None:
+    from django.contrib.auth.models import AnonymousUser
+
+    run = run_enqueue(
+        session=session, agent_name=CAPITAL, message=says("hi"), requested_by=AnonymousUser()
+    )
+    assert run.requested_by is None
+
+
+@pytest.mark.parametrize(
+    ("agent_name", "app_name", "message", "field", "text"),
+    [
+        ("nobody", CAPITAL, says("hi"), "agent_name", "no configured agent is named 'nobody'"),
+        (CAPITAL, "other_app", says("hi"), "session", "belongs to app 'other_app'"),
+        (CAPITAL, CAPITAL, says("   "), "message", "the message is empty"),
+        (CAPITAL, CAPITAL, types.Content(role="user", parts=[]), "message", "empty"),
+        (CAPITAL, CAPITAL, "just a string", "message", "must be a google.genai"),
+        (
+            CAPITAL,
+            CAPITAL,
+            types.Content(role="model", parts=[types.Part(text="hi")]),
+            "message",
+            "role must be 'user'",
+        ),
+    ],
+)
+def test_invalid_requests_are_refused_and_write_nothing(
+    register: Callable[..., None],
+    recorder: RecordingExecutor,
+    agent_name: str,
+    app_name: str,
+    message: Any,
+    field: str,
+    text: str,
+) -> None:
+    session = AgentSession.objects.create(
+        id="s", app_name=app_name, user_id="u", last_update_time=0
+    )
+    with pytest.raises(ValidationError) as excinfo:
+        run_enqueue(session=session, agent_name=agent_name, message=message, requested_by=None)
+    assert text in " ".join(excinfo.value.message_dict[field])
+    assert not Run.objects.exists() and not SessionChange.objects.exists()
+    assert recorder.submitted == []
+
+
+def test_a_failing_submit_leaves_the_run_queued_for_the_reaper(
+    session: AgentSession,
+    recorder: RecordingExecutor,
+    django_capture_on_commit_callbacks: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(run_id: int) -> None:
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(recorder, "submit", broken)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = run_enqueue(
+            session=session, agent_name=CAPITAL, message=says("hi"), requested_by=None
+        )
+    assert Run.objects.get(pk=run.pk).status == Run.Status.QUEUED
+    assert f"could not submit run {run.pk}" in caplog.text
+
+
+def test_executors_by_name(settings: Any) -> None:
+    settings.AGENTDASH = {**settings.AGENTDASH, "INLINE_CONCURRENCY": 3}
+    inline = executor_build("inline")
+    assert isinstance(inline, InlineExecutor) and inline.concurrency == 3
+    assert isinstance(executor_build("celery"), CeleryExecutor)
+    with pytest.raises(ImproperlyConfigured, match="'threads'; use one of 'inline', 'celery'"):
+        executor_build("threads")
+
+
+def test_system_check_names_a_bad_executor(settings: Any) -> None:
+    assert check_executor(None) == []
+    settings.AGENTDASH = {**settings.AGENTDASH, "EXECUTOR": "threads"}
+    errors = check_executor(None)
+    assert [e.id for e in errors] == ["agentdash.E020"]
+    assert isinstance(errors[0], Error) and "'threads'" in errors[0].msg
+
+
+def test_system_check_wants_a_broker_for_celery(settings: Any) -> None:
+    settings.AGENTDASH = {**settings.AGENTDASH, "EXECUTOR": "celery"}
+    settings.CELERY_BROKER_URL = ""
+    assert [e.id for e in check_executor(None)] == ["agentdash.E021"]
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:63799/0"
+    assert check_executor(None) == []

@@ -1,0 +1,133 @@
+"""The reaper: runs whose worker stopped are queued again, then failed; their open spans are
+closed as errored; queued runs nobody took are submitted again."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.runs.models import Run
+from agentdash.runs.reaper import runs_reap
+from agentdash.timeline.models import SessionChange, Span
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TRACE = "a" * 32
+OTHER_TRACE = "b" * 32
+
+
+@pytest.fixture
+def session() -> AgentSession:
+    return AgentSession.objects.create(
+        id="s-reap", app_name="reap_agent", user_id="u", last_update_time=time.time()
+    )
+
+
+def make_run(session: AgentSession, **fields: Any) -> Run:
+    defaults: dict[str, Any] = {
+        "agent_name": "reap_agent",
+        "invocation_id": f"e-{time.monotonic_ns()}",
+        "message": {"role": "user", "parts": [{"text": "hi"}]},
+    }
+    return Run.objects.create(session=session, **{**defaults, **fields})
+
+
+def make_span(session: AgentSession, span_id: str, trace_id: str = TRACE, **fields: Any) -> Span:
+    return Span.objects.create(
+        trace_id=trace_id,
+        span_id=span_id,
+        name=f"span {span_id}",
+        start_time=time.time_ns() - 10**9,
+        session=session,
+        **fields,
+    )
+
+
+def ago(seconds: float) -> Any:
+    return timezone.now() - timedelta(seconds=seconds)
+
+
+def test_a_run_whose_heartbeat_stopped_is_queued_again_then_failed(session: AgentSession) -> None:
+    run = make_run(
+        session,
+        status=Run.Status.RUNNING,
+        attempt=1,
+        worker="host:1",
+        heartbeat_at=ago(600),
+        started_at=ago(700),
+        trace_id=TRACE,
+    )
+    open_span = make_span(session, "1" * 16)
+    ended = make_span(session, "2" * 16, end_time=time.time_ns(), status=Span.Status.OK)
+    elsewhere = make_span(session, "3" * 16, trace_id=OTHER_TRACE)
+    alive = make_run(
+        session, status=Run.Status.RUNNING, attempt=1, heartbeat_at=ago(1), started_at=ago(5)
+    )
+    submitted: list[int] = []
+
+    report = runs_reap(stale_after_s=30, max_attempts=2, submit=submitted.append)
+
+    assert (report.requeued, report.failed, submitted) == ([run.pk], [], [run.pk])
+    run.refresh_from_db()
+    assert (run.status, run.worker, run.heartbeat_at, run.attempt) == (
+        Run.Status.QUEUED,
+        "",
+        None,
+        1,
+    )
+    assert "worker stopped: no heartbeat since" in run.error and "queued again" in run.error
+    open_span.refresh_from_db()
+    assert open_span.end_time is not None and open_span.status == Span.Status.ERROR
+    assert open_span.status_message.startswith("run's worker died: worker stopped")
+    assert open_span.run_id == run.pk
+    ended.refresh_from_db()
+    elsewhere.refresh_from_db()
+    assert (ended.status, elsewhere.end_time) == (Span.Status.OK, None)
+    assert Run.objects.get(pk=alive.pk).status == Run.Status.RUNNING
+    changes = list(SessionChange.objects.order_by("seq").values_list("kind", "ref"))
+    assert changes == [("span", f"{TRACE}:{'1' * 16}"), ("run", str(run.pk))]
+
+    # The second attempt's worker dies too: attempts are used up, the run fails.
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.RUNNING, attempt=2, worker="host:2", heartbeat_at=ago(120)
+    )
+    report = runs_reap(stale_after_s=30, max_attempts=2, submit=submitted.append)
+
+    assert (report.requeued, report.failed, submitted) == ([], [run.pk], [run.pk])
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED and run.finished_at is not None
+    assert run.error.startswith("worker stopped: no heartbeat since ")
+    assert "(worker host:2, attempt 2 of 2)" in run.error
+    told = SessionEvent.objects.get(session=session)
+    assert (told.author, told.data["error_code"]) == ("reap_agent", "WORKER_LOST")
+    assert told.data["error_message"] == f"The run failed: {run.error}."
+
+    # Nothing left to reap.
+    again = runs_reap(stale_after_s=30, max_attempts=2, submit=submitted.append)
+    assert (again.requeued, again.failed, again.resubmitted) == ([], [], [])
+
+
+def test_queued_runs_nobody_took_are_submitted_again(session: AgentSession) -> None:
+    forgotten = make_run(session, status=Run.Status.QUEUED, queued_at=ago(600))
+    fresh = make_run(session, status=Run.Status.QUEUED, queued_at=ago(1))
+    submitted: list[int] = []
+
+    report = runs_reap(
+        stale_after_s=30, max_attempts=3, requeue_after_s=60, submit=submitted.append
+    )
+
+    assert report.resubmitted == submitted == [forgotten.pk]
+    forgotten.refresh_from_db()
+    assert forgotten.queued_at is not None and forgotten.queued_at > ago(60)
+    assert Run.objects.get(pk=fresh.pk).status == Run.Status.QUEUED
+    assert (
+        runs_reap(
+            stale_after_s=30, max_attempts=3, requeue_after_s=60, submit=submitted.append
+        ).resubmitted
+        == []
+    )
