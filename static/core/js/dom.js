@@ -4,8 +4,8 @@
  * Untrusted text (model output, tool results, user input, span attributes) reaches the page
  * only through `textContent`, `createElement` and `setAttribute` on names fixed in our code.
  * The single exception is {@link setSanitizedHtml}: THE one HTML sink of the codebase, for
- * `html` fields produced by the server's sanitizer and for nothing else. No other file may use
- * innerHTML, outerHTML, insertAdjacentHTML or document.write (a test scans static/ for them).
+ * `html` fields produced by the server's sanitizer and for nothing else. No other file may turn
+ * a string into markup in any way (a test scans static/ for every such sink).
  *
  * @module core/dom
  */
