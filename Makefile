@@ -7,7 +7,7 @@ PG     := scripts/postgres.sh
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+.PHONY: bench-live install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop
 
 $(STAMP): pyproject.toml
@@ -81,6 +81,10 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# Live pipeline: span start → websocket client, and spans/s to one client (docs/BENCHMARKS.md).
+bench-live: $(STAMP)
+	$(PY) bench/live.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -19,6 +19,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PGDATA="${AGENTDASH_PG_DIR:-$ROOT/var/pg}"
+case "$PGDATA" in /*) ;; *) PGDATA="$PWD/$PGDATA" ;; esac   # the server resolves paths from its data dir
 PORT="${AGENTDASH_PG_PORT:-54329}"
 HOST=127.0.0.1
 ROLE=agentdash

@@ -20,6 +20,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 DIR="${AGENTDASH_REDIS_DIR:-$ROOT/var/redis}"
+case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
 PORT="${AGENTDASH_REDIS_PORT:-63799}"
 HOST=127.0.0.1
 URL="redis://$HOST:$PORT/0"

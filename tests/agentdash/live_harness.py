@@ -1,0 +1,293 @@
+"""Real servers and real clients for the live pipeline: daphne and Celery worker processes,
+a logged-in HTTP client (the login form, with its CSRF token) and a websocket client (the
+``websockets`` package) speaking docs/PROTOCOL.md. Used by tests/agentdash/test_scale_mode.py
+and by bench/live.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.cookiejar
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSWORD = "live-harness-password-1"
+START_TIMEOUT_S = 90.0
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def script(name: str, command: str) -> subprocess.CompletedProcess[str]:
+    """``scripts/<name>.sh <command>`` in the repository (its env vars pass through)."""
+    path = str(ROOT / "scripts" / f"{name}.sh")
+    return subprocess.run(
+        [path, command], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    """The server processes' environment: no model keys (the offline model), DEBUG on, the
+    demo password, plus ``extra``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "DJANGO_SETTINGS_MODULE")
+    }
+    env.update(
+        AGENTDASH_DEMO_PASSWORD=PASSWORD,
+        DEBUG="1",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        DJANGO_SETTINGS_MODULE="agentdash.settings",
+        PYTHONUNBUFFERED="1",
+    )
+    env.update(extra)
+    return env
+
+
+def manage(env: dict[str, str], *args: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+
+
+@dataclass
+class Processes:
+    """Server processes started here, each logging to a file in ``tmp``."""
+
+    tmp: Path
+    procs: list[tuple[str, subprocess.Popen[bytes]]] = field(default_factory=list)
+
+    def spawn(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        with (self.tmp / f"{name}.log").open("wb") as out:
+            proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        self.procs.append((name, proc))
+        return proc
+
+    def daphne(self, name: str, env: dict[str, str]) -> str:
+        """Start daphne on a free port; its base URL once it answers."""
+        port = free_port()
+        args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
+        proc = self.spawn(name, [*args, "agentdash.asgi:application"], env)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with {proc.returncode}\n{self.logs()}")
+            try:
+                with urllib.request.urlopen(f"{url}/login/", timeout=2) as response:
+                    if response.status == 200:
+                        return url
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{name} did not answer in {START_TIMEOUT_S:.0f} s\n{self.logs()}")
+
+    def worker(self, name: str, env: dict[str, str], concurrency: int = 4) -> None:
+        args = [sys.executable, "-m", "celery", "-A", "agentdash.celery_app", "worker"]
+        args += ["--pool", "threads", "--concurrency", str(concurrency), "--loglevel", "INFO"]
+        args += ["-n", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
+        self.spawn(name, args, env)
+
+    def logs(self, chars: int = 4000) -> str:
+        return "\n".join(
+            f"--- {path.name}\n{path.read_text(errors='replace')[-chars:]}"
+            for path in sorted(self.tmp.glob("*.log"))
+        )
+
+    def stop(self) -> None:
+        for _, proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for _, proc in self.procs:
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(20)
+
+
+# ── HTTP ───────────────────────────────────────────────────────────────────────────────────
+class Browserless:
+    """A logged-in user over plain HTTP: cookies kept, CSRF token taken from the forms."""
+
+    CSRF = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+
+    def _csrf(self, path: str) -> str:
+        with self.opener.open(f"{self.url}{path}", timeout=30) as response:
+            found = self.CSRF.search(response.read().decode())
+        assert found, f"no CSRF token on {path}"
+        return found.group(1)
+
+    def post(self, path: str, form_path: str, data: dict[str, str]) -> str:
+        """POST ``data`` with the CSRF token of the form on ``form_path``; the final URL's
+        path (after redirects)."""
+        body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": self._csrf(form_path)})
+        request = urllib.request.Request(
+            f"{self.url}{path}", data=body.encode(), headers={"Referer": f"{self.url}{form_path}"}
+        )
+        with self.opener.open(request, timeout=30) as response:
+            return str(urllib.parse.urlsplit(response.geturl()).path)
+
+    def log_in(self, username: str, password: str = PASSWORD) -> None:
+        landed = self.post("/login/", "/login/", {"username": username, "password": password})
+        assert landed == "/", f"login as {username} failed (landed on {landed})"
+
+    def new_chat(self, agent: str) -> str:
+        """A new session of ``agent`` (the home page's "New chat" form); its id."""
+        path = self.post("/sessions/", "/", {"agent": agent})
+        found = re.fullmatch(r"/sessions/([^/]+)/", path)
+        assert found, path
+        return found.group(1)
+
+    def cookie_header(self) -> str:
+        return "; ".join(f"{c.name}={c.value}" for c in self.jar)
+
+
+# ── Websocket ──────────────────────────────────────────────────────────────────────────────
+@dataclass
+class Received:
+    at_ns: int
+    message: dict[str, Any]
+
+
+class LiveClient:
+    """One websocket on a session: every message received is kept with its receive time
+    (``time.time_ns()``, the clock the servers' spans use)."""
+
+    def __init__(self, http: Browserless, session_id: str) -> None:
+        self.http, self.session_id = http, session_id
+        self.received: list[Received] = []
+        self._ws: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._arrived = asyncio.Event()
+
+    async def open(self) -> None:
+        ws_url = self.http.url.replace("http://", "ws://", 1)
+        self._ws = await connect(
+            f"{ws_url}/ws/sessions/{self.session_id}/",
+            origin=self.http.url,  # type: ignore[arg-type]
+            additional_headers={"Cookie": self.http.cookie_header()},
+            max_size=2**22,
+            open_timeout=30,
+        )
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self._ws is not None
+        async for raw in self._ws:
+            at = time.time_ns()
+            self.received.append(Received(at, json.loads(raw)))
+            self._arrived.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        assert self._ws is not None
+        await self._ws.send(json.dumps(message))
+
+    async def wait_for(
+        self, check: Callable[[list[Received]], Any], what: str, timeout: float = 180.0
+    ) -> Any:
+        """Wait until ``check(received)`` is truthy; returns it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self._arrived.clear()
+            found = check(self.received)
+            if found:
+                return found
+            if self._reader is not None and self._reader.done():
+                self._reader.result()
+                raise AssertionError(f"the socket closed while waiting for {what}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"gave up waiting for {what}; got {self.types()}")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), min(left, 1.0))
+
+    async def message(self, type_: str, what: str = "", **match: Any) -> dict[str, Any]:
+        def check(received: list[Received]) -> dict[str, Any] | None:
+            for r in received:
+                m = r.message
+                if m.get("type") == type_ and all(m.get(k) == v for k, v in match.items()):
+                    return m
+            return None
+
+        found: dict[str, Any] = await self.wait_for(check, what or type_)
+        return found
+
+    async def hello(self, after_seq: int = 0) -> None:
+        await self.send({"type": "hello", "after_seq": after_seq})
+        await self.message("replay.done")
+
+    def items(self, kind: str | None = None) -> list[tuple[int, dict[str, Any]]]:
+        """Every change item received, with its receive time, in order."""
+        return [
+            (r.at_ns, item)
+            for r in self.received
+            if r.message.get("type") == "changes"
+            for item in r.message["items"]
+            if kind is None or item["kind"] == kind
+        ]
+
+    def run_status(self, run_id: int) -> str | None:
+        found = None
+        for _, item in self.items("run"):
+            if item["data"] and item["data"]["id"] == run_id:
+                found = item["data"]["status"]
+        return found
+
+    async def run_ended(self, run_id: int, timeout: float = 180.0) -> str:
+        ended = ("succeeded", "failed", "cancelled")
+        status: str = await self.wait_for(
+            lambda _: (s := self.run_status(run_id)) in ended and s,
+            f"run {run_id} to end",
+            timeout,
+        )
+        return status
+
+    def types(self) -> list[str]:
+        return [str(r.message.get("type")) for r in self.received]
+
+    async def close(self) -> None:
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._reader
