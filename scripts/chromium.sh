@@ -17,31 +17,20 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+NAME=chromium.sh
+# shellcheck source=scripts/_lib.sh
+source "$ROOT/scripts/_lib.sh"
 BROWSER="${AGENTDASH_CHROMIUM:-/usr/bin/chromium}"
 PY="${PYTHON:-$ROOT/.venv/bin/python}"
 # Keep in step with pyproject.toml's dev extra.
 PLAYWRIGHT_REQ="playwright>=1.49"
 
-say() { echo "chromium.sh: $*" >&2; }
-die() {
-    say "$*"
-    exit 1
-}
-
 have_browser() { [[ -x "$BROWSER" ]]; }
 have_playwright() { "$PY" -c "import playwright.sync_api" >/dev/null 2>&1; }
 
 install_browser() {
-    [[ "${AGENTDASH_CHROMIUM_INSTALL:-1}" != "0" ]] || die "$BROWSER is missing and AGENTDASH_CHROMIUM_INSTALL=0"
-    [[ "$(id -u)" == 0 ]] || die "$BROWSER is missing; as root this script would apt-get install it (or: sudo apt-get install chromium)"
-    command -v apt-get >/dev/null || die "$BROWSER is missing and there is no apt-get"
-    say "installing Debian's chromium (apt-get)…"
-    local started=$SECONDS
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 </dev/null
-    apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >&2 </dev/null
+    apt_install "$BROWSER" AGENTDASH_CHROMIUM_INSTALL chromium fonts-dejavu-core
     have_browser || die "apt-get installed chromium, but $BROWSER is still missing"
-    say "installed in $((SECONDS - started)) s: $("$BROWSER" --version 2>/dev/null || echo chromium)"
 }
 
 install_playwright() {

@@ -18,20 +18,16 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-PGDATA="${AGENTDASH_PG_DIR:-$ROOT/var/pg}"
-case "$PGDATA" in /*) ;; *) PGDATA="$PWD/$PGDATA" ;; esac   # the server resolves paths from its data dir
+NAME=postgres.sh
+# shellcheck source=scripts/_lib.sh
+source "$ROOT/scripts/_lib.sh"
+PGDATA="$(abs_path "${AGENTDASH_PG_DIR:-$ROOT/var/pg}")"
 PORT="${AGENTDASH_PG_PORT:-54329}"
 HOST=127.0.0.1
 ROLE=agentdash
 DB=agentdash
 URL="postgres://$ROLE@$HOST:$PORT/$DB"
 LOG="$PGDATA.log"
-
-say() { echo "postgres.sh: $*" >&2; }
-die() {
-    say "$*"
-    exit 1
-}
 
 pg_bindir() {
     # The newest server installed by Debian's packages, else whatever is on PATH.
@@ -44,17 +40,7 @@ pg_bindir() {
     fi
 }
 
-install_postgres() {
-    [[ "${AGENTDASH_PG_INSTALL:-1}" != "0" ]] || die "PostgreSQL is not installed and AGENTDASH_PG_INSTALL=0"
-    [[ "$(id -u)" == 0 ]] || die "PostgreSQL is not installed; as root this script would apt-get install it (or: sudo apt-get install postgresql)"
-    command -v apt-get >/dev/null || die "PostgreSQL is not installed and there is no apt-get"
-    say "installing Debian's postgresql (apt-get)…"
-    local started=$SECONDS
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 </dev/null
-    apt-get install -y -qq --no-install-recommends postgresql >&2 </dev/null
-    say "installed in $((SECONDS - started)) s"
-}
+install_postgres() { apt_install PostgreSQL AGENTDASH_PG_INSTALL postgresql; }
 
 # Run a command as the cluster's owner: ``postgres`` when we are root (initdb refuses root),
 # ourselves otherwise.

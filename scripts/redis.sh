@@ -19,35 +19,21 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-DIR="${AGENTDASH_REDIS_DIR:-$ROOT/var/redis}"
-case "$DIR" in /*) ;; *) DIR="$PWD/$DIR" ;; esac
+NAME=redis.sh
+# shellcheck source=scripts/_lib.sh
+source "$ROOT/scripts/_lib.sh"
+DIR="$(abs_path "${AGENTDASH_REDIS_DIR:-$ROOT/var/redis}")"
 PORT="${AGENTDASH_REDIS_PORT:-63799}"
 HOST=127.0.0.1
 URL="redis://$HOST:$PORT/0"
 PIDFILE="$DIR/redis.pid"
 LOG="$DIR/redis.log"
 
-say() { echo "redis.sh: $*" >&2; }
-die() {
-    say "$*"
-    exit 1
-}
-
 server_bin() {
     command -v redis-server || { [[ -x /usr/bin/redis-server ]] && echo /usr/bin/redis-server; } || true
 }
 
-install_redis() {
-    [[ "${AGENTDASH_REDIS_INSTALL:-1}" != "0" ]] || die "Redis is not installed and AGENTDASH_REDIS_INSTALL=0"
-    [[ "$(id -u)" == 0 ]] || die "Redis is not installed; as root this script would apt-get install it (or: sudo apt-get install redis-server)"
-    command -v apt-get >/dev/null || die "Redis is not installed and there is no apt-get"
-    say "installing Debian's redis-server (apt-get)…"
-    local started=$SECONDS
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >&2 </dev/null
-    apt-get install -y -qq --no-install-recommends redis-server >&2 </dev/null
-    say "installed in $((SECONDS - started)) s"
-}
+install_redis() { apt_install Redis AGENTDASH_REDIS_INSTALL redis-server; }
 
 # Answers PING on our port (bash's /dev/tcp: no redis-cli needed).
 answers() {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import typing
 from collections.abc import AsyncGenerator, Iterator
@@ -26,7 +27,7 @@ from runtime.telemetry.attributes import AgentDash, GenAI, Operation
 from runtime.telemetry.tracing import LiveSpan, iterate_in_span, open_span
 
 
-class BaseAgent:
+class BaseAgent(abc.ABC):
     """An agent: subclass and implement ``_run_async_impl(ctx)`` yielding events.
 
     Constructor arguments are keyword-only. Extra keyword arguments set fields a subclass
@@ -202,10 +203,10 @@ class BaseAgent:
             actions=actions,
         )
 
-    async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        """The agent's own logic. Subclasses implement it as an async generator."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _run_async_impl")
-        yield  # pragma: no cover
+    @abc.abstractmethod
+    def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
+        """The agent's own logic, implemented by every agent class as
+        ``async def _run_async_impl(self, ctx): ... yield event``."""
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

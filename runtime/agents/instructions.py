@@ -1,4 +1,4 @@
-"""Instruction templating: ``{key}`` placeholders filled from session state."""
+"""Instruction templating: ``{key}`` references filled from session state."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from runtime.sessions.state import State
 if TYPE_CHECKING:
     from runtime.agents.readonly_context import ReadonlyContext
 
-_PLACEHOLDER = re.compile(r"{+[^{}]*}+")
+_REFERENCE = re.compile(r"{+[^{}]*}+")
 _PREFIXES = (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX)
 
 
@@ -23,7 +23,7 @@ def _is_state_name(name: str) -> bool:
 
 
 async def inject_session_state(template: str, readonly_context: ReadonlyContext) -> str:
-    """Fill ``template``'s placeholders from the session.
+    """Fill ``template``'s ``{...}`` references from the session.
 
     ``{key}`` and ``{app:key}``/``{user:key}``/``{temp:key}`` take the state value (a missing
     key raises :class:`MissingStateKeyError` naming it); ``{key?}`` gives ``""`` when missing;
@@ -35,7 +35,7 @@ async def inject_session_state(template: str, readonly_context: ReadonlyContext)
     state = ctx.session.state
     out: list[str] = []
     last = 0
-    for match in _PLACEHOLDER.finditer(template):
+    for match in _REFERENCE.finditer(template):
         out.append(template[last : match.start()])
         last = match.end()
         raw = match.group()

@@ -16,6 +16,7 @@ cost minutes over the authorization matrix and buys a test nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from django.contrib.auth.models import Group, User
 
 from agentdash.core.permissions import OPERATORS_GROUP
 from agentdash.core.services import roles_ensure
+from tests.agentdash.recording_executor import RecordingExecutor
 
 PASSWORD = "correct-horse-battery-staple-42"
 ROLES = ("anonymous", "alice", "operator", "staff_operator", "superuser")
@@ -79,3 +81,14 @@ def role_users(
         "staff_operator": staff_operator,
         "superuser": superuser,
     }
+
+
+@pytest.fixture
+def recorder() -> Iterator[RecordingExecutor]:
+    """This process's executor replaced by one that records run ids and runs nothing."""
+    from agentdash.runs import executors
+
+    found = RecordingExecutor()
+    executors.executor_set(found)
+    yield found
+    executors.executor_set(None)

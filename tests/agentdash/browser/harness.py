@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.agentdash.live_harness import manage
+
 ROOT = Path(__file__).resolve().parents[3]
 CHROMIUM = os.environ.get("AGENTDASH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -85,16 +87,10 @@ class ServerError(RuntimeError):
 
 
 def _manage(env: dict[str, str], *args: str) -> None:
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    if result.returncode != 0:
-        raise ServerError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    try:
+        manage(env, *args)
+    except RuntimeError as exc:
+        raise ServerError(str(exc)) from exc
 
 
 def _wait_until_up(server: LiveServer) -> None:

@@ -81,29 +81,6 @@ def make_session(transactional_db: None) -> Callable[[str], AgentSession]:
     return make
 
 
-class RecordingExecutor:
-    """Takes run ids and keeps them: nothing runs."""
-
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.submitted: list[int] = []
-
-    def submit(self, run_id: int) -> None:
-        self.submitted.append(run_id)
-
-    async def astart(self) -> None:
-        pass
-
-
-@pytest.fixture
-def recorder() -> Iterator[RecordingExecutor]:
-    found = RecordingExecutor()
-    executors.executor_set(found)
-    yield found
-    executors.executor_set(None)
-
-
 @pytest.fixture
 async def inline(settings: Any, transactional_db: None) -> AsyncIterator[Any]:
     """The inline executor with quick heartbeats, not started: the first enqueue starts it.

@@ -19,7 +19,8 @@ from agentdash.runs.executors import CeleryExecutor, InlineExecutor, executor_bu
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from agentdash.timeline.models import SessionChange
-from tests.agentdash.runs.conftest import RecordingExecutor, says
+from tests.agentdash.recording_executor import RecordingExecutor
+from tests.agentdash.runs.conftest import says
 
 pytestmark = pytest.mark.django_db
 

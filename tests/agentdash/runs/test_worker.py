@@ -17,7 +17,8 @@ from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue, run_cancel_request, run_enqueue
 from agentdash.runs.worker import run_execute
 from runtime import CallbackContext, LlmAgent, LlmRequest, ScriptedLlm
-from tests.agentdash.runs.conftest import RecordingExecutor, run_ended, says, wait_for
+from tests.agentdash.recording_executor import RecordingExecutor
+from tests.agentdash.runs.conftest import run_ended, says, wait_for
 from tests.agentdash.runs.gates import Gate
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,9 +17,9 @@ from agentdash.agent_sessions.services import session_state_update
 from agentdash.controls.models import CallbackSetting
 from agentdash.controls.switchboard import DatabaseSwitchboard
 from agentdash.core.models import AuditEntry
-from agentdash.runs import executors
 from agentdash.runs.models import Run
 from agentdash.timeline.control_listener import run_control_listener
+from tests.agentdash.recording_executor import RecordingExecutor
 from tests.agentdash.timeline.conftest import (
     Connect,
     changes_until,
@@ -46,29 +46,6 @@ TOGGLE = {
 @pytest.fixture
 def owned(alice: User) -> str:
     return session_of(alice, "s-alice", app_name="capital_agent").id
-
-
-class RecordingExecutor:
-    """Takes run ids and keeps them: nothing runs."""
-
-    name = "recording"
-
-    def __init__(self) -> None:
-        self.submitted: list[int] = []
-
-    def submit(self, run_id: int) -> None:
-        self.submitted.append(run_id)
-
-    async def astart(self) -> None:
-        pass
-
-
-@pytest.fixture
-def recorder() -> Any:
-    found = RecordingExecutor()
-    executors.executor_set(found)
-    yield found
-    executors.executor_set(None)
 
 
 def make_run(session_id: str, status: str = Run.Status.RUNNING) -> Run:

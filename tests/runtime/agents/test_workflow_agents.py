@@ -258,3 +258,11 @@ async def test_model_inherited_from_parent() -> None:
         await run(root, "x")
     parent = Agent(name="parent", model=shared, sub_agents=[Agent(name="kid")])
     assert parent.sub_agents[0].canonical_model is shared  # type: ignore[attr-defined]
+
+
+def test_an_agent_class_must_implement_its_run() -> None:
+    class Incomplete(BaseAgent):
+        pass
+
+    with pytest.raises(TypeError, match="_run_async_impl"):
+        Incomplete(name="x")  # type: ignore[abstract]
