@@ -2,7 +2,7 @@
 inline executor, an SQLite file in a temporary directory (docs/BENCHMARKS.md, "Live
 pipeline").
 
-  .venv/bin/python bench/live.py [--rounds N] [--burst-runs N]
+  .venv/bin/python bench/live.py [--rounds N] [--burst-runs N] [--burst-calls N]
 
 - **Latency**: span start in the run (the span item's ``start_time``, Unix ns, taken by the
   runtime) → the span's first version received by a websocket client (``time.time_ns()`` on
@@ -117,7 +117,22 @@ async def latency(url: str, db: Path, clients_n: int, rounds: int) -> dict[str, 
     }
 
 
-async def throughput(url: str, runs: int) -> list[tuple[int, float]]:
+async def stored_spans(db: Path, session_id: str) -> int:
+    """How many spans the session has once they are all stored and ended (the run has
+    ended, but the pipeline may still be writing its last spans)."""
+    query = "SELECT count(*), count(*) - count(end_time) FROM timeline_span WHERE session_id = ?"
+    last = None
+    with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)) as conn:
+        while True:
+            found = conn.execute(query, (session_id,)).fetchone()
+            if found == last and found[1] == 0:
+                return int(found[0])
+            last = found
+            await asyncio.sleep(0.2)
+
+
+async def throughput(url: str, db: Path, runs: int) -> list[tuple[int, float]]:
+    """Per run: (spans, spans/s from the ``chat.send`` to the last span's final version)."""
     http = Browserless(url)
     http.log_in("alice")
     results = []
@@ -129,17 +144,29 @@ async def throughput(url: str, runs: int) -> list[tuple[int, float]]:
         await client.send({"type": "chat.send", "text": "go", "client_id": str(r)})
         accepted = await client.message("chat.accepted")
         await client.run_ended(int(accepted["run_id"]), timeout=600)
-        seen = first_seen(client)
-        last = max(at for at, _ in client.items("span"))
-        results.append((len(seen), len(seen) / ((last - sent) / 1e9)))
+        stored = await stored_spans(db, client.session_id)
+        await client.wait_for(lambda _, c=client, n=stored: len(final_seen(c)) >= n, "every span")
+        last = max(final_seen(client).values())
+        results.append((stored, stored / ((last - sent) / 1e9)))
         await client.close()
     return results
+
+
+def final_seen(client: LiveClient) -> dict[tuple[str, str], int]:
+    """(trace, span) → when its final (ended) version was received."""
+    seen: dict[tuple[str, str], int] = {}
+    for at, item in client.items("span"):
+        data = item["data"]
+        if data is not None and data["end_time"] is not None:
+            seen.setdefault((data["trace_id"], data["span_id"]), at)
+    return seen
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20, help="rounds of 1 client (20: /4)")
     parser.add_argument("--burst-runs", type=int, default=3)
+    parser.add_argument("--burst-calls", type=int, default=1000, help="tool calls per burst run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentdash-bench-live-") as tmp_dir:
         tmp = Path(tmp_dir)
@@ -150,6 +177,7 @@ def main() -> None:
             AGENTDASH_EXECUTOR="inline",
             AGENTDASH_INLINE_CONCURRENCY="20",
             AGENTDASH_AGENTS=AGENTS,
+            AGENTDASH_BENCH_BURST_CALLS=str(args.burst_calls),
             PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
             LOG_LEVEL="WARNING",
         )
@@ -169,7 +197,7 @@ def main() -> None:
                     f"p50 ratio {found['poll_p50'] / found['p50']:.0f}x",
                     flush=True,
                 )
-            bursts = asyncio.run(throughput(url, args.burst_runs))
+            bursts = asyncio.run(throughput(url, db, args.burst_runs))
             rates = [rate for _, rate in bursts]
             print(
                 f"throughput, 1 client: {bursts[0][0]} spans per run, "

@@ -29,7 +29,7 @@ def django_db_modify_db_settings(
     test = db.setdefault("TEST", {})
     leftovers: list[Path] = []
     if not test.get("NAME"):  # an explicit name (or pytest-xdist's suffix) wins
-        if db["ENGINE"] == "django.db.backends.sqlite3":
+        if "sqlite" in db["ENGINE"]:
             path = Path(settings.VAR_DIR) / f"test-agentdash-{os.getpid()}.sqlite3"
             test["NAME"] = str(path)
             leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), path]

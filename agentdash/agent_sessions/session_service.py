@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
@@ -25,8 +26,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
-def in_worker_thread(func: Callable[P, R]) -> Callable[P, Any]:
-    """``func`` as a coroutine run in a pool thread with its own database connection.
+def in_worker_thread(
+    func: Callable[P, R], *, executor: ThreadPoolExecutor | None = None
+) -> Callable[P, Any]:
+    """``func`` as a coroutine run in a pool thread with its own database connection (a
+    thread of the loop's default pool, or of ``executor``).
 
     Each call is one unit of work, like a request: connections that broke or outlived
     ``CONN_MAX_AGE`` are dropped before and after it. A transaction never spans an ``await``:
@@ -41,7 +45,7 @@ def in_worker_thread(func: Callable[P, R]) -> Callable[P, Any]:
         finally:
             close_old_connections()
 
-    return sync_to_async(unit_of_work, thread_sensitive=False)
+    return sync_to_async(unit_of_work, thread_sensitive=False, executor=executor)
 
 
 class DjangoSessionService(BaseSessionService):

@@ -60,6 +60,14 @@ async def backpressure() -> None:
         logger.exception("the live pipeline's backpressure failed")
 
 
+async def settle(invocation_id: str) -> None:
+    """Wait (briefly) until the run's spans are stored, before its outcome is recorded."""
+    try:
+        await timeline_live.settle(invocation_id)
+    except Exception:
+        logger.exception("waiting for the spans of %s failed", invocation_id)
+
+
 async def control_listener(switchboard: DatabaseSwitchboard) -> None:
     """Keep ``switchboard`` current with the switch changes pushed over the channel layer
     (and a reload from the database now and then), until cancelled."""

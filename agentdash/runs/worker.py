@@ -105,6 +105,7 @@ async def run_execute(run_id: int, *, worker: str) -> None:
     finally:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
+    await live.settle(run.invocation_id)  # clients see the run end after its spans
     await _record(run, service.trace_id, watch, error)
 
 

@@ -74,19 +74,26 @@ TEMPLATES = [
     }
 ]
 
+_DATABASE_URL = os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'agentdash.sqlite3'}"
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'agentdash.sqlite3'}",
-        # Seconds a thread keeps its connection (0: one per unit of work). Run workers do
-        # their database work on a small thread pool: `make worker` keeps those connections
-        # (DATABASE_CONN_MAX_AGE=60), checked before reuse.
-        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+        _DATABASE_URL,
+        # Seconds a thread keeps its connection (0: one per unit of work), checked before
+        # reuse. Runs and the live pipeline do their database work on small thread pools:
+        # `make worker` keeps those connections (60); an SQLite file keeps them by default
+        # (opening one runs the PRAGMAs below each time, for nothing).
+        conn_max_age=int(
+            os.environ.get("DATABASE_CONN_MAX_AGE")
+            or ("600" if _DATABASE_URL.startswith("sqlite") else "0")
+        ),
         conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers go on while one writer commits; IMMEDIATE takes the write lock at
-    # BEGIN so two writers queue (busy_timeout) instead of failing with "database is locked".
+    # BEGIN so two writers queue instead of failing with "database is locked": in one process
+    # on a lock (agentdash.core.sqlite), between processes in SQLite's busy_timeout.
+    DATABASES["default"]["ENGINE"] = "agentdash.core.sqlite"
     DATABASES["default"]["OPTIONS"] = {
         "init_command": (
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;"

@@ -15,7 +15,8 @@ from dataclasses import asdict, dataclass
 from django.db import IntegrityError, transaction
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.timeline.items import Item, items_after
+from agentdash.core.sqlite.base import writes_first
+from agentdash.timeline.items import Item, RowKey, items_after_many, span_item
 from agentdash.timeline.selectors import session_last_seq
 from agentdash.timeline.services import SpanVersion, SpanWrite, span_upsert, spans_store
 from agentdash.timeline.span_processor import SpanSnapshot
@@ -51,6 +52,7 @@ class FlushWriter:
         self.publish_limit = publish_limit
         self._lock = threading.Lock()
         self._marks: dict[str, int] = {}
+        self._behind: set[str] = set()  # sessions whose last batch was a full page
         self._sessions: set[str] = set()  # stored sessions seen (a positive answer is stable)
         self._runs: dict[str, int] = {}  # invocation id → run id
 
@@ -58,22 +60,38 @@ class FlushWriter:
         self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
     ) -> list[Batch]:
         """Store ``snapshots`` (one transaction), then read, for each session they touched
-        and each session in ``dirty`` (session → first new seq, if known), what to publish."""
+        and each session in ``dirty`` (session → first new seq, if known), what to publish.
+        On SQLite the write goes before the other writers waiting in the process: every
+        client watching is waiting for it."""
+        with writes_first():
+            return self._write(snapshots, dirty)
+
+    def _write(
+        self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
+    ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
+        fresh: dict[RowKey, Item] = {}  # what was just stored need not be read back
         versions = self._versions(snapshots)
         for version, write in zip(versions, self._store(versions), strict=True):
             if write.seq is None or version.session_id is None:
                 continue
             known = hints.get(version.session_id)
             hints[version.session_id] = write.seq if known is None else min(known, write.seq)
-        batches = []
-        for session_id, hint in hints.items():
-            after = self._after(session_id, hint)
-            items = items_after(session_id=session_id, after_seq=after, limit=self.publish_limit)
-            if items:
-                more = len(items) >= self.publish_limit
-                batches.append(Batch(session_id=session_id, after=after, items=items, more=more))
-        return batches
+            fresh[(version.session_id, f"{version.trace_id}:{version.span_id}")] = span_item(
+                version
+            )
+        afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
+        found = items_after_many(afters, limit=self.publish_limit, fresh_spans=fresh)
+        return [
+            Batch(
+                session_id=session_id,
+                after=afters[session_id],
+                items=items,
+                more=len(items) >= self.publish_limit,
+            )
+            for session_id, items in found.items()
+            if items
+        ]
 
     def published(self, batch: Batch) -> None:
         """Record that ``batch`` reached the channel layer."""
@@ -81,18 +99,28 @@ class FlushWriter:
         with self._lock:
             mark = self._marks.pop(batch.session_id, 0)
             if len(self._marks) >= MAX_REMEMBERED:
-                self._marks.pop(next(iter(self._marks)))  # the least recently published
+                forgotten = next(iter(self._marks))  # the least recently published
+                self._marks.pop(forgotten)
+                self._behind.discard(forgotten)
             self._marks[batch.session_id] = max(mark, last)
+            if batch.more:
+                self._behind.add(batch.session_id)
+            else:
+                self._behind.discard(batch.session_id)
 
     def forget(self) -> None:
         with self._lock:
             self._marks.clear()
+            self._behind.clear()
         self._sessions.clear()
         self._runs.clear()
 
     def _after(self, session_id: str, hint: int | None) -> int:
         with self._lock:
             mark = self._marks.get(session_id)
+            behind = session_id in self._behind
+        if behind and mark is not None:
+            return mark  # the rest of a long backlog comes first, then what is new
         if hint is not None:
             # Changes between the mark and the hint were written (and published) elsewhere;
             # a client that lacks them fills the gap from the database.

@@ -10,16 +10,27 @@ clients must display as text.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
+
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 
 from agentdash.agent_sessions.models import SessionEvent
 from agentdash.core.rendering import render_untrusted
 from agentdash.timeline.models import SessionChange, Span
 from agentdash.timeline.selectors import changes_after
+from agentdash.timeline.services import SpanVersion
 from runtime.events.event import Event
 
 Item = dict[str, Any]
+RowKey = tuple[str, str]
+"""A change's row: ``(session id, ref)``."""
+
+SESSIONS_PER_QUERY = 200
+"""Sessions read in one query by :func:`items_after_many` (SQLite parses a long ``OR``
+into a deep tree, and limits its depth)."""
 
 MAX_PAYLOAD_CHARS = 16_384
 """Longest JSON of one function-call argument set or function response sent to clients;
@@ -54,8 +65,9 @@ def event_item(row: SessionEvent) -> dict[str, Any]:
     }
 
 
-def span_item(span: Span) -> dict[str, Any]:
-    """The ``data`` of a ``span`` change: the span's stored (latest) version."""
+def span_item(span: Span | SpanVersion) -> dict[str, Any]:
+    """The ``data`` of a ``span`` change: the span's stored (latest) version (a row, or the
+    version just stored)."""
     return {
         "trace_id": span.trace_id,
         "span_id": span.span_id,
@@ -89,52 +101,95 @@ def run_item(run: Any) -> dict[str, Any]:
 def items_after(*, session_id: str, after_seq: int, limit: int) -> list[Item]:
     """The session's change items with a seq above ``after_seq``, in seq order (at most
     ``limit``), each with its row's current data. Four queries at most, whatever ``limit``."""
-    changes = list(
-        changes_after(session_id=session_id, seq=after_seq, limit=limit).values_list(
-            "seq", "kind", "ref"
+    changes = changes_after(session_id=session_id, seq=after_seq, limit=limit).values_list(
+        "session_id", "seq", "kind", "ref"
+    )
+    return _with_data(list(changes)).get(session_id, [])
+
+
+def items_after_many(
+    afters: Mapping[str, int], *, limit: int, fresh_spans: Mapping[RowKey, Item] | None = None
+) -> dict[str, list[Item]]:
+    """:func:`items_after` for many sessions at once (session → ``after_seq``), in four
+    queries per ``SESSIONS_PER_QUERY`` sessions. ``fresh_spans`` (``(session, "trace:span")``
+    → span data) are spans the caller has just stored: their data is taken from there."""
+    found: dict[str, list[Item]] = {}
+    sessions = list(afters)
+    for start in range(0, len(sessions), SESSIONS_PER_QUERY):
+        chunk = sessions[start : start + SESSIONS_PER_QUERY]
+        wanted = Q()
+        for session_id in chunk:
+            wanted |= Q(session_id=session_id, seq__gt=afters[session_id])
+        # The first ``limit`` changes of each session, in one query (a window per session).
+        rank = Window(RowNumber(), partition_by=F("session_id"), order_by=F("seq").asc())
+        changes = (
+            SessionChange.objects.filter(wanted)
+            .annotate(rank=rank)
+            .filter(rank__lte=limit)
+            .order_by("session_id", "seq")
+            .values_list("session_id", "seq", "kind", "ref")
         )
-    )
-    refs: dict[str, set[str]] = {}
-    for _, kind, ref in changes:
-        refs.setdefault(kind, set()).add(ref)
-    found = {
-        SessionChange.Kind.EVENT: _events(session_id, refs.get(SessionChange.Kind.EVENT)),
-        SessionChange.Kind.SPAN: _spans(session_id, refs.get(SessionChange.Kind.SPAN)),
-        SessionChange.Kind.RUN: _runs(session_id, refs.get(SessionChange.Kind.RUN)),
+        found.update(_with_data(list(changes), fresh_spans or {}))
+    return found
+
+
+def _with_data(
+    changes: list[tuple[str, int, str, str]], fresh_spans: Mapping[RowKey, Item] | None = None
+) -> dict[str, list[Item]]:
+    """Changes ``(session, seq, kind, ref)`` as items grouped by session, each with the
+    current data of its row (one query per kind)."""
+    fresh = fresh_spans or {}
+    refs: dict[str, set[RowKey]] = {}
+    for session_id, _, kind, ref in changes:
+        if kind != SessionChange.Kind.SPAN or (session_id, ref) not in fresh:
+            refs.setdefault(kind, set()).add((session_id, ref))
+    found: dict[str, Mapping[RowKey, Item]] = {
+        SessionChange.Kind.EVENT: _events(refs.get(SessionChange.Kind.EVENT)),
+        SessionChange.Kind.SPAN: {**fresh, **_spans(refs.get(SessionChange.Kind.SPAN))},
+        SessionChange.Kind.RUN: _runs(refs.get(SessionChange.Kind.RUN)),
     }
-    return [
-        {"seq": seq, "kind": kind, "data": found.get(kind, {}).get(ref)}
-        for seq, kind, ref in changes
-    ]
+    items: dict[str, list[Item]] = {}
+    for session_id, seq, kind, ref in changes:
+        data = found.get(kind, {}).get((session_id, ref))
+        items.setdefault(session_id, []).append({"seq": seq, "kind": kind, "data": data})
+    return items
 
 
-def _events(session_id: str, refs: set[str] | None) -> dict[str, Item]:
+def _events(refs: set[RowKey] | None) -> dict[RowKey, Item]:
     if not refs:
         return {}
-    rows = SessionEvent.objects.filter(session_id=session_id, event_id__in=refs)
-    return {row.event_id: event_item(row) for row in rows}
-
-
-def _spans(session_id: str, refs: set[str] | None) -> dict[str, Item]:
-    if not refs:
-        return {}
-    wanted = {tuple(ref.split(":", 1)) for ref in refs}
-    rows = Span.objects.filter(
-        session_id=session_id,
-        trace_id__in={t for t, *_ in wanted},
-        span_id__in={s for *_, s in wanted},
+    rows = SessionEvent.objects.filter(
+        session_id__in={s for s, _ in refs}, event_id__in={e for _, e in refs}
     )
-    return {f"{s.trace_id}:{s.span_id}": span_item(s) for s in rows}
+    return {
+        (row.session_id, row.event_id): event_item(row)
+        for row in rows
+        if (row.session_id, row.event_id) in refs
+    }
 
 
-def _runs(session_id: str, refs: set[str] | None) -> dict[str, Item]:
+def _spans(refs: set[RowKey] | None) -> dict[RowKey, Item]:
+    if not refs:
+        return {}
+    ids = {tuple(ref.split(":", 1)) for _, ref in refs}
+    rows = Span.objects.filter(
+        session_id__in={s for s, _ in refs},
+        trace_id__in={t for t, *_ in ids},
+        span_id__in={s for *_, s in ids},
+    )
+    found = ((row.session_id, f"{row.trace_id}:{row.span_id}", row) for row in rows)
+    return {(s, ref): span_item(row) for s, ref, row in found if (s, ref) in refs}
+
+
+def _runs(refs: set[RowKey] | None) -> dict[RowKey, Item]:
     if not refs:
         return {}
     from agentdash.runs.models import Run  # the runs app builds on this one
 
-    ids = [int(ref) for ref in refs if ref.isdigit()]
-    rows = Run.objects.filter(session_id=session_id, pk__in=ids)
-    return {str(run.pk): run_item(run) for run in rows}
+    ids = [int(ref) for _, ref in refs if ref.isdigit()]
+    rows = Run.objects.filter(session_id__in={s for s, _ in refs}, pk__in=ids)
+    found = ((run.session_id, str(run.pk), run) for run in rows)
+    return {(s, ref): run_item(run) for s, ref, run in found if (s, ref) in refs}
 
 
 def _render(text: str) -> str:

@@ -1,11 +1,15 @@
 """The live pipeline: span snapshots and change pokes in, one batched message per session out.
 
 One :class:`LivePipeline` per process (``live_pipeline()``). Its flusher runs on one event
-loop, every ``interval`` seconds or as soon as ``batch_size`` snapshots wait: it stores the
-waiting span versions in one transaction (each gets its session's next seq), then, for every
-session touched — by those spans or by :func:`notify` from other writers — reads the changes
-after the last seq this process published for it *from the database* and sends them to the
-session's group in **one** ``group_send``. The database is the truth: a client that misses a
+loop and sleeps until there is work: a span snapshot, or a session marked by :func:`notify`.
+Then it lets the rest of the step gather for ``linger`` seconds (a few ms; not at all when
+``batch_size`` snapshots wait), and flushes, on a database thread of its own: it stores the
+waiting span versions in one transaction (each gets its session's next seq), reads, for every
+session touched, the changes after the last seq this process published for it (what it has
+just stored is not read back; everything else comes *from the database*, a handful of queries
+for all sessions together) and sends each session's changes to its group in **one**
+``group_send``. While a flush runs, the next one's work gathers, so under load the batches
+grow instead of the flushes multiplying. The database is the truth: a client that misses a
 message fills the gap from it (see ``consumers``).
 
 Nothing is dropped: under load, versions of one span coalesce (the latest wins, an ended one
@@ -19,9 +23,12 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from channels.layers import get_channel_layer
+from django.db import connections
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
@@ -39,12 +46,14 @@ __all__ = [
     "notify_threadsafe",
     "publish_partial",
     "session_group",
+    "settle",
 ]
 
 logger = logging.getLogger(__name__)
 session_group = _flush.session_group
 MAX_DIRTY = 10_000
 STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
+SETTLE_TIMEOUT_S = 5.0
 
 
 class LivePipeline:
@@ -55,7 +64,9 @@ class LivePipeline:
     def __init__(
         self,
         *,
-        interval: float = 0.05,
+        linger: float = 0.005,
+        idle_timeout: float = 1.0,
+        retry_delay: float = 0.1,
         batch_size: int = 200,
         flush_limit: int = 1_000,
         high_water: int = 5_000,
@@ -63,7 +74,9 @@ class LivePipeline:
         publish_limit: int = 200,
         channel_layer_alias: str = "default",
     ) -> None:
-        self.interval = interval
+        self.linger = linger
+        self.idle_timeout = idle_timeout  # a safety net: every producer wakes the flusher
+        self.retry_delay = retry_delay  # after a failed flush (the database is unwell)
         self.flush_limit = flush_limit
         self.high_water = high_water
         self.low_water = high_water // 2 if low_water is None else low_water
@@ -78,6 +91,7 @@ class LivePipeline:
         self._task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._flushed: asyncio.Event | None = None
+        self._thread: ThreadPoolExecutor | None = None  # the flusher's database thread
         self._stopping = False
 
     # ── Set-up ──────────────────────────────────────────────────────────────────────────────
@@ -133,6 +147,10 @@ class LivePipeline:
             else:
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
         self._task = self._loop = None
+        thread, self._thread = self._thread, None
+        if thread is not None:  # its connection is closed in the thread that opened it
+            await asyncio.wrap_future(thread.submit(connections.close_all))
+            thread.shutdown(wait=False)
 
     @property
     def running(self) -> bool:
@@ -143,12 +161,15 @@ class LivePipeline:
         """Mark the session for the next flush, from any thread (e.g. an ``on_commit``
         callback in a worker thread). ``seq``: the first new change, when known."""
         with self._dirty_lock:
+            first = not self._dirty
             if session_id in self._dirty:
                 known = self._dirty[session_id]
                 if known is not None and (seq is None or seq < known):
                     self._dirty[session_id] = seq
             elif len(self._dirty) < MAX_DIRTY or self.running:
                 self._dirty[session_id] = seq
+        if first:
+            self._wake_threadsafe()
 
     async def backpressure(self) -> None:
         """Return at once unless more than ``high_water`` snapshots wait; then wait until the
@@ -156,15 +177,23 @@ class LivePipeline:
         if self.processor.pending_count() <= self.high_water:
             return
         self.backpressure_waits += 1
-        loop = asyncio.get_running_loop()
         if not self.running:
             self.start()
-        if self._loop is loop:
-            await self._wait_drained()
-        else:
-            assert self._loop is not None
-            done = asyncio.run_coroutine_threadsafe(self._wait_drained(), self._loop)
-            await asyncio.wrap_future(done)
+        await self._on_flusher_loop(
+            self._wait_while(lambda: self.processor.pending_count() > self.low_water)
+        )
+
+    async def settle(self, invocation_id: str, *, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Return once no span of the invocation waits to be stored (or after ``timeout``):
+        what the caller records next — a run's outcome — then comes after the run's spans in
+        the session's changes, so a client that sees the run end has its whole timeline."""
+        if not self.processor.waiting_for(invocation_id):
+            return
+        if not self.running:
+            self.start()
+        wait = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
+        with contextlib.suppress(TimeoutError):
+            await self._on_flusher_loop(asyncio.wait_for(wait, timeout))
 
     # ── The flusher ─────────────────────────────────────────────────────────────────────────
     async def flush(self) -> int:
@@ -175,8 +204,11 @@ class LivePipeline:
             dirty, self._dirty = self._dirty, {}
         if not snapshots and not dirty:
             return 0
-        try:  # a thread of its own: never queued behind the consumers' thread-sensitive calls
-            batches = await in_worker_thread(self.writer.write)(snapshots, dirty)
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
+        try:  # a thread of its own: never queued behind the runs' or the consumers' calls
+            write = in_worker_thread(self.writer.write, executor=self._thread)
+            batches = await write(snapshots, dirty)
         except Exception:
             logger.exception("live pipeline: storing %d span versions failed", len(snapshots))
             self.failures += 1
@@ -208,10 +240,13 @@ class LivePipeline:
         final_rounds = STOP_ROUNDS
         while True:
             stopping = self._stopping
-            if not stopping and self.processor.pending_count() < self.processor.batch_size:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self.interval)
-            self._wake.clear()
+            if not stopping:
+                if not self._has_work():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), self.idle_timeout)
+                if self._has_work() and self.processor.pending_count() < self.processor.batch_size:
+                    await asyncio.sleep(self.linger)  # the rest of the step joins this flush
+            self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.failures
             try:
                 await self.flush()
@@ -221,13 +256,25 @@ class LivePipeline:
             self._signal_flushed()
             if stopping:
                 final_rounds -= 1
-                if final_rounds <= 0 or not (self.processor.pending_count() or self._dirty):
+                if final_rounds <= 0 or not self._has_work():
                     return
             elif self.failures != failures:  # the database is unwell: don't hammer it
-                await asyncio.sleep(self.interval)
+                await asyncio.sleep(self.retry_delay)
 
-    async def _wait_drained(self) -> None:
-        while self.processor.pending_count() > self.low_water and self.running:
+    def _has_work(self) -> bool:
+        return bool(self.processor.pending_count() or self._dirty)
+
+    async def _on_flusher_loop(self, waiting: Coroutine[Any, Any, None]) -> None:
+        """Await ``waiting`` on the flusher's loop (from it, or from another loop)."""
+        assert self._loop is not None
+        if self._loop is asyncio.get_running_loop():
+            await waiting
+        else:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(waiting, self._loop))
+
+    async def _wait_while(self, behind: Callable[[], bool]) -> None:
+        """Have the flusher flush at once, again and again, while ``behind()`` holds."""
+        while behind() and self.running:
             assert self._flushed is not None and self._wake is not None
             flushed = self._flushed
             self._wake.set()
@@ -279,6 +326,11 @@ def notify_threadsafe(session_id: str, *, seq: int | None = None) -> None:
 async def backpressure() -> None:
     """Wait while this process's pipeline is behind (see :meth:`LivePipeline.backpressure`)."""
     await live_pipeline().backpressure()
+
+
+async def settle(invocation_id: str) -> None:
+    """Wait until the invocation's spans are stored (see :meth:`LivePipeline.settle`)."""
+    await live_pipeline().settle(invocation_id)
 
 
 async def publish_partial(

@@ -223,14 +223,17 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         for version, seq in zip(writes, seqs, strict=True):
             fields = {name: getattr(version, name) for name in _SPAN_FIELDS}
             span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
-            found = existing.get(version.identity)
-            if found is None:
-                new.append(span)
-            else:
-                span.pk = found[0]
-                changed.append(span)
-        Span.objects.bulk_create(new)
-        Span.objects.bulk_update(changed, [*_SPAN_FIELDS, "seq"], batch_size=200)
+            (changed if version.identity in existing else new).append(span)
+        Span.objects.bulk_create(new)  # a span inserted meanwhile elsewhere fails: redone
+        # Rows known open and held (locked above; on SQLite the write lock holds them all):
+        # one INSERT … ON CONFLICT DO UPDATE rewrites them, where bulk_update would build a
+        # CASE per field and row.
+        Span.objects.bulk_create(
+            changed,
+            update_conflicts=True,
+            unique_fields=["trace_id", "span_id"],
+            update_fields=[*_SPAN_FIELDS, "seq"],
+        )
     if announce:
         firsts: dict[str, int] = {}
         for change in changes:

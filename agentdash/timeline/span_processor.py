@@ -67,15 +67,16 @@ class LiveSpanProcessor(SpanProcessor):
 
     Only spans of a session are kept (they carry ``gen_ai.conversation.id`` or descend from
     one that does). A span's later snapshot replaces a waiting earlier one (an ended one is
-    never replaced), so the buffer holds at most one entry per span. ``wake`` is called once
-    each time the buffer reaches ``batch_size``. While ``enabled`` is false nothing is kept.
+    never replaced), so the buffer holds at most one entry per span. ``wake`` is called when
+    the first snapshot arrives after a ``take`` and again when ``batch_size`` wait. While
+    ``enabled`` is false nothing is kept.
     """
 
     def __init__(self, *, batch_size: int, wake: Callable[[], None]) -> None:
         self.enabled = False
         self.batch_size = batch_size
         self._wake = wake
-        self._woken = False
+        self._woken = 0  # wakes sent since the last take: 1 for the first snapshot, 2 when full
         self._lock = threading.Lock()
         self._pending: dict[tuple[int, int], SpanSnapshot] = {}
         self._owners: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -113,6 +114,11 @@ class LiveSpanProcessor(SpanProcessor):
     def pending_count(self) -> int:
         return len(self._pending)
 
+    def waiting_for(self, invocation_id: str) -> bool:
+        """Whether a snapshot of a span of the invocation waits to be taken."""
+        with self._lock:
+            return any(invocation_id in snap.invocations for snap in self._pending.values())
+
     def take(self, limit: int) -> list[SpanSnapshot]:
         """Remove and return up to ``limit`` waiting snapshots, oldest span first."""
         with self._lock:
@@ -121,7 +127,8 @@ class LiveSpanProcessor(SpanProcessor):
             else:
                 keys = list(self._pending)[:limit]
                 taken = {key: self._pending.pop(key) for key in keys}
-            self._woken = len(self._pending) >= self.batch_size
+            left = len(self._pending)
+            self._woken = 2 if left >= self.batch_size else 1 if left else 0
         return list(taken.values())
 
     def restore(self, snapshots: Iterable[SpanSnapshot]) -> None:
@@ -138,7 +145,7 @@ class LiveSpanProcessor(SpanProcessor):
         with self._lock:
             self._pending.clear()
             self._owners.clear()
-            self._woken = False
+            self._woken = 0
 
     def _put(self, snapshot: SpanSnapshot) -> None:
         context = snapshot.span.get_span_context()
@@ -147,9 +154,10 @@ class LiveSpanProcessor(SpanProcessor):
             kept = self._pending.get(key)
             if kept is None or not kept.ended:
                 self._pending[key] = snapshot
-            wake = not self._woken and len(self._pending) >= self.batch_size
+            due = 2 if len(self._pending) >= self.batch_size else 1
+            wake = due > self._woken
             if wake:
-                self._woken = True
+                self._woken = due
         if wake:
             self._wake()
 

@@ -8,7 +8,7 @@
 - ``superuser``: everything.
 
 ``role_users`` maps the role names used by the authorization matrix to these users
-(``anonymous`` → None).
+(``anonymous`` → None). ``live``: this process's live pipeline, flushing on the test's loop.
 
 Passwords are hashed with MD5 in tests: PBKDF2's deliberate slowness (~0.3 s a user) would
 cost minutes over the authorization matrix and buys a test nothing.
@@ -16,7 +16,7 @@ cost minutes over the authorization matrix and buys a test nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from django.contrib.auth.models import Group, User
 
 from agentdash.core.permissions import OPERATORS_GROUP
 from agentdash.core.services import roles_ensure
+from agentdash.timeline.live import LivePipeline, live_pipeline
 from tests.agentdash.recording_executor import RecordingExecutor
 
 PASSWORD = "correct-horse-battery-staple-42"
@@ -92,3 +93,15 @@ def recorder() -> Iterator[RecordingExecutor]:
     executors.executor_set(found)
     yield found
     executors.executor_set(None)
+
+
+@pytest.fixture
+async def live(transactional_db: None) -> AsyncIterator[LivePipeline]:
+    """This process's pipeline, installed and flushing on the test's loop; stopped (flushed)
+    and made inert after the test."""
+    pipeline = live_pipeline()
+    pipeline.uninstall()  # nothing left over from earlier tests (their pokes, their sessions)
+    pipeline.install().start()
+    yield pipeline
+    await pipeline.stop()
+    pipeline.uninstall()

@@ -67,7 +67,7 @@ def redis_url() -> Iterator[str]:
 
 def database_url() -> str:
     db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
+    if connection.vendor == "sqlite":
         return f"sqlite:///{db['NAME']}"
     user = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
     return f"postgres://{user}@{db['HOST']}:{db['PORT']}/{db['NAME']}"

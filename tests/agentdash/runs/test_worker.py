@@ -16,6 +16,8 @@ from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue, run_cancel_request, run_enqueue
 from agentdash.runs.worker import run_execute
+from agentdash.timeline.live import LivePipeline
+from agentdash.timeline.models import SessionChange, Span
 from runtime import CallbackContext, LlmAgent, LlmRequest, ScriptedLlm
 from tests.agentdash.recording_executor import RecordingExecutor
 from tests.agentdash.runs.conftest import run_ended, says, wait_for
@@ -161,3 +163,24 @@ async def test_cancel_stops_a_run_blocked_in_a_tool_and_the_worker_goes_on(
         requested_by=None,
     )
     assert (await run_ended(other.pk)).status == Run.Status.SUCCEEDED
+
+
+async def test_a_run_ends_after_its_spans_in_the_sessions_changes(
+    register: Callable[..., None],
+    make_session: MakeSession,
+    recorder: RecordingExecutor,
+    live: LivePipeline,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(live, "linger", 0.3)  # the run's last spans are still waiting at its end
+    register(LlmAgent(name="ordered_agent", model=ScriptedLlm(responses=["Done."])))
+    session = await sync_to_async(make_session)("ordered_agent")
+    run = await enqueue(session, "ordered_agent")
+
+    await run_execute(run.pk, worker="w1")
+
+    changes = [c async for c in SessionChange.objects.filter(session=session).order_by("seq")]
+    finished = max(c.seq for c in changes if c.kind == "run" and c.ref == str(run.pk))
+    span_seqs = [c.seq for c in changes if c.kind == "span"]
+    assert span_seqs and max(span_seqs) < finished  # a client seeing the end has every span
+    assert not await Span.objects.filter(session=session, end_time__isnull=True).aexists()

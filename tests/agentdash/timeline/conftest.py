@@ -20,7 +20,7 @@ from google.genai import types
 from agentdash.agent_sessions._state_store import event_append, event_serialize
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.asgi import application
-from agentdash.timeline.live import LivePipeline, live_pipeline
+from agentdash.timeline.live import LivePipeline
 from runtime.events.event import Event
 
 ORIGIN = "http://localhost"
@@ -63,18 +63,6 @@ def login_cookie(user: User) -> str:
     client = Client()
     client.force_login(user)
     return str(client.cookies[settings.SESSION_COOKIE_NAME].value)
-
-
-@pytest.fixture
-async def live(transactional_db: None) -> AsyncIterator[LivePipeline]:
-    """This process's pipeline, installed and flushing on the test's loop; stopped (flushed)
-    and made inert after the test."""
-    pipeline = live_pipeline()
-    pipeline.uninstall()  # nothing left over from earlier tests (their pokes, their sessions)
-    pipeline.install().start()
-    yield pipeline
-    await pipeline.stop()
-    pipeline.uninstall()
 
 
 Connect = Callable[..., Awaitable[WebsocketCommunicator]]

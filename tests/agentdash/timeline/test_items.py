@@ -73,3 +73,61 @@ def test_event_text_is_sanitized_and_big_payloads_are_cut(make_session: MakeSess
     cut = event_item(second)["function_responses"][0]["response"]
     assert cut["truncated"] is True and len(cut["json"]) == MAX_PAYLOAD_CHARS
     assert event_item(second)["final"] is False
+
+
+def test_many_sessions_are_read_together_each_up_to_the_limit(make_session: MakeSession) -> None:
+    from agentdash.timeline.items import items_after_many
+    from agentdash.timeline.services import span_upsert
+
+    for name in ("a", "b", "c"):
+        make_session(name)
+    texts = {name: [store_event(name, f"{name}{i}").id for i in range(4)] for name in "ab"}
+    span_upsert(trace_id="t" * 32, span_id="s" * 16, name="step", start_time=1, session_id="b")
+    found = items_after_many({"a": 1, "b": 0, "c": 0}, limit=3)
+    assert set(found) == {"a", "b"}  # nothing new for c: no entry
+    assert [(i["seq"], i["data"]["id"]) for i in found["a"]] == [
+        (2, texts["a"][1]),
+        (3, texts["a"][2]),
+        (4, texts["a"][3]),
+    ]
+    assert [i["seq"] for i in found["b"]] == [1, 2, 3]  # the limit holds per session
+    rest = items_after_many({"b": 3}, limit=3)["b"]
+    assert [(i["kind"], i["data"]["name" if i["kind"] == "span" else "id"]) for i in rest] == [
+        ("event", texts["b"][3]),
+        ("span", "step"),
+    ]
+    # The same as one session at a time.
+    for name, after in (("a", 1), ("b", 0), ("b", 3)):
+        single = items_after(session_id=name, after_seq=after, limit=3)
+        assert items_after_many({name: after}, limit=3)[name] == single
+
+
+def test_spans_just_stored_are_taken_from_the_caller_not_read_back(
+    make_session: MakeSession,
+) -> None:
+    from agentdash.timeline.items import items_after_many
+    from agentdash.timeline.services import span_upsert
+
+    make_session("s1")
+    span_upsert(trace_id="t" * 32, span_id="s" * 16, name="stored", start_time=1, session_id="s1")
+    ref = f"{'t' * 32}:{'s' * 16}"
+    fresh = {("s1", ref): {"name": "as the flusher stored it"}}
+    (item,) = items_after_many({"s1": 0}, limit=10, fresh_spans=fresh)["s1"]
+    assert item["data"] == {"name": "as the flusher stored it"}
+    (read,) = items_after_many({"s1": 0}, limit=10)["s1"]
+    assert read["data"]["name"] == "stored"
+
+
+def test_many_sessions_are_read_in_chunks(
+    make_session: MakeSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdash.timeline import items as items_module
+
+    monkeypatch.setattr(items_module, "SESSIONS_PER_QUERY", 2)
+    for i in range(5):
+        make_session(f"s{i}")
+        store_event(f"s{i}", f"hello {i}")
+    found = items_module.items_after_many({f"s{i}": 0 for i in range(5)}, limit=10)
+    assert {name: [i["data"]["html"] for i in items] for name, items in found.items()} == {
+        f"s{i}": [f"<p>hello {i}</p>\n"] for i in range(5)
+    }

@@ -131,6 +131,35 @@ async def test_many_spans_go_out_in_one_message(
     await nothing_more(socket)
 
 
+async def test_the_flusher_wakes_for_work_not_on_a_timer(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await live.stop()
+    monkeypatch.setattr(live, "idle_timeout", 3600.0)  # were a wake missed, nothing would come
+    live.start()
+    session = await sync_to_async(session_of)(alice, "s-wake")
+    socket = await connect(alice, session.id)
+    await hello(socket)
+    for round_ in range(3):  # each time the flusher has gone back to sleep
+        with tracer.start_as_current_span(
+            f"step {round_}", attributes={GenAI.CONVERSATION_ID: session.id}
+        ):
+            pass
+        (item,), _ = await changes_until(socket, lambda items: bool(items))
+        assert item["data"]["name"] == f"step {round_}"
+        await nothing_more(socket)
+
+    def write_unannounced() -> int:
+        from agentdash.timeline.services import session_change_next
+
+        return session_change_next(session_id=session.id, kind="run", ref="9", announce=False)
+
+    seq = await sync_to_async(write_unannounced)()
+    await notify(session.id, seq=seq)  # a poke wakes it too
+    (item,), _ = await changes_until(socket, lambda items: bool(items))
+    assert item["seq"] == seq
+
+
 async def test_notify_publishes_changes_written_elsewhere(
     connect: Connect, live: LivePipeline, alice: User
 ) -> None:
@@ -171,6 +200,28 @@ async def test_a_long_backlog_goes_out_over_several_flushes(
     assert [i["seq"] for i in items] == list(range(1, 8))
     assert messages == 3  # 3 + 3 + 1: one page per flush
     await nothing_more(socket)
+
+
+def test_the_rest_of_a_backlog_goes_before_newer_changes(alice: User) -> None:
+    from agentdash.timeline._flush import FlushWriter
+    from agentdash.timeline.services import session_change_next
+
+    session = session_of(alice, "s-backlog-then-new")
+    for ref in range(7):
+        session_change_next(session_id=session.id, kind="run", ref=str(ref), announce=False)
+    writer = FlushWriter(publish_limit=3)
+    (first,) = writer.write([], {session.id: 1})
+    assert ([i["seq"] for i in first.items], first.more) == ([1, 2, 3], True)
+    writer.published(first)
+    newest = session_change_next(session_id=session.id, kind="run", ref="7", announce=False)
+    pages = []
+    while True:  # the newest change's hint must not skip the seqs still waiting
+        (batch,) = writer.write([], {session.id: newest})
+        writer.published(batch)
+        pages.append([i["seq"] for i in batch.items])
+        if not batch.more:
+            break
+    assert pages == [[4, 5, 6], [7, 8]]
 
 
 async def test_a_pipeline_behind_holds_the_producer_and_loses_nothing(

@@ -117,17 +117,21 @@ def test_spans_of_no_session_and_a_disabled_processor_keep_nothing(
     assert processor.pending_count() == 0
 
 
-def test_the_flusher_is_woken_once_per_full_batch(
+def test_the_flusher_is_woken_by_the_first_snapshot_and_by_a_full_batch(
     processor: LiveSpanProcessor, tracer: Tracer, wakes: list[int]
 ) -> None:
     for i in range(5):
         with tracer.start_as_current_span(f"s{i}", attributes=SESSION):
             pass
-    assert len(wakes) == 1
+    assert len(wakes) == 2  # the first snapshot, then the third (batch_size)
     assert len(processor.take(2)) == 2  # three still wait: a full batch, already announced
-    assert len(wakes) == 1
+    assert len(wakes) == 2
+    assert len(processor.take(1)) == 1  # two wait: not full, but the flusher knows of them
+    with tracer.start_as_current_span("u", attributes=SESSION):
+        pass
+    assert len(wakes) == 3  # full again
     assert len(processor.take(10)) == 3
     for i in range(3):
         with tracer.start_as_current_span(f"t{i}", attributes=SESSION):
             pass
-    assert len(wakes) == 2
+    assert len(wakes) == 5

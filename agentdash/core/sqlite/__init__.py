@@ -1,0 +1,1 @@
+"""SQLite for the embedded default: Django's backend with in-process writer queueing (``base``)."""
