@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -21,14 +20,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _doc import DOC, doc_update, machine
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 ADK_VENV = BENCH / ".venv-adk"
 ADK_PYTHON = ADK_VENV / "bin" / "python"
 ADK_VERSION = "2.13.0"
-DOC = ROOT / "docs" / "BENCHMARKS.md"
-LATEST_START, LATEST_END = "<!-- bench:latest:start -->", "<!-- bench:latest:end -->"
-HISTORY_END = "<!-- bench:history:end -->"
 GOALS = {False: 0.2, True: 0.3}  # ours/ADK median, from the issue
 VARIANTS = {False: "plain", True: "OTel SDK + live span processor"}
 
@@ -107,20 +107,6 @@ class Worker:
         return statistics.quantiles(self.ns, n=100)[q - 1] / 1e6
 
 
-def machine() -> dict[str, str]:
-    cpu = "unknown"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    return {
-        "arch": platform.machine(),
-        "cpus": str(os.cpu_count()),
-        "cpu": cpu,
-        "python": platform.python_version(),
-    }
-
-
 def results_markdown(workers: dict[tuple[str, bool], Worker], rounds: int, n: int) -> str:
     adk, ours = workers["adk", False], workers["ours", False]
     m = machine()
@@ -176,20 +162,16 @@ def history_row(workers: dict[tuple[str, bool], Worker]) -> str:
 
 
 def update_doc(latest: str, row: str) -> None:
-    text = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    if LATEST_START not in text or LATEST_END not in text:
-        text += f"\n## Latest results\n\n{LATEST_START}\n{LATEST_END}\n"
-    if HISTORY_END not in text:
-        text += (
-            "\n## History\n\n| date | machine | ADK ms | ours ms | ratio | ADK+OTel ms | "
-            f"ours+OTel ms | ratio |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"
-            f"{HISTORY_END}\n"
-        )
-    head, rest = text.split(LATEST_START, 1)
-    _, tail = rest.split(LATEST_END, 1)
-    text = f"{head}{LATEST_START}\n{latest}\n{LATEST_END}{tail}"
-    text = text.replace(HISTORY_END, f"{row}\n{HISTORY_END}")
-    DOC.write_text(text)
+    doc_update(
+        name="bench",
+        heading="## Per-invocation cost",
+        latest=latest,
+        history_header=(
+            "| date | machine | ADK ms | ours ms | ratio | ADK+OTel ms | ours+OTel ms | ratio |\n"
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+        ),
+        history_row=row,
+    )
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ the event's *key-level* delta to the fresh state, so concurrent writers never lo
 
 On SQLite (``transaction_mode=IMMEDIATE``) writers queue at BEGIN and a swap never misses; on
 PostgreSQL (READ COMMITTED) a losing UPDATE waits for the winner's commit, then matches no row
-and the attempt is redone. A redo reads its rows ``FOR UPDATE``: the first attempt stays
+and the attempt is redone. A redo reads its rows ``FOR NO KEY UPDATE``: the first attempt stays
 lock-free, and a writer that lost once cannot lose again however many writers pile up (pure
 optimistic retries could starve one of them). Rows are always touched in the order session →
 app → user, so writers cannot deadlock on them.
@@ -120,7 +120,7 @@ def event_append(
 ) -> Appended:
     """Store ``event_data`` (from :func:`event_serialize`) as the session's next event and
     apply its state delta, all in one transaction; a lost compare-and-swap redoes the write
-    on fresh rows read ``FOR UPDATE``. The event also gets the session's next change seq
+    on fresh rows read ``FOR NO KEY UPDATE``. The event also gets the session's next change seq
     (``timeline.SessionChange``, kind ``event``) in that transaction.
 
     ``app_name``/``user_id``, when given, must match the session. ``check`` runs inside each
@@ -230,7 +230,7 @@ def _read_session(
 ) -> Any:
     sessions = AgentSession.objects.filter(pk=session_id)
     if lock:
-        sessions = sessions.select_for_update()
+        sessions = sessions.select_for_update(no_key=True)
     if app_name is not None:
         sessions = sessions.filter(app_name=app_name)
     if user_id is not None:
@@ -245,7 +245,7 @@ def _scope_read(
 ) -> ScopeRow:
     rows = model._default_manager.all()
     if lock:
-        rows = rows.select_for_update()
+        rows = rows.select_for_update(no_key=True)
     if create:
         try:
             # get_or_create re-reads after losing a creation race (its insert is in a

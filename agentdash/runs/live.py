@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 def start() -> None:
     """Install the live span processor and start the pipeline's flusher on the running loop."""
     try:
-        timeline_live.live_pipeline().install().start()
+        timeline_live.live_pipeline().install().launch()
     except Exception:
         logger.exception("the live pipeline did not start; runs go on without streaming")
 

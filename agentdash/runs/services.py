@@ -273,7 +273,8 @@ def run_cancel_request(*, run: Run, actor: Actor, reason: str = "") -> Run:
     ago: the update is conditional on the status in the database).
     """
     with transaction.atomic():
-        current = Run.objects.select_for_update().get(pk=run.pk)
+        # NO KEY: inserts that reference the run (its spans) need not wait for this lock.
+        current = Run.objects.select_for_update(no_key=True).get(pk=run.pk)
         if current.status in CANCELLABLE and current.cancel_requested:
             return current
         before = _cancel_snapshot(current)

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
@@ -20,6 +19,7 @@ from agentdash.agent_sessions.errors import StateConflictError
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.agent_sessions.services import session_state_update
+from agentdash.agent_sessions.session_service import in_worker_thread
 from agentdash.controls.services import callback_setting_set
 from agentdash.controls.switchboard import CallbackSettingChange
 from agentdash.timeline.control_listener import callback_change_publish
@@ -90,11 +90,11 @@ async def perform(request: ClientMessage, access: Access) -> dict[str, Any]:
     if isinstance(request, ChatSend):
         return await _chat_send(request, access)
     if isinstance(request, RunCancel):
-        return await database_sync_to_async(_run_cancel)(request, access)
+        return await in_worker_thread(_run_cancel)(request, access)
     if isinstance(request, CallbackToggle):
         return await _callback_toggle(request, access)
     if isinstance(request, StateEdit):
-        return await database_sync_to_async(_state_edit)(request, access)
+        return await in_worker_thread(_state_edit)(request, access)
     raise ProtocolError("unknown_type", f"no action for {type(request).__name__}")
 
 
@@ -164,7 +164,7 @@ async def _callback_toggle(request: CallbackToggle, access: Access) -> dict[str,
             raise ProtocolError("bad_request", _describe(exc), ref="callback.toggle") from None
         return CallbackSettingChange.for_setting(setting)
 
-    change = await database_sync_to_async(toggle)()
+    change = await in_worker_thread(toggle)()
     await callback_change_publish(change)
     return ack_message("callback.toggle", setting=change.as_message())
 

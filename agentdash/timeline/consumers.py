@@ -3,7 +3,9 @@
 The consumer parses, checks permission (on connect and again on every message), calls one
 service and answers — the protocol is docs/PROTOCOL.md. It keeps, per connection, the last
 seq it sent: live batches are deduplicated against it and any gap is filled from the
-database before anything newer is sent, so the client gets every change once, in order.
+database before anything newer is sent, so the client gets every change once, in order. Its
+database work runs in pool threads (``in_worker_thread``), not on the one thread Channels
+keeps for sync code: no consumer's gap fill or request waits behind another consumer's.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from agentdash.agent_sessions.session_service import in_worker_thread
 from agentdash.timeline import actions
 from agentdash.timeline.actions import Access
 from agentdash.timeline.items import Item, items_after
@@ -81,7 +83,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             return
         # daphne has no lifespan: the first client starts the pipeline and the executor (its
         # reaper and control listener recover runs orphaned by a restart before anyone chats).
-        live_pipeline().start()
+        live_pipeline().launch()
         from agentdash.runs.executors import executor_start
 
         await executor_start()
@@ -122,7 +124,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(self.group, self.channel_name)
             self.joined = True
         self.live = False
-        last = await database_sync_to_async(session_last_seq)(session_id=self.session_id)
+        last = await in_worker_thread(session_last_seq)(session_id=self.session_id)
         self.last_seq = min(after_seq, last)  # a client ahead of the log has another history
         await self._send_from_database(replay=True)
         await self.send_json(replay_done_message(self.last_seq))
@@ -148,7 +150,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     # ── Helpers ─────────────────────────────────────────────────────────────────────────────
     async def _send_from_database(self, *, replay: bool, up_to: int | None = None) -> None:
         """Send every stored change after ``last_seq`` (up to at least ``up_to``), in pages."""
-        read: Callable[..., Awaitable[list[Item]]] = database_sync_to_async(items_after)
+        read: Callable[..., Awaitable[list[Item]]] = in_worker_thread(items_after)
         while up_to is None or self.last_seq < up_to:
             items = await read(session_id=self.session_id, after_seq=self.last_seq, limit=PAGE)
             if items:
@@ -159,7 +161,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     async def _access(self) -> Access:
         self.checked_at = self.clock()
-        return await database_sync_to_async(actions.access_for)(
+        return await in_worker_thread(actions.access_for)(
             user=self.scope.get("user"), session_id=self.session_id
         )
 

@@ -24,10 +24,10 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.db import connections
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
@@ -54,6 +54,7 @@ session_group = _flush.session_group
 MAX_DIRTY = 10_000
 STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
 SETTLE_TIMEOUT_S = 5.0
+START_TIMEOUT_S = 30.0
 
 
 class LivePipeline:
@@ -92,6 +93,8 @@ class LivePipeline:
         self._wake: asyncio.Event | None = None
         self._flushed: asyncio.Event | None = None
         self._thread: ThreadPoolExecutor | None = None  # the flusher's database thread
+        self._loop_thread: threading.Thread | None = None  # set by ``start_thread``
+        self._start_lock = threading.Lock()
         self._stopping = False
 
     # ── Set-up ──────────────────────────────────────────────────────────────────────────────
@@ -120,6 +123,44 @@ class LivePipeline:
         with self._dirty_lock:
             self._dirty.clear()
         self.writer.forget()
+
+    def launch(self) -> None:
+        """Start the flusher where it serves best (idempotent): on the running loop when the
+        channel layer lives in this process (its clients' consumers are on this loop), else
+        on a loop of its own, in a daemon thread: agents running flat out on this loop would
+        otherwise hold up every await of its network publishing behind their steps."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        if layer is None or isinstance(layer, InMemoryChannelLayer):
+            self.start()
+        else:
+            self.start_thread()
+
+    def start_thread(self) -> None:
+        """Start the flusher on a loop of its own in a daemon thread, unless it already runs
+        on a live loop; returns once it runs."""
+        with self._start_lock:
+            if self.running and self._loop is not None and not self._loop.is_closed():
+                return
+            loop = asyncio.new_event_loop()
+            started: Future[None] = Future()
+
+            def begin() -> None:
+                try:
+                    self.start()
+                    started.set_result(None)
+                except BaseException as exc:
+                    started.set_exception(exc)
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(begin)
+                loop.run_forever()
+                loop.close()
+
+            thread = threading.Thread(target=serve, name="agentdash-live-loop", daemon=True)
+            thread.start()
+            started.result(START_TIMEOUT_S)
+            self._loop_thread = thread
 
     def start(self) -> None:
         """Start the flusher on the running event loop, unless it already runs on a live loop.
@@ -151,6 +192,10 @@ class LivePipeline:
         if thread is not None:  # its connection is closed in the thread that opened it
             await asyncio.wrap_future(thread.submit(connections.close_all))
             thread.shutdown(wait=False)
+        own, self._loop_thread = self._loop_thread, None
+        if own is not None and loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(loop.stop)
+            await asyncio.to_thread(own.join, START_TIMEOUT_S)
 
     @property
     def running(self) -> bool:
@@ -178,7 +223,7 @@ class LivePipeline:
             return
         self.backpressure_waits += 1
         if not self.running:
-            self.start()
+            self.launch()
         await self._on_flusher_loop(
             self._wait_while(lambda: self.processor.pending_count() > self.low_water)
         )
@@ -190,7 +235,7 @@ class LivePipeline:
         if not self.processor.waiting_for(invocation_id):
             return
         if not self.running:
-            self.start()
+            self.launch()
         wait = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
         with contextlib.suppress(TimeoutError):
             await self._on_flusher_loop(asyncio.wait_for(wait, timeout))
@@ -217,15 +262,21 @@ class LivePipeline:
                 self.notify_threadsafe(session_id, seq=seq)
             return 0
         layer = get_channel_layer(self.channel_layer_alias)
+        sends = [
+            layer.group_send(
+                session_group(batch.session_id), {"type": "session.changes", "items": batch.items}
+            )
+            for batch in batches
+        ]  # all at once: over a network layer, each would otherwise wait for the one before
+        outcomes = await asyncio.gather(*sends, return_exceptions=True)
         sent = 0
-        for batch in batches:
-            try:
-                await layer.group_send(
-                    session_group(batch.session_id),
-                    {"type": "session.changes", "items": batch.items},
+        for batch, outcome in zip(batches, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                logger.error(
+                    "live pipeline: publishing to %s failed",
+                    batch.session_id,
+                    exc_info=outcome,
                 )
-            except Exception:
-                logger.exception("live pipeline: publishing to %s failed", batch.session_id)
                 continue
             self.writer.published(batch)
             sent += len(batch.items)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 
 from agentdash.agent_sessions.models import AgentSession
@@ -37,24 +37,23 @@ def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool 
     """Record one change of the session and return its ``seq``: one more than the highest so
     far, so a session's seqs run 1, 2, 3 … without gaps between committed changes.
 
-    Safe under concurrency on SQLite and PostgreSQL: the (session, seq) unique constraint
-    decides; a writer that loses the race retries with a fresh maximum, holding the session
-    row (``FOR NO KEY UPDATE``, which inserts referencing the session do not wait for) so that
-    writers who lost once queue instead of racing again (bounded by ``SEQ_ATTEMPTS``, then
-    :class:`SeqAllocationError`). Runs in a savepoint, so it may be called inside the caller's
-    transaction; the seq is only final when that commits.
+    Safe under concurrency on SQLite and PostgreSQL: every allocator of a session's seqs (this
+    function and :func:`spans_store`) first holds the session row (``FOR NO KEY UPDATE``,
+    which inserts referencing the session do not wait for; on SQLite, the write lock holds
+    everything), so they queue per session instead of racing. Should an insert still lose
+    (the unique constraint on (session, seq) decides), it is retried with a fresh maximum,
+    ``SEQ_ATTEMPTS`` times, then :class:`SeqAllocationError`. Runs in a savepoint, so it may be
+    called inside the caller's transaction; the seq is only final when that commits.
 
     With ``announce`` (the default) this process's live pipeline is poked once the
     transaction commits, so connected clients get the change within a flush (~50 ms); a
     rolled-back change announces nothing.
     """
     last_error: IntegrityError | None = None
-    for attempt in range(SEQ_ATTEMPTS):
+    for _attempt in range(SEQ_ATTEMPTS):
         try:
             with transaction.atomic():
-                if attempt:  # the first attempt stays lock-free (SQLite: a no-op anyway)
-                    sessions = AgentSession.objects.select_for_update(no_key=True)
-                    sessions.filter(pk=session_id).values_list("pk").first()
+                _hold_sessions([session_id])
                 top = SessionChange.objects.filter(session_id=session_id).aggregate(m=Max("seq"))
                 seq = (top["m"] or 0) + 1
                 SessionChange.objects.create(session_id=session_id, seq=seq, kind=kind, ref=ref)
@@ -117,6 +116,7 @@ def span_upsert(
     }
     identity = {"trace_id": trace_id, "span_id": span_id}
     with transaction.atomic():
+        _hold_sessions([session_id] if session_id else [])  # the session, then its span
         # Conditional on the stored row still being open: the database, not this process,
         # decides whether a final version is already there.
         stored = Span.objects.filter(**identity, end_time__isnull=True).update(**fields) == 1
@@ -189,9 +189,12 @@ def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> li
 
 
 def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]:
+    # The sessions first, in one order (two flushers never wait on each other in a cycle),
+    # then their spans: an event stored meanwhile queues behind this batch, or it behind it.
+    _hold_sessions({v.session_id for v in versions if v.session_id is not None})
     wanted = {v.identity for v in versions}
     rows = (
-        Span.objects.select_for_update()
+        Span.objects.select_for_update(no_key=True)
         .filter(trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted})
         .values_list("pk", "trace_id", "span_id", "end_time")
     )
@@ -247,6 +250,15 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         else SpanWrite(stored=False, seq=None)
         for v in versions
     ]
+
+
+def _hold_sessions(session_ids: Iterable[str]) -> None:
+    """Lock the sessions' rows until the transaction ends (``FOR NO KEY UPDATE``, in id
+    order; a no-op on SQLite, whose write lock is held already)."""
+    ids = sorted(session_ids)
+    if ids and connection.features.has_select_for_update:
+        sessions = AgentSession.objects.select_for_update(no_key=True).order_by("pk")
+        list(sessions.filter(pk__in=ids).values_list("pk", flat=True))
 
 
 def _announce_on_commit(session_id: str, seq: int) -> None:

@@ -175,7 +175,7 @@ def test_a_lost_swap_is_retried_on_the_fresh_row(
     assert_contiguous(s.id, 2)
 
 
-def test_a_redo_reads_for_update_so_it_cannot_lose_again(
+def test_a_redo_reads_for_no_key_update_so_it_cannot_lose_again(
     service: DjangoSessionService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     s = service.create_session(app_name="app", user_id="u")
@@ -193,7 +193,7 @@ def test_a_redo_reads_for_update_so_it_cannot_lose_again(
         service.append_event(s, event("agent", **{"mine": 1, "user:k": 1}))
     assert locks == [False, True]
     if connection.features.has_select_for_update:  # PostgreSQL; SQLite locks at BEGIN
-        locked = [q["sql"] for q in queries.captured_queries if "FOR UPDATE" in q["sql"]]
+        locked = [q["sql"] for q in queries.captured_queries if "FOR NO KEY UPDATE" in q["sql"]]
         assert any("agent_sessions_userstate" in q for q in locked), locked
 
 

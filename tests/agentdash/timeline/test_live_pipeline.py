@@ -21,7 +21,7 @@ from agentdash.timeline.live import LivePipeline, notify
 from agentdash.timeline.models import SessionChange, Span
 from agentdash.timeline.selectors import session_last_seq
 from runtime import LlmAgent, Runner, ScriptedLlm
-from runtime.telemetry.attributes import GenAI
+from runtime.telemetry.attributes import AgentDash, GenAI
 from tests.agentdash.timeline.conftest import (
     Connect,
     changes_until,
@@ -331,3 +331,39 @@ async def test_spans_and_backpressure_from_another_thread_and_loop(
         async for name in Span.objects.filter(session_id=session.id).values_list("name", flat=True)
     ]
     assert sorted(names) == sorted(f"step {i}" for i in range(30))
+
+
+async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
+    alice: User, settings: Any, transactional_db: None
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.timeline.live import session_group
+    from tests.agentdash.timeline.thread_layer import KeepingChannelLayer
+
+    backend = "tests.agentdash.timeline.thread_layer.KeepingChannelLayer"
+    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS, "keeping": {"BACKEND": backend}}
+    KeepingChannelLayer.sent.clear()
+    session = await sync_to_async(session_of)(alice, "s-own-loop")
+    pipeline = LivePipeline(channel_layer_alias="keeping")
+    provider = TracerProvider()  # a provider of the test's own: no other pipeline sees it
+    provider.add_span_processor(pipeline.processor)
+    pipeline.processor.enabled = True
+    private = provider.get_tracer("tests.own-loop")
+    pipeline.launch()
+    try:
+        assert pipeline.running and pipeline._loop is not asyncio.get_running_loop()
+        attributes = {GenAI.CONVERSATION_ID: session.id, AgentDash.INVOCATION_ID: "inv-own"}
+        with private.start_as_current_span("step on this loop", attributes=attributes):
+            pass
+        await pipeline.settle("inv-own")  # from this loop, waits on the flusher's
+        assert not pipeline.processor.waiting_for("inv-own")
+        sent = await eventually(lambda: list(KeepingChannelLayer.sent), "a publication")
+        ((thread, group, message),) = sent
+        assert thread == "agentdash-live-loop" and group == session_group(session.id)
+        assert [i["data"]["name"] for i in message["items"]] == ["step on this loop"]
+    finally:
+        await pipeline.stop()
+    assert not pipeline.running
+    assert pipeline._loop_thread is None
+    assert "agentdash-live-loop" not in {t.name for t in threading.enumerate()}
