@@ -77,3 +77,21 @@ class SessionChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.session_id}@{self.seq} {self.kind}"
+
+
+class SessionSeq(models.Model):
+    """The last change seq given out in a session. A row apart from the session's own, so
+    that taking seqs — for an event, a run's status, a batch of spans — waits only for another
+    writer's seqs (held from its taking to its commit), never for the session's other updates.
+    """
+
+    session = models.OneToOneField(
+        "agent_sessions.AgentSession",
+        primary_key=True,
+        on_delete=models.CASCADE,
+        related_name="+",
+    )
+    last_seq = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"{self.session_id}@{self.last_seq}"

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db.models import F, Max
 
-from agentdash.agent_sessions.models import AgentSession
-from agentdash.timeline.models import SessionChange, Span
+from agentdash.timeline.models import SessionChange, SessionSeq, Span
 
-SEQ_ATTEMPTS = 20
 _SPAN_FIELDS = (
     "name",
     "parent_span_id",
@@ -29,42 +28,85 @@ _SPAN_FIELDS = (
 
 
 class SeqAllocationError(RuntimeError):
-    """No free sequence number after ``SEQ_ATTEMPTS`` tries (heavy contention, or an insert
-    failing for another reason, such as an unknown session)."""
+    """A change could not be recorded: its seq was taken even after the session's counter
+    was brought back in line with its changes."""
+
+
+def seqs_take(counts: Mapping[str, int]) -> dict[str, int]:
+    """Take ``counts[session]`` new change seqs for each session, in one statement; returns
+    the first seq of each (the others follow it). The sessions' counters (``SessionSeq``)
+    stay locked until the caller's transaction ends — call it inside one, as late as the
+    writes allow: other writers of those sessions wait for that commit. Locked in session id
+    order, so two writers never wait on each other in a cycle."""
+    wanted = {session: n for session, n in sorted(counts.items()) if n > 0}
+    if not wanted:
+        return {}
+    quote = connection.ops.quote_name
+    table = quote(SessionSeq._meta.db_table)
+    session, last = quote("session_id"), quote("last_seq")
+    values = ", ".join(["(%s, %s)"] * len(wanted))
+    sql = (
+        f"INSERT INTO {table} ({session}, {last}) VALUES {values} "
+        f"ON CONFLICT ({session}) DO UPDATE SET {last} = {table}.{last} + excluded.{last} "
+        f"RETURNING {session}, {last}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [x for item in wanted.items() for x in item])
+        tops = dict(cursor.fetchall())
+    return {s: int(tops[s]) - n + 1 for s, n in wanted.items()}
+
+
+def seqs_give_back(counts: Mapping[str, int]) -> None:
+    """Return the last ``counts[session]`` seqs just taken with :func:`seqs_take` in this
+    transaction, unused (no one else can have taken any since: the counters are held)."""
+    for session_id, n in sorted(counts.items()):
+        if n > 0:
+            SessionSeq.objects.filter(pk=session_id).update(last_seq=F("last_seq") - n)
+
+
+def seq_resync(session_id: str) -> None:
+    """Bring the session's counter back to its highest recorded change (were changes ever
+    written around it)."""
+    top = SessionChange.objects.filter(session_id=session_id).aggregate(m=Max("seq"))["m"] or 0
+    SessionSeq.objects.update_or_create(pk=session_id, defaults={"last_seq": top})
 
 
 def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool = True) -> int:
     """Record one change of the session and return its ``seq``: one more than the highest so
     far, so a session's seqs run 1, 2, 3 … without gaps between committed changes.
 
-    Safe under concurrency on SQLite and PostgreSQL: every allocator of a session's seqs (this
-    function and :func:`spans_store`) first holds the session row (``FOR NO KEY UPDATE``,
-    which inserts referencing the session do not wait for; on SQLite, the write lock holds
-    everything), so they queue per session instead of racing. Should an insert still lose
-    (the unique constraint on (session, seq) decides), it is retried with a fresh maximum,
-    ``SEQ_ATTEMPTS`` times, then :class:`SeqAllocationError`. Runs in a savepoint, so it may be
-    called inside the caller's transaction; the seq is only final when that commits.
+    The seq comes from the session's counter (:func:`seqs_take`), held until the caller's
+    transaction commits, so concurrent writers of one session queue there, on SQLite and on
+    PostgreSQL, and never take the same seq. Should the insert still collide (changes written
+    around the counter), the counter is brought back in line and the insert tried once more,
+    then :class:`SeqAllocationError`. Runs in a savepoint, so it may be called inside the
+    caller's transaction; the seq is only final when that commits.
 
     With ``announce`` (the default) this process's live pipeline is poked once the
-    transaction commits, so connected clients get the change within a flush (~50 ms); a
+    transaction commits, so connected clients get the change within a flush (a few ms); a
     rolled-back change announces nothing.
     """
-    last_error: IntegrityError | None = None
-    for _attempt in range(SEQ_ATTEMPTS):
+    try:
+        seq = _change_insert(session_id, kind, ref)
+    except IntegrityError:
+        with transaction.atomic():
+            seq_resync(session_id)
         try:
-            with transaction.atomic():
-                _hold_sessions([session_id])
-                top = SessionChange.objects.filter(session_id=session_id).aggregate(m=Max("seq"))
-                seq = (top["m"] or 0) + 1
-                SessionChange.objects.create(session_id=session_id, seq=seq, kind=kind, ref=ref)
-            if announce:
-                _announce_on_commit(session_id, seq)
-            return seq
+            seq = _change_insert(session_id, kind, ref)
         except IntegrityError as exc:
-            last_error = exc
-    raise SeqAllocationError(
-        f"could not allocate a change seq for session {session_id!r} after {SEQ_ATTEMPTS} attempts"
-    ) from last_error
+            raise SeqAllocationError(
+                f"could not record a change of session {session_id!r}: its next seq is taken"
+            ) from exc
+    if announce:
+        _announce_on_commit(session_id, seq)
+    return seq
+
+
+def _change_insert(session_id: str, kind: str, ref: str) -> int:
+    with transaction.atomic():
+        seq = seqs_take({session_id: 1})[session_id]
+        SessionChange.objects.create(session_id=session_id, seq=seq, kind=kind, ref=ref)
+    return seq
 
 
 class SpanWrite(NamedTuple):
@@ -116,7 +158,8 @@ def span_upsert(
     }
     identity = {"trace_id": trace_id, "span_id": span_id}
     with transaction.atomic():
-        _hold_sessions([session_id] if session_id else [])  # the session, then its span
+        # The session's seq first, then its span: the order of every writer of spans.
+        seq = seqs_take({session_id: 1})[session_id] if session_id else None
         # Conditional on the stored row still being open: the database, not this process,
         # decides whether a final version is already there.
         stored = Span.objects.filter(**identity, end_time__isnull=True).update(**fields) == 1
@@ -128,14 +171,20 @@ def span_upsert(
             except IntegrityError:  # inserted concurrently: overwrite it only if still open
                 open_span = Span.objects.filter(**identity, end_time__isnull=True)
                 stored = open_span.update(**fields) == 1
-        if not stored or session_id is None:
+        if session_id is None or seq is None:
             return SpanWrite(stored=stored, seq=None)
-        seq = session_change_next(
-            session_id=session_id,
-            kind=SessionChange.Kind.SPAN,
-            ref=f"{trace_id}:{span_id}",
-            announce=announce,
-        )
+        if not stored:
+            seqs_give_back({session_id: 1})
+            return SpanWrite(stored=False, seq=None)
+        ref = f"{trace_id}:{span_id}"
+        try:
+            with transaction.atomic():
+                SessionChange.objects.create(session_id=session_id, seq=seq, kind="span", ref=ref)
+        except IntegrityError:  # changes were written around the counter
+            seqs_give_back({session_id: 1})
+            seq = session_change_next(session_id=session_id, kind="span", ref=ref, announce=False)
+        if announce:
+            _announce_on_commit(session_id, seq)
         Span.objects.filter(**identity).update(seq=seq)
     return SpanWrite(stored=True, seq=seq)
 
@@ -189,76 +238,60 @@ def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> li
 
 
 def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]:
-    # The sessions first, in one order (two flushers never wait on each other in a cycle),
-    # then their spans: an event stored meanwhile queues behind this batch, or it behind it.
-    _hold_sessions({v.session_id for v in versions if v.session_id is not None})
+    # The sessions' seqs first (one per version; this holds every other writer of their
+    # spans), then the spans.
+    counts = Counter(v.session_id for v in versions if v.session_id is not None)
+    next_seq = seqs_take(counts)
     wanted = {v.identity for v in versions}
     rows = (
         Span.objects.select_for_update(no_key=True)
         .filter(trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted})
-        .values_list("pk", "trace_id", "span_id", "end_time")
+        .values_list("trace_id", "span_id", "end_time")
     )
-    existing = {(t, s): (pk, end) for pk, t, s, end in rows if (t, s) in wanted}
-    # An ended stored span is final: later versions of it are ignored.
-    final = {key for key, (_, end) in existing.items() if end is not None}
+    existing = {(t, s): end for t, s, end in rows if (t, s) in wanted}
+    # An ended stored span is final: later versions of it are ignored, their seqs given back.
+    final = {key for key, end in existing.items() if end is not None}
     writes = [v for v in versions if v.identity not in final]
-    sessions = {v.session_id for v in writes if v.session_id is not None}
-    tops = dict(
-        SessionChange.objects.filter(session_id__in=sessions)
-        .values("session_id")
-        .annotate(top=Max("seq"))
-        .values_list("session_id", "top")
-    )
+    seqs_give_back(Counter(v.session_id for v in versions if v.identity in final and v.session_id))
     changes: list[SessionChange] = []
-    seqs: list[int | None] = []
+    new: list[Span] = []
+    changed: list[Span] = []
+    written: dict[tuple[str, str], int | None] = {}
     for version in writes:
-        if version.session_id is None:
-            seqs.append(None)
-            continue
-        seq = tops.get(version.session_id, 0) + 1
-        tops[version.session_id] = seq
-        seqs.append(seq)
-        ref = f"{version.trace_id}:{version.span_id}"
-        changes.append(SessionChange(session_id=version.session_id, seq=seq, kind="span", ref=ref))
-    with transaction.atomic():  # a savepoint: an insert lost to a racing writer fails here
-        SessionChange.objects.bulk_create(changes)
-        new, changed = [], []
-        for version, seq in zip(writes, seqs, strict=True):
-            fields = {name: getattr(version, name) for name in _SPAN_FIELDS}
-            span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
-            (changed if version.identity in existing else new).append(span)
-        Span.objects.bulk_create(new)  # a span inserted meanwhile elsewhere fails: redone
-        # Rows known open and held (locked above; on SQLite the write lock holds them all):
-        # one INSERT … ON CONFLICT DO UPDATE rewrites them, where bulk_update would build a
-        # CASE per field and row.
-        Span.objects.bulk_create(
-            changed,
-            update_conflicts=True,
-            unique_fields=["trace_id", "span_id"],
-            update_fields=[*_SPAN_FIELDS, "seq"],
-        )
+        seq = None
+        if version.session_id is not None:
+            seq = next_seq[version.session_id]
+            next_seq[version.session_id] = seq + 1
+            ref = f"{version.trace_id}:{version.span_id}"
+            changes.append(
+                SessionChange(session_id=version.session_id, seq=seq, kind="span", ref=ref)
+            )
+        written[version.identity] = seq
+        fields = {name: getattr(version, name) for name in _SPAN_FIELDS}
+        span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
+        (changed if version.identity in existing else new).append(span)
+    SessionChange.objects.bulk_create(changes)  # a collision (seqs written around) is redone
+    Span.objects.bulk_create(new)  # so is a span inserted meanwhile elsewhere
+    # Rows known open and held: one INSERT … ON CONFLICT DO UPDATE rewrites them all, where
+    # bulk_update would build a CASE per field and row.
+    Span.objects.bulk_create(
+        changed,
+        update_conflicts=True,
+        unique_fields=["trace_id", "span_id"],
+        update_fields=[*_SPAN_FIELDS, "seq"],
+    )
     if announce:
         firsts: dict[str, int] = {}
         for change in changes:
             firsts.setdefault(change.session_id, change.seq)
         for session_id, seq in firsts.items():
             _announce_on_commit(session_id, seq)
-    written = dict(zip((v.identity for v in writes), seqs, strict=True))
     return [
         SpanWrite(stored=True, seq=written[v.identity])
         if v.identity in written
         else SpanWrite(stored=False, seq=None)
         for v in versions
     ]
-
-
-def _hold_sessions(session_ids: Iterable[str]) -> None:
-    """Lock the sessions' rows until the transaction ends (``FOR NO KEY UPDATE``, in id
-    order; a no-op on SQLite, whose write lock is held already)."""
-    ids = sorted(session_ids)
-    if ids and connection.features.has_select_for_update:
-        sessions = AgentSession.objects.select_for_update(no_key=True).order_by("pk")
-        list(sessions.filter(pk__in=ids).values_list("pk", flat=True))
 
 
 def _announce_on_commit(session_id: str, seq: int) -> None:

@@ -6,12 +6,11 @@ import threading
 from collections.abc import Callable
 
 import pytest
-from django.db import connection
-from django.db.models import Max
+from django.db import connection, transaction
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.timeline import services
-from agentdash.timeline.models import SessionChange
+from agentdash.timeline.models import SessionChange, SessionSeq
 from agentdash.timeline.selectors import changes_after, session_last_seq
 from agentdash.timeline.services import session_change_next
 
@@ -71,30 +70,67 @@ def test_concurrent_writers_get_contiguous_unique_seqs(make_session: MakeSession
 
 
 @pytest.mark.django_db
-def test_a_writer_that_lost_the_race_retries(
-    make_session: MakeSession, monkeypatch: pytest.MonkeyPatch
+def test_seqs_are_taken_for_many_sessions_at_once_and_given_back(
+    make_session: MakeSession,
 ) -> None:
-    """As on PostgreSQL when another transaction committed the same seq after our max()."""
-    make_session("s1")
-    for i in range(3):
-        session_change_next(session_id="s1", kind="event", ref=f"e{i}")
-    reads = []
-
-    def stale_then_fresh(field: str) -> Max:
-        reads.append(field)
-        return Max(field) - 1 if len(reads) == 1 else Max(field)
-
-    monkeypatch.setattr(services, "Max", stale_then_fresh)
-    assert session_change_next(session_id="s1", kind="event", ref="late") == 4
-    assert len(reads) == 2
-    assert list(SessionChange.objects.values_list("seq", flat=True)) == [1, 2, 3, 4]
+    for name in ("a", "b"):
+        make_session(name)
+    session_change_next(session_id="a", kind="event", ref="e")
+    with transaction.atomic():
+        assert services.seqs_take({"b": 3, "a": 2, "c-none": 0}) == {"a": 2, "b": 1}
+        services.seqs_give_back({"b": 1})
+    assert dict(SessionSeq.objects.values_list("session_id", "last_seq")) == {"a": 3, "b": 2}
+    with transaction.atomic():
+        assert services.seqs_take({"b": 1}) == {"b": 3}  # the seq given back, taken again
+        transaction.set_rollback(True)
+    assert SessionSeq.objects.get(pk="b").last_seq == 2  # a rolled-back take leaves no gap
 
 
 @pytest.mark.django_db
-def test_retries_are_bounded(make_session: MakeSession, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_changes_written_around_the_counter_bring_it_back_in_line(
+    make_session: MakeSession,
+) -> None:
+    make_session("s1")
+    for i in range(3):
+        session_change_next(session_id="s1", kind="event", ref=f"e{i}")
+    SessionSeq.objects.filter(pk="s1").update(last_seq=1)  # as if seqs 2, 3 bypassed it
+    assert session_change_next(session_id="s1", kind="event", ref="late") == 4
+    assert list(SessionChange.objects.values_list("seq", flat=True)) == [1, 2, 3, 4]
+    assert SessionSeq.objects.get(pk="s1").last_seq == 4
+
+
+@pytest.mark.django_db
+def test_a_counter_that_cannot_be_mended_is_a_clear_error(
+    make_session: MakeSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
     make_session("s1")
     session_change_next(session_id="s1", kind="event", ref="e")
-    monkeypatch.setattr(services, "Max", lambda field: Max(field) - 1)  # always stale
-    with pytest.raises(services.SeqAllocationError, match="after 20 attempts"):
+    SessionSeq.objects.filter(pk="s1").update(last_seq=0)
+    monkeypatch.setattr(services, "seq_resync", lambda session_id: None)
+    with pytest.raises(services.SeqAllocationError, match="its next seq is taken"):
         session_change_next(session_id="s1", kind="event", ref="never")
     assert SessionChange.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_starts_each_counter_at_the_sessions_highest_seq() -> None:
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("timeline", "0001_initial")], [("timeline", "0002_session_seq")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        old = executor.loader.project_state(before).apps
+        Session = old.get_model("agent_sessions", "AgentSession")
+        Change = old.get_model("timeline", "SessionChange")
+        for name, seqs in (("busy", 5), ("quiet", 0)):
+            Session.objects.create(id=name, app_name="app", user_id="u", last_update_time=0)
+            for seq in range(1, seqs + 1):
+                Change.objects.create(session_id=name, seq=seq, kind="event", ref=f"e{seq}")
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+    finally:
+        MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
+    assert dict(SessionSeq.objects.values_list("session_id", "last_seq")) == {"busy": 5}
+    assert session_change_next(session_id="busy", kind="event", ref="next") == 6
+    assert session_change_next(session_id="quiet", kind="event", ref="first") == 1
