@@ -72,7 +72,9 @@ class Database:
     def connect(self) -> Any:
         if self.url.startswith("sqlite:///"):
             path = self.url.removeprefix("sqlite:///")
-            return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+            return sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False
+            )
         import psycopg
 
         return psycopg.connect(self.url, autocommit=True)

@@ -71,17 +71,32 @@ class FlushWriter:
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
         fresh: dict[RowKey, Item] = {}  # what was just stored need not be read back
+        ours: dict[str, list[Item]] = {}  # the same, as change items, by session
         versions = self._versions(snapshots)
         for version, write in zip(versions, self._store(versions), strict=True):
             if write.seq is None or version.session_id is None:
                 continue
             known = hints.get(version.session_id)
             hints[version.session_id] = write.seq if known is None else min(known, write.seq)
-            fresh[(version.session_id, f"{version.trace_id}:{version.span_id}")] = span_item(
-                version
+            item = span_item(version)
+            fresh[(version.session_id, f"{version.trace_id}:{version.span_id}")] = item
+            ours.setdefault(version.session_id, []).append(
+                {"seq": write.seq, "kind": "span", "data": item}
             )
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
-        found = items_after_many(afters, limit=self.publish_limit, fresh_spans=fresh)
+        # A session whose only new changes are this flush's spans, right after what it
+        # published, goes out as stored: the spans' seqs were taken as one block, so nothing
+        # can sit between them. The others are read from the database (what other writers,
+        # here or elsewhere, recorded), with this flush's spans taken from memory.
+        found: dict[str, list[Item]] = {}
+        for session_id, items in ours.items():
+            items.sort(key=lambda i: i["seq"])
+            seqs, after = [i["seq"] for i in items], afters[session_id]
+            in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
+            if in_line and session_id not in dirty and len(items) <= self.publish_limit:
+                found[session_id] = items
+        unread = {s: after for s, after in afters.items() if s not in found}
+        found.update(items_after_many(unread, limit=self.publish_limit, fresh_spans=fresh))
         return [
             Batch(
                 session_id=session_id,

@@ -72,7 +72,7 @@ class LivePipeline:
         flush_limit: int = 1_000,
         high_water: int = 5_000,
         low_water: int | None = None,
-        publish_limit: int = 200,
+        publish_limit: int = 1_000,
         channel_layer_alias: str = "default",
     ) -> None:
         self.linger = linger

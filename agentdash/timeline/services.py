@@ -271,11 +271,15 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
         (changed if version.identity in existing else new).append(span)
     SessionChange.objects.bulk_create(changes)  # a collision (seqs written around) is redone
-    Span.objects.bulk_create(new)  # so is a span inserted meanwhile elsewhere
-    # Rows known open and held: one INSERT … ON CONFLICT DO UPDATE rewrites them all, where
-    # bulk_update would build a CASE per field and row.
+    if any(span.session_id is None for span in new):
+        # Spans of no session have no counter to hold their writers off: one inserted
+        # meanwhile elsewhere must fail here (and the batch be redone), not be overwritten.
+        Span.objects.bulk_create(new)
+        new = []
+    # The rest in one INSERT … ON CONFLICT DO UPDATE (where bulk_update would build a CASE
+    # per field and row): rows known open, and new ones no other writer can be writing.
     Span.objects.bulk_create(
-        changed,
+        new + changed,
         update_conflicts=True,
         unique_fields=["trace_id", "span_id"],
         update_fields=[*_SPAN_FIELDS, "seq"],

@@ -367,3 +367,48 @@ async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
     assert not pipeline.running
     assert pipeline._loop_thread is None
     assert "agentdash-live-loop" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_session_with_only_new_spans_is_published_without_reading_it_back(
+    alice: User,
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.timeline._flush import FlushWriter
+    from agentdash.timeline.items import items_after
+    from agentdash.timeline.services import session_change_next
+    from agentdash.timeline.span_processor import LiveSpanProcessor
+
+    session = session_of(alice, "s-direct")
+    processor = LiveSpanProcessor(batch_size=1_000, wake=lambda: None)
+    processor.enabled = True
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    private = provider.get_tracer("tests.direct")
+    writer = FlushWriter(publish_limit=100)
+
+    def flush(names: list[str], dirty: dict[str, int | None]) -> tuple[list[Any], list[str]]:
+        for name in names:
+            with private.start_as_current_span(
+                name, attributes={GenAI.CONVERSATION_ID: session.id}
+            ):
+                pass
+        with CaptureQueriesContext(connection) as queries:
+            batches = writer.write(processor.take(1_000), dirty)
+        for batch in batches:
+            writer.published(batch)
+        return batches, [q["sql"] for q in queries.captured_queries]
+
+    flush(["first"], {})  # the first flush learns the session and where it stands
+    (batch,), sql = flush(["second", "third"], {})
+    assert [i["data"]["name"] for i in batch.items] == ["second", "third"]
+    assert batch.items == items_after(session_id=session.id, after_seq=1, limit=10)
+    assert not any("timeline_sessionchange" in q and q.startswith("SELECT") for q in sql)
+
+    # Another writer's change in between: read from the database, nothing skipped.
+    seq = session_change_next(session_id=session.id, kind="run", ref="1", announce=False)
+    (batch,), sql = flush(["fourth"], {session.id: seq})
+    assert [(i["seq"], i["kind"]) for i in batch.items] == [(4, "run"), (5, "span")]
+    assert any("timeline_sessionchange" in q and q.startswith("SELECT") for q in sql)
