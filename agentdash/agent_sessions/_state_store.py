@@ -28,6 +28,7 @@ from pydantic_core import to_jsonable_python
 
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
+from agentdash.core.rendering import render_untrusted
 from agentdash.timeline.models import SessionChange
 from agentdash.timeline.services import session_change_next
 from runtime.events.event import Event
@@ -95,6 +96,15 @@ def event_serialize(event: Event) -> dict[str, Any]:
     return data
 
 
+def event_text(event_data: Mapping[str, Any]) -> str:
+    """The text of a stored event (as ``Event.text``: its text parts joined, thoughts left
+    out), read from its data without building the ``Event``."""
+    parts = (event_data.get("content") or {}).get("parts") or []
+    return "".join(
+        str(part["text"]) for part in parts if part.get("text") and not part.get("thought")
+    )
+
+
 def state_normalize(state: Mapping[str, Any]) -> dict[str, Any]:
     """``state`` converted the way events convert it (tuples → lists, …), ``temp:`` dropped."""
     return without_temp(to_jsonable_python(dict(state)))
@@ -128,10 +138,13 @@ def event_append(
     Raises ``SessionNotFoundError`` for an unknown session and :class:`ConcurrentUpdateError`
     after ``MAX_ATTEMPTS`` lost swaps.
     """
+    html = render_untrusted(event_text(event_data))  # once, and outside the transaction
     for attempt in range(MAX_ATTEMPTS):
         try:
             with transaction.atomic():
-                return _append_once(session_id, event_data, app_name, user_id, check, attempt > 0)
+                return _append_once(
+                    session_id, event_data, html, app_name, user_id, check, attempt > 0
+                )
         except _CasMiss:
             continue
     raise ConcurrentUpdateError(
@@ -167,6 +180,7 @@ def shared_state_apply(*, app_name: str, user_id: str, delta: Mapping[str, Any])
 def _append_once(
     session_id: str,
     event_data: dict[str, Any],
+    html: str,
     app_name: str | None,
     user_id: str | None,
     check: Check | None,
@@ -211,6 +225,7 @@ def _append_once(
         version=version,
         state_delta_keys=sorted(delta),
         data=event_data,
+        html=html,
     )
     # The session's change log, in the event's transaction: live clients catch up from it.
     session_change_next(session_id=session_id, kind=SessionChange.Kind.EVENT, ref=event_data["id"])

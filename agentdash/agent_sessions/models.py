@@ -59,6 +59,11 @@ class SessionEvent(models.Model):
         default=list, blank=True, help_text="The stored keys of the event's state delta."
     )
     data = models.JSONField(help_text="The event as the runtime serializes it.")
+    html = models.TextField(
+        blank=True,
+        default="",
+        help_text="The event's text, rendered safe (core.rendering) once, when it was stored.",
+    )
 
     class Meta:
         ordering = ["session", "seq"]

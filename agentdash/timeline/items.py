@@ -2,23 +2,21 @@
 
 A change item is ``{"seq", "kind", "data"}``. ``data`` is the row's data *now* (an event
 never changes; a span's latest version; a run's current status), or ``None`` when the row it
-refers to is gone. Model and tool text reaches clients only as ``html`` rendered by
-:func:`~agentdash.core.rendering.render_untrusted`; other payloads are plain JSON values that
-clients must display as text.
+refers to is gone. Model and tool text reaches clients only as ``html``, rendered by
+:func:`~agentdash.core.rendering.render_untrusted` when the event was stored; other payloads
+are plain JSON values that clients must display as text.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 from django.db.models import F, Q, Window
 from django.db.models.functions import RowNumber
 
 from agentdash.agent_sessions.models import SessionEvent
-from agentdash.core.rendering import render_untrusted
 from agentdash.timeline.models import SessionChange, Span
 from agentdash.timeline.selectors import changes_after
 from agentdash.timeline.services import SpanVersion
@@ -48,7 +46,7 @@ def event_item(row: SessionEvent) -> dict[str, Any]:
         "branch": event.branch,
         "timestamp": event.timestamp,
         "version": row.version,
-        "html": _render(event.text),
+        "html": row.html,  # rendered safe once, when stored
         "function_calls": [
             {"id": call.id, "name": call.name, "args": _capped(call.args or {})}
             for call in event.get_function_calls()
@@ -190,22 +188,6 @@ def _runs(refs: set[RowKey] | None) -> dict[RowKey, Item]:
     rows = Run.objects.filter(session_id__in={s for s, _ in refs}, pk__in=ids)
     found = ((run.session_id, str(run.pk), run) for run in rows)
     return {(s, ref): run_item(run) for s, ref, run in found if (s, ref) in refs}
-
-
-def _render(text: str) -> str:
-    if not text:
-        return ""
-    # Events never change, and replays render the same texts again and again; long texts are
-    # rendered each time rather than kept.
-    return _render_cached(text) if len(text) <= _CACHED_TEXT_CHARS else render_untrusted(text)
-
-
-_CACHED_TEXT_CHARS = 4_096
-
-
-@lru_cache(maxsize=2048)
-def _render_cached(text: str) -> str:
-    return render_untrusted(text)
 
 
 def _capped(value: Any) -> Any:

@@ -75,6 +75,63 @@ def test_event_text_is_sanitized_and_big_payloads_are_cut(make_session: MakeSess
     assert event_item(second)["final"] is False
 
 
+def test_event_text_is_rendered_once_when_stored_thoughts_left_out(
+    make_session: MakeSession,
+) -> None:
+    from agentdash.agent_sessions._state_store import event_append, event_serialize, event_text
+
+    make_session("s1")
+    event = Event(
+        author="bot",
+        content=types.Content(
+            role="model",
+            parts=[
+                types.Part(text="secret plan", thought=True),
+                types.Part(text="**Paris**"),
+                types.Part(text=" <b>x</b>"),
+            ],
+        ),
+    )
+    data = event_serialize(event)
+    assert event_text(data) == event.text == "**Paris** <b>x</b>"
+    event_append(session_id="s1", event_data=data)
+    row = SessionEvent.objects.get()
+    assert row.html == "<p><strong>Paris</strong> &lt;b&gt;x&lt;/b&gt;</p>\n"
+    row.data["content"]["parts"][1]["text"] = "changed later"  # the item uses what was stored
+    assert event_item(row)["html"] == row.html
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_renders_the_events_stored_before_it() -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before = [("agent_sessions", "0001_initial")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    try:
+        old = executor.loader.project_state(before).apps
+        Session = old.get_model("agent_sessions", "AgentSession")
+        OldEvent = old.get_model("agent_sessions", "SessionEvent")
+        Session.objects.create(id="old", app_name="app", user_id="u", last_update_time=0)
+        for seq, parts in ((1, [{"text": "<i>hi</i> *there*"}]), (2, [{"function_call": {}}])):
+            OldEvent.objects.create(
+                session_id="old",
+                seq=seq,
+                event_id=f"e{seq}",
+                author="bot",
+                timestamp=0,
+                version=seq,
+                data={"author": "bot", "content": {"role": "model", "parts": parts}},
+            )
+    finally:
+        MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
+    assert list(SessionEvent.objects.order_by("seq").values_list("html", flat=True)) == [
+        "<p>&lt;i&gt;hi&lt;/i&gt; <em>there</em></p>\n",
+        "",
+    ]
+
+
 def test_many_sessions_are_read_together_each_up_to_the_limit(make_session: MakeSession) -> None:
     from agentdash.timeline.items import items_after_many
     from agentdash.timeline.services import span_upsert
