@@ -54,13 +54,13 @@ class Span(models.Model):
 
 
 class SessionChange(models.Model):
-    """The session's change log: every event, span version, state edit and run status change
-    gets the next ``seq``; a reconnecting client asks for everything after the last it saw."""
+    """The session's change log: every event (an operator's state edit is one), span version
+    and run status change gets the next ``seq``; a reconnecting client asks for everything
+    after the last it saw."""
 
     class Kind(models.TextChoices):
         EVENT = "event"
         SPAN = "span"
-        STATE = "state"
         RUN = "run"
 
     session = models.ForeignKey(
