@@ -54,6 +54,7 @@ session_group = _flush.session_group
 MAX_DIRTY = 10_000
 STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
 SETTLE_TIMEOUT_S = 5.0
+_PARTIAL_KEY = ("run_id", "invocation_id", "author")
 START_TIMEOUT_S = 30.0
 
 
@@ -87,6 +88,7 @@ class LivePipeline:
         self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
         self.failures = 0  # flushes that failed (and will be retried)
         self._dirty: dict[str, int | None] = {}
+        self._partials: dict[str, list[dict[str, Any]]] = {}  # session → partial messages
         self._dirty_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -122,6 +124,7 @@ class LivePipeline:
         self.processor.clear()
         with self._dirty_lock:
             self._dirty.clear()
+            self._partials.clear()
         self.writer.forget()
 
     def launch(self) -> None:
@@ -216,6 +219,14 @@ class LivePipeline:
         if first:
             self._wake_threadsafe()
 
+    def partial_threadsafe(self, session_id: str, message: dict[str, Any]) -> None:
+        """Queue a ``session.partial`` message for the next flush, from any thread."""
+        with self._dirty_lock:
+            first = not self._partials
+            self._partials.setdefault(session_id, []).append(message)
+        if first:
+            self._wake_threadsafe()
+
     async def backpressure(self) -> None:
         """Return at once unless more than ``high_water`` snapshots wait; then wait until the
         flusher has brought them down to ``low_water``. Call it between a run's steps."""
@@ -247,6 +258,9 @@ class LivePipeline:
         snapshots = self.processor.take(self.flush_limit)
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
+            partials, self._partials = self._partials, {}
+        if partials:  # first: they need no database, and each came before what follows
+            await self._send_partials(partials)
         if not snapshots and not dirty:
             return 0
         if self._thread is None:
@@ -313,7 +327,26 @@ class LivePipeline:
                 await asyncio.sleep(self.retry_delay)
 
     def _has_work(self) -> bool:
-        return bool(self.processor.pending_count() or self._dirty)
+        return bool(self.processor.pending_count() or self._dirty or self._partials)
+
+    async def _send_partials(self, partials: dict[str, list[dict[str, Any]]]) -> None:
+        """One message per run of chunks of one author in one invocation, their texts joined
+        (clients append chunks, so the joined text shows the same)."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        sends = []
+        for session_id, chunks in partials.items():
+            merged: list[dict[str, Any]] = []
+            for chunk in chunks:
+                last = merged[-1] if merged else None
+                if last is not None and all(last[k] == chunk[k] for k in _PARTIAL_KEY):
+                    last["text"] += chunk["text"]
+                else:
+                    merged.append(dict(chunk))
+            group = session_group(session_id)
+            sends += [layer.group_send(group, message) for message in merged]
+        for outcome in await asyncio.gather(*sends, return_exceptions=True):
+            if isinstance(outcome, BaseException):
+                logger.error("live pipeline: publishing a partial failed", exc_info=outcome)
 
     async def _on_flusher_loop(self, waiting: Coroutine[Any, Any, None]) -> None:
         """Await ``waiting`` on the flusher's loop (from it, or from another loop)."""
@@ -387,11 +420,17 @@ async def settle(invocation_id: str) -> None:
 async def publish_partial(
     *, session_id: str, run_id: int | None, invocation_id: str, author: str, text: str
 ) -> None:
-    """Send streamed model text to the session's clients now, as a ``partial`` message (not
-    stored, no seq; the stored event replaces it)."""
+    """Send streamed model text to the session's clients as a ``partial`` message (not
+    stored, no seq; the stored event replaces it) with the next flush, a few ms away, ahead
+    of that flush's changes; chunks that meet in one flush go out as one message. Without
+    a running flusher it is sent at once."""
     message: dict[str, Any] = partial_message(
         run_id=run_id, invocation_id=invocation_id, author=author, text=text
     )
     message["type"] = "session.partial"
-    layer = get_channel_layer(live_pipeline().channel_layer_alias)
+    pipeline = live_pipeline()
+    if pipeline.running:
+        pipeline.partial_threadsafe(session_id, message)
+        return
+    layer = get_channel_layer(pipeline.channel_layer_alias)
     await layer.group_send(session_group(session_id), message)

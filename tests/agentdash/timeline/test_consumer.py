@@ -178,6 +178,26 @@ async def test_partial_text_is_forwarded_live(connect: Connect, owned: str, alic
     }
 
 
+async def test_partials_that_meet_in_a_flush_go_out_joined_and_before_the_stored_event(
+    connect: Connect, owned: str, alice: User, live: LivePipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdash.timeline.live import publish_partial
+
+    monkeypatch.setattr(live, "linger", 0.2)  # everything below lands in one flush
+    socket = await connect(alice, owned)
+    await hello(socket)
+    run = {"run_id": 7, "invocation_id": "inv"}
+    for text in ("Hel", "lo", " world"):
+        await publish_partial(session_id=owned, **run, author="bot", text=text)
+    await publish_partial(session_id=owned, **run, author="helper", text="!")
+    await events(owned, 1)  # the stored event that replaces them
+    first, second, third = [await receive(socket) for _ in range(3)]
+    assert first == {"type": "partial", **run, "author": "bot", "text": "Hello world"}
+    assert second == {"type": "partial", **run, "author": "helper", "text": "!"}
+    assert third["type"] == "changes" and [i["kind"] for i in third["items"]] == ["event"]
+    await nothing_more(socket)
+
+
 # ── Frames ──────────────────────────────────────────────────────────────────────────────────
 @pytest.mark.parametrize(
     ("frame", "code"),
