@@ -19,7 +19,8 @@ logger = logging.getLogger(__name__)
 
 
 def start() -> None:
-    """Install the live span processor and start the pipeline's flusher on the running loop."""
+    """Install the live span processor and start the pipeline's flusher (on the running
+    loop, or on a loop of its own with a network channel layer: ``LivePipeline.launch``)."""
     try:
         timeline_live.live_pipeline().install().launch()
     except Exception:
@@ -27,7 +28,7 @@ def start() -> None:
 
 
 async def stop() -> None:
-    """Flush and stop the pipeline's flusher, if it runs on this loop (tests, shutdown)."""
+    """Flush and stop the pipeline's flusher, wherever it runs (tests, shutdown)."""
     try:
         await timeline_live.live_pipeline().stop()
     except Exception:

@@ -22,7 +22,7 @@ from agentdash.runs.conf import run_setting
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_change_record, run_report
 from agentdash.timeline.models import Span
-from agentdash.timeline.services import span_upsert
+from agentdash.timeline.services import SpanVersion, seqs_hold, spans_store
 
 logger = logging.getLogger(__name__)
 
@@ -118,14 +118,14 @@ def _reap_one(
 
 
 def _spans_close(run: Run, message: str) -> int:
-    """End the run's open spans (this attempt's trace, or tagged with the run) as errored."""
+    """End the run's open spans (this attempt's trace, or tagged with the run) as errored,
+    in one batch; the counters of every session involved are held first (in one order)."""
     where = Q(run_id=run.pk)
     if run.trace_id:
         where |= Q(trace_id=run.trace_id)
     end = time.time_ns()
-    closed = 0
-    for span in Span.objects.filter(where, end_time__isnull=True):
-        write = span_upsert(
+    versions = [
+        SpanVersion(
             trace_id=span.trace_id,
             span_id=span.span_id,
             name=span.name,
@@ -140,8 +140,10 @@ def _spans_close(run: Run, message: str) -> int:
             session_id=span.session_id,
             run_id=span.run_id or run.pk,
         )
-        closed += write.stored
-    return closed
+        for span in Span.objects.filter(where, end_time__isnull=True)
+    ]
+    seqs_hold({run.session_id, *(v.session_id for v in versions if v.session_id)})
+    return sum(write.stored for write in spans_store(versions=versions))
 
 
 def _when(moment: datetime | None) -> str:

@@ -1,7 +1,7 @@
 """The live pipeline's database side: one flush's writes and reads, run in a worker thread.
 
 Kept apart from ``live`` so the event-loop side stays small: everything here is blocking
-Django code, called once per flush through ``database_sync_to_async``.
+Django code, called once per flush on the pipeline's own database thread.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.sqlite.base import writes_first
-from agentdash.timeline.items import Item, RowKey, items_after_many, span_item
+from agentdash.timeline.items import Item, SeqKey, items_after_many, span_item
 from agentdash.timeline.selectors import session_last_seq
 from agentdash.timeline.services import SpanVersion, SpanWrite, span_upsert, spans_store
 from agentdash.timeline.span_processor import SpanSnapshot
@@ -70,7 +70,7 @@ class FlushWriter:
         self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
-        fresh: dict[RowKey, Item] = {}  # what was just stored need not be read back
+        fresh: dict[SeqKey, Item] = {}  # what was just stored need not be read back
         ours: dict[str, list[Item]] = {}  # the same, as change items, by session
         versions = self._versions(snapshots)
         for version, write in zip(versions, self._store(versions), strict=True):
@@ -79,7 +79,7 @@ class FlushWriter:
             known = hints.get(version.session_id)
             hints[version.session_id] = write.seq if known is None else min(known, write.seq)
             item = span_item(version)
-            fresh[(version.session_id, f"{version.trace_id}:{version.span_id}")] = item
+            fresh[(version.session_id, write.seq)] = item
             ours.setdefault(version.session_id, []).append(
                 {"seq": write.seq, "kind": "span", "data": item}
             )

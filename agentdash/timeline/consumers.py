@@ -149,14 +149,16 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     # ── Helpers ─────────────────────────────────────────────────────────────────────────────
     async def _send_from_database(self, *, replay: bool, up_to: int | None = None) -> None:
-        """Send every stored change after ``last_seq`` (up to at least ``up_to``), in pages."""
+        """Send every stored change after ``last_seq`` (through ``up_to`` when given: later
+        ones come live, after the partial text that precedes them), in pages."""
         read: Callable[..., Awaitable[list[Item]]] = in_worker_thread(items_after)
         while up_to is None or self.last_seq < up_to:
-            items = await read(session_id=self.session_id, after_seq=self.last_seq, limit=PAGE)
+            page = await read(session_id=self.session_id, after_seq=self.last_seq, limit=PAGE)
+            items = [i for i in page if up_to is None or i["seq"] <= up_to]
             if items:
                 await self.send_json(changes_message(items, replay=replay))
                 self.last_seq = items[-1]["seq"]
-            if len(items) < PAGE:
+            if len(page) < PAGE or len(items) < len(page):
                 return
 
     async def _access(self) -> Access:

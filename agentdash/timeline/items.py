@@ -25,6 +25,8 @@ from runtime.events.event import Event
 Item = dict[str, Any]
 RowKey = tuple[str, str]
 """A change's row: ``(session id, ref)``."""
+SeqKey = tuple[str, int]
+"""A change: ``(session id, seq)``."""
 
 SESSIONS_PER_QUERY = 200
 """Sessions read in one query by :func:`items_after_many` (SQLite parses a long ``OR``
@@ -106,11 +108,12 @@ def items_after(*, session_id: str, after_seq: int, limit: int) -> list[Item]:
 
 
 def items_after_many(
-    afters: Mapping[str, int], *, limit: int, fresh_spans: Mapping[RowKey, Item] | None = None
+    afters: Mapping[str, int], *, limit: int, fresh_spans: Mapping[SeqKey, Item] | None = None
 ) -> dict[str, list[Item]]:
     """:func:`items_after` for many sessions at once (session → ``after_seq``), in four
-    queries per ``SESSIONS_PER_QUERY`` sessions. ``fresh_spans`` (``(session, "trace:span")``
-    → span data) are spans the caller has just stored: their data is taken from there."""
+    queries per ``SESSIONS_PER_QUERY`` sessions. ``fresh_spans`` (``(session, seq)`` → span
+    data) are span versions the caller has just stored with those seqs: the changes with
+    those seqs take their data from there (any other change of the span reads its row)."""
     found: dict[str, list[Item]] = {}
     sessions = list(afters)
     for start in range(0, len(sessions), SESSIONS_PER_QUERY):
@@ -132,23 +135,25 @@ def items_after_many(
 
 
 def _with_data(
-    changes: list[tuple[str, int, str, str]], fresh_spans: Mapping[RowKey, Item] | None = None
+    changes: list[tuple[str, int, str, str]], fresh_spans: Mapping[SeqKey, Item] | None = None
 ) -> dict[str, list[Item]]:
     """Changes ``(session, seq, kind, ref)`` as items grouped by session, each with the
-    current data of its row (one query per kind)."""
+    current data of its row (one query per kind), or with its ``fresh_spans`` data."""
     fresh = fresh_spans or {}
     refs: dict[str, set[RowKey]] = {}
-    for session_id, _, kind, ref in changes:
-        if kind != SessionChange.Kind.SPAN or (session_id, ref) not in fresh:
+    for session_id, seq, kind, ref in changes:
+        if kind != SessionChange.Kind.SPAN or (session_id, seq) not in fresh:
             refs.setdefault(kind, set()).add((session_id, ref))
     found: dict[str, Mapping[RowKey, Item]] = {
         SessionChange.Kind.EVENT: _events(refs.get(SessionChange.Kind.EVENT)),
-        SessionChange.Kind.SPAN: {**fresh, **_spans(refs.get(SessionChange.Kind.SPAN))},
+        SessionChange.Kind.SPAN: _spans(refs.get(SessionChange.Kind.SPAN)),
         SessionChange.Kind.RUN: _runs(refs.get(SessionChange.Kind.RUN)),
     }
     items: dict[str, list[Item]] = {}
     for session_id, seq, kind, ref in changes:
-        data = found.get(kind, {}).get((session_id, ref))
+        data = fresh.get((session_id, seq)) if kind == SessionChange.Kind.SPAN else None
+        if data is None:
+            data = found.get(kind, {}).get((session_id, ref))
         items.setdefault(session_id, []).append({"seq": seq, "kind": kind, "data": data})
     return items
 

@@ -232,21 +232,20 @@ class LivePipeline:
         flusher has brought them down to ``low_water``. Call it between a run's steps."""
         if self.processor.pending_count() <= self.high_water:
             return
+        if not self.running:  # nothing to wait for: it flushes once it is started
+            return
         self.backpressure_waits += 1
-        if not self.running:
-            self.launch()
         await self._on_flusher_loop(
             self._wait_while(lambda: self.processor.pending_count() > self.low_water)
         )
 
     async def settle(self, invocation_id: str, *, timeout: float = SETTLE_TIMEOUT_S) -> None:
-        """Return once no span of the invocation waits to be stored (or after ``timeout``):
+        """Return once no span of the invocation waits to be stored — neither waiting nor
+        in a flush under way — (or after ``timeout``, or at once without a running flusher):
         what the caller records next — a run's outcome — then comes after the run's spans in
         the session's changes, so a client that sees the run end has its whole timeline."""
-        if not self.processor.waiting_for(invocation_id):
+        if not self.running or not self.processor.waiting_for(invocation_id):
             return
-        if not self.running:
-            self.launch()
         wait = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
         with contextlib.suppress(TimeoutError):
             await self._on_flusher_loop(asyncio.wait_for(wait, timeout))
@@ -275,6 +274,11 @@ class LivePipeline:
             for session_id, seq in dirty.items():
                 self.notify_threadsafe(session_id, seq=seq)
             return 0
+        self.processor.stored()
+        with self._dirty_lock:  # partials queued during the write precede what it read
+            partials, self._partials = self._partials, {}
+        if partials:
+            await self._send_partials(partials)
         layer = get_channel_layer(self.channel_layer_alias)
         sends = [
             layer.group_send(
@@ -333,8 +337,8 @@ class LivePipeline:
         """One message per run of chunks of one author in one invocation, their texts joined
         (clients append chunks, so the joined text shows the same)."""
         layer = get_channel_layer(self.channel_layer_alias)
-        sends = []
-        for session_id, chunks in partials.items():
+
+        async def send(session_id: str, chunks: list[dict[str, Any]]) -> None:
             merged: list[dict[str, Any]] = []
             for chunk in chunks:
                 last = merged[-1] if merged else None
@@ -342,8 +346,10 @@ class LivePipeline:
                     last["text"] += chunk["text"]
                 else:
                     merged.append(dict(chunk))
-            group = session_group(session_id)
-            sends += [layer.group_send(group, message) for message in merged]
+            for message in merged:  # in order: one session's messages one after another
+                await layer.group_send(session_group(session_id), message)
+
+        sends = [send(session_id, chunks) for session_id, chunks in partials.items()]
         for outcome in await asyncio.gather(*sends, return_exceptions=True):
             if isinstance(outcome, BaseException):
                 logger.error("live pipeline: publishing a partial failed", exc_info=outcome)

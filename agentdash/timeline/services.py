@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -37,23 +37,35 @@ def seqs_take(counts: Mapping[str, int]) -> dict[str, int]:
     the first seq of each (the others follow it). The sessions' counters (``SessionSeq``)
     stay locked until the caller's transaction ends — call it inside one, as late as the
     writes allow: other writers of those sessions wait for that commit. Locked in session id
-    order, so two writers never wait on each other in a cycle."""
-    wanted = {session: n for session, n in sorted(counts.items()) if n > 0}
-    if not wanted:
+    order, so two writers never wait on each other in a cycle (a writer that needs several
+    sessions' counters at different moments takes them all first: :func:`seqs_hold`)."""
+    wanted = {session: n for session, n in counts.items() if n > 0}
+    tops = _counters_add(wanted)
+    return {s: tops[s] - n + 1 for s, n in wanted.items()}
+
+
+def seqs_hold(session_ids: Iterable[str]) -> None:
+    """Lock the sessions' counters (in id order) without taking seqs, until the transaction
+    ends: the seqs taken later in it, in any order, then never wait for another writer."""
+    _counters_add(dict.fromkeys(session_ids, 0))
+
+
+def _counters_add(counts: Mapping[str, int]) -> dict[str, int]:
+    if not counts:
         return {}
+    ordered = sorted(counts.items())
     quote = connection.ops.quote_name
     table = quote(SessionSeq._meta.db_table)
     session, last = quote("session_id"), quote("last_seq")
-    values = ", ".join(["(%s, %s)"] * len(wanted))
+    values = ", ".join(["(%s, %s)"] * len(ordered))
     sql = (
         f"INSERT INTO {table} ({session}, {last}) VALUES {values} "
         f"ON CONFLICT ({session}) DO UPDATE SET {last} = {table}.{last} + excluded.{last} "
         f"RETURNING {session}, {last}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [x for item in wanted.items() for x in item])
-        tops = dict(cursor.fetchall())
-    return {s: int(tops[s]) - n + 1 for s, n in wanted.items()}
+        cursor.execute(sql, [x for item in ordered for x in item])
+        return {str(s): int(top) for s, top in cursor.fetchall()}
 
 
 def seqs_give_back(counts: Mapping[str, int]) -> None:

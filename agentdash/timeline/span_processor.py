@@ -79,6 +79,7 @@ class LiveSpanProcessor(SpanProcessor):
         self._woken = 0  # wakes sent since the last take: 1 for the first snapshot, 2 when full
         self._lock = threading.Lock()
         self._pending: dict[tuple[int, int], SpanSnapshot] = {}
+        self._taken: list[SpanSnapshot] = []  # the last ``take``, until stored or restored
         self._owners: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
     def on_start(self, span: SdkSpan, parent_context: otel_context.Context | None = None) -> None:
@@ -115,9 +116,16 @@ class LiveSpanProcessor(SpanProcessor):
         return len(self._pending)
 
     def waiting_for(self, invocation_id: str) -> bool:
-        """Whether a snapshot of a span of the invocation waits to be taken."""
+        """Whether a snapshot of a span of the invocation waits to be stored: to be taken,
+        or taken by a flush that has not stored it yet."""
         with self._lock:
-            return any(invocation_id in snap.invocations for snap in self._pending.values())
+            waiting = (*self._pending.values(), *self._taken)
+            return any(invocation_id in snap.invocations for snap in waiting)
+
+    def stored(self) -> None:
+        """The snapshots of the last ``take`` are stored."""
+        with self._lock:
+            self._taken = []
 
     def take(self, limit: int) -> list[SpanSnapshot]:
         """Remove and return up to ``limit`` waiting snapshots, oldest span first."""
@@ -129,11 +137,13 @@ class LiveSpanProcessor(SpanProcessor):
                 taken = {key: self._pending.pop(key) for key in keys}
             left = len(self._pending)
             self._woken = 2 if left >= self.batch_size else 1 if left else 0
-        return list(taken.values())
+            self._taken = list(taken.values())
+        return list(self._taken)
 
     def restore(self, snapshots: Iterable[SpanSnapshot]) -> None:
         """Put back snapshots that could not be stored, unless a later one arrived meanwhile."""
         with self._lock:
+            self._taken = []
             for snapshot in snapshots:
                 context = snapshot.span.get_span_context()
                 key = (context.trace_id, context.span_id)
@@ -144,6 +154,7 @@ class LiveSpanProcessor(SpanProcessor):
     def clear(self) -> None:
         with self._lock:
             self._pending.clear()
+            self._taken = []
             self._owners.clear()
             self._woken = 0
 

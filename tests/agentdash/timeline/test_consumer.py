@@ -152,6 +152,17 @@ async def test_a_gap_in_live_messages_is_filled_from_the_database(
     assert filled[0] == {"seq": 6, "kind": "run", "data": None}  # no such run (any more)
     await nothing_more(socket)
 
+    # A fill stops at the message's last seq: what is newer comes with its own message (after
+    # the partial text that precedes it).
+    await events(owned, 3, start=5)  # seqs 9, 10, 11
+    newer = await sync_to_async(items_after)(session_id=owned, after_seq=8, limit=10)
+    await layer.group_send(session_group(owned), {"type": "session.changes", "items": newer[1:2]})
+    filled, _ = await changes_until(socket, lambda items: len(items) >= 2)
+    assert seqs(filled) == [9, 10]
+    await nothing_more(socket)
+    await layer.group_send(session_group(owned), {"type": "session.changes", "items": newer[2:]})
+    assert seqs((await changes_until(socket, lambda items: bool(items)))[0]) == [11]
+
 
 async def test_nothing_live_reaches_a_client_before_hello(
     connect: Connect, owned: str, alice: User

@@ -167,12 +167,20 @@ def test_spans_just_stored_are_taken_from_the_caller_not_read_back(
 
     make_session("s1")
     span_upsert(trace_id="t" * 32, span_id="s" * 16, name="stored", start_time=1, session_id="s1")
-    ref = f"{'t' * 32}:{'s' * 16}"
-    fresh = {("s1", ref): {"name": "as the flusher stored it"}}
+    fresh = {("s1", 1): {"name": "as the flusher stored it"}}
     (item,) = items_after_many({"s1": 0}, limit=10, fresh_spans=fresh)["s1"]
     assert item["data"] == {"name": "as the flusher stored it"}
     (read,) = items_after_many({"s1": 0}, limit=10)["s1"]
     assert read["data"]["name"] == "stored"
+    # A later version written by someone else (the reaper closing it): its change reads the
+    # row, whatever the caller holds for the earlier seq.
+    span_upsert(
+        trace_id="t" * 32, span_id="s" * 16, name="closed", start_time=1, end_time=2,
+        session_id="s1",
+    )  # fmt: skip
+    first, later = items_after_many({"s1": 0}, limit=10, fresh_spans=fresh)["s1"]
+    assert first["data"] == {"name": "as the flusher stored it"}
+    assert (later["seq"], later["data"]["name"], later["data"]["end_time"]) == (2, "closed", 2)
 
 
 def test_many_sessions_are_read_in_chunks(

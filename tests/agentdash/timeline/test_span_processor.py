@@ -135,3 +135,19 @@ def test_the_flusher_is_woken_by_the_first_snapshot_and_by_a_full_batch(
         with tracer.start_as_current_span(f"t{i}", attributes=SESSION):
             pass
     assert len(wakes) == 5
+
+
+def test_an_invocation_waits_until_its_taken_snapshots_are_stored(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    with tracer.start_as_current_span("step", attributes=SESSION):  # of invocation inv-1
+        pass
+    assert processor.waiting_for("inv-1") and not processor.waiting_for("inv-2")
+    taken = processor.take(10)
+    assert processor.pending_count() == 0
+    assert processor.waiting_for("inv-1")  # a flush has it, not stored yet
+    processor.restore(taken)  # the write failed: waiting again
+    assert processor.waiting_for("inv-1")
+    processor.take(10)
+    processor.stored()
+    assert not processor.waiting_for("inv-1")
