@@ -329,7 +329,7 @@ def measure(setup: str, args: argparse.Namespace) -> dict[str, Any]:
             )
             return found
         except BaseException:
-            print(procs.logs(), file=sys.stderr)
+            print(procs.logs(chars=50_000), file=sys.stderr)
             raise
 
 

@@ -132,6 +132,19 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     # ── Channel layer → client ────────────────────────────────────────────────────────────
     async def session_changes(self, event: dict[str, Any]) -> None:
+        try:
+            await self._deliver(event)
+        except Exception:  # the socket stays: the next message finds the gap and fills it
+            logger.exception("session %s: delivering changes failed", self.session_id)
+
+    async def session_partial(self, event: dict[str, Any]) -> None:
+        try:
+            if self.live and await self._still_allowed():
+                await self.send_json({**event, "type": "partial"})
+        except Exception:
+            logger.exception("session %s: delivering partial text failed", self.session_id)
+
+    async def _deliver(self, event: dict[str, Any]) -> None:
         if not self.live or not await self._still_allowed():
             return
         items: list[Item] = [i for i in event.get("items", []) if i["seq"] > self.last_seq]
@@ -142,10 +155,6 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_json(changes_message(items, replay=False))
         self.last_seq = items[-1]["seq"]
-
-    async def session_partial(self, event: dict[str, Any]) -> None:
-        if self.live and await self._still_allowed():
-            await self.send_json({**event, "type": "partial"})
 
     # ── Helpers ─────────────────────────────────────────────────────────────────────────────
     async def _send_from_database(self, *, replay: bool, up_to: int | None = None) -> None:

@@ -164,6 +164,33 @@ async def test_a_gap_in_live_messages_is_filled_from_the_database(
     assert seqs((await changes_until(socket, lambda items: bool(items)))[0]) == [11]
 
 
+async def test_a_delivery_that_fails_keeps_the_socket_and_the_next_one_catches_up(
+    connect: Connect, live: LivePipeline, owned: str, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdash.timeline import consumers
+
+    socket = await connect(alice, owned)
+    await hello(socket)
+    await live.stop()  # only this test publishes
+    await events(owned, 3)
+    stored = await sync_to_async(items_after)(session_id=owned, after_seq=0, limit=10)
+    failures = []
+
+    def unwell(**kwargs: Any) -> Any:
+        failures.append(kwargs)
+        raise ConnectionError("the database went away for a moment")
+
+    monkeypatch.setattr(consumers, "items_after", unwell)
+    layer = get_channel_layer()
+    await layer.group_send(session_group(owned), {"type": "session.changes", "items": stored[1:2]})
+    await nothing_more(socket)  # the fill failed: nothing sent, the socket still answers
+    assert len(failures) == 1
+    monkeypatch.setattr(consumers, "items_after", items_after)
+    await layer.group_send(session_group(owned), {"type": "session.changes", "items": stored[2:]})
+    filled, _ = await changes_until(socket, lambda items: len(items) >= 3)
+    assert seqs(filled) == [1, 2, 3]
+
+
 async def test_nothing_live_reaches_a_client_before_hello(
     connect: Connect, owned: str, alice: User
 ) -> None:
