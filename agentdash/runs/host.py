@@ -20,6 +20,7 @@ from typing import Any
 from asgiref.sync import SyncToAsync
 
 from agentdash.controls.switchboard import DatabaseSwitchboard
+from agentdash.core.loop_thread import LoopThread
 from agentdash.runs import live
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ class RunHost:
         self.worker_name = f"{socket.gethostname()}:{os.getpid()}"
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
+        self._thread: LoopThread | None = None
         self._started: dict[str, asyncio.Future[None]] = {}
         self._services: list[asyncio.Task[None]] = []
 
@@ -104,12 +105,9 @@ class RunHost:
         with self._lock:
             loop = self.loop
             if loop is None:
-                loop = asyncio.new_event_loop()
-                self._loop, self._started, self._services = loop, {}, []
-                self._thread = threading.Thread(
-                    target=loop.run_forever, name="agentdash-run-loop", daemon=True
-                )
-                self._thread.start()
+                self._thread = LoopThread("agentdash-run-loop")
+                loop = self._loop = self._thread.loop
+                self._started, self._services = {}, []
         asyncio.run_coroutine_threadsafe(self._start(runs), loop).result(START_TIMEOUT_S)
         return loop
 
@@ -142,13 +140,11 @@ class RunHost:
 
     def stop_thread(self) -> None:
         """Stop a loop made by :meth:`start_thread` (from another thread)."""
-        loop, thread = self.loop, self._thread
-        if loop is None or thread is None:
+        loop, own = self.loop, self._thread
+        if loop is None or own is None:
             return
         asyncio.run_coroutine_threadsafe(self.astop(), loop).result(START_TIMEOUT_S)
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(START_TIMEOUT_S)
-        loop.close()
+        own.stop(START_TIMEOUT_S)
         self._thread = None
 
 

@@ -24,7 +24,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable, Coroutine
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
@@ -33,6 +33,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.core.loop_thread import LoopThread
 from agentdash.timeline import _flush
 from agentdash.timeline.protocol import partial_message
 from agentdash.timeline.span_processor import LiveSpanProcessor
@@ -95,7 +96,7 @@ class LivePipeline:
         self._wake: asyncio.Event | None = None
         self._flushed: asyncio.Event | None = None
         self._thread: ThreadPoolExecutor | None = None  # the flusher's database thread
-        self._loop_thread: threading.Thread | None = None  # set by ``start_thread``
+        self._loop_thread: LoopThread | None = None  # set by ``start_thread``
         self._start_lock = threading.Lock()
         self._stopping = False
 
@@ -144,26 +145,13 @@ class LivePipeline:
         with self._start_lock:
             if self.running and self._loop is not None and not self._loop.is_closed():
                 return
-            loop = asyncio.new_event_loop()
-            started: Future[None] = Future()
+            own = LoopThread("agentdash-live-loop")
 
-            def begin() -> None:
-                try:
-                    self.start()
-                    started.set_result(None)
-                except BaseException as exc:
-                    started.set_exception(exc)
+            async def begin() -> None:
+                self.start()
 
-            def serve() -> None:
-                asyncio.set_event_loop(loop)
-                loop.call_soon(begin)
-                loop.run_forever()
-                loop.close()
-
-            thread = threading.Thread(target=serve, name="agentdash-live-loop", daemon=True)
-            thread.start()
-            started.result(START_TIMEOUT_S)
-            self._loop_thread = thread
+            own.run(begin(), START_TIMEOUT_S)
+            self._loop_thread = own
 
     def start(self) -> None:
         """Start the flusher on the running event loop, unless it already runs on a live loop.
@@ -196,9 +184,8 @@ class LivePipeline:
             await asyncio.wrap_future(thread.submit(connections.close_all))
             thread.shutdown(wait=False)
         own, self._loop_thread = self._loop_thread, None
-        if own is not None and loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(loop.stop)
-            await asyncio.to_thread(own.join, START_TIMEOUT_S)
+        if own is not None:
+            await asyncio.to_thread(own.stop, START_TIMEOUT_S)
 
     @property
     def running(self) -> bool:
