@@ -10,6 +10,7 @@ keeps for sync code: no consumer's gap fill or request waits behind another cons
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -20,7 +21,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from agentdash.agent_sessions.session_service import in_worker_thread
 from agentdash.timeline import actions
 from agentdash.timeline.actions import Access
-from agentdash.timeline.items import Item, items_after
+from agentdash.timeline.items import Item, item_trimmed, items_after
 from agentdash.timeline.live import live_pipeline, session_group
 from agentdash.timeline.protocol import (
     ClientMessage,
@@ -39,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 CLOSE_FORBIDDEN = 4403
 PAGE = 100
+MAX_SENT_CHARS = 512 * 1024
+"""Longest message sent (JSON, ASCII): daphne refuses to send one over its message limit
+(1 MB by default) and would drop the connection."""
 """Change items per message when replaying or filling a gap."""
 RECHECK_SECONDS = 30.0
 """A connection that only listens has its access checked again at most this often."""
@@ -153,7 +157,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if [i["seq"] for i in items] != list(range(self.last_seq + 1, items[-1]["seq"] + 1)):
             await self._send_from_database(replay=False, up_to=items[-1]["seq"])
             return
-        await self.send_json(changes_message(items, replay=False))
+        await self._send_changes(items, replay=False)
         self.last_seq = items[-1]["seq"]
 
     # ── Helpers ─────────────────────────────────────────────────────────────────────────────
@@ -165,10 +169,23 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             page = await read(session_id=self.session_id, after_seq=self.last_seq, limit=PAGE)
             items = [i for i in page if up_to is None or i["seq"] <= up_to]
             if items:
-                await self.send_json(changes_message(items, replay=replay))
+                await self._send_changes(items, replay=replay)
                 self.last_seq = items[-1]["seq"]
             if len(page) < PAGE or len(items) < len(page):
                 return
+
+    async def _send_changes(self, items: list[Item], *, replay: bool) -> None:
+        """One ``changes`` message, or several in order when it would exceed
+        ``MAX_SENT_CHARS`` (a change too large alone goes out trimmed)."""
+        text = json.dumps(changes_message(items, replay=replay))
+        if len(text) <= MAX_SENT_CHARS:
+            await self.send(text_data=text)
+        elif len(items) == 1:
+            await self.send_json(changes_message([item_trimmed(items[0])], replay=replay))
+        else:
+            half = len(items) // 2
+            await self._send_changes(items[:half], replay=replay)
+            await self._send_changes(items[half:], replay=replay)
 
     async def _access(self) -> Access:
         self.checked_at = self.clock()

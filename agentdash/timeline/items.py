@@ -195,6 +195,32 @@ def _runs(refs: set[RowKey] | None) -> dict[RowKey, Item]:
     return {(s, ref): run_item(run) for s, ref, run in found if (s, ref) in refs}
 
 
+TOO_LARGE = {"truncated": True, "json": ""}
+"""What stands in for a payload cut from a change too large to send whole."""
+
+
+def item_trimmed(item: Item) -> Item:
+    """``item`` with its bulky parts cut (a change too large for one websocket message):
+    a span keeps its identity, timing and status, not its attributes and events; an event
+    keeps its author, calls and responses by name, not their payloads or its text."""
+    data = item.get("data")
+    if not data:
+        return item
+    data = dict(data)
+    if item["kind"] == SessionChange.Kind.SPAN:
+        data.update(attributes={"agentdash.truncated": True}, events=[])
+    elif item["kind"] == SessionChange.Kind.EVENT:
+        data.update(
+            html="<p>[too large to show live: see the stored event]</p>",
+            function_calls=[{**c, "args": TOO_LARGE} for c in data.get("function_calls", [])],
+            function_responses=[
+                {**r, "response": TOO_LARGE} for r in data.get("function_responses", [])
+            ],
+            state_delta=TOO_LARGE,
+        )
+    return {**item, "data": data}
+
+
 def _capped(value: Any) -> Any:
     text = json.dumps(value, ensure_ascii=False, default=str)
     if len(text) <= MAX_PAYLOAD_CHARS:

@@ -191,6 +191,29 @@ async def test_a_delivery_that_fails_keeps_the_socket_and_the_next_one_catches_u
     assert seqs(filled) == [1, 2, 3]
 
 
+async def test_a_batch_too_large_for_one_message_goes_out_in_several_in_order(
+    connect: Connect, live: LivePipeline, owned: str, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentdash.timeline import consumers
+
+    monkeypatch.setattr(consumers, "MAX_SENT_CHARS", 1_500)
+    socket = await connect(alice, owned)
+    await hello(socket)
+    await live.stop()  # only this test publishes
+    await events(owned, 6)
+    await sync_to_async(store_event)(owned, "x" * 3_000)  # too large even alone
+    stored = await sync_to_async(items_after)(session_id=owned, after_seq=0, limit=10)
+    layer = get_channel_layer()
+    await layer.group_send(session_group(owned), {"type": "session.changes", "items": stored})
+    received, messages = await changes_until(socket, lambda items: len(items) >= 7)
+    assert seqs(received) == list(range(1, 8)) and messages > 2
+    assert received[:6] == stored[:6]  # whole, just split
+    big = received[6]["data"]
+    assert big["html"] == "<p>[too large to show live: see the stored event]</p>"
+    assert big["id"] == stored[6]["data"]["id"] and big["author"] == "user"
+    await nothing_more(socket)
+
+
 async def test_nothing_live_reaches_a_client_before_hello(
     connect: Connect, owned: str, alice: User
 ) -> None:

@@ -196,3 +196,38 @@ def test_many_sessions_are_read_in_chunks(
     assert {name: [i["data"]["html"] for i in items] for name, items in found.items()} == {
         f"s{i}": [f"<p>hello {i}</p>\n"] for i in range(5)
     }
+
+
+def test_a_change_too_large_to_send_is_trimmed_to_what_identifies_it() -> None:
+    from agentdash.timeline.items import TOO_LARGE, item_trimmed
+
+    span = {
+        "seq": 3,
+        "kind": "span",
+        "data": {"span_id": "s", "name": "call_llm", "end_time": 5, "attributes": {"x": "y" * 9}},
+    }
+    trimmed = item_trimmed(span)
+    assert trimmed["data"] == {
+        "span_id": "s",
+        "name": "call_llm",
+        "end_time": 5,
+        "attributes": {"agentdash.truncated": True},
+        "events": [],
+    }
+    assert span["data"]["attributes"] == {"x": "y" * 9}  # the original is left alone
+    event = {
+        "seq": 4,
+        "kind": "event",
+        "data": {
+            "id": "e",
+            "author": "bot",
+            "html": "<p>long</p>",
+            "function_calls": [{"id": "c", "name": "f", "args": {"big": 1}}],
+            "function_responses": [],
+            "state_delta": {"k": 1},
+        },
+    }
+    data = item_trimmed(event)["data"]
+    assert data["function_calls"] == [{"id": "c", "name": "f", "args": TOO_LARGE}]
+    assert data["state_delta"] == TOO_LARGE and data["author"] == "bot"
+    assert item_trimmed({"seq": 5, "kind": "run", "data": None})["data"] is None
