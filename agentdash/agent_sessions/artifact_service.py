@@ -9,7 +9,7 @@ from django.db.models import Max, Q, QuerySet
 from google.genai import types
 
 from agentdash.agent_sessions.models import StoredArtifact
-from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.core.threads import in_worker_thread
 from runtime.artifacts.base_artifact_service import (
     USER_PREFIX,
     BaseArtifactService,

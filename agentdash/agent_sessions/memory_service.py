@@ -10,7 +10,7 @@ from django.db.models import Q
 from google.genai import types
 
 from agentdash.agent_sessions.models import MemoryRecord
-from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.core.threads import in_worker_thread
 from runtime.events.event import Event
 from runtime.memory.base_memory_service import (
     BaseMemoryService,

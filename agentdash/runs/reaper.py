@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.core.threads import in_worker_thread
 from agentdash.runs.conf import run_setting
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_change_record, run_report

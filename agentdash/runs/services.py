@@ -19,8 +19,9 @@ from django.utils import timezone
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.agent_sessions.session_service import DjangoSessionService, in_worker_thread
+from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.core.services import audit_record
+from agentdash.core.threads import in_worker_thread
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
 from agentdash.runs.models import Run

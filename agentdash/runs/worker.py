@@ -13,7 +13,8 @@ from google.genai import types
 
 from agentdash.agent_sessions.artifact_service import DjangoArtifactService
 from agentdash.agent_sessions.memory_service import DjangoMemoryService
-from agentdash.agent_sessions.session_service import DjangoSessionService, in_worker_thread
+from agentdash.agent_sessions.session_service import DjangoSessionService
+from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import live
 from agentdash.runs.conf import run_setting

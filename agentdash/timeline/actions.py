@@ -19,9 +19,9 @@ from agentdash.agent_sessions.errors import StateConflictError
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.agent_sessions.services import session_state_update
-from agentdash.agent_sessions.session_service import in_worker_thread
 from agentdash.controls.services import callback_setting_set
 from agentdash.controls.switchboard import CallbackSettingChange
+from agentdash.core.threads import in_worker_thread
 from agentdash.timeline.control_listener import callback_change_publish
 from agentdash.timeline.protocol import (
     CallbackToggle,

@@ -18,7 +18,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from agentdash.agent_sessions.session_service import in_worker_thread
+from agentdash.core.threads import in_worker_thread
 from agentdash.timeline import actions
 from agentdash.timeline.actions import Access
 from agentdash.timeline.items import Item, item_trimmed, items_after

@@ -32,8 +32,8 @@ from django.db import connections
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from agentdash.agent_sessions.session_service import in_worker_thread
 from agentdash.core.loop_thread import LoopThread
+from agentdash.core.threads import in_worker_thread
 from agentdash.timeline import _flush
 from agentdash.timeline.protocol import partial_message
 from agentdash.timeline.span_processor import LiveSpanProcessor

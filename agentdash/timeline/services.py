@@ -170,8 +170,8 @@ def span_upsert(
     }
     identity = {"trace_id": trace_id, "span_id": span_id}
     with transaction.atomic():
-        # The session's seq first, then its span: the order of every writer of spans.
-        seq = seqs_take({session_id: 1})[session_id] if session_id else None
+        if session_id:  # the session's counter first, then its span: every span writer's order
+            seqs_hold([session_id])
         # Conditional on the stored row still being open: the database, not this process,
         # decides whether a final version is already there.
         stored = Span.objects.filter(**identity, end_time__isnull=True).update(**fields) == 1
@@ -183,20 +183,14 @@ def span_upsert(
             except IntegrityError:  # inserted concurrently: overwrite it only if still open
                 open_span = Span.objects.filter(**identity, end_time__isnull=True)
                 stored = open_span.update(**fields) == 1
-        if session_id is None or seq is None:
+        if not stored or session_id is None:
             return SpanWrite(stored=stored, seq=None)
-        if not stored:
-            seqs_give_back({session_id: 1})
-            return SpanWrite(stored=False, seq=None)
-        ref = f"{trace_id}:{span_id}"
-        try:
-            with transaction.atomic():
-                SessionChange.objects.create(session_id=session_id, seq=seq, kind="span", ref=ref)
-        except IntegrityError:  # changes were written around the counter
-            seqs_give_back({session_id: 1})
-            seq = session_change_next(session_id=session_id, kind="span", ref=ref, announce=False)
-        if announce:
-            _announce_on_commit(session_id, seq)
+        seq = session_change_next(
+            session_id=session_id,
+            kind=SessionChange.Kind.SPAN,
+            ref=f"{trace_id}:{span_id}",
+            announce=announce,
+        )
         Span.objects.filter(**identity).update(seq=seq)
     return SpanWrite(stored=True, seq=seq)
 

@@ -14,6 +14,7 @@ from agentdash.agent_sessions.services import session_state_update
 from agentdash.timeline.items import MAX_PAYLOAD_CHARS, event_item, items_after
 from agentdash.timeline.models import SessionChange
 from runtime.events.event import Event
+from tests.agentdash.migrations import migrated_back_to
 from tests.agentdash.timeline.conftest import store_event
 
 pytestmark = pytest.mark.django_db
@@ -103,14 +104,7 @@ def test_event_text_is_rendered_once_when_stored_thoughts_left_out(
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_renders_the_events_stored_before_it() -> None:
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    before = [("agent_sessions", "0001_initial")]
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
+    with migrated_back_to("agent_sessions", "0001_initial") as old:
         Session = old.get_model("agent_sessions", "AgentSession")
         OldEvent = old.get_model("agent_sessions", "SessionEvent")
         Session.objects.create(id="old", app_name="app", user_id="u", last_update_time=0)
@@ -124,8 +118,6 @@ def test_the_migration_renders_the_events_stored_before_it() -> None:
                 version=seq,
                 data={"author": "bot", "content": {"role": "model", "parts": parts}},
             )
-    finally:
-        MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
     assert list(SessionEvent.objects.order_by("seq").values_list("html", flat=True)) == [
         "<p>&lt;i&gt;hi&lt;/i&gt; <em>there</em></p>\n",
         "",

@@ -13,6 +13,7 @@ from agentdash.timeline import services
 from agentdash.timeline.models import SessionChange, SessionSeq
 from agentdash.timeline.selectors import changes_after, session_last_seq
 from agentdash.timeline.services import session_change_next
+from tests.agentdash.migrations import migrated_back_to
 
 MakeSession = Callable[[str], AgentSession]
 
@@ -114,23 +115,13 @@ def test_a_counter_that_cannot_be_mended_is_a_clear_error(
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_starts_each_counter_at_the_sessions_highest_seq() -> None:
-    from django.db.migrations.executor import MigrationExecutor
-
-    before, after = [("timeline", "0001_initial")], [("timeline", "0002_session_seq")]
-    executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
+    with migrated_back_to("timeline", "0001_initial") as old:
         Session = old.get_model("agent_sessions", "AgentSession")
         Change = old.get_model("timeline", "SessionChange")
         for name, seqs in (("busy", 5), ("quiet", 0)):
             Session.objects.create(id=name, app_name="app", user_id="u", last_update_time=0)
             for seq in range(1, seqs + 1):
                 Change.objects.create(session_id=name, seq=seq, kind="event", ref=f"e{seq}")
-        executor = MigrationExecutor(connection)
-        executor.migrate(after)
-    finally:
-        MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())
     assert dict(SessionSeq.objects.values_list("session_id", "last_seq")) == {"busy": 5}
     assert session_change_next(session_id="busy", kind="event", ref="next") == 6
     assert session_change_next(session_id="quiet", kind="event", ref="first") == 1
