@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from agentdash.timeline.consumers import SessionConsumer
+from agentdash.live.consumers import SessionConsumer
 
 websocket_urlpatterns = [
     path("ws/sessions/<str:session_id>/", SessionConsumer.as_asgi(), name="session-live"),

@@ -88,7 +88,7 @@ async def poller(db: Database, seen: dict[tuple[str, str], int], stop: asyncio.E
     conn = db.connect()
 
     def poll() -> list[tuple[str, str]]:
-        return list(conn.execute("SELECT trace_id, span_id FROM timeline_span").fetchall())
+        return list(conn.execute("SELECT trace_id, span_id FROM spans_span").fetchall())
 
     try:
         while not stop.is_set():
@@ -106,7 +106,7 @@ async def stored_spans(db: Database, session_id: str) -> int:
     """How many spans the session has once all are stored and ended (the run has ended;
     the pipeline may still be writing its last spans)."""
     query = (
-        "SELECT count(*), count(*) - count(end_time) FROM timeline_span "
+        "SELECT count(*), count(*) - count(end_time) FROM spans_span "
         f"WHERE session_id = {db.param()}"
     )
     last = None

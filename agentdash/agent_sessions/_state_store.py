@@ -28,9 +28,9 @@ from pydantic_core import to_jsonable_python
 
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
+from agentdash.changes.models import SessionChange
+from agentdash.changes.services import session_change_next
 from agentdash.core.rendering import render_untrusted
-from agentdash.timeline.models import SessionChange
-from agentdash.timeline.services import session_change_next
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import SessionNotFoundError
 from runtime.sessions.state import scope_of, without_temp
@@ -131,7 +131,7 @@ def event_append(
     """Store ``event_data`` (from :func:`event_serialize`) as the session's next event and
     apply its state delta, all in one transaction; a lost compare-and-swap redoes the write
     on fresh rows read ``FOR NO KEY UPDATE``. The event also gets the session's next change seq
-    (``timeline.SessionChange``, kind ``event``) in that transaction.
+    (``changes.SessionChange``, kind ``event``) in that transaction.
 
     ``app_name``/``user_id``, when given, must match the session. ``check`` runs inside each
     attempt after the reads and may raise to refuse the write (nothing is written then).

@@ -6,9 +6,9 @@ import json
 from typing import Any
 
 from django.contrib import admin
-from django.http import HttpRequest
 from django.utils.html import format_html
 
+from agentdash.core.admin_base import ReadOnlyModelAdmin
 from agentdash.core.models import AuditEntry
 
 
@@ -20,7 +20,7 @@ def _pretty(value: Any) -> str:
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
+class AuditEntryAdmin(ReadOnlyModelAdmin):
     list_display = ("at", "actor_label", "action", "target", "short_reason", "request_id")
     list_filter = ("action", "target_type", "at")
     search_fields = ("actor_label", "action", "target_id", "reason", "request_id")
@@ -38,15 +38,6 @@ class AuditEntryAdmin(admin.ModelAdmin):
         "after_pretty",
     )
     readonly_fields = fields
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: AuditEntry | None = None) -> bool:
-        return False
 
     @admin.display(description="Target", ordering="target_type")
     def target(self, obj: AuditEntry) -> str:

@@ -1,11 +1,20 @@
-"""System checks for the invariants the security model rests on (ids ``agentdash.E00x``)."""
+"""System checks that read only settings: the invariants the security model rests on (ids
+``agentdash.E00x``) and the ``AGENTDASH`` dict itself (``agentdash.E007``, ``W001``).
+
+Checks that need more than settings live in the app that owns what they check: the websocket
+stack (``live``), the demo accounts (``demo``), the executor (``runs``), the agents
+(``registry``), the change kinds (``changes``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from difflib import get_close_matches
 from typing import Any
 
 from django.conf import settings
-from django.core.checks import Error, register
+from django.core.checks import Error, Warning, register
+
+from agentdash.core.conf import DEFAULTS
 
 CSP_MIDDLEWARE = "agentdash.core.middleware.ContentSecurityPolicyMiddleware"
 
@@ -57,36 +66,28 @@ def check_sanitizer_allowlist(app_configs: Any, **kwargs: Any) -> list[Error]:
     return errors
 
 
-@register("security")
-def check_websocket_origin_validation(app_configs: Any, **kwargs: Any) -> list[Error]:
-    """Every websocket route must sit behind ``AllowedHostsOriginValidator``."""
-    from channels.security.websocket import OriginValidator
-
-    from agentdash.asgi import application
-
-    routes = getattr(application, "application_mapping", {})
-    websocket = routes.get("websocket")
-    if websocket is not None and not isinstance(websocket, OriginValidator):
+@register()
+def check_agentdash_keys(app_configs: Any, **kwargs: Any) -> list[Error | Warning]:
+    """``AGENTDASH`` is a dict (``E007``); a key of it that no setting has is read by nothing
+    (a typo, or a removed setting): say so, with the nearest real key (``W001``)."""
+    configured = getattr(settings, "AGENTDASH", {})
+    if not isinstance(configured, Mapping):
         return [
             Error(
-                "The websocket application is not wrapped in AllowedHostsOriginValidator.",
-                hint="Wrap it: AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(...))).",
-                id="agentdash.E005",
+                f"AGENTDASH is a {type(configured).__name__}, not a dict: every AgentDash "
+                "setting takes its default.",
+                hint="Make it a dict (docs/CONFIGURATION.md lists its keys).",
+                id="agentdash.E007",
             )
         ]
-    return []
-
-
-@register("security", deploy=True)
-def check_demo_password(app_configs: Any, **kwargs: Any) -> list[Error]:
-    from agentdash.conf import agentdash_setting
-
-    if not settings.DEBUG and agentdash_setting("DEMO_PASSWORD"):
-        return [
-            Error(
-                "AGENTDASH_DEMO_PASSWORD is set with DEBUG off.",
-                hint="Demo accounts are for development; unset it in production.",
-                id="agentdash.E006",
+    warnings: list[Error | Warning] = []
+    for key in sorted(set(configured) - set(DEFAULTS), key=str):
+        near = get_close_matches(str(key), list(DEFAULTS), n=1)
+        warnings.append(
+            Warning(
+                f"AGENTDASH[{key!r}] is not a setting: nothing reads it.",
+                hint=f"Did you mean {near[0]!r}?" if near else "See docs/CONFIGURATION.md.",
+                id="agentdash.W001",
             )
-        ]
-    return []
+        )
+    return warnings

@@ -20,8 +20,8 @@ OPERATOR_PERMISSIONS = (
     "controls.add_policy",
     "controls.change_policy",
     "core.view_auditentry",
-    "timeline.view_span",
-    "timeline.view_sessionchange",
+    "spans.view_span",
+    "changes.view_sessionchange",
     "registry.view_agentrecord",
 )
 

@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
-from agentdash.conf import agentdash_setting
+from agentdash.core.conf import agentdash_setting
 from agentdash.core.permissions import OPERATORS_GROUP
 from agentdash.core.services import roles_ensure
 from agentdash.demo.policies import DEFAULT_QUERY_POLICY, QUERY_KIND

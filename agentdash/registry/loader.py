@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ImproperlyConfigured
 
-from agentdash.conf import agentdash_setting
+from agentdash.core.conf import agentdash_setting
 from runtime import BaseAgent
 
 DEFAULT_ATTRIBUTE = "root_agent"

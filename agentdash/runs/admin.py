@@ -8,8 +8,9 @@ from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from agentdash.runs.lifecycle import CANCELLABLE
 from agentdash.runs.models import Run
-from agentdash.runs.services import CANCELLABLE, RunNotCancellable, run_cancel_request
+from agentdash.runs.services import RunNotCancellable, run_cancel_request
 
 
 class CancelActionForm(ActionForm):

@@ -7,12 +7,12 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Error, register
 
-from agentdash.runs.conf import EXECUTORS, run_setting
+from agentdash.core.conf import EXECUTORS, agentdash_setting
 
 
 @register()
 def check_executor(app_configs: Any, **kwargs: Any) -> list[Error]:
-    name = run_setting("EXECUTOR")
+    name = agentdash_setting("EXECUTOR")
     if name not in EXECUTORS:
         return [
             Error(
@@ -30,7 +30,7 @@ def check_executor(app_configs: Any, **kwargs: Any) -> list[Error]:
                 id="agentdash.E021",
             )
         )
-    concurrency = run_setting("INLINE_CONCURRENCY")
+    concurrency = agentdash_setting("INLINE_CONCURRENCY")
     if not isinstance(concurrency, int) or concurrency < 1:
         errors.append(
             Error(

@@ -21,8 +21,10 @@ from typing import Protocol
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from agentdash.runs.conf import EXECUTORS, run_setting
+from agentdash.core.conf import EXECUTORS, agentdash_setting
 from agentdash.runs.host import run_host
+from agentdash.runs.tasks import execute_run
+from agentdash.runs.worker import run_execute
 
 logger = logging.getLogger(__name__)
 
@@ -76,8 +78,6 @@ class InlineExecutor:
         task.add_done_callback(self._tasks.discard)
 
     async def _execute(self, run_id: int) -> None:
-        from agentdash.runs.worker import run_execute
-
         host = run_host()
         try:
             assert self._slots is not None
@@ -112,8 +112,6 @@ class CeleryExecutor:
         await run_host().astart(runs=False)  # only the live pipeline: runs are elsewhere
 
     def submit(self, run_id: int) -> None:
-        from agentdash.runs.tasks import execute_run
-
         # The queue named each time: Celery caches its default queue at first use.
         execute_run.apply_async((run_id,), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 
@@ -126,7 +124,7 @@ _pinned: Executor | None = None
 def executor_build(name: str) -> Executor:
     """The executor called ``name``; ``ImproperlyConfigured`` for any other name."""
     if name == "inline":
-        return InlineExecutor(concurrency=int(run_setting("INLINE_CONCURRENCY")))
+        return InlineExecutor(concurrency=int(agentdash_setting("INLINE_CONCURRENCY")))
     if name == "celery":
         return CeleryExecutor()
     raise ImproperlyConfigured(
@@ -141,7 +139,7 @@ def executor_get() -> Executor:
     with _lock:
         if _pinned is not None:
             return _pinned
-        name = str(run_setting("EXECUTOR"))
+        name = str(agentdash_setting("EXECUTOR"))
         if _executor is None or _executor.name != name:
             _executor = executor_build(name)
         return _executor
@@ -164,5 +162,5 @@ def executor_reset() -> None:
 
 async def executor_start() -> None:
     """Start this process's executor on the running loop. The ASGI side calls it (through
-    ``arun_enqueue``, or early, e.g. when a websocket connects): daphne has no lifespan."""
+    ``arun_enqueue``, or early, when a websocket connects): daphne has no lifespan."""
     await executor_get().astart()

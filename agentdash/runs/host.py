@@ -3,8 +3,10 @@
 In daphne (inline executor) it is the server's own loop, adopted the first time async code
 starts the executor; in a Celery worker process it is a loop of its own in a daemon thread.
 Either way one loop runs many agent runs at once and, beside them, the services a run needs:
-the process-wide :class:`DatabaseSwitchboard` (loaded at start, kept fresh by the control
-listener), the live pipeline, and the reaper.
+the process-wide :class:`DatabaseSwitchboard` (loaded at start), the live stream
+(:mod:`agentdash.runs.streaming`), and the background services registered with
+:meth:`RunHost.service_register` — ``RunsConfig.ready`` registers the control listener,
+which keeps the switchboard current, and the reaper.
 """
 
 from __future__ import annotations
@@ -14,18 +16,20 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from asgiref.sync import SyncToAsync
 
 from agentdash.controls.switchboard import DatabaseSwitchboard
 from agentdash.core.loop_thread import LoopThread
-from agentdash.runs import live
+from agentdash.runs import streaming
 
 logger = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 60.0
+
+ServiceFactory = Callable[["RunHost"], Coroutine[Any, Any, None]]
 
 
 class RunHost:
@@ -33,18 +37,27 @@ class RunHost:
 
     ``astart`` adopts the running loop (unless another live loop is already the host's);
     ``start_thread`` makes a loop in a daemon thread. With ``runs=True`` the services for
-    executing runs start too (switchboard, control listener, reaper); the live pipeline
-    always starts. Starting again is a no-op; concurrent starters wait for the first.
+    executing runs start too (the switchboard's first load, then every registered service);
+    the live stream always starts. Starting again is a no-op; concurrent starters wait for
+    the first.
     """
 
     def __init__(self) -> None:
         self.switchboard = DatabaseSwitchboard()
         self.worker_name = f"{socket.gethostname()}:{os.getpid()}"
+        self._registered: dict[str, ServiceFactory] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: LoopThread | None = None
         self._started: dict[str, asyncio.Future[None]] = {}
         self._services: list[asyncio.Task[None]] = []
+
+    def service_register(self, name: str, factory: ServiceFactory) -> None:
+        """Run ``factory(host)`` as background service ``name`` wherever this host starts
+        with ``runs=True`` (again under the same name: replaced). Register before the host
+        starts (``AppConfig.ready``); a service that ends or fails is logged, not restarted."""
+        with self._lock:
+            self._registered[name] = factory
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -82,16 +95,16 @@ class RunHost:
 
     async def _start_part(self, name: str) -> None:
         if name == "live":
-            live.start()
+            streaming.start()
             return
         try:
             await self.switchboard.arefresh()
         except Exception:  # e.g. before migrate: callbacks all run until a reload works
             logger.exception("loading the callback switches failed")
-        from agentdash.runs.reaper import reap_forever
-
-        self.spawn(live.control_listener(self.switchboard), name="agentdash.control-listener")
-        self.spawn(reap_forever(), name="agentdash.reaper")
+        with self._lock:
+            registered = list(self._registered.items())
+        for service, factory in registered:
+            self.spawn(factory(self), name=service)
 
     def spawn(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
         """Run a background service on the host loop until :meth:`astop` (call on the loop)."""
@@ -134,7 +147,7 @@ class RunHost:
             task.cancel()
         await asyncio.gather(*services, return_exceptions=True)
         if "live" in self._started:
-            await live.stop()
+            await streaming.stop()
         with self._lock:
             self._loop, self._started = None, {}
 

@@ -17,12 +17,14 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from agentdash.changes.services import seqs_hold
+from agentdash.core.conf import agentdash_setting
 from agentdash.core.threads import in_worker_thread
-from agentdash.runs.conf import run_setting
+from agentdash.runs.lifecycle import run_change_record, run_report
 from agentdash.runs.models import Run
-from agentdash.runs.services import run_change_record, run_report
-from agentdash.timeline.models import Span
-from agentdash.timeline.services import SpanVersion, seqs_hold, spans_store
+from agentdash.runs.services import run_dispatch
+from agentdash.spans.models import Span
+from agentdash.spans.services import SpanVersion, spans_store
 
 logger = logging.getLogger(__name__)
 
@@ -42,9 +44,7 @@ class ReapReport:
 
 
 def _submit(run_id: int) -> None:
-    from agentdash.runs.executors import executor_get
-
-    executor_get().submit(run_id)
+    run_dispatch(run_id=run_id)
 
 
 def runs_reap(
@@ -63,7 +63,8 @@ def runs_reap(
     …") and the chat is told. A ``queued`` run handed to the executor more than
     ``requeue_after_s`` ago is handed to it again (a duplicate is harmless: runs are
     claimed). Each status change records a seq (announced to the live pipeline on commit).
-    ``submit`` defaults to the executor's.
+    ``submit`` defaults to handing the run to this process's executor (``run_dispatch``: a
+    failure to submit is logged, and the next pass submits the run again).
     """
     submit = submit or _submit
     now = timezone.now()
@@ -151,15 +152,16 @@ def _when(moment: datetime | None) -> str:
 
 
 async def reap_forever() -> None:
-    """Reap every ``REAPER_INTERVAL_S`` with the configured limits, until cancelled."""
+    """Reap every ``REAPER_INTERVAL_S`` with the configured limits, until cancelled (the run
+    host runs it: ``RunsConfig.ready`` registers it)."""
     reap = in_worker_thread(runs_reap)
     while True:
         try:
             await reap(
-                stale_after_s=float(run_setting("RUN_STALE_AFTER_S")),
-                max_attempts=int(run_setting("RUN_MAX_ATTEMPTS")),
-                requeue_after_s=float(run_setting("RUN_REQUEUE_AFTER_S")),
+                stale_after_s=float(agentdash_setting("RUN_STALE_AFTER_S")),
+                max_attempts=int(agentdash_setting("RUN_MAX_ATTEMPTS")),
+                requeue_after_s=float(agentdash_setting("RUN_REQUEUE_AFTER_S")),
             )
         except Exception:
             logger.exception("reaping runs failed; trying again at the next tick")
-        await asyncio.sleep(float(run_setting("REAPER_INTERVAL_S")))
+        await asyncio.sleep(float(agentdash_setting("REAPER_INTERVAL_S")))

@@ -13,9 +13,9 @@ from google.genai import types
 
 from agentdash.agent_sessions.selectors import event_from_row, session_events
 from agentdash.agent_sessions.session_service import DjangoSessionService
+from agentdash.runs.lifecycle import run_session
 from agentdash.runs.models import Run
 from runtime.events.event import Event
-from runtime.sessions.base_session_service import GetSessionConfig
 
 INTERRUPTED = (
     "This tool call was interrupted: the worker running it stopped before it returned, and "
@@ -47,12 +47,7 @@ def run_resume_prepare(*, run: Run) -> bool:
     if not open_calls:
         return True
     service = DjangoSessionService()
-    session = service.get_session(
-        app_name=run.session.app_name,
-        user_id=run.session.user_id,
-        session_id=run.session_id,
-        config=GetSessionConfig(num_recent_events=0),
-    )
+    session = run_session(run=run)
     if session is None:
         return True  # deleted: the attempt will say so
     for (author, branch), calls in open_calls.items():

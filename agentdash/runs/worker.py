@@ -14,14 +14,12 @@ from google.genai import types
 from agentdash.agent_sessions.artifact_service import DjangoArtifactService
 from agentdash.agent_sessions.memory_service import DjangoMemoryService
 from agentdash.agent_sessions.session_service import DjangoSessionService
+from agentdash.core.conf import agentdash_setting
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
-from agentdash.runs import live
-from agentdash.runs.conf import run_setting
+from agentdash.runs import streaming
 from agentdash.runs.host import run_host
-from agentdash.runs.models import Run
-from agentdash.runs.resume import run_resume_prepare
-from agentdash.runs.services import (
+from agentdash.runs.lifecycle import (
     run_cancel_message,
     run_claim,
     run_fail,
@@ -30,6 +28,8 @@ from agentdash.runs.services import (
     run_report,
     run_trace_set,
 )
+from agentdash.runs.models import Run
+from agentdash.runs.resume import run_resume_prepare
 from runtime import RunConfig, Runner, StreamingMode
 from runtime.errors import CallbackError, ModelCallError
 from runtime.events.event import Event
@@ -106,7 +106,7 @@ async def run_execute(run_id: int, *, worker: str) -> None:
     finally:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
-    await live.settle(run.invocation_id)  # clients see the run end after its spans
+    await streaming.settle(run.invocation_id)  # clients see the run end after its spans
     await _record(run, service.trace_id, watch, error)
 
 
@@ -133,20 +133,20 @@ async def _drive(run: Run, service: RunSessionService) -> None:
     async with aclosing(events) as stream:
         async for event in stream:
             if event.partial:
-                await live.publish_partial(
+                await streaming.publish_partial(
                     session_id=run.session_id,
                     run_id=run.pk,
                     invocation_id=run.invocation_id,
                     author=event.author,
                     text=event.text,
                 )
-            await live.backpressure()
+            await streaming.backpressure()
 
 
 async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> None:
     beat = in_worker_thread(run_heartbeat)
     while True:
-        await asyncio.sleep(float(run_setting("RUN_HEARTBEAT_S")))
+        await asyncio.sleep(float(agentdash_setting("RUN_HEARTBEAT_S")))
         try:
             found = await beat(run=run)
         except Exception:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import dj_database_url
 
-from agentdash.conf import env_bool, env_list
+from agentdash.core.conf import agentdash_from_environment, env_bool, env_list
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("AGENTDASH_VAR_DIR", BASE_DIR / "var"))
@@ -33,12 +33,16 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    # Bottom to top (docs/ARCHITECTURE.md): each app imports only the ones above it here.
     "agentdash.core",
-    "agentdash.registry",
+    "agentdash.changes",
     "agentdash.agent_sessions",
-    "agentdash.runs",
-    "agentdash.timeline",
+    "agentdash.spans",
+    "agentdash.registry",
     "agentdash.controls",
+    "agentdash.runs",
+    "agentdash.live",
+    "agentdash.demo",
     "agentdash.dashboard",
 ]
 
@@ -153,25 +157,9 @@ LOGGING = {
     "loggers": {"runtime.steps": {"level": "WARNING"}},
 }
 
-AGENTDASH = {
-    "AGENTS": env_list(
-        "AGENTDASH_AGENTS",
-        [
-            "agentdash.demo.capital:root_agent",
-            "agentdash.demo.support_desk:root_agent",
-            "agentdash.demo.data_agent:root_agent",
-        ],
-    ),
-    "EXECUTOR": os.environ.get("AGENTDASH_EXECUTOR", "inline"),
-    # Runs (agentdash/runs/conf.py documents each).
-    "INLINE_CONCURRENCY": int(os.environ.get("AGENTDASH_INLINE_CONCURRENCY", "8")),
-    "RUN_HEARTBEAT_S": float(os.environ.get("AGENTDASH_RUN_HEARTBEAT_S", "2")),
-    "RUN_STALE_AFTER_S": float(os.environ.get("AGENTDASH_RUN_STALE_AFTER_S", "30")),
-    "RUN_MAX_ATTEMPTS": int(os.environ.get("AGENTDASH_RUN_MAX_ATTEMPTS", "3")),
-    "RUN_REQUEUE_AFTER_S": float(os.environ.get("AGENTDASH_RUN_REQUEUE_AFTER_S", "60")),
-    "REAPER_INTERVAL_S": float(os.environ.get("AGENTDASH_REAPER_INTERVAL_S", "5")),
-    "DEMO_PASSWORD": os.environ.get("AGENTDASH_DEMO_PASSWORD", ""),
-}
+# AgentDash's own settings: every key, its variable and its default are in one table,
+# agentdash.core.conf.SETTINGS (docs/CONFIGURATION.md).
+AGENTDASH = agentdash_from_environment()
 
 # Celery, for AGENTDASH_EXECUTOR=celery (agentdash/celery_app.py). Redis is the broker; there
 # is no result backend (the Run row is the truth). A run's message is acknowledged when the

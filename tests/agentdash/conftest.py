@@ -9,6 +9,7 @@
 
 ``role_users`` maps the role names used by the authorization matrix to these users
 (``anonymous`` → None). ``live``: this process's live pipeline, flushing on the test's loop.
+``make_session(id)``: a stored session of nobody's.
 
 Passwords are hashed with MD5 in tests: PBKDF2's deliberate slowness (~0.3 s a user) would
 cost minutes over the authorization matrix and buys a test nothing.
@@ -16,16 +17,18 @@ cost minutes over the authorization matrix and buys a test nothing.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group, User
 
+from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.permissions import OPERATORS_GROUP
 from agentdash.core.services import roles_ensure
-from agentdash.timeline.live import LivePipeline, live_pipeline
+from agentdash.live.pipeline import LivePipeline, live_pipeline
 from tests.agentdash.recording_executor import RecordingExecutor
+from tests.agentdash.stored import session_make
 
 PASSWORD = "correct-horse-battery-staple-42"
 ROLES = ("anonymous", "alice", "operator", "staff_operator", "superuser")
@@ -82,6 +85,11 @@ def role_users(
         "staff_operator": staff_operator,
         "superuser": superuser,
     }
+
+
+@pytest.fixture
+def make_session(db: None) -> Callable[[str], AgentSession]:
+    return session_make
 
 
 @pytest.fixture

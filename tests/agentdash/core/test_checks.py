@@ -1,26 +1,20 @@
-"""The security invariants are system checks (``agentdash.E00x``): each fires when broken."""
+"""The security invariants are system checks (``agentdash.E00x``): each fires when broken;
+``AGENTDASH`` is a dict (``agentdash.E007``) whose keys are all read (``agentdash.W001``)."""
 
 from __future__ import annotations
 
 import pytest
-from channels.routing import ProtocolTypeRouter, URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
 from django.conf import settings
 from django.core import checks
 from django.test import override_settings
 
 from agentdash.core import rendering
 from agentdash.core.checks import CSP_MIDDLEWARE
-
-
-def check_ids(*, deploy: bool = False) -> set[str]:
-    """Ids of every agentdash check message, as ``manage.py check`` would run them."""
-    messages = checks.run_checks(include_deployment_checks=deploy)
-    return {m.id for m in messages if m.id and m.id.startswith("agentdash.")}
+from tests.agentdash.system_checks import check_ids
 
 
 def test_the_project_as_configured_passes_every_check() -> None:
-    assert not {i for i in check_ids() if i.startswith("agentdash.E00")}
+    assert not {i for i in check_ids() if i.startswith(("agentdash.E", "agentdash.W"))}
 
 
 def test_e001_csp_middleware_removed() -> None:
@@ -53,34 +47,15 @@ def test_e004_sanitizer_allows_a_dangerous_url_scheme(
     assert "agentdash.E004" in check_ids()
 
 
-async def _websocket_app(scope: dict, receive: object, send: object) -> None:  # pragma: no cover
-    pass
+def test_w001_a_key_nothing_reads_is_named_with_the_nearest_setting() -> None:
+    typo = {**settings.AGENTDASH, "EXECUTR": "celery"}
+    with override_settings(AGENTDASH=typo):
+        (warning,) = [m for m in checks.run_checks() if m.id == "agentdash.W001"]
+    assert "'EXECUTR'" in warning.msg
+    assert warning.hint == "Did you mean 'EXECUTOR'?"
+    assert "agentdash.W001" not in check_ids()
 
 
-def test_e005_websocket_not_behind_the_origin_validator(monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentdash.asgi
-
-    bare = ProtocolTypeRouter({"websocket": URLRouter([])})
-    monkeypatch.setattr(agentdash.asgi, "application", bare)
-    assert "agentdash.E005" in check_ids()
-
-
-def test_e005_websocket_behind_the_origin_validator_is_clean(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    import agentdash.asgi
-
-    wrapped = ProtocolTypeRouter({"websocket": AllowedHostsOriginValidator(URLRouter([]))})
-    monkeypatch.setattr(agentdash.asgi, "application", wrapped)
-    assert "agentdash.E005" not in check_ids()
-
-
-def test_e006_demo_password_with_debug_off() -> None:
-    demo = {**settings.AGENTDASH, "DEMO_PASSWORD": "demo-pass-123"}
-    with override_settings(DEBUG=False, AGENTDASH=demo):
-        assert "agentdash.E006" in check_ids(deploy=True)
-    with override_settings(DEBUG=True, AGENTDASH=demo):
-        assert "agentdash.E006" not in check_ids(deploy=True)
-    no_demo = {**settings.AGENTDASH, "DEMO_PASSWORD": ""}
-    with override_settings(DEBUG=False, AGENTDASH=no_demo):
-        assert "agentdash.E006" not in check_ids(deploy=True)
+def test_e007_agentdash_that_is_not_a_dict() -> None:
+    with override_settings(AGENTDASH=["EXECUTOR"]):
+        assert "agentdash.E007" in check_ids()

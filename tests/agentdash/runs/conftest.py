@@ -17,11 +17,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.live.pipeline import live_pipeline
 from agentdash.registry.loader import agents_cache_clear
 from agentdash.runs import executors
 from agentdash.runs.host import run_host
 from agentdash.runs.models import Run
-from agentdash.timeline.live import live_pipeline
 from runtime import BaseAgent
 from tests.agentdash.runs import agents as agents_module
 

@@ -27,7 +27,7 @@ from agentdash.registry.loader import agents_cache_clear
 from agentdash.runs import executors
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
-from agentdash.timeline.models import Span
+from agentdash.spans.models import Span
 from runtime.sessions.state import State
 from tests.agentdash.runs.conftest import FINISHED, says
 

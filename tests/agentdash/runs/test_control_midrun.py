@@ -17,10 +17,10 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_state_view
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.controls.services import callback_setting_set
+from agentdash.controls.switch_broadcast import callback_change_publish
 from agentdash.controls.switchboard import CallbackSettingChange
 from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue
-from agentdash.timeline.control_listener import callback_change_publish
 from runtime import CallbackContext, LlmAgent, LlmRequest, ScriptedLlm, ToolContext
 from runtime.telemetry.attributes import AgentDash
 from tests.agentdash.runs.conftest import run_ended, says, wait_for

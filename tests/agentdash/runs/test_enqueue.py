@@ -14,11 +14,11 @@ from django.core.exceptions import ImproperlyConfigured, ValidationError
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.changes.models import SessionChange
 from agentdash.runs.checks import check_executor
 from agentdash.runs.executors import CeleryExecutor, InlineExecutor, executor_build
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
-from agentdash.timeline.models import SessionChange
 from tests.agentdash.recording_executor import RecordingExecutor
 from tests.agentdash.runs.conftest import says
 

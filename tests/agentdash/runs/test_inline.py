@@ -14,12 +14,13 @@ from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.agent_sessions.selectors import session_state_view
+from agentdash.changes.models import SessionChange
+from agentdash.live.pipeline import live_pipeline
 from agentdash.runs.executors import InlineExecutor, executor_get, executor_reset
 from agentdash.runs.host import run_host
 from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue, run_enqueue
-from agentdash.timeline.live import live_pipeline
-from agentdash.timeline.models import SessionChange, Span
+from agentdash.spans.models import Span
 from runtime import LlmAgent, ScriptedLlm
 from tests.agentdash.runs.conftest import FINISHED, run_ended, says, wait_for
 from tests.agentdash.runs.gates import Gate

@@ -11,9 +11,10 @@ import pytest
 from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.changes.models import SessionChange
 from agentdash.runs.models import Run
 from agentdash.runs.reaper import runs_reap
-from agentdash.timeline.models import SessionChange, Span
+from agentdash.spans.models import Span
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

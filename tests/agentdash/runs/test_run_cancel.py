@@ -10,10 +10,10 @@ from django.contrib.messages import get_messages
 from django.test import Client
 from django.urls import reverse
 
+from agentdash.changes.models import SessionChange
 from agentdash.core.models import AuditEntry
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, run_cancel_request
-from agentdash.timeline.models import SessionChange
 
 pytestmark = pytest.mark.django_db
 

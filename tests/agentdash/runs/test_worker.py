@@ -13,11 +13,12 @@ from google.genai import types
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.changes.models import SessionChange
+from agentdash.live.pipeline import LivePipeline
 from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue, run_cancel_request, run_enqueue
 from agentdash.runs.worker import run_execute
-from agentdash.timeline.live import LivePipeline
-from agentdash.timeline.models import SessionChange, Span
+from agentdash.spans.models import Span
 from runtime import CallbackContext, LlmAgent, LlmRequest, ScriptedLlm
 from tests.agentdash.recording_executor import RecordingExecutor
 from tests.agentdash.runs.conftest import run_ended, says, wait_for

@@ -1,0 +1,168 @@
+"""Recorded changes as the change items of the live protocol (docs/PROTOCOL.md).
+
+A change item is ``{"seq", "kind", "data"}``. ``data`` is the changed row's data *now* (an
+event never changes; a span's latest version; a run's current status), or ``None`` when the
+row is gone. The change log does not know those rows: each app that records changes of a
+kind registers, when Django starts, how its rows become item data (:func:`item_kind_register`:
+sessions their events, the span store its spans, runs their runs). Model and tool text
+reaches clients only as ``html`` rendered safe when stored; other payloads are plain JSON
+values that clients must display as text (capped: :func:`payload_capped`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
+
+from agentdash.changes.models import SessionChange
+from agentdash.changes.selectors import changes_after
+
+Item = dict[str, Any]
+RowKey = tuple[str, str]
+"""A change's row: ``(session id, ref)``."""
+SeqKey = tuple[str, int]
+"""A change: ``(session id, seq)``."""
+
+Loader = Callable[[set[RowKey]], Mapping[RowKey, Item]]
+T = TypeVar("T")
+Trimmer = Callable[[Item], Item]
+
+SESSIONS_PER_QUERY = 200
+"""Sessions read in one query by :func:`items_after_many` (SQLite parses a long ``OR``
+into a deep tree, and limits its depth)."""
+
+MAX_PAYLOAD_CHARS = 16_384
+"""Longest JSON of one payload (a function call's arguments, a function response, a state
+delta) sent to clients; a longer one is sent as a cut JSON string (``truncated``) instead."""
+
+TOO_LARGE = {"truncated": True, "json": ""}
+"""What stands in for a payload cut from a change too large to send whole."""
+
+
+@dataclass(frozen=True)
+class ItemKind:
+    """How changes of one kind get their data: ``load`` reads the rows named by a set of
+    ``(session id, ref)`` keys in a fixed number of queries and returns the data of those
+    it found; ``trim`` cuts the bulky parts of one item's data (a change too large for a
+    websocket message), or is ``None`` when there is nothing to cut."""
+
+    kind: str
+    load: Loader
+    trim: Trimmer | None = None
+
+
+_lock = threading.Lock()
+_kinds: dict[str, ItemKind] = {}
+
+
+def item_kind_register(kind: str, *, load: Loader, trim: Trimmer | None = None) -> None:
+    """Say how changes of ``kind`` (a ``SessionChange.Kind``) become item data; the owning
+    app calls it in its ``AppConfig.ready``. Registering a kind again replaces it.
+    ``ValueError`` for a kind the change log does not record."""
+    if kind not in SessionChange.Kind.values:
+        raise ValueError(f"{kind!r} is not a kind of change ({', '.join(SessionChange.Kind)})")
+    with _lock:
+        _kinds[kind] = ItemKind(kind=kind, load=load, trim=trim)
+
+
+def items_of_rows(
+    refs: set[RowKey],
+    rows: Iterable[T],
+    *,
+    session_of: Callable[[T], str],
+    ref_of: Callable[[T], str],
+    item_of: Callable[[T], Item],
+) -> dict[RowKey, Item]:
+    """For a :data:`Loader`: the data of those ``rows`` that ``refs`` names (a query by
+    session and id may match a few rows of other keys), keyed ``(session id, ref)``."""
+    found = ((session_of(row), ref_of(row), row) for row in rows)
+    return {(s, ref): item_of(row) for s, ref, row in found if (s, ref) in refs}
+
+
+def item_kinds() -> Mapping[str, ItemKind]:
+    """The registered kinds (read-only copy)."""
+    with _lock:
+        return dict(_kinds)
+
+
+def items_after(*, session_id: str, after_seq: int, limit: int) -> list[Item]:
+    """The session's change items with a seq above ``after_seq``, in seq order (at most
+    ``limit``), each with its row's current data. One query, then one per kind, whatever
+    ``limit``."""
+    changes = changes_after(session_id=session_id, seq=after_seq, limit=limit).values_list(
+        "session_id", "seq", "kind", "ref"
+    )
+    return _with_data(list(changes)).get(session_id, [])
+
+
+def items_after_many(
+    afters: Mapping[str, int], *, limit: int, fresh: Mapping[SeqKey, Item] | None = None
+) -> dict[str, list[Item]]:
+    """:func:`items_after` for many sessions at once (session → ``after_seq``), in one query
+    plus one per kind for every ``SESSIONS_PER_QUERY`` sessions. ``fresh``
+    (``(session, seq)`` → data) is what the caller has just stored with those seqs: those
+    changes take their data from there instead of reading it back."""
+    found: dict[str, list[Item]] = {}
+    sessions = list(afters)
+    for start in range(0, len(sessions), SESSIONS_PER_QUERY):
+        chunk = sessions[start : start + SESSIONS_PER_QUERY]
+        wanted = Q()
+        for session_id in chunk:
+            wanted |= Q(session_id=session_id, seq__gt=afters[session_id])
+        # The first ``limit`` changes of each session, in one query (a window per session).
+        rank = Window(RowNumber(), partition_by=F("session_id"), order_by=F("seq").asc())
+        changes = (
+            SessionChange.objects.filter(wanted)
+            .annotate(rank=rank)
+            .filter(rank__lte=limit)
+            .order_by("session_id", "seq")
+            .values_list("session_id", "seq", "kind", "ref")
+        )
+        found.update(_with_data(list(changes), fresh or {}))
+    return found
+
+
+def _with_data(
+    changes: list[tuple[str, int, str, str]], fresh: Mapping[SeqKey, Item] | None = None
+) -> dict[str, list[Item]]:
+    """Changes ``(session, seq, kind, ref)`` as items grouped by session, each with the
+    current data of its row (one query per kind), or with its ``fresh`` data."""
+    fresh = fresh or {}
+    refs: dict[str, set[RowKey]] = {}
+    for session_id, seq, kind, ref in changes:
+        if (session_id, seq) not in fresh:
+            refs.setdefault(kind, set()).add((session_id, ref))
+    kinds = item_kinds()
+    found = {kind: kinds[kind].load(keys) if kind in kinds else {} for kind, keys in refs.items()}
+    items: dict[str, list[Item]] = {}
+    for session_id, seq, kind, ref in changes:
+        data = fresh.get((session_id, seq))
+        if data is None:
+            data = found.get(kind, {}).get((session_id, ref))
+        items.setdefault(session_id, []).append({"seq": seq, "kind": kind, "data": data})
+    return items
+
+
+def item_trimmed(item: Item) -> Item:
+    """``item`` with its bulky parts cut by its kind's trimmer (a change too large for one
+    websocket message); identity, timing and names stay. Unchanged when its kind has none."""
+    data = item.get("data")
+    kind = item_kinds().get(item["kind"])
+    if not data or kind is None or kind.trim is None:
+        return item
+    return {**item, "data": kind.trim(dict(data))}
+
+
+def payload_capped(value: Any) -> Any:
+    """``value`` when its JSON is at most ``MAX_PAYLOAD_CHARS`` long, else
+    ``{"truncated": true, "json": <its JSON, cut>}``."""
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    if len(text) <= MAX_PAYLOAD_CHARS:
+        return value
+    return {"truncated": True, "json": text[:MAX_PAYLOAD_CHARS]}

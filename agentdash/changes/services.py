@@ -1,0 +1,128 @@
+"""Writes of the change log: seqs taken from a session's counter, changes recorded.
+
+A change is recorded in the transaction of the write it describes (the event, span or run
+row), so both commit or neither does; once committed it is announced
+(:mod:`agentdash.changes.announcements`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F, Max
+
+from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.models import SessionChange, SessionSeq
+
+
+class SeqAllocationError(RuntimeError):
+    """A change could not be recorded: its seq was taken even after the session's counter
+    was brought back in line with its changes."""
+
+
+def seqs_take(counts: Mapping[str, int]) -> dict[str, int]:
+    """Take ``counts[session]`` new change seqs for each session, in one statement; returns
+    the first seq of each (the others follow it). The sessions' counters (``SessionSeq``)
+    stay locked until the caller's transaction ends — call it inside one, as late as the
+    writes allow: other writers of those sessions wait for that commit. Locked in session id
+    order, so two writers never wait on each other in a cycle (a writer that needs several
+    sessions' counters at different moments takes them all first: :func:`seqs_hold`)."""
+    wanted = {session: n for session, n in counts.items() if n > 0}
+    tops = _counters_add(wanted)
+    return {s: tops[s] - n + 1 for s, n in wanted.items()}
+
+
+def seqs_hold(session_ids: Iterable[str]) -> None:
+    """Lock the sessions' counters (in id order) without taking seqs, until the transaction
+    ends: the seqs taken later in it, in any order, then never wait for another writer."""
+    _counters_add(dict.fromkeys(session_ids, 0))
+
+
+def _counters_add(counts: Mapping[str, int]) -> dict[str, int]:
+    if not counts:
+        return {}
+    ordered = sorted(counts.items())
+    quote = connection.ops.quote_name
+    table = quote(SessionSeq._meta.db_table)
+    session, last = quote("session_id"), quote("last_seq")
+    values = ", ".join(["(%s, %s)"] * len(ordered))
+    sql = (
+        f"INSERT INTO {table} ({session}, {last}) VALUES {values} "
+        f"ON CONFLICT ({session}) DO UPDATE SET {last} = {table}.{last} + excluded.{last} "
+        f"RETURNING {session}, {last}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [x for item in ordered for x in item])
+        return {str(s): int(top) for s, top in cursor.fetchall()}
+
+
+def seqs_give_back(counts: Mapping[str, int]) -> None:
+    """Return the last ``counts[session]`` seqs just taken with :func:`seqs_take` in this
+    transaction, unused (no one else can have taken any since: the counters are held)."""
+    for session_id, n in sorted(counts.items()):
+        if n > 0:
+            SessionSeq.objects.filter(pk=session_id).update(last_seq=F("last_seq") - n)
+
+
+def seq_resync(session_id: str) -> None:
+    """Bring the session's counter back to its highest recorded change (were changes ever
+    written around it)."""
+    top = SessionChange.objects.filter(session_id=session_id).aggregate(m=Max("seq"))["m"] or 0
+    SessionSeq.objects.update_or_create(pk=session_id, defaults={"last_seq": top})
+
+
+def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool = True) -> int:
+    """Record one change of the session and return its ``seq``: one more than the highest so
+    far, so a session's seqs run 1, 2, 3 … without gaps between committed changes.
+
+    The seq comes from the session's counter (:func:`seqs_take`), held until the caller's
+    transaction commits, so concurrent writers of one session queue there, on SQLite and on
+    PostgreSQL, and never take the same seq. Should the insert still collide (changes written
+    around the counter), the counter is brought back in line and the insert tried once more,
+    then :class:`SeqAllocationError`. Runs in a savepoint, so it may be called inside the
+    caller's transaction; the seq is only final when that commits.
+
+    With ``announce`` (the default) the change is announced once the transaction commits, so
+    connected clients get it within a flush (a few ms); a rolled-back change announces
+    nothing.
+    """
+    try:
+        seq = _change_insert(session_id, kind, ref)
+    except IntegrityError:
+        with transaction.atomic():
+            seq_resync(session_id)
+        try:
+            seq = _change_insert(session_id, kind, ref)
+        except IntegrityError as exc:
+            raise SeqAllocationError(
+                f"could not record a change of session {session_id!r}: its next seq is taken"
+            ) from exc
+    if announce:
+        announce_on_commit(session_id, seq)
+    return seq
+
+
+def _change_insert(session_id: str, kind: str, ref: str) -> int:
+    with transaction.atomic():
+        seq = seqs_take({session_id: 1})[session_id]
+        SessionChange.objects.create(session_id=session_id, seq=seq, kind=kind, ref=ref)
+    return seq
+
+
+def session_changes_insert(
+    *, kind: str, changes: Sequence[tuple[str, int, str]], announce: bool = True
+) -> None:
+    """Insert changes ``(session id, seq, ref)`` of one ``kind`` whose seqs the caller took
+    with :func:`seqs_take` in this transaction, in one statement. A seq already recorded
+    raises ``IntegrityError`` (the caller redoes its batch). With ``announce``, each
+    session's first new seq is announced once the transaction commits."""
+    SessionChange.objects.bulk_create(
+        [SessionChange(session_id=s, seq=seq, kind=kind, ref=ref) for s, seq, ref in changes]
+    )
+    if announce:
+        firsts: dict[str, int] = {}
+        for session_id, seq, _ in changes:
+            firsts.setdefault(session_id, seq)
+        for session_id, seq in firsts.items():
+            announce_on_commit(session_id, seq)

@@ -1,0 +1,216 @@
+"""AgentDash's own settings: every key of the ``AGENTDASH`` dict, its default and the
+environment variable that sets it, in one table (:data:`SETTINGS`); read through
+:func:`agentdash_setting` (cached, cleared when a test overrides ``AGENTDASH``).
+
+``agentdash.settings`` builds ``AGENTDASH`` with :func:`agentdash_from_environment`; a
+settings module of one's own may set the dict directly, keys it leaves out take their
+defaults. docs/CONFIGURATION.md documents each variable (a test keeps it in step with the
+table). A key in ``AGENTDASH`` that is not in the table is a system-check warning
+(``agentdash.W001``): nothing would read it; an ``AGENTDASH`` that is not a dict is an error
+(``agentdash.E007``).
+
+Also the parsers of environment variables the settings module uses for Django's own
+settings (:func:`env_bool`, :func:`env_list`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
+from typing import Any
+
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import setting_changed
+from django.dispatch import receiver
+
+EXECUTORS = ("inline", "celery")
+
+DEMO_AGENTS = [
+    "agentdash.demo.capital:root_agent",
+    "agentdash.demo.support_desk:root_agent",
+    "agentdash.demo.data_agent:root_agent",
+]
+
+
+def env_bool(name: str, default: bool) -> bool:
+    """``1/true/yes/on`` → True, ``0/false/no/off`` → False; anything else is an error."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    return _parse_bool(raw, name)
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """A comma-separated environment variable as a list (blank items dropped)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return list(default)
+    return _parse_list(raw, name)
+
+
+def _parse_bool(raw: str, name: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
+
+
+def _parse_list(raw: str, name: str) -> list[str]:
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _parse_str(raw: str, name: str) -> str:
+    return raw.strip()
+
+
+def _parse_secret(raw: str, name: str) -> str:
+    return raw  # as given: a password's spaces are its own
+
+
+def _parse_int(raw: str, name: str) -> int:
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a whole number") from None
+
+
+def _parse_seconds(raw: str, name: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number of seconds") from None
+    if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
+        raise ValueError(f"{name}={raw!r} is not a number of seconds")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One key of ``AGENTDASH``: its default, the environment variable that sets it and how
+    that variable's text is read (``parse(text, variable name)``, ``ValueError`` if bad)."""
+
+    key: str
+    default: Any
+    env: str
+    parse: Callable[[str, str], Any]
+    help: str
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "AGENTS",
+        DEMO_AGENTS,
+        "AGENTDASH_AGENTS",
+        _parse_list,
+        "The agents offered, as ``module:attribute`` references to agent objects.",
+    ),
+    Setting(
+        "EXECUTOR",
+        "inline",
+        "AGENTDASH_EXECUTOR",
+        _parse_str,
+        f"Where runs execute: one of {', '.join(EXECUTORS)}.",
+    ),
+    Setting(
+        "INLINE_CONCURRENCY",
+        8,
+        "AGENTDASH_INLINE_CONCURRENCY",
+        _parse_int,
+        "Runs at once on the inline executor's event loop.",
+    ),
+    Setting(
+        "RUN_HEARTBEAT_S",
+        2.0,
+        "AGENTDASH_RUN_HEARTBEAT_S",
+        _parse_seconds,
+        "How often a running run writes its heartbeat and checks for a cancel.",
+    ),
+    Setting(
+        "RUN_STALE_AFTER_S",
+        30.0,
+        "AGENTDASH_RUN_STALE_AFTER_S",
+        _parse_seconds,
+        "A running run whose heartbeat is older has lost its worker.",
+    ),
+    Setting(
+        "RUN_MAX_ATTEMPTS",
+        3,
+        "AGENTDASH_RUN_MAX_ATTEMPTS",
+        _parse_int,
+        "Attempts before the reaper fails a run instead of queueing it again.",
+    ),
+    Setting(
+        "RUN_REQUEUE_AFTER_S",
+        60.0,
+        "AGENTDASH_RUN_REQUEUE_AFTER_S",
+        _parse_seconds,
+        "A queued run nobody took for this long is submitted again.",
+    ),
+    Setting(
+        "REAPER_INTERVAL_S",
+        5.0,
+        "AGENTDASH_REAPER_INTERVAL_S",
+        _parse_seconds,
+        "How often each executor process runs the reaper.",
+    ),
+    Setting(
+        "DEMO_PASSWORD",
+        "",
+        "AGENTDASH_DEMO_PASSWORD",
+        _parse_secret,
+        "The demo accounts' password (empty: the documented default).",
+    ),
+)
+
+DEFAULTS: Mapping[str, Any] = MappingProxyType({s.key: s.default for s in SETTINGS})
+
+
+def agentdash_from_environment(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """``AGENTDASH`` as the environment sets it: every key, from its variable when that is
+    set and not blank, else its default. Raises ``ImproperlyConfigured`` naming the
+    variable when one cannot be read."""
+    environ = os.environ if environ is None else environ
+    found: dict[str, Any] = {}
+    for setting in SETTINGS:
+        raw = environ.get(setting.env)
+        if raw is None or raw.strip() == "":
+            default = setting.default
+            found[setting.key] = list(default) if isinstance(default, list) else default
+            continue
+        try:
+            found[setting.key] = setting.parse(raw, setting.env)
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{exc} ({setting.help})") from None
+    return found
+
+
+@cache
+def agentdash_settings() -> Mapping[str, Any]:
+    """``settings.AGENTDASH`` over the defaults (read-only; computed once, again after a
+    test changes ``AGENTDASH``). An ``AGENTDASH`` that is not a dict counts as empty: the
+    system check ``agentdash.E007`` reports it."""
+    from django.conf import settings
+
+    configured = getattr(settings, "AGENTDASH", {})
+    if not isinstance(configured, Mapping):
+        configured = {}
+    return MappingProxyType({**DEFAULTS, **configured})
+
+
+def agentdash_setting(key: str) -> Any:
+    """One key of ``AGENTDASH``: its configured value, else its default. ``KeyError`` for a
+    key that is not in :data:`SETTINGS` (a typo in the code, not in the configuration)."""
+    if key not in DEFAULTS:
+        raise KeyError(f"{key!r} is not an AGENTDASH setting (agentdash.core.conf.SETTINGS)")
+    return agentdash_settings()[key]
+
+
+@receiver(setting_changed)
+def _settings_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting == "AGENTDASH":
+        agentdash_settings.cache_clear()

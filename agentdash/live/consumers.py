@@ -1,0 +1,203 @@
+"""The session websocket (``ws/sessions/<session_id>/``): replay, live changes, and requests.
+
+The consumer parses, checks permission (on connect and again on every message), calls one
+service and answers — the protocol is docs/PROTOCOL.md. It keeps, per connection, the last
+seq it sent: live batches are deduplicated against it and any gap is filled from the
+database before anything newer is sent, so the client gets every change once, in order. Its
+database work runs in pool threads (``in_worker_thread``), not on the one thread Channels
+keeps for sync code: no consumer's gap fill or request waits behind another consumer's.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from agentdash.changes.items import Item, item_trimmed, items_after
+from agentdash.changes.selectors import session_last_seq
+from agentdash.core.threads import in_worker_thread
+from agentdash.live.access import Access, access_for
+from agentdash.live.actions import perform
+from agentdash.live.groups import session_group
+from agentdash.live.pipeline import live_pipeline
+from agentdash.live.protocol import (
+    ClientMessage,
+    Hello,
+    Ping,
+    ProtocolError,
+    changes_message,
+    error_message,
+    parse_client_message,
+    pong_message,
+    replay_done_message,
+)
+from agentdash.runs.executors import executor_start
+
+logger = logging.getLogger(__name__)
+
+CLOSE_FORBIDDEN = 4403
+PAGE = 100
+"""Change items per message when replaying or filling a gap."""
+MAX_SENT_CHARS = 512 * 1024
+"""Longest message sent (JSON, ASCII): daphne refuses to send one over its message limit
+(1 MB by default) and would drop the connection."""
+RECHECK_SECONDS = 30.0
+"""A connection that only listens has its access checked again at most this often."""
+
+
+class TokenBucket:
+    """``rate`` requests a second on average, bursts of up to ``burst``."""
+
+    def __init__(self, *, rate: float, burst: int, clock: Callable[[], float]) -> None:
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self.tokens = float(burst)
+        self.stamp = clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+class SessionConsumer(AsyncJsonWebsocketConsumer):
+    """One client watching (and acting on) one session."""
+
+    rate = 20.0
+    burst = 40
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+
+    async def connect(self) -> None:
+        self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
+        self.group = session_group(self.session_id)
+        self.joined = False
+        self.live = False
+        self.last_seq = 0
+        self.bucket = TokenBucket(rate=self.rate, burst=self.burst, clock=self.clock)
+        access = await self._access()
+        await self.accept()  # then close with a code: a refused handshake shows none
+        if not access.may_see:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        # daphne has no lifespan: the first client starts the pipeline and the executor (its
+        # reaper and control listener recover runs orphaned by a restart before anyone chats).
+        live_pipeline().launch()
+        await executor_start()
+
+    async def disconnect(self, code: int) -> None:
+        if getattr(self, "joined", False):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+
+    # ── Client → server ────────────────────────────────────────────────────────────────────
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if not self.bucket.take():
+            await self.send_json(error_message("rate_limited", "too many messages: slow down"))
+            return
+        try:
+            request = parse_client_message(text_data if text_data is not None else bytes_data)
+            await self._serve(request)
+        except ProtocolError as exc:
+            await self.send_json(exc.as_message())
+        except Exception:
+            logger.exception("session %s: request failed", self.session_id)
+            await self.send_json(error_message("internal", "the request failed"))
+
+    async def _serve(self, request: ClientMessage) -> None:
+        access = await self._access()
+        if not access.may_see:
+            await self.send_json(error_message("forbidden", "you may not see this session"))
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        if isinstance(request, Ping):
+            await self.send_json(pong_message())
+        elif isinstance(request, Hello):
+            await self._replay(request.after_seq)
+        else:
+            await self.send_json(await perform(request, access))
+
+    async def _replay(self, after_seq: int) -> None:
+        if not self.joined:  # join first: what is published meanwhile waits, deduplicated later
+            await self.channel_layer.group_add(self.group, self.channel_name)
+            self.joined = True
+        self.live = False
+        last = await in_worker_thread(session_last_seq)(session_id=self.session_id)
+        self.last_seq = min(after_seq, last)  # a client ahead of the log has another history
+        await self._send_from_database(replay=True)
+        await self.send_json(replay_done_message(self.last_seq))
+        self.live = True
+
+    # ── Channel layer → client ────────────────────────────────────────────────────────────
+    async def session_changes(self, event: dict[str, Any]) -> None:
+        try:
+            await self._deliver(event)
+        except Exception:  # the socket stays: the next message finds the gap and fills it
+            logger.exception("session %s: delivering changes failed", self.session_id)
+
+    async def session_partial(self, event: dict[str, Any]) -> None:
+        try:
+            if self.live and await self._still_allowed():
+                await self.send_json({**event, "type": "partial"})
+        except Exception:
+            logger.exception("session %s: delivering partial text failed", self.session_id)
+
+    async def _deliver(self, event: dict[str, Any]) -> None:
+        if not self.live or not await self._still_allowed():
+            return
+        items: list[Item] = [i for i in event.get("items", []) if i["seq"] > self.last_seq]
+        if not items:
+            return
+        if [i["seq"] for i in items] != list(range(self.last_seq + 1, items[-1]["seq"] + 1)):
+            await self._send_from_database(replay=False, up_to=items[-1]["seq"])
+            return
+        await self._send_changes(items, replay=False)
+        self.last_seq = items[-1]["seq"]
+
+    # ── Helpers ─────────────────────────────────────────────────────────────────────────────
+    async def _send_from_database(self, *, replay: bool, up_to: int | None = None) -> None:
+        """Send every stored change after ``last_seq`` (through ``up_to`` when given: later
+        ones come live, after the partial text that precedes them), in pages."""
+        read: Callable[..., Awaitable[list[Item]]] = in_worker_thread(items_after)
+        while up_to is None or self.last_seq < up_to:
+            page = await read(session_id=self.session_id, after_seq=self.last_seq, limit=PAGE)
+            items = [i for i in page if up_to is None or i["seq"] <= up_to]
+            if items:
+                await self._send_changes(items, replay=replay)
+                self.last_seq = items[-1]["seq"]
+            if len(page) < PAGE or len(items) < len(page):
+                return
+
+    async def _send_changes(self, items: list[Item], *, replay: bool) -> None:
+        """One ``changes`` message, or several in order when it would exceed
+        ``MAX_SENT_CHARS`` (a change too large alone goes out trimmed)."""
+        text = json.dumps(changes_message(items, replay=replay))
+        if len(text) <= MAX_SENT_CHARS:
+            await self.send(text_data=text)
+        elif len(items) == 1:
+            await self.send_json(changes_message([item_trimmed(items[0])], replay=replay))
+        else:
+            half = len(items) // 2
+            await self._send_changes(items[:half], replay=replay)
+            await self._send_changes(items[half:], replay=replay)
+
+    async def _access(self) -> Access:
+        self.checked_at = self.clock()
+        return await in_worker_thread(access_for)(
+            user=self.scope.get("user"), session_id=self.session_id
+        )
+
+    async def _still_allowed(self) -> bool:
+        if self.clock() - self.checked_at < RECHECK_SECONDS:
+            return True
+        if (await self._access()).may_see:
+            return True
+        self.live = False
+        await self.close(code=CLOSE_FORBIDDEN)
+        return False

@@ -1,0 +1,187 @@
+"""The live pipeline's database side: one flush's writes and reads, run in a worker thread.
+
+Kept apart from ``pipeline`` so the event-loop side stays small: everything here is blocking
+Django code, called once per flush on the pipeline's own database thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from django.db import IntegrityError, transaction
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.changes.items import Item, SeqKey, items_after_many
+from agentdash.changes.selectors import session_last_seq
+from agentdash.core.sqlite.base import writes_first
+from agentdash.runs.models import Run
+from agentdash.spans.change_items import span_item
+from agentdash.spans.services import SpanVersion, SpanWrite, span_upsert, spans_store
+from agentdash.spans.span_processor import SpanSnapshot
+
+MAX_REMEMBERED = 10_000
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What one flush sends to one session: its change items after ``after`` (``more``: the
+    page was full, the rest goes with the next flush)."""
+
+    session_id: str
+    after: int
+    items: list[Item]
+    more: bool
+
+
+class FlushWriter:
+    """Stores span versions and reads what to publish; remembers, per session, the last seq
+    this process published (``published``) so the next flush starts after it."""
+
+    def __init__(self, *, publish_limit: int) -> None:
+        self.publish_limit = publish_limit
+        self._lock = threading.Lock()
+        self._marks: dict[str, int] = {}
+        self._behind: set[str] = set()  # sessions whose last batch was a full page
+        self._sessions: set[str] = set()  # stored sessions seen (a positive answer is stable)
+        self._runs: dict[str, int] = {}  # invocation id → run id
+
+    def write(
+        self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
+    ) -> list[Batch]:
+        """Store ``snapshots`` (one transaction), then read, for each session they touched
+        and each session in ``dirty`` (session → first new seq, if known), what to publish.
+        On SQLite the write goes before the other writers waiting in the process: every
+        client watching is waiting for it."""
+        with writes_first():
+            return self._write(snapshots, dirty)
+
+    def _write(
+        self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
+    ) -> list[Batch]:
+        hints: dict[str, int | None] = dict(dirty)
+        fresh: dict[SeqKey, Item] = {}  # what was just stored need not be read back
+        ours: dict[str, list[Item]] = {}  # the same, as change items, by session
+        versions = self._versions(snapshots)
+        for version, write in zip(versions, self._store(versions), strict=True):
+            if write.seq is None or version.session_id is None:
+                continue
+            known = hints.get(version.session_id)
+            hints[version.session_id] = write.seq if known is None else min(known, write.seq)
+            item = span_item(version)
+            fresh[(version.session_id, write.seq)] = item
+            ours.setdefault(version.session_id, []).append(
+                {"seq": write.seq, "kind": "span", "data": item}
+            )
+        afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
+        # A session whose only new changes are this flush's spans, right after what it
+        # published, goes out as stored: the spans' seqs were taken as one block, so nothing
+        # can sit between them. The others are read from the database (what other writers,
+        # here or elsewhere, recorded), with this flush's spans taken from memory.
+        found: dict[str, list[Item]] = {}
+        for session_id, items in ours.items():
+            items.sort(key=lambda i: i["seq"])
+            seqs, after = [i["seq"] for i in items], afters[session_id]
+            in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
+            if in_line and session_id not in dirty and len(items) <= self.publish_limit:
+                found[session_id] = items
+        unread = {s: after for s, after in afters.items() if s not in found}
+        found.update(items_after_many(unread, limit=self.publish_limit, fresh=fresh))
+        return [
+            Batch(
+                session_id=session_id,
+                after=afters[session_id],
+                items=items,
+                more=len(items) >= self.publish_limit,
+            )
+            for session_id, items in found.items()
+            if items
+        ]
+
+    def published(self, batch: Batch) -> None:
+        """Record that ``batch`` reached the channel layer."""
+        last = batch.items[-1]["seq"]
+        with self._lock:
+            mark = self._marks.pop(batch.session_id, 0)
+            if len(self._marks) >= MAX_REMEMBERED:
+                forgotten = next(iter(self._marks))  # the least recently published
+                self._marks.pop(forgotten)
+                self._behind.discard(forgotten)
+            self._marks[batch.session_id] = max(mark, last)
+            if batch.more:
+                self._behind.add(batch.session_id)
+            else:
+                self._behind.discard(batch.session_id)
+
+    def forget(self) -> None:
+        with self._lock:
+            self._marks.clear()
+            self._behind.clear()
+        self._sessions.clear()
+        self._runs.clear()
+
+    def _after(self, session_id: str, hint: int | None) -> int:
+        with self._lock:
+            mark = self._marks.get(session_id)
+            behind = session_id in self._behind
+        if behind and mark is not None:
+            return mark  # the rest of a long backlog comes first, then what is new
+        if hint is not None:
+            # Changes between the mark and the hint were written (and published) elsewhere;
+            # a client that lacks them fills the gap from the database.
+            return hint - 1 if mark is None else max(mark, hint - 1)
+        if mark is not None:
+            return mark
+        return max(session_last_seq(session_id=session_id) - 1, 0)
+
+    def _versions(self, snapshots: Sequence[SpanSnapshot]) -> list[SpanVersion]:
+        """Snapshots as span versions, each with the nearest stored session (spans of no
+        stored session are not ours to keep) and the run of the nearest known invocation."""
+        if not snapshots:
+            return []
+        unknown = {s for snap in snapshots for s in snap.sessions} - self._sessions
+        if unknown:
+            found = AgentSession.objects.filter(pk__in=unknown).values_list("pk", flat=True)
+            self._remember(self._sessions, set(found))
+        invocations = {i for snap in snapshots for i in snap.invocations} - set(self._runs)
+        if invocations:
+            runs = Run.objects.filter(invocation_id__in=invocations)
+            if len(self._runs) > MAX_REMEMBERED:
+                self._runs.clear()
+            self._runs.update(runs.values_list("invocation_id", "pk"))
+        versions = []
+        for snap in snapshots:
+            session = next((s for s in snap.sessions if s in self._sessions), None)
+            if session is None:
+                continue
+            run = next((self._runs[i] for i in snap.invocations if i in self._runs), None)
+            versions.append(snap.version(session_id=session, run_id=run))
+        return versions
+
+    def _store(self, versions: list[SpanVersion]) -> list[SpanWrite]:
+        # ``spans_store`` coalesces versions of one span: the pipeline already did (one entry
+        # per span in its buffer), so its answers line up with ``versions``.
+        if not versions:
+            return []
+        try:
+            return spans_store(versions=versions, announce=False)
+        except IntegrityError:
+            # A session or run vanished since it was looked up: store span by span, and drop
+            # the spans whose session is gone (there is nothing left to show them in).
+            self._sessions.clear()
+            self._runs.clear()
+            writes = []
+            for version in versions:
+                try:
+                    with transaction.atomic():
+                        writes.append(span_upsert(**asdict(version), announce=False))
+                except IntegrityError:
+                    writes.append(SpanWrite(stored=False, seq=None))
+            return writes
+
+    @staticmethod
+    def _remember(known: set[str], found: set[str]) -> None:
+        if len(known) + len(found) > MAX_REMEMBERED:
+            known.clear()
+        known.update(found)

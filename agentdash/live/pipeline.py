@@ -1,0 +1,383 @@
+"""The live pipeline: span snapshots and change pokes in, one batched message per session out.
+
+One :class:`LivePipeline` per process (``live_pipeline()``). Its flusher runs on one event
+loop and sleeps until there is work: a span snapshot, or a session marked by :func:`notify`.
+Then it lets the rest of the step gather for ``linger`` seconds (a few ms; not at all when
+``batch_size`` snapshots wait), and flushes, on a database thread of its own: it stores the
+waiting span versions in one transaction (each gets its session's next seq), reads, for every
+session touched, the changes after the last seq this process published for it (what it has
+just stored is not read back; everything else comes *from the database*, a handful of queries
+for all sessions together) and sends each session's changes to its group in **one**
+``group_send``. While a flush runs, the next one's work gathers, so under load the batches
+grow instead of the flushes multiplying. The database is the truth: a client that misses a
+message fills the gap from it (see ``consumers``).
+
+The live app connects the pipeline when Django starts (``LiveConfig.ready``): it hears every
+committed change (``changes.announcements``) and streams every run (``runs.streaming``).
+
+Nothing is dropped: under load, versions of one span coalesce (the latest wins, an ended one
+is final); past ``high_water`` waiting spans, :func:`backpressure` makes the producing run
+wait until the flusher has caught up. A failed write is retried at the next flush.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import connections
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from agentdash.core.loop_thread import LoopThread
+from agentdash.core.threads import in_worker_thread
+from agentdash.live.flush_writer import FlushWriter
+from agentdash.live.groups import session_group
+from agentdash.live.partials import PartialQueue, partials_send
+from agentdash.live.protocol import partial_message
+from agentdash.spans.span_processor import LiveSpanProcessor
+
+logger = logging.getLogger(__name__)
+MAX_DIRTY = 10_000
+STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
+SETTLE_TIMEOUT_S = 5.0
+START_TIMEOUT_S = 30.0
+
+
+class LivePipeline:
+    """See the module docstring. ``install`` once per process that runs agents; ``start`` on
+    the event loop that should publish (idempotent; daphne has no lifespan, so the consumer
+    and the executors call it lazily)."""
+
+    def __init__(
+        self,
+        *,
+        linger: float = 0.005,
+        idle_timeout: float = 1.0,
+        retry_delay: float = 0.1,
+        batch_size: int = 200,
+        flush_limit: int = 1_000,
+        high_water: int = 5_000,
+        low_water: int | None = None,
+        publish_limit: int = 1_000,
+        channel_layer_alias: str = "default",
+    ) -> None:
+        self.linger = linger
+        self.idle_timeout = idle_timeout  # a safety net: every producer wakes the flusher
+        self.retry_delay = retry_delay  # after a failed flush (the database is unwell)
+        self.flush_limit = flush_limit
+        self.high_water = high_water
+        self.low_water = high_water // 2 if low_water is None else low_water
+        self.channel_layer_alias = channel_layer_alias
+        self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
+        self.writer = FlushWriter(publish_limit=publish_limit)
+        self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
+        self.failures = 0  # flushes that failed (and will be retried)
+        self._dirty: dict[str, int | None] = {}
+        self._partials = PartialQueue()
+        self._dirty_lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._flushed: asyncio.Event | None = None
+        self._thread: ThreadPoolExecutor | None = None  # the flusher's database thread
+        self._loop_thread: LoopThread | None = None  # set by ``start_thread``
+        self._start_lock = threading.Lock()
+        self._stopping = False
+
+    # ── Set-up ──────────────────────────────────────────────────────────────────────────────
+    def install(self) -> LivePipeline:
+        """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
+        processor to the one already set (its other processors stay), or set a new one.
+        Idempotent; turns snapshot taking on."""
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            trace.set_tracer_provider(TracerProvider())
+            provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):  # someone else's non-SDK provider won
+            raise RuntimeError(f"the global tracer provider is not an SDK one: {provider!r}")
+        processors = provider._active_span_processor._span_processors  # no public accessor
+        if self.processor not in processors:
+            provider.add_span_processor(self.processor)
+        self.processor.enabled = True
+        return self
+
+    def uninstall(self) -> None:
+        """Stop taking snapshots and forget everything waiting or remembered (the SDK cannot
+        remove a processor, so it stays registered, inert). For tests and shutdown: call it
+        after :meth:`stop`."""
+        self.processor.enabled = False
+        self.processor.clear()
+        with self._dirty_lock:
+            self._dirty.clear()
+            self._partials.clear()
+        self.writer.forget()
+
+    def launch(self) -> None:
+        """Start the flusher where it serves best (idempotent): on the running loop when the
+        channel layer lives in this process (its clients' consumers are on this loop), else
+        on a loop of its own, in a daemon thread: agents running flat out on this loop would
+        otherwise hold up every await of its network publishing behind their steps."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        if layer is None or isinstance(layer, InMemoryChannelLayer):
+            self.start()
+        else:
+            self.start_thread()
+
+    def start_thread(self) -> None:
+        """Start the flusher on a loop of its own in a daemon thread, unless it already runs
+        on a live loop; returns once it runs."""
+        with self._start_lock:
+            if self.running and self._loop is not None and not self._loop.is_closed():
+                return
+            own = LoopThread("agentdash-live-loop")
+
+            async def begin() -> None:
+                self.start()
+
+            own.run(begin(), START_TIMEOUT_S)
+            self._loop_thread = own
+
+    def start(self) -> None:
+        """Start the flusher on the running event loop, unless it already runs on a live loop.
+        Raises ``RuntimeError`` without a running loop."""
+        loop = asyncio.get_running_loop()
+        if self.running and self._loop is not None and not self._loop.is_closed():
+            return
+        self._loop, self._stopping = loop, False
+        self._wake, self._flushed = asyncio.Event(), asyncio.Event()
+        self._task = loop.create_task(self._run(), name="agentdash-live-flusher")
+
+    async def stop(self) -> None:
+        """Flush what waits and publish it, then stop the flusher (from any loop)."""
+        task, loop, wake = self._task, self._loop, self._wake
+        if task is not None and not task.done() and loop is not None and not loop.is_closed():
+            assert wake is not None
+            self._stopping = True
+
+            async def finish() -> None:
+                wake.set()
+                await task
+
+            if loop is asyncio.get_running_loop():
+                await finish()
+            else:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
+        self._task = self._loop = None
+        thread, self._thread = self._thread, None
+        if thread is not None:  # its connection is closed in the thread that opened it
+            await asyncio.wrap_future(thread.submit(connections.close_all))
+            thread.shutdown(wait=False)
+        own, self._loop_thread = self._loop_thread, None
+        if own is not None:
+            await asyncio.to_thread(own.stop, START_TIMEOUT_S)
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    # ── Producers ───────────────────────────────────────────────────────────────────────────
+    def notify_threadsafe(self, session_id: str, *, seq: int | None = None) -> None:
+        """Mark the session for the next flush, from any thread (e.g. an ``on_commit``
+        callback in a worker thread). ``seq``: the first new change, when known."""
+        with self._dirty_lock:
+            first = not self._dirty
+            if session_id in self._dirty:
+                known = self._dirty[session_id]
+                if known is not None and (seq is None or seq < known):
+                    self._dirty[session_id] = seq
+            elif len(self._dirty) < MAX_DIRTY or self.running:
+                self._dirty[session_id] = seq
+        if first:
+            self._wake_threadsafe()
+
+    def partial_threadsafe(self, session_id: str, message: dict[str, Any]) -> None:
+        """Queue a ``session.partial`` message for the next flush, from any thread."""
+        if self._partials.put(session_id, message):
+            self._wake_threadsafe()
+
+    async def publish_partial(
+        self, *, session_id: str, run_id: int | None, invocation_id: str, author: str, text: str
+    ) -> None:
+        """Send streamed model text to the session's clients as a ``partial`` message (not
+        stored, no seq; the stored event replaces it) with the next flush, a few ms away,
+        ahead of that flush's changes; chunks that meet in one flush go out as one message.
+        Without a running flusher it is sent at once."""
+        message: dict[str, Any] = partial_message(
+            run_id=run_id, invocation_id=invocation_id, author=author, text=text
+        )
+        message["type"] = "session.partial"
+        if self.running:
+            self.partial_threadsafe(session_id, message)
+            return
+        layer = get_channel_layer(self.channel_layer_alias)
+        await layer.group_send(session_group(session_id), message)
+
+    async def backpressure(self) -> None:
+        """Return at once unless more than ``high_water`` snapshots wait; then wait until the
+        flusher has brought them down to ``low_water``. Call it between a run's steps."""
+        if self.processor.pending_count() <= self.high_water:
+            return
+        if not self.running:  # nothing to wait for: it flushes once it is started
+            return
+        self.backpressure_waits += 1
+        await self._on_flusher_loop(
+            self._wait_while(lambda: self.processor.pending_count() > self.low_water)
+        )
+
+    async def settle(self, invocation_id: str, *, timeout: float = SETTLE_TIMEOUT_S) -> None:
+        """Return once no span of the invocation waits to be stored — neither waiting nor
+        in a flush under way — (or after ``timeout``, or at once without a running flusher):
+        what the caller records next — a run's outcome — then comes after the run's spans in
+        the session's changes, so a client that sees the run end has its whole timeline."""
+        if not self.running or not self.processor.waiting_for(invocation_id):
+            return
+        wait = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
+        with contextlib.suppress(TimeoutError):
+            await self._on_flusher_loop(asyncio.wait_for(wait, timeout))
+
+    # ── The flusher ─────────────────────────────────────────────────────────────────────────
+    async def flush(self) -> int:
+        """Store the waiting spans and publish every touched session once. Returns the
+        number of change items published. On a failure everything is kept for the next one."""
+        snapshots = self.processor.take(self.flush_limit)
+        with self._dirty_lock:
+            dirty, self._dirty = self._dirty, {}
+        partials = self._partials.take()
+        if partials:  # first: they need no database, and each came before what follows
+            await partials_send(get_channel_layer(self.channel_layer_alias), partials)
+        if not snapshots and not dirty:
+            return 0
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
+        try:  # a thread of its own: never queued behind the runs' or the consumers' calls
+            write = in_worker_thread(self.writer.write, executor=self._thread)
+            batches = await write(snapshots, dirty)
+        except Exception:
+            logger.exception("live pipeline: storing %d span versions failed", len(snapshots))
+            self.failures += 1
+            self.processor.restore(snapshots)
+            for session_id, seq in dirty.items():
+                self.notify_threadsafe(session_id, seq=seq)
+            return 0
+        self.processor.stored()
+        partials = self._partials.take()  # queued during the write: before what it read
+        if partials:
+            await partials_send(get_channel_layer(self.channel_layer_alias), partials)
+        layer = get_channel_layer(self.channel_layer_alias)
+        sends = [
+            layer.group_send(
+                session_group(batch.session_id), {"type": "session.changes", "items": batch.items}
+            )
+            for batch in batches
+        ]  # all at once: over a network layer, each would otherwise wait for the one before
+        outcomes = await asyncio.gather(*sends, return_exceptions=True)
+        sent = 0
+        for batch, outcome in zip(batches, outcomes, strict=True):
+            if isinstance(outcome, BaseException):
+                logger.error(
+                    "live pipeline: publishing to %s failed",
+                    batch.session_id,
+                    exc_info=outcome,
+                )
+                continue
+            self.writer.published(batch)
+            sent += len(batch.items)
+            if batch.more:  # a long backlog: the next page goes out with the next flush, now
+                self.notify_threadsafe(batch.session_id)
+                if self._wake is not None:
+                    self._wake.set()
+        return sent
+
+    async def _run(self) -> None:
+        assert self._wake is not None
+        final_rounds = STOP_ROUNDS
+        while True:
+            stopping = self._stopping
+            if not stopping:
+                if not self._has_work():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._wake.wait(), self.idle_timeout)
+                if self._has_work() and self.processor.pending_count() < self.processor.batch_size:
+                    await asyncio.sleep(self.linger)  # the rest of the step joins this flush
+            self._wake.clear()  # producers wake it again for anything taken after this
+            failures = self.failures
+            try:
+                await self.flush()
+            except Exception:  # never let the flusher die
+                logger.exception("live pipeline: flush failed")
+                self.failures += 1
+            self._signal_flushed()
+            if stopping:
+                final_rounds -= 1
+                if final_rounds <= 0 or not self._has_work():
+                    return
+            elif self.failures != failures:  # the database is unwell: don't hammer it
+                await asyncio.sleep(self.retry_delay)
+
+    def _has_work(self) -> bool:
+        return bool(self.processor.pending_count() or self._dirty or self._partials)
+
+    async def _on_flusher_loop(self, waiting: Coroutine[Any, Any, None]) -> None:
+        """Await ``waiting`` on the flusher's loop (from it, or from another loop)."""
+        assert self._loop is not None
+        if self._loop is asyncio.get_running_loop():
+            await waiting
+        else:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(waiting, self._loop))
+
+    async def _wait_while(self, behind: Callable[[], bool]) -> None:
+        """Have the flusher flush at once, again and again, while ``behind()`` holds."""
+        while behind() and self.running:
+            assert self._flushed is not None and self._wake is not None
+            flushed = self._flushed
+            self._wake.set()
+            await flushed.wait()
+
+    def _signal_flushed(self) -> None:
+        assert self._flushed is not None
+        self._flushed.set()
+        self._flushed = asyncio.Event()
+
+    def _wake_threadsafe(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is None or wake is None or loop.is_closed():
+            return
+        if asyncio._get_running_loop() is loop:
+            wake.set()
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(wake.set)
+
+
+_pipeline: LivePipeline | None = None
+_pipeline_lock = threading.Lock()
+
+
+def live_pipeline() -> LivePipeline:
+    """This process's pipeline (created on first use; not installed or started)."""
+    global _pipeline
+    if _pipeline is None:
+        with _pipeline_lock:
+            if _pipeline is None:
+                _pipeline = LivePipeline()
+    return _pipeline
+
+
+async def notify(session_id: str, *, seq: int | None = None) -> None:
+    """Have the session's new changes published within a flush (cheap: marks it dirty).
+
+    Changes recorded with ``changes.services.session_change_next`` announce themselves when
+    their transaction commits; call this only for writes that bypass it."""
+    live_pipeline().notify_threadsafe(session_id, seq=seq)
+
+
+def notify_threadsafe(session_id: str, *, seq: int | None = None) -> None:
+    """:func:`notify` for sync code and ``transaction.on_commit`` callbacks, any thread."""
+    live_pipeline().notify_threadsafe(session_id, seq=seq)

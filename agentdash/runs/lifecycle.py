@@ -1,0 +1,153 @@
+"""The worker's side of a run's life: claim, heartbeat, its trace, its outcome, and what the
+chat is told.
+
+Every visible change of a run (queued, running, its trace, an outcome) records the session's
+next change seq (kind ``run``, ref the run's id) in the same transaction, so a client catches
+up on it from the database. Transitions of a running run are conditional on its status *and*
+attempt: a worker that lost its run (the reaper gave it to another) can no longer write it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from agentdash.agent_sessions.session_service import DjangoSessionService
+from agentdash.changes.models import SessionChange
+from agentdash.changes.services import session_change_next
+from agentdash.runs.models import Run
+from runtime.events.event import Event
+from runtime.sessions.base_session_service import GetSessionConfig
+from runtime.sessions.session import Session
+
+CANCELLABLE = (Run.Status.QUEUED, Run.Status.RUNNING)
+FINISHED = (Run.Status.SUCCEEDED, Run.Status.FAILED, Run.Status.CANCELLED)
+ERROR_MESSAGE_LIMIT = 4000
+
+Actor = AbstractBaseUser | AnonymousUser | None
+
+
+class Heartbeat(NamedTuple):
+    """What a heartbeat found: ``alive`` False when the run is no longer this attempt's."""
+
+    alive: bool
+    cancel_requested: bool
+    cancel_reason: str
+
+
+def run_change_record(*, run: Run) -> int:
+    """Record a change of ``run`` in its session's change log; returns the seq."""
+    return session_change_next(
+        session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk)
+    )
+
+
+def run_claim(*, run_id: int, worker: str) -> Run | None:
+    """Take a queued run for ``worker``: running, attempt + 1, started and heartbeat now.
+
+    The update is conditional on the run being queued, so of two workers handed the same run
+    exactly one gets it; the other (and a delivery of a run that is no longer queued) gets
+    ``None`` and must do nothing.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        taken = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+            status=Run.Status.RUNNING,
+            attempt=F("attempt") + 1,
+            worker=worker[:128],
+            started_at=now,
+            heartbeat_at=now,
+            finished_at=None,
+        )
+        if not taken:
+            return None
+        run = Run.objects.select_related("session").get(pk=run_id)
+        run_change_record(run=run)
+    return run
+
+
+def _this_attempt(run: Run) -> Any:
+    return Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING, attempt=run.attempt)
+
+
+def run_heartbeat(*, run: Run) -> Heartbeat:
+    """Write ``heartbeat_at`` of this attempt of a running run and say whether a cancel was
+    asked for. Not a visible change (no seq): only the reaper reads heartbeats."""
+    alive = _this_attempt(run).update(heartbeat_at=timezone.now()) == 1
+    found = Run.objects.filter(pk=run.pk).values("cancel_requested", "cancel_reason").first()
+    if found is None:
+        return Heartbeat(alive=False, cancel_requested=False, cancel_reason="")
+    return Heartbeat(alive, found["cancel_requested"], found["cancel_reason"])
+
+
+def run_trace_set(*, run: Run, trace_id: str) -> bool:
+    """Record the trace this attempt runs in (with a seq); False if the attempt is over."""
+    with transaction.atomic():
+        if not _this_attempt(run).exclude(trace_id=trace_id).update(trace_id=trace_id):
+            return False
+        run.trace_id = trace_id
+        run_change_record(run=run)
+    return True
+
+
+def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") -> bool:
+    """End this attempt of a running run as ``status`` (succeeded, failed or cancelled), with
+    ``error`` (capped) and ``trace_id`` when given, and a seq. Returns False, writing
+    nothing, when the attempt is no longer the run's (reaped, or finished already)."""
+    if status not in FINISHED:
+        raise ValueError(f"a run finishes as one of {FINISHED}, not {status!r}")
+    fields: dict[str, Any] = {
+        "status": status,
+        "finished_at": timezone.now(),
+        "error": error[:ERROR_MESSAGE_LIMIT],
+    }
+    if trace_id:
+        fields["trace_id"] = trace_id
+    with transaction.atomic():
+        if not _this_attempt(run).update(**fields):
+            return False
+        for key, value in fields.items():
+            setattr(run, key, value)
+        run_change_record(run=run)
+    return True
+
+
+def run_fail(*, run: Run, error: str, trace_id: str = "") -> bool:
+    """:func:`run_finish` as ``failed`` with ``error``."""
+    return run_finish(run=run, status=Run.Status.FAILED, error=error, trace_id=trace_id)
+
+
+def run_report(*, run: Run, code: str, message: str) -> Event:
+    """Tell the chat what happened to ``run``: append an event authored by the run's agent
+    with ``error_code``/``error_message`` (capped), in the run's invocation. Returns it."""
+    event = Event(
+        invocation_id=run.invocation_id,
+        author=run.agent_name,
+        error_code=code,
+        error_message=message[:ERROR_MESSAGE_LIMIT],
+        turn_complete=True,
+    )
+    session = run_session(run=run)
+    if session is None:  # deleted meanwhile: nobody to tell
+        return event
+    return DjangoSessionService().append_event(session, event)
+
+
+def run_session(*, run: Run) -> Session | None:
+    """The run's session as the runtime sees it, without its events (enough to append to);
+    ``None`` when it was deleted."""
+    return DjangoSessionService().get_session(
+        app_name=run.session.app_name,
+        user_id=run.session.user_id,
+        session_id=run.session_id,
+        config=GetSessionConfig(num_recent_events=0),
+    )
+
+
+def run_cancel_message(reason: str) -> str:
+    """What a cancelled run's ``error`` (and the chat) says."""
+    return f"Cancelled: {reason}" if reason.strip() else "Cancelled."

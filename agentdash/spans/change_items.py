@@ -1,0 +1,53 @@
+"""Spans as change items (kind ``span``): registered with the change log by ``SpansConfig``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentdash.changes.items import Item, RowKey, items_of_rows
+from agentdash.spans.models import Span
+from agentdash.spans.services import SpanVersion
+
+
+def span_item(span: Span | SpanVersion) -> Item:
+    """The ``data`` of a ``span`` change: the span's stored (latest) version (a row, or the
+    version just stored)."""
+    return {
+        "trace_id": span.trace_id,
+        "span_id": span.span_id,
+        "parent_span_id": span.parent_span_id or None,
+        "name": span.name,
+        "kind": span.kind,
+        "start_time": span.start_time,
+        "end_time": span.end_time,
+        "status": span.status,
+        "status_message": span.status_message,
+        "attributes": span.attributes,
+        "events": span.events,
+        "run_id": span.run_id,
+    }
+
+
+def spans_load(refs: set[RowKey]) -> dict[RowKey, Item]:
+    """The data of the spans named ``(session id, "trace:span")``, in one query."""
+    if not refs:
+        return {}
+    ids = {tuple(ref.split(":", 1)) for _, ref in refs}
+    rows = Span.objects.filter(
+        session_id__in={s for s, _ in refs},
+        trace_id__in={t for t, *_ in ids},
+        span_id__in={s for *_, s in ids},
+    )
+    return items_of_rows(
+        refs,
+        rows,
+        session_of=lambda row: row.session_id,
+        ref_of=lambda row: f"{row.trace_id}:{row.span_id}",
+        item_of=span_item,
+    )
+
+
+def span_trimmed(data: dict[str, Any]) -> dict[str, Any]:
+    """A span too large to send whole keeps its identity, timing and status, not its
+    attributes and events."""
+    return {**data, "attributes": {"agentdash.truncated": True}, "events": []}

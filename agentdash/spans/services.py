@@ -1,0 +1,210 @@
+"""Writes of the span store: span versions, one at a time or a batch at once, each stored
+version recorded as a change of its session."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, NamedTuple
+
+from django.db import IntegrityError, transaction
+
+from agentdash.changes.models import SessionChange
+from agentdash.changes.services import (
+    seqs_give_back,
+    seqs_hold,
+    seqs_take,
+    session_change_next,
+    session_changes_insert,
+)
+from agentdash.spans.models import Span
+
+_SPAN_FIELDS = (
+    "name",
+    "parent_span_id",
+    "kind",
+    "start_time",
+    "end_time",
+    "status",
+    "status_message",
+    "attributes",
+    "events",
+    "session_id",
+    "run_id",
+)
+
+
+class SpanWrite(NamedTuple):
+    """What ``span_upsert`` did: ``stored`` False when a final version was already there;
+    ``seq`` is the session change recorded for the write (``None`` without a session)."""
+
+    stored: bool
+    seq: int | None
+
+
+def span_upsert(
+    *,
+    trace_id: str,
+    span_id: str,
+    name: str,
+    start_time: int,
+    end_time: int | None = None,
+    parent_span_id: str = "",
+    kind: str = "internal",
+    status: str = Span.Status.UNSET,
+    status_message: str = "",
+    attributes: dict[str, Any] | None = None,
+    events: list[Any] | None = None,
+    session_id: str | None = None,
+    run_id: int | None = None,
+    announce: bool = True,
+) -> SpanWrite:
+    """Store this version of span ``(trace_id, span_id)``.
+
+    A started span (``end_time`` None) is written when the span is new or still open; an
+    ended span replaces an open one. An ended span is final: any later write for it, ended or
+    not, is ignored (``stored`` False), so versions arriving out of order never regress it.
+    When stored with a ``session_id``, the write gets the session's next change seq (kind
+    ``span``, ref ``trace:span``), also saved on the row, in the same transaction
+    (``announce``: see :func:`session_change_next`).
+    """
+    fields: dict[str, Any] = {
+        "name": name,
+        "parent_span_id": parent_span_id,
+        "kind": kind,
+        "start_time": start_time,
+        "end_time": end_time,
+        "status": status,
+        "status_message": status_message,
+        "attributes": attributes or {},
+        "events": events or [],
+        "session_id": session_id,
+        "run_id": run_id,
+    }
+    identity = {"trace_id": trace_id, "span_id": span_id}
+    with transaction.atomic():
+        if session_id:  # the session's counter first, then its span: every span writer's order
+            seqs_hold([session_id])
+        # Conditional on the stored row still being open: the database, not this process,
+        # decides whether a final version is already there.
+        stored = Span.objects.filter(**identity, end_time__isnull=True).update(**fields) == 1
+        if not stored and not Span.objects.filter(**identity).exists():
+            try:
+                with transaction.atomic():
+                    Span.objects.create(**identity, **fields)
+                stored = True
+            except IntegrityError:  # inserted concurrently: overwrite it only if still open
+                open_span = Span.objects.filter(**identity, end_time__isnull=True)
+                stored = open_span.update(**fields) == 1
+        if not stored or session_id is None:
+            return SpanWrite(stored=stored, seq=None)
+        seq = session_change_next(
+            session_id=session_id,
+            kind=SessionChange.Kind.SPAN,
+            ref=f"{trace_id}:{span_id}",
+            announce=announce,
+        )
+        Span.objects.filter(**identity).update(seq=seq)
+    return SpanWrite(stored=True, seq=seq)
+
+
+@dataclass(frozen=True)
+class SpanVersion:
+    """One version of a span, as :func:`spans_store` takes it (fields as in ``span_upsert``)."""
+
+    trace_id: str
+    span_id: str
+    name: str
+    start_time: int
+    end_time: int | None = None
+    parent_span_id: str = ""
+    kind: str = "internal"
+    status: str = Span.Status.UNSET
+    status_message: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[Any] = field(default_factory=list)
+    session_id: str | None = None
+    run_id: int | None = None
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        return (self.trace_id, self.span_id)
+
+
+def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> list[SpanWrite]:
+    """Store many span versions with :func:`span_upsert`'s rules, in one transaction and a
+    handful of queries whatever their number (the live pipeline's batch write).
+
+    Versions of one span are coalesced first: the last one wins, except that an ended version
+    is never replaced by an open one. Returns one :class:`SpanWrite` per span, in the
+    order of their first version (``stored`` False for one whose final version was already
+    there). Each session's seqs are allocated in that order. If another
+    writer interferes (a seq or span inserted concurrently), the batch is redone span by span
+    with ``span_upsert``; an error from that (e.g. an unknown session) propagates.
+    """
+    latest: dict[tuple[str, str], SpanVersion] = {}
+    for version in versions:
+        kept = latest.get(version.identity)
+        if kept is None or kept.end_time is None or version.end_time is not None:
+            latest[version.identity] = version
+    if not latest:
+        return []
+    try:
+        with transaction.atomic():
+            return _store_batch(list(latest.values()), announce)
+    except IntegrityError:
+        return [span_upsert(**asdict(v), announce=announce) for v in latest.values()]
+
+
+def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]:
+    # The sessions' seqs first (one per version; this holds every other writer of their
+    # spans), then the spans.
+    counts = Counter(v.session_id for v in versions if v.session_id is not None)
+    next_seq = seqs_take(counts)
+    wanted = {v.identity for v in versions}
+    rows = (
+        Span.objects.select_for_update(no_key=True)
+        .filter(trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted})
+        .values_list("trace_id", "span_id", "end_time")
+    )
+    existing = {(t, s): end for t, s, end in rows if (t, s) in wanted}
+    # An ended stored span is final: later versions of it are ignored, their seqs given back.
+    final = {key for key, end in existing.items() if end is not None}
+    writes = [v for v in versions if v.identity not in final]
+    seqs_give_back(Counter(v.session_id for v in versions if v.identity in final and v.session_id))
+    changes: list[tuple[str, int, str]] = []
+    new: list[Span] = []
+    changed: list[Span] = []
+    written: dict[tuple[str, str], int | None] = {}
+    for version in writes:
+        seq = None
+        if version.session_id is not None:
+            seq = next_seq[version.session_id]
+            next_seq[version.session_id] = seq + 1
+            changes.append((version.session_id, seq, f"{version.trace_id}:{version.span_id}"))
+        written[version.identity] = seq
+        fields = {name: getattr(version, name) for name in _SPAN_FIELDS}
+        span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
+        (changed if version.identity in existing else new).append(span)
+    # A collision (seqs written around the counter) raises: the batch is redone.
+    session_changes_insert(kind=SessionChange.Kind.SPAN, changes=changes, announce=announce)
+    if any(span.session_id is None for span in new):
+        # Spans of no session have no counter to hold their writers off: one inserted
+        # meanwhile elsewhere must fail here (and the batch be redone), not be overwritten.
+        Span.objects.bulk_create(new)
+        new = []
+    # The rest in one INSERT … ON CONFLICT DO UPDATE (where bulk_update would build a CASE
+    # per field and row): rows known open, and new ones no other writer can be writing.
+    Span.objects.bulk_create(
+        new + changed,
+        update_conflicts=True,
+        unique_fields=["trace_id", "span_id"],
+        update_fields=[*_SPAN_FIELDS, "seq"],
+    )
+    return [
+        SpanWrite(stored=True, seq=written[v.identity])
+        if v.identity in written
+        else SpanWrite(stored=False, seq=None)
+        for v in versions
+    ]

@@ -1,0 +1,206 @@
+"""The OpenTelemetry side of the live pipeline: a span processor that only takes snapshots.
+
+``on_start`` and ``on_end`` run inside the agent's step, so they do the least possible: note
+which session (``gen_ai.conversation.id``) and invocation the span belongs to — inherited
+from its parent when the span does not say — and put a snapshot in a buffer keyed by span,
+under one lock. Conversion to stored data happens later, in the flusher, off the agent's path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, NamedTuple
+
+from opentelemetry import context as otel_context
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace import Span as SdkSpan
+from opentelemetry.trace import StatusCode
+
+from agentdash.spans.services import SpanVersion
+from runtime.telemetry.attributes import AgentDash, GenAI
+
+MAX_CANDIDATES = 4
+"""How many enclosing sessions (and invocations) a span remembers: an agent run as a tool
+has a private session that is not stored, and its spans belong to the caller's session."""
+
+MAX_OPEN_SPANS = 100_000
+"""Open spans remembered for their children; past it the oldest are forgotten (a span never
+ended, e.g. of an abandoned run, must not keep memory forever)."""
+
+_STATUS = {StatusCode.UNSET: "unset", StatusCode.OK: "ok", StatusCode.ERROR: "error"}
+
+
+class SpanSnapshot(NamedTuple):  # a tuple: the cheapest thing to build on the agent's path
+    """A span as it was at start or end, with the sessions and invocations it may belong to
+    (nearest first; the flusher picks the first one that is stored)."""
+
+    span: ReadableSpan
+    attributes: Mapping[str, Any]
+    ended: bool
+    sessions: tuple[str, ...]
+    invocations: tuple[str, ...]
+
+    def version(self, *, session_id: str | None, run_id: int | None) -> SpanVersion:
+        span, context = self.span, self.span.get_span_context()
+        status = span.status
+        return SpanVersion(
+            trace_id=format(context.trace_id, "032x"),
+            span_id=format(context.span_id, "016x"),
+            parent_span_id=format(span.parent.span_id, "016x") if span.parent else "",
+            name=span.name,
+            kind=span.kind.name.lower(),
+            start_time=span.start_time or 0,
+            end_time=span.end_time if self.ended else None,
+            status=_STATUS.get(status.status_code, "unset") if self.ended else "unset",
+            status_message=(status.description or "") if self.ended else "",
+            attributes=_json_attributes(self.attributes),
+            events=[_event(e) for e in span.events] if self.ended else [],
+            session_id=session_id,
+            run_id=run_id,
+        )
+
+
+class LiveSpanProcessor(SpanProcessor):
+    """Buffers span snapshots for the live pipeline; never blocks, never does I/O.
+
+    Only spans of a session are kept (they carry ``gen_ai.conversation.id`` or descend from
+    one that does). A span's later snapshot replaces a waiting earlier one (an ended one is
+    never replaced), so the buffer holds at most one entry per span. ``wake`` is called when
+    the first snapshot arrives after a ``take`` and again when ``batch_size`` wait. While
+    ``enabled`` is false nothing is kept.
+    """
+
+    def __init__(self, *, batch_size: int, wake: Callable[[], None]) -> None:
+        self.enabled = False
+        self.batch_size = batch_size
+        self._wake = wake
+        self._woken = 0  # wakes sent since the last take: 1 for the first snapshot, 2 when full
+        self._lock = threading.Lock()
+        self._pending: dict[tuple[int, int], SpanSnapshot] = {}
+        self._taken: list[SpanSnapshot] = []  # the last ``take``, until stored or restored
+        self._owners: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+
+    def on_start(self, span: SdkSpan, parent_context: otel_context.Context | None = None) -> None:
+        if not self.enabled:
+            return
+        attributes = _attributes_copy(span)
+        session = attributes.get(GenAI.CONVERSATION_ID)
+        invocation = attributes.get(AgentDash.INVOCATION_ID)
+        parent = span.parent
+        inherited = self._owners.get(parent.span_id) if parent is not None else None
+        sessions = (str(session),) if session else ()
+        invocations = (str(invocation),) if invocation else ()
+        if inherited is not None:
+            sessions = _nearest(sessions, inherited[0])
+            invocations = _nearest(invocations, inherited[1])
+        if not sessions:
+            return  # not a step of a session: not ours
+        if len(self._owners) >= MAX_OPEN_SPANS:
+            with contextlib.suppress(StopIteration, RuntimeError):  # changed by another thread
+                self._owners.pop(next(iter(self._owners)), None)
+        self._owners[span.context.span_id] = (sessions, invocations)
+        self._put(SpanSnapshot(span, attributes, False, sessions, invocations))
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if not self.enabled:
+            return
+        context = span.get_span_context()
+        owner = self._owners.pop(context.span_id, None)
+        if owner is None:
+            return
+        self._put(SpanSnapshot(span, span.attributes or {}, True, owner[0], owner[1]))
+
+    def pending_count(self) -> int:
+        return len(self._pending)
+
+    def waiting_for(self, invocation_id: str) -> bool:
+        """Whether a snapshot of a span of the invocation waits to be stored: to be taken,
+        or taken by a flush that has not stored it yet."""
+        with self._lock:
+            waiting = (*self._pending.values(), *self._taken)
+            return any(invocation_id in snap.invocations for snap in waiting)
+
+    def stored(self) -> None:
+        """The snapshots of the last ``take`` are stored."""
+        with self._lock:
+            self._taken = []
+
+    def take(self, limit: int) -> list[SpanSnapshot]:
+        """Remove and return up to ``limit`` waiting snapshots, oldest span first."""
+        with self._lock:
+            if len(self._pending) <= limit:
+                taken, self._pending = self._pending, {}
+            else:
+                keys = list(self._pending)[:limit]
+                taken = {key: self._pending.pop(key) for key in keys}
+            left = len(self._pending)
+            self._woken = 2 if left >= self.batch_size else 1 if left else 0
+            self._taken = list(taken.values())
+        return list(self._taken)
+
+    def restore(self, snapshots: Iterable[SpanSnapshot]) -> None:
+        """Put back snapshots that could not be stored, unless a later one arrived meanwhile."""
+        with self._lock:
+            self._taken = []
+            for snapshot in snapshots:
+                context = snapshot.span.get_span_context()
+                key = (context.trace_id, context.span_id)
+                newer = self._pending.get(key)
+                if newer is None or (snapshot.ended and not newer.ended):
+                    self._pending[key] = snapshot
+
+    def clear(self) -> None:
+        with self._lock:
+            self._pending.clear()
+            self._taken = []
+            self._owners.clear()
+            self._woken = 0
+
+    def _put(self, snapshot: SpanSnapshot) -> None:
+        context = snapshot.span.get_span_context()
+        key = (context.trace_id, context.span_id)
+        with self._lock:
+            kept = self._pending.get(key)
+            if kept is None or not kept.ended:
+                self._pending[key] = snapshot
+            due = 2 if len(self._pending) >= self.batch_size else 1
+            wake = due > self._woken
+            if wake:
+                self._woken = due
+        if wake:
+            self._wake()
+
+    def shutdown(self) -> None:
+        self.enabled = False
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return True
+
+
+def _attributes_copy(span: SdkSpan) -> dict[str, Any]:
+    # The SDK's BoundedAttributes copies as a plain dict in one call; through the public
+    # read-only view every key costs a lock and an ABC method (~3x slower on start).
+    bounded = getattr(span, "_attributes", None)
+    if bounded is not None and hasattr(bounded, "copy"):
+        return dict(bounded.copy())
+    return dict(span.attributes or {})
+
+
+def _nearest(own: tuple[str, ...], inherited: tuple[str, ...]) -> tuple[str, ...]:
+    if not own:
+        return inherited
+    return (own[0], *(s for s in inherited if s != own[0]))[:MAX_CANDIDATES]
+
+
+def _json_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: list(v) if isinstance(v, tuple) else v for key, v in attributes.items()}
+
+
+def _event(event: Any) -> dict[str, Any]:
+    return {
+        "name": event.name,
+        "time": event.timestamp,
+        "attributes": _json_attributes(event.attributes or {}),
+    }

@@ -1,0 +1,221 @@
+"""The browser tests' harness: the real server in a subprocess, and a watched Chromium page.
+
+The server is daphne — the embedded default: an SQLite *file* in a temporary directory, the
+in-memory channel layer, the inline executor, DEBUG on — after ``migrate`` and ``seed_demo``
+in the same environment. (The in-memory channel layer cannot cross processes, so nothing here
+shares a database or a layer with the test process: the tests act through the browser only.)
+The fixtures live in conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.agentdash.live_harness import ROOT, manage
+
+CHROMIUM = os.environ.get("AGENTDASH_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PASSWORD = "browser-tests-password-1"
+SERVER_START_TIMEOUT = 60.0
+
+# Console messages that are not failures of the page itself: a websocket that cannot connect
+# is reported by Chromium as a console error; the live tests assert the connection instead.
+WEBSOCKET_FAILURE = re.compile(r"WebSocket connection to '.*' failed")
+CSP_VIOLATION = re.compile(r"Content Security Policy|Refused to (execute|load|apply|connect)", re.I)
+
+
+# ── The server ─────────────────────────────────────────────────────────────────────────────
+@dataclass
+class LiveServer:
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    password: str = PASSWORD
+
+    def log_tail(self, lines: int = 60) -> str:
+        text = self.log.read_text(encoding="utf-8", errors="replace")
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(tmp: Path) -> dict[str, str]:
+    """The environment of the embedded default, in ``tmp``; no model keys (offline model)."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY", "REDIS_URL", "DJANGO_SETTINGS_MODULE")
+    }
+    env.update(
+        DATABASE_URL=f"sqlite:///{tmp / 'agentdash.sqlite3'}",
+        AGENTDASH_VAR_DIR=str(tmp / "var"),
+        AGENTDASH_EXECUTOR="inline",
+        AGENTDASH_DEMO_PASSWORD=PASSWORD,
+        DEBUG="1",
+        ALLOWED_HOSTS="127.0.0.1,localhost",
+        DJANGO_SETTINGS_MODULE="agentdash.settings",
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+class ServerError(RuntimeError):
+    """The server could not be set up or started (the message carries its output)."""
+
+
+def _manage(env: dict[str, str], *args: str) -> None:
+    try:
+        manage(env, *args)
+    except RuntimeError as exc:
+        raise ServerError(str(exc)) from exc
+
+
+def _wait_until_up(server: LiveServer) -> None:
+    deadline = time.monotonic() + SERVER_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            raise ServerError(
+                f"daphne exited with {server.process.returncode}:\n{server.log_tail()}"
+            )
+        try:
+            with urllib.request.urlopen(f"{server.url}/login/", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)
+    raise ServerError(
+        f"daphne did not answer in {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}"
+    )
+
+
+def server_start(tmp: Path) -> LiveServer:
+    """Migrate and seed a fresh SQLite file in ``tmp``, then start daphne on 127.0.0.1 on a
+    free port; returns once it answers. Raises :class:`ServerError`."""
+    env = server_env(tmp)
+    _manage(env, "migrate", "--noinput")
+    _manage(env, "seed_demo")
+    port = _free_port()
+    log = tmp / "daphne.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+             "agentdash.asgi:application"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    server = LiveServer(url=f"http://127.0.0.1:{port}", process=process, log=log)
+    try:
+        _wait_until_up(server)
+    except BaseException:
+        server_stop(server)
+        raise
+    return server
+
+
+def server_stop(server: LiveServer) -> None:
+    server.process.terminate()
+    try:
+        server.process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.process.kill()
+        server.process.wait(timeout=10)
+
+
+# ── The browser ────────────────────────────────────────────────────────────────────────────
+@dataclass
+class Console:
+    """What the page said: console errors, uncaught exceptions, CSP violations, failed
+    requests."""
+
+    errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    csp: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+
+    def on_console(self, message: Any) -> None:
+        text = message.text
+        if CSP_VIOLATION.search(text):
+            self.csp.append(text)
+        if message.type == "error":
+            self.errors.append(text)
+
+    def problems(self, *, allow_websocket_failures: bool = False) -> list[str]:
+        errors = [
+            e for e in self.errors
+            if not (allow_websocket_failures and WEBSOCKET_FAILURE.search(e))
+        ]  # fmt: skip
+        return (
+            [f"CSP: {t}" for t in self.csp]
+            + [f"page error: {t}" for t in self.page_errors]
+            + [f"console error: {t}" for t in errors if not CSP_VIOLATION.search(t)]
+            + [f"request failed: {t}" for t in self.failed_requests]
+        )
+
+    def assert_clean(self, *, allow_websocket_failures: bool = False) -> None:
+        problems = self.problems(allow_websocket_failures=allow_websocket_failures)
+        assert not problems, "the page reported:\n  " + "\n  ".join(problems)
+
+
+# Reported to the console by the page itself, so CSP violations are caught even where the
+# browser words its own message differently. Playwright's init scripts are not subject to the
+# page's CSP.
+REPORT_CSP = """
+document.addEventListener("securitypolicyviolation", (e) => {
+  console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline"}`);
+});
+"""
+
+
+@dataclass
+class Browser:
+    """One fresh Chromium profile (its own user-data-dir) with one page, watched."""
+
+    page: Any
+    console: Console
+    server: LiveServer
+
+    def goto(self, path: str) -> Any:
+        return self.page.goto(f"{self.server.url}{path}")
+
+    def log_in(self, username: str) -> None:
+        self.goto("/login/")
+        self.page.fill("#id_username", username)
+        self.page.fill("#id_password", self.server.password)
+        with self.page.expect_navigation():
+            self.page.click("form button[type=submit]")
+        assert self.page.url == f"{self.server.url}/", f"login as {username} failed"
+
+    def log_out(self) -> None:
+        with self.page.expect_navigation():
+            self.page.click(".topbar form button[type=submit]")
+
+    def new_chat(self, agent: str = "capital_agent") -> str:
+        """Click "New chat" for ``agent`` on the home page; the session page's path."""
+        self.goto("/")
+        with self.page.expect_navigation():
+            self.page.click(f"form.new-chat button[data-agent='{agent}']")
+        path = self.page.url.removeprefix(self.server.url)
+        assert re.fullmatch(r"/sessions/[^/]+/", path), path
+        return path

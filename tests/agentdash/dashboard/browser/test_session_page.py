@@ -1,0 +1,267 @@
+"""The session page in a real browser, against the real server (see conftest.py).
+
+What a person does: log in through the form, start a chat with the capital agent, ask a
+question, watch the answer and the live timeline; an operator sees and uses the controls;
+nobody sees someone else's session. Every page must load without a CSP violation or a
+script error.
+
+``AGENTDASH_SCREENSHOTS=<dir>`` saves screenshots of the session page there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agentdash.dashboard.browser.harness import Browser
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+QUESTION = "What is the capital of France?"
+LIVE_TIMEOUT = 30_000  # ms: a run on the offline model takes well under a second
+
+
+def screenshot(browser: Browser, name: str) -> None:
+    directory = os.environ.get("AGENTDASH_SCREENSHOTS")
+    if directory:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        browser.page.screenshot(path=str(Path(directory) / name), full_page=False)
+
+
+def ask(browser: Browser, text: str) -> None:
+    page = browser.page
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    page.fill("#composer-text", text)
+    page.press("#composer-text", "Enter")
+
+
+def wait_for_answer(browser: Browser, containing: str) -> None:
+    answer = browser.page.locator(".msg-agent:not(.streaming) .msg-body.md", has_text=containing)
+    answer.first.wait_for(timeout=LIVE_TIMEOUT)
+    browser.page.locator("#span-tree .span[data-state='running']").first.wait_for(
+        state="detached", timeout=LIVE_TIMEOUT
+    )  # every span has ended
+    # Streamed text (partial messages) has been replaced by the stored events.
+    assert browser.page.locator("#messages .msg.streaming").count() == 0
+
+
+# ── Pages (no live connection needed) ──────────────────────────────────────────────────────
+def test_logging_in_through_the_form(browser: Browser) -> None:
+    browser.log_in("alice")
+    page = browser.page
+    assert page.locator("h1").first.inner_text() == "Your sessions"
+    assert page.locator("form.new-chat button[data-agent='capital_agent']").is_visible()
+    browser.console.assert_clean()
+
+
+def test_a_wrong_password_is_refused(browser: Browser) -> None:
+    browser.goto("/login/")
+    browser.page.fill("#id_username", "alice")
+    browser.page.fill("#id_password", "not the password")
+    browser.page.click("form button[type=submit]")
+    assert "didn't match" in browser.page.locator(".error").inner_text()
+    browser.console.assert_clean()
+
+
+def test_new_chat_opens_the_session_page(browser: Browser) -> None:
+    browser.log_in("alice")
+    path = browser.new_chat("capital_agent")
+    page = browser.page
+    assert page.locator(".crumbs h1").inner_text() == "capital_agent"
+    assert page.locator(".pill.model").inner_text() == "offline model"
+    for selector in ("#messages", "#composer-text", "#span-tree"):
+        assert page.locator(selector).count() == 1
+    assert page.locator("#controls").count() == 0  # no operator controls for users
+    # The scripts ran (ES modules under the CSP): the socket is at least trying.
+    state = page.locator("#connection").get_attribute("data-state")
+    assert state in ("connecting", "replaying", "live", "reconnecting")
+    browser.goto("/")
+    assert page.locator(f"a[href='{path}']").count() == 1  # listed under "Your sessions"
+    browser.console.assert_clean(allow_websocket_failures=True)
+
+
+def test_the_pages_are_csp_clean(browser: Browser) -> None:
+    """No CSP violation, no script error, no missing static file on any page — the live
+    connection aside (the live tests below assert it)."""
+    browser.goto("/login/")
+    browser.log_in("operator")
+    browser.new_chat("support_desk")
+    browser.page.wait_for_timeout(500)  # let the modules run and the socket try
+    browser.console.assert_clean(allow_websocket_failures=True)
+
+
+def test_alice_cannot_open_bobs_session(browser: Browser) -> None:
+    browser.log_in("bob")
+    bobs = browser.new_chat("capital_agent")
+    browser.log_out()
+    browser.log_in("alice")
+    response = browser.goto(bobs)
+    assert response is not None and response.status == 404
+    browser.goto("/")
+    assert browser.page.locator(f"a[href='{bobs}']").count() == 0
+
+
+def test_the_operator_sees_the_controls(browser: Browser) -> None:
+    browser.log_in("operator")
+    browser.new_chat("capital_agent")
+    page = browser.page
+    controls = page.locator("#controls")
+    assert controls.is_visible()
+    names = page.locator("#callbacks .callback").evaluate_all(
+        "items => items.map(i => i.dataset.callback)"
+    )
+    assert set(names) == {
+        "block_keyword_guardrail",
+        "add_disclaimer",
+        "redirect_canada",
+        "annotate_usa",
+        "StepLogger",
+        "gen_ai.content_capture",
+    }
+    assert page.locator("#callbacks input[data-scope='session']:checked").count() == 6
+    for selector in ("#state-form", "#runs-empty", "#control-reason"):
+        assert page.locator(selector).is_visible()
+    browser.console.assert_clean(allow_websocket_failures=True)
+
+
+# ── Live: chat, timeline and controls over the websocket ─────────────────────────────────
+def test_a_chat_with_the_capital_agent(browser: Browser) -> None:
+    browser.log_in("alice")
+    browser.new_chat("capital_agent")
+    ask(browser, QUESTION)
+    page = browser.page
+    page.locator(".msg-user .msg-body", has_text=QUESTION).first.wait_for()
+    wait_for_answer(browser, "Paris")
+
+    # The tool call and its result, as collapsible blocks of JSON text.
+    call = page.locator("details.tool-call", has_text="get_capital_city").first
+    call.locator("summary").click()
+    assert "France" in call.locator("pre").inner_text()
+    assert "Paris" in page.locator("details.tool-result pre").first.text_content()
+
+    # The timeline: agent, model, tool and callback spans, nested, all ended.
+    tree = page.locator("#span-tree")
+    for prefix in ("invoke_agent", "generate_content", "execute_tool"):
+        assert tree.locator(f".span[data-name^='{prefix}']").count() >= 1, prefix
+    callbacks = tree.locator(".span[data-kind='callback']")
+    assert callbacks.count() >= 4
+    assert tree.locator(".span[data-kind='callback'] .outcome-passed").count() >= 1
+    tool = tree.locator(".span[data-kind='tool']").first
+    assert tool.locator(":scope > .span-row .span-name").inner_text() == "get_capital_city"
+    nested = tree.locator(".span[data-kind='agent'] .span-children .span[data-kind='model']")
+    assert nested.count() >= 1
+    assert tree.locator(".span[data-kind='model'] .tokens").count() >= 1
+    assert tree.locator(".span[data-state='running']").count() == 0
+
+    # Clicking a span shows its attributes, as text.
+    tool.locator(":scope > .span-row").click()
+    detail = page.locator("#span-detail")
+    detail.wait_for()
+    row = detail.locator("tr", has=page.locator("th", has_text=re.compile(r"^gen_ai\.tool\.name$")))
+    assert row.locator("td").inner_text() == "get_capital_city"
+
+    screenshot(browser, "session-user.png")
+    browser.console.assert_clean()
+
+
+def test_the_operator_watches_and_steers(browser: Browser) -> None:
+    browser.log_in("operator")
+    browser.new_chat("capital_agent")
+    page = browser.page
+    ask(browser, QUESTION)
+    wait_for_answer(browser, "Paris")
+    assert page.locator("#runs .run[data-status='succeeded']").count() == 1
+
+    # Switch the after-model callback off for this session, with a reason.
+    page.fill("#control-reason", "checking the answer without the disclaimer")
+    switch = page.locator(
+        "#callbacks .callback[data-callback='add_disclaimer'] input[data-scope='session']"
+    )
+    switch.evaluate("input => input.click()")  # the checkbox is visually replaced by a track
+    page.locator("#callbacks-status[data-kind='ok']").wait_for(timeout=LIVE_TIMEOUT)
+    assert not switch.is_checked()
+
+    # The next answer has no disclaimer, and the timeline says the callback was disabled.
+    ask(browser, "And the capital of Japan?")
+    wait_for_answer(browser, "Tokyo")
+    tokyo = page.locator(".msg-agent .msg-body.md", has_text="Tokyo").first.inner_text()
+    assert "checked by after_model" not in tokyo
+    disabled = page.locator("#span-tree .span[data-kind='callback'] .outcome-disabled")
+    assert disabled.count() >= 1
+
+    # Edit the state, based on the version the page knows.
+    page.fill("#state-key", "favourite_city")
+    page.fill("#state-value", '"Paris"')
+    page.fill("#state-reason", "browser test")
+    page.click("#state-form button[type=submit]")
+    page.locator("#state-status[data-kind='ok']").wait_for(timeout=LIVE_TIMEOUT)
+    row = page.locator("#state-table tr", has=page.locator("th", has_text="favourite_city"))
+    assert row.locator("td").inner_text() == '"Paris"'
+
+    page.locator("#span-tree .span[data-kind='model'] > .span-row").first.click()
+    screenshot(browser, "session-operator.png")
+    browser.console.assert_clean()
+
+
+def test_markup_in_messages_stays_text(browser: Browser) -> None:
+    """The offline model echoes the user's words into the tool call, its result and the
+    answer: the real path for untrusted text. None of it may become markup."""
+    attack = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> Atlantis'
+    browser.log_in("alice")
+    browser.new_chat("capital_agent")
+    ask(browser, f"What is the capital of {attack}?")
+    page = browser.page
+    wait_for_answer(browser, "Atlantis")
+    assert attack in page.locator(".msg-user .msg-body").first.inner_text()
+    assert page.locator("#messages img, #messages script, #span-tree img").count() == 0
+    page.locator("#span-tree .span[data-kind='tool'] > .span-row").first.click()
+    assert page.locator("#span-detail img, #span-detail script").count() == 0
+    assert page.evaluate("window.__xss") is None
+    browser.console.assert_clean()
+
+
+def test_a_dropped_connection_resumes_without_gaps_or_duplicates(browser: Browser) -> None:
+    """The client reconnects by itself and says hello with the last seq it has: the server
+    replays only what it missed."""
+    page = browser.page
+    routes: list[Any] = []
+    hellos: list[dict[str, Any]] = []
+
+    def route(ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            frame = json.loads(message)
+            if frame.get("type") == "hello":
+                hellos.append(frame)
+            server.send(message)
+
+        ws.on_message(from_page)
+        routes.append(ws)
+
+    page.route_web_socket(re.compile(r"/ws/sessions/"), route)
+    browser.log_in("alice")
+    browser.new_chat("capital_agent")
+    ask(browser, QUESTION)
+    wait_for_answer(browser, "Paris")
+    messages = page.locator("#messages > .msg").count()
+    spans = page.locator("#span-tree .span").count()
+
+    routes[-1].close(code=1001, reason="test drops the connection")
+    page.wait_for_function("document.querySelector('#connection').dataset.state !== 'live'")
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    assert len(hellos) == 2
+    assert hellos[0]["after_seq"] == 0 and hellos[1]["after_seq"] > 0
+    assert page.locator("#messages > .msg").count() == messages
+    assert page.locator("#span-tree .span").count() == spans
+
+    ask(browser, "And the capital of Japan?")
+    wait_for_answer(browser, "Tokyo")
+    assert page.locator(".msg-agent .msg-body.md", has_text="Paris").count() == 1
+    assert page.locator(".msg-user").count() == 2
+    browser.console.assert_clean()

@@ -1,0 +1,415 @@
+"""The live pipeline end to end: a real Runner run streams its spans and events to a socket;
+many spans go out in few messages; a pipeline that falls behind holds the producer back and
+loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth.models import User
+from google.genai import types
+from opentelemetry import trace
+
+from agentdash.agent_sessions.session_service import DjangoSessionService
+from agentdash.changes.models import SessionChange
+from agentdash.changes.selectors import session_last_seq
+from agentdash.live.pipeline import LivePipeline, notify
+from agentdash.runs.models import Run
+from agentdash.spans.models import Span
+from runtime import LlmAgent, Runner, ScriptedLlm
+from runtime.telemetry.attributes import AgentDash, GenAI
+from tests.agentdash.live.conftest import (
+    Connect,
+    changes_until,
+    eventually,
+    hello,
+    nothing_more,
+)
+from tests.agentdash.stored import session_of
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+tracer = trace.get_tracer("tests.live")
+
+
+def spans_named(items: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    return [i for i in items if i["kind"] == "span" and i["data"]["name"].startswith(prefix)]
+
+
+async def test_a_runner_run_streams_span_starts_then_ends_and_events(
+    connect: Connect, live: LivePipeline, alice: User
+) -> None:
+    session = await sync_to_async(session_of)(alice, "s-run")
+    run = await Run.objects.acreate(
+        session=session, agent_name="helper", invocation_id="inv-live", message={}
+    )
+    may_answer = asyncio.Event()
+
+    async def look_up(city: str) -> dict:
+        """Look a city up."""
+        await may_answer.wait()  # the run holds here until the client has seen it start
+        return {"city": city, "country": "France"}
+
+    agent = LlmAgent(
+        name="helper",
+        model=ScriptedLlm(
+            responses=[
+                types.FunctionCall(name="look_up", args={"city": "Paris"}),
+                "It is **France**.",
+            ]
+        ),
+        tools=[look_up],
+    )
+    runner = Runner(agent=agent, app_name="app", session_service=DjangoSessionService())
+    socket = await connect(alice, session.id)
+    assert await hello(socket) == ([], 0)
+
+    async def drive() -> None:
+        message = types.Content(role="user", parts=[types.Part(text="Where is Paris?")])
+        async for _ in runner.run_async(
+            user_id=session.user_id,
+            session_id=session.id,
+            new_message=message,
+            invocation_id="inv-live",
+        ):
+            pass
+
+    task = asyncio.create_task(drive())
+    seen, _ = await changes_until(socket, lambda items: bool(spans_named(items, "execute_tool")))
+    (start,) = spans_named(seen, "invocation")
+    assert start["data"]["end_time"] is None and start["data"]["status"] == "unset"
+    assert start["data"]["run_id"] == run.pk
+    assert not task.done()
+    may_answer.set()
+    await task
+    await live.stop()  # flushes and publishes everything that waits
+
+    last = await sync_to_async(session_last_seq)(session_id=session.id)
+    rest, _ = await changes_until(socket, lambda items: bool(items) and items[-1]["seq"] >= last)
+    items = seen + rest
+    assert [i["seq"] for i in items] == list(range(1, last + 1))  # every change, once, in order
+    (end,) = spans_named(rest, "invocation")
+    assert end["seq"] > start["seq"]
+    assert end["data"]["span_id"] == start["data"]["span_id"]
+    assert end["data"]["end_time"] is not None and end["data"]["status"] == "unset"
+    assert {i["data"]["run_id"] for i in items if i["kind"] == "span"} == {run.pk}
+    events = [i["data"] for i in items if i["kind"] == "event"]
+    assert [e["author"] for e in events] == ["user", "helper", "helper", "helper"]
+    assert events[1]["function_calls"][0]["args"] == {"city": "Paris"}
+    assert events[2]["function_responses"][0]["response"]["country"] == "France"
+    assert (events[-1]["html"], events[-1]["final"]) == (
+        "<p>It is <strong>France</strong>.</p>\n",
+        True,
+    )
+    # Every span of the run is stored in its final version.
+    stored = [s async for s in Span.objects.filter(session_id=session.id)]
+    assert stored and all(s.end_time is not None for s in stored)
+    tool = next(s for s in stored if s.name.startswith("execute_tool"))
+    assert tool.parent_span_id and tool.run_id == run.pk
+
+
+async def test_many_spans_go_out_in_one_message(
+    connect: Connect, live: LivePipeline, alice: User
+) -> None:
+    session = await sync_to_async(session_of)(alice, "s-batch")
+    socket = await connect(alice, session.id)
+    await hello(socket)
+    # No await between them: the flusher takes them all at once.
+    for i in range(50):
+        with tracer.start_as_current_span(
+            f"step {i}", attributes={GenAI.CONVERSATION_ID: session.id}
+        ):
+            pass
+    items, messages = await changes_until(socket, lambda items: len(items) >= 50)
+    assert messages == 1
+    assert [i["data"]["name"] for i in items] == [f"step {i}" for i in range(50)]
+    assert all(i["data"]["end_time"] is not None for i in items)  # start and end coalesced
+    await nothing_more(socket)
+
+
+async def test_the_flusher_wakes_for_work_not_on_a_timer(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await live.stop()
+    monkeypatch.setattr(live, "idle_timeout", 3600.0)  # were a wake missed, nothing would come
+    live.start()
+    session = await sync_to_async(session_of)(alice, "s-wake")
+    socket = await connect(alice, session.id)
+    await hello(socket)
+    for round_ in range(3):  # each time the flusher has gone back to sleep
+        with tracer.start_as_current_span(
+            f"step {round_}", attributes={GenAI.CONVERSATION_ID: session.id}
+        ):
+            pass
+        (item,), _ = await changes_until(socket, lambda items: bool(items))
+        assert item["data"]["name"] == f"step {round_}"
+        await nothing_more(socket)
+
+    def write_unannounced() -> int:
+        from agentdash.changes.services import session_change_next
+
+        return session_change_next(session_id=session.id, kind="run", ref="9", announce=False)
+
+    seq = await sync_to_async(write_unannounced)()
+    await notify(session.id, seq=seq)  # a poke wakes it too
+    (item,), _ = await changes_until(socket, lambda items: bool(items))
+    assert item["seq"] == seq
+
+
+async def test_notify_publishes_changes_written_elsewhere(
+    connect: Connect, live: LivePipeline, alice: User
+) -> None:
+    session = await sync_to_async(session_of)(alice, "s-notify")
+    socket = await connect(alice, session.id)
+    await hello(socket)
+
+    def write_unannounced() -> None:
+        from agentdash.changes.services import session_change_next
+
+        for ref in ("1", "2"):
+            session_change_next(session_id=session.id, kind="run", ref=ref, announce=False)
+
+    await sync_to_async(write_unannounced)()
+    await nothing_more(socket)  # the flusher heard of nothing: nothing was sent
+    await notify(session.id)
+    items, _ = await changes_until(socket, lambda items: bool(items) and items[-1]["seq"] >= 2)
+    assert [i["seq"] for i in items] == [1, 2]  # the newest was published, the gap filled
+
+
+async def test_a_long_backlog_goes_out_over_several_flushes(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live.writer, "publish_limit", 3)
+    session = await sync_to_async(session_of)(alice, "s-backlog")
+    socket = await connect(alice, session.id)
+    await hello(socket)
+
+    def write_unannounced() -> None:
+        from agentdash.changes.services import session_change_next
+
+        for ref in range(7):
+            session_change_next(session_id=session.id, kind="run", ref=str(ref), announce=False)
+
+    await sync_to_async(write_unannounced)()
+    await notify(session.id, seq=1)
+    items, messages = await changes_until(socket, lambda items: len(items) >= 7)
+    assert [i["seq"] for i in items] == list(range(1, 8))
+    assert messages == 3  # 3 + 3 + 1: one page per flush
+    await nothing_more(socket)
+
+
+def test_the_rest_of_a_backlog_goes_before_newer_changes(alice: User) -> None:
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-backlog-then-new")
+    for ref in range(7):
+        session_change_next(session_id=session.id, kind="run", ref=str(ref), announce=False)
+    writer = FlushWriter(publish_limit=3)
+    (first,) = writer.write([], {session.id: 1})
+    assert ([i["seq"] for i in first.items], first.more) == ([1, 2, 3], True)
+    writer.published(first)
+    newest = session_change_next(session_id=session.id, kind="run", ref="7", announce=False)
+    pages = []
+    while True:  # the newest change's hint must not skip the seqs still waiting
+        (batch,) = writer.write([], {session.id: newest})
+        writer.published(batch)
+        pages.append([i["seq"] for i in batch.items])
+        if not batch.more:
+            break
+    assert pages == [[4, 5, 6], [7, 8]]
+
+
+async def test_a_pipeline_behind_holds_the_producer_and_loses_nothing(
+    live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await sync_to_async(session_of)(alice, "s-pressure")
+    monkeypatch.setattr(live, "high_water", 3)
+    monkeypatch.setattr(live, "low_water", 0)
+    gate = threading.Event()
+    write = live.writer.write
+
+    def slow_write(*args: Any) -> Any:
+        gate.wait(timeout=60)  # the database is slow until the test says otherwise
+        return write(*args)
+
+    monkeypatch.setattr(live.writer, "write", slow_write)
+    produced: list[str] = []
+
+    async def produce() -> None:
+        for i in range(20):
+            attributes = {GenAI.CONVERSATION_ID: session.id}
+            with tracer.start_as_current_span(f"step {i}", attributes=attributes):
+                produced.append(f"step {i}")
+            await live.backpressure()
+
+    producer = asyncio.create_task(produce())
+    try:
+        await eventually(lambda: live.backpressure_waits, "the producer to be held back")
+        for _ in range(20):  # let the loop run: the producer stays held while writes block
+            await asyncio.sleep(0)
+        assert not producer.done()
+        assert len(produced) < 20
+    finally:
+        gate.set()
+    await producer
+    await live.stop()
+    stored = {s.name: s async for s in Span.objects.filter(session_id=session.id)}
+    assert sorted(stored) == sorted(produced) and len(produced) == 20
+    assert all(s.end_time is not None for s in stored.values())
+    changes = [c async for c in SessionChange.objects.filter(session_id=session.id)]
+    assert [c.seq for c in changes] == list(range(1, len(changes) + 1))
+
+
+async def test_spans_of_unknown_sessions_are_not_kept(live: LivePipeline) -> None:
+    unknown = {GenAI.CONVERSATION_ID: "not-stored"}
+    with tracer.start_as_current_span("x", attributes=unknown), tracer.start_as_current_span("c"):
+        pass
+    with tracer.start_as_current_span("no session at all"):
+        pass
+    await live.stop()
+    assert not await Span.objects.acount()
+
+
+async def test_a_failed_write_is_retried_at_the_next_flush(
+    live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await sync_to_async(session_of)(alice, f"s-{uuid.uuid4().hex[:8]}")
+    write = live.writer.write
+    failures = [1]
+
+    def flaky(*args: Any) -> Any:
+        if failures:
+            failures.pop()
+            raise RuntimeError("database unavailable")
+        return write(*args)
+
+    monkeypatch.setattr(live.writer, "write", flaky)
+    with tracer.start_as_current_span("kept", attributes={GenAI.CONVERSATION_ID: session.id}):
+        pass
+    await eventually(lambda: Span.objects.filter(name="kept").aexists(), "the retried write")
+    assert live.failures == 1
+
+
+async def test_spans_and_backpressure_from_another_thread_and_loop(
+    live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As with ``Runner.run``, whose runs happen on a loop of their own in a thread."""
+    session = await sync_to_async(session_of)(alice, "s-thread")
+    monkeypatch.setattr(live, "high_water", 2)
+    monkeypatch.setattr(live, "low_water", 0)
+
+    async def produce() -> None:
+        for i in range(30):
+            attributes = {GenAI.CONVERSATION_ID: session.id}
+            with tracer.start_as_current_span(f"step {i}", attributes=attributes):
+                pass
+            await live.backpressure()  # waits on the pipeline's loop, from this one
+
+    gate = threading.Event()
+    write = live.writer.write
+
+    def slow_write(*args: Any) -> Any:
+        gate.wait(timeout=60)
+        return write(*args)
+
+    monkeypatch.setattr(live.writer, "write", slow_write)
+    producer = asyncio.create_task(asyncio.to_thread(asyncio.run, produce()))
+    try:
+        await eventually(lambda: live.backpressure_waits, "the other loop's run to be held back")
+        assert not producer.done()
+    finally:
+        gate.set()
+    await producer
+    await live.stop()
+    names = [
+        name
+        async for name in Span.objects.filter(session_id=session.id).values_list("name", flat=True)
+    ]
+    assert sorted(names) == sorted(f"step {i}" for i in range(30))
+
+
+async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
+    alice: User, settings: Any, transactional_db: None
+) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.live.groups import session_group
+    from tests.agentdash.live.thread_layer import KeepingChannelLayer
+
+    backend = "tests.agentdash.live.thread_layer.KeepingChannelLayer"
+    settings.CHANNEL_LAYERS = {**settings.CHANNEL_LAYERS, "keeping": {"BACKEND": backend}}
+    KeepingChannelLayer.sent.clear()
+    session = await sync_to_async(session_of)(alice, "s-own-loop")
+    pipeline = LivePipeline(channel_layer_alias="keeping")
+    provider = TracerProvider()  # a provider of the test's own: no other pipeline sees it
+    provider.add_span_processor(pipeline.processor)
+    pipeline.processor.enabled = True
+    private = provider.get_tracer("tests.own-loop")
+    pipeline.launch()
+    try:
+        assert pipeline.running and pipeline._loop is not asyncio.get_running_loop()
+        attributes = {GenAI.CONVERSATION_ID: session.id, AgentDash.INVOCATION_ID: "inv-own"}
+        with private.start_as_current_span("step on this loop", attributes=attributes):
+            pass
+        await pipeline.settle("inv-own")  # from this loop, waits on the flusher's
+        assert not pipeline.processor.waiting_for("inv-own")
+        sent = await eventually(lambda: list(KeepingChannelLayer.sent), "a publication")
+        ((thread, group, message),) = sent
+        assert thread == "agentdash-live-loop" and group == session_group(session.id)
+        assert [i["data"]["name"] for i in message["items"]] == ["step on this loop"]
+    finally:
+        await pipeline.stop()
+    assert not pipeline.running
+    assert pipeline._loop_thread is None
+    assert "agentdash-live-loop" not in {t.name for t in threading.enumerate()}
+
+
+def test_a_session_with_only_new_spans_is_published_without_reading_it_back(
+    alice: User,
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.changes.items import items_after
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+    from agentdash.spans.span_processor import LiveSpanProcessor
+
+    session = session_of(alice, "s-direct")
+    processor = LiveSpanProcessor(batch_size=1_000, wake=lambda: None)
+    processor.enabled = True
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    private = provider.get_tracer("tests.direct")
+    writer = FlushWriter(publish_limit=100)
+
+    def flush(names: list[str], dirty: dict[str, int | None]) -> tuple[list[Any], list[str]]:
+        for name in names:
+            with private.start_as_current_span(
+                name, attributes={GenAI.CONVERSATION_ID: session.id}
+            ):
+                pass
+        with CaptureQueriesContext(connection) as queries:
+            batches = writer.write(processor.take(1_000), dirty)
+        for batch in batches:
+            writer.published(batch)
+        return batches, [q["sql"] for q in queries.captured_queries]
+
+    flush(["first"], {})  # the first flush learns the session and where it stands
+    (batch,), sql = flush(["second", "third"], {})
+    assert [i["data"]["name"] for i in batch.items] == ["second", "third"]
+    assert batch.items == items_after(session_id=session.id, after_seq=1, limit=10)
+    assert not any("changes_sessionchange" in q and q.startswith("SELECT") for q in sql)
+
+    # Another writer's change in between: read from the database, nothing skipped.
+    seq = session_change_next(session_id=session.id, kind="run", ref="1", announce=False)
+    (batch,), sql = flush(["fourth"], {session.id: seq})
+    assert [(i["seq"], i["kind"]) for i in batch.items] == [(4, "run"), (5, "span")]
+    assert any("changes_sessionchange" in q and q.startswith("SELECT") for q in sql)

@@ -1,0 +1,153 @@
+"""The span processor alone (a private tracer provider, no database): what it keeps, whose
+session a span belongs to, and how versions of one span coalesce."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import SpanKind, Status, StatusCode, Tracer
+
+from agentdash.spans.span_processor import LiveSpanProcessor
+from runtime.telemetry.attributes import AgentDash, GenAI
+
+SESSION = {GenAI.CONVERSATION_ID: "s1", AgentDash.INVOCATION_ID: "inv-1"}
+
+
+@pytest.fixture
+def wakes() -> list[int]:
+    return []
+
+
+@pytest.fixture
+def processor(wakes: list[int]) -> LiveSpanProcessor:
+    found = LiveSpanProcessor(batch_size=3, wake=lambda: wakes.append(1))
+    found.enabled = True
+    return found
+
+
+@pytest.fixture
+def tracer(processor: LiveSpanProcessor) -> Iterator[Tracer]:
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    yield provider.get_tracer("test")
+    provider.shutdown()
+
+
+def test_a_started_span_is_kept_open_then_replaced_by_its_end(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    span = tracer.start_span("invoke_agent a", attributes=SESSION, kind=SpanKind.CLIENT)
+    span.set_attribute("later", 1)
+    (started,) = processor.take(10)
+    version = started.version(session_id="s1", run_id=7)
+    assert (version.end_time, version.status, version.events) == (None, "unset", [])
+    assert version.attributes == SESSION  # what it had at start, not what came later
+    assert (version.kind, version.run_id, version.session_id) == ("client", 7, "s1")
+    assert len(version.trace_id) == 32 and len(version.span_id) == 16
+    assert version.parent_span_id == ""
+
+    span.add_event("retry", {"attempt": (1, 2)})
+    span.set_status(Status(StatusCode.ERROR, "boom"))
+    span.end()
+    (ended,) = processor.take(10)
+    final = ended.version(session_id="s1", run_id=None)
+    assert final.end_time is not None and final.end_time >= final.start_time
+    assert (final.status, final.status_message) == ("error", "boom")
+    assert final.attributes == {**SESSION, "later": 1}
+    assert final.events[0]["name"] == "retry"
+    assert final.events[0]["attributes"] == {"attempt": [1, 2]}
+
+
+def test_versions_of_one_span_coalesce_and_an_end_is_final(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    with tracer.start_as_current_span("a", attributes=SESSION):
+        assert processor.pending_count() == 1
+    assert processor.pending_count() == 1
+    (only,) = processor.take(10)
+    assert only.ended
+    # A start snapshot put back after a failed write never hides the end that came meanwhile.
+    span = tracer.start_span("b", attributes=SESSION)
+    (start,) = processor.take(10)
+    span.end()
+    processor.restore([start])
+    (kept,) = processor.take(10)
+    assert kept.ended
+    # Nor does a start snapshot that comes late (say, from another thread) replace an end.
+    span = tracer.start_span("c", attributes=SESSION)
+    span.end()
+    processor.on_start(span)  # type: ignore[arg-type]
+    (kept,) = processor.take(10)
+    assert kept.ended
+
+
+def test_children_inherit_the_session_and_nested_sessions_fall_back(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    with tracer.start_as_current_span("invocation", attributes=SESSION):
+        with tracer.start_as_current_span("callback guard"):
+            pass
+        inner = {GenAI.CONVERSATION_ID: "private", AgentDash.INVOCATION_ID: "inv-2"}
+        with (
+            tracer.start_as_current_span("invoke_agent tool_agent", attributes=inner),
+            tracer.start_as_current_span("generate_content m"),
+        ):
+            pass
+    found = {s.span.name: s for s in processor.take(10)}
+    assert found["callback guard"].sessions == ("s1",)
+    assert found["callback guard"].invocations == ("inv-1",)
+    assert found["generate_content m"].sessions == ("private", "s1")
+    assert found["generate_content m"].invocations == ("inv-2", "inv-1")
+    guard = found["callback guard"].version(session_id="s1", run_id=None)
+    parent = found["invocation"].version(session_id="s1", run_id=None)
+    assert guard.parent_span_id == parent.span_id
+
+
+def test_spans_of_no_session_and_a_disabled_processor_keep_nothing(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    with tracer.start_as_current_span("django request"), tracer.start_as_current_span("child"):
+        pass
+    assert processor.pending_count() == 0
+    processor.enabled = False
+    with tracer.start_as_current_span("a", attributes=SESSION):
+        pass
+    assert processor.pending_count() == 0
+
+
+def test_the_flusher_is_woken_by_the_first_snapshot_and_by_a_full_batch(
+    processor: LiveSpanProcessor, tracer: Tracer, wakes: list[int]
+) -> None:
+    for i in range(5):
+        with tracer.start_as_current_span(f"s{i}", attributes=SESSION):
+            pass
+    assert len(wakes) == 2  # the first snapshot, then the third (batch_size)
+    assert len(processor.take(2)) == 2  # three still wait: a full batch, already announced
+    assert len(wakes) == 2
+    assert len(processor.take(1)) == 1  # two wait: not full, but the flusher knows of them
+    with tracer.start_as_current_span("u", attributes=SESSION):
+        pass
+    assert len(wakes) == 3  # full again
+    assert len(processor.take(10)) == 3
+    for i in range(3):
+        with tracer.start_as_current_span(f"t{i}", attributes=SESSION):
+            pass
+    assert len(wakes) == 5
+
+
+def test_an_invocation_waits_until_its_taken_snapshots_are_stored(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    with tracer.start_as_current_span("step", attributes=SESSION):  # of invocation inv-1
+        pass
+    assert processor.waiting_for("inv-1") and not processor.waiting_for("inv-2")
+    taken = processor.take(10)
+    assert processor.pending_count() == 0
+    assert processor.waiting_for("inv-1")  # a flush has it, not stored yet
+    processor.restore(taken)  # the write failed: waiting again
+    assert processor.waiting_for("inv-1")
+    processor.take(10)
+    processor.stored()
+    assert not processor.waiting_for("inv-1")

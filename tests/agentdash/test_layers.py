@@ -1,0 +1,360 @@
+"""The layers of agentdash/ (docs/ARCHITECTURE.md): every import points down.
+
+Every import under agentdash/ is read with ``ast`` — at module level and inside functions
+alike; only ``if TYPE_CHECKING:`` blocks are left out (they never run). Each module belongs to
+an app (``agentdash/<app>/…``) or to the site wiring (``settings/``, ``urls.py``,
+``asgi.py``, ``routing.py``, ``celery_app.py`` and the package itself). The test fails on an
+import of an app at the same or a higher place in :data:`ORDER` (which also rules out any
+circle of apps), on a circle of apps, and on a circle of files.
+
+:data:`ORDER` is the one declaration of the layers; docs/ARCHITECTURE.md draws it (a test
+below keeps the two in step). A feature owns a folder: its templates in
+``agentdash/<app>/templates/<app>/`` and its scripts and styles in
+``agentdash/<app>/static/<app>/`` (also tested here).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+
+ROOT = Path(settings.BASE_DIR).resolve()
+PACKAGE = "agentdash"
+
+ORDER: tuple[str, ...] = (
+    "core",
+    "changes",
+    "agent_sessions",
+    "spans",
+    "registry",
+    "controls",
+    "runs",
+    "live",
+    "demo",
+    "dashboard",
+    "site",
+)
+"""Bottom first. An app may import only apps before it here."""
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("changes",),
+    ("agent_sessions", "spans", "registry", "controls"),
+    ("runs",),
+    ("live",),
+    ("demo", "dashboard"),
+    ("site",),
+)
+"""The same order drawn as layers (docs/ARCHITECTURE.md): within a layer too, an app imports
+only those before it (``controls`` reads sessions; the others are independent)."""
+
+SITE_MODULES = frozenset({"settings", "urls", "asgi", "routing", "celery_app"})
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing module, dotted
+    target: str  # the imported module, dotted (a module of the package)
+    line: int
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules_under(root: Path, package: str = PACKAGE) -> dict[str, Path]:
+    """Every module of ``package`` under ``root``, by dotted name."""
+    return {module_name(p, root): p for p in sorted((root / package).rglob("*.py"))}
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(tree: ast.AST) -> Iterable[ast.Import | ast.ImportFrom]:
+    """Every import statement, wherever it sits, except under ``if TYPE_CHECKING:``."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _type_checking(node):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def imports_of(source: str, path: Path, modules: Mapping[str, Path]) -> list[Import]:
+    """The package's modules that ``source`` (at ``path``) imports."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    is_package = path.name == "__init__.py"
+    found = []
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        else:
+            base = node.module or ""
+            if node.level:  # relative: from the package the module is in
+                anchor = source.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([base] if base else [])])
+            # ``from pkg import name``: the submodule ``pkg.name`` if there is one, else pkg.
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
+        for target in targets:
+            while target and target not in modules:  # ``import a.b.c`` of an attribute
+                target = target.rpartition(".")[0]
+            if target.split(".")[0] == PACKAGE and target != source:
+                found.append(Import(source, target, node.lineno))
+    return found
+
+
+def app_of(module: str) -> str:
+    """The app a module belongs to, or ``site`` for the wiring around the apps."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in SITE_MODULES:
+        return "site"
+    return parts[1]
+
+
+def scan(root: Path) -> list[Import]:
+    modules = modules_under(root)
+    return [found for name, path in modules.items() for found in imports_of(name, path, modules)]
+
+
+def upward(imports: Iterable[Import], order: tuple[str, ...] = ORDER) -> list[str]:
+    """Imports of an app at the same or a higher place in ``order`` (or of one not in it)."""
+    rank = {app: i for i, app in enumerate(order)}
+    problems = []
+    for found in imports:
+        source, target = app_of(found.source), app_of(found.target)
+        if source == target:
+            continue
+        if source not in rank or target not in rank:
+            problems.append(f"{found.source}: {source} or {target} is not in the declared order")
+        elif rank[target] >= rank[source]:
+            problems.append(
+                f"{found.source}:{found.line} imports {found.target}: {source} may not import "
+                f"{target} ({target} is not below it)"
+            )
+    return problems
+
+
+def cycles(edges: Iterable[tuple[str, str]]) -> list[list[str]]:
+    """The circles of a directed graph: its strongly connected components of more than one
+    node (Tarjan), each sorted."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def app_cycles(imports: Iterable[Import]) -> list[list[str]]:
+    return cycles(
+        (app_of(i.source), app_of(i.target))
+        for i in imports
+        if app_of(i.source) != app_of(i.target)
+    )
+
+
+def file_cycles(imports: Iterable[Import]) -> list[list[str]]:
+    # A package's ``__init__`` runs before any of its modules: importing a submodule is not
+    # an import of the package's other modules, so only module → module edges count.
+    return cycles((i.source, i.target) for i in imports)
+
+
+# ── The project ──────────────────────────────────────────────────────────────────────────
+IMPORTS = scan(ROOT)
+
+
+def test_the_scan_sees_the_project() -> None:
+    sources = {i.source for i in IMPORTS}
+    assert {"agentdash.live.consumers", "agentdash.runs.worker", "agentdash.asgi"} <= sources
+    # Lazy imports inside functions are read too (the apps' ready() import their modules).
+    assert any(
+        i.source == "agentdash.runs.apps" and i.target == "agentdash.runs.host" for i in IMPORTS
+    )
+
+
+def test_every_import_points_down() -> None:
+    assert upward(IMPORTS) == []
+
+
+def test_no_circle_of_apps() -> None:
+    assert app_cycles(IMPORTS) == []
+
+
+def test_no_circle_of_files() -> None:
+    assert file_cycles(IMPORTS) == []
+
+
+def test_every_app_has_a_place_in_the_order() -> None:
+    folders = {p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").is_file()}
+    installed = {
+        config.name.split(".")[1]
+        for config in apps.get_app_configs()
+        if config.name.startswith(f"{PACKAGE}.")
+    }
+    assert folders - SITE_MODULES == set(ORDER) - {"site"}
+    assert installed == set(ORDER) - {"site"}
+    assert tuple(app for layer in LAYERS for app in layer) == ORDER
+
+
+def test_installed_apps_are_listed_bottom_to_top() -> None:
+    ours = [
+        name.split(".")[1] for name in settings.INSTALLED_APPS if name.startswith(f"{PACKAGE}.")
+    ]
+    assert ours == [app for app in ORDER if app != "site"]
+
+
+def test_architecture_md_draws_the_layers_in_this_order() -> None:
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    block = re.search(r"```text\n(.*?)```", text, re.S)
+    assert block, "docs/ARCHITECTURE.md has a ```text block with the layers"
+    drawn = []
+    for line in block.group(1).splitlines():
+        names = re.findall(r"\b(" + "|".join(ORDER) + r")\b", line.split("│")[0])
+        if names:
+            drawn.append(tuple(dict.fromkeys(names)))
+    assert tuple(reversed(drawn)) == LAYERS, "the picture lists the layers top first"
+    for app in ORDER[:-1]:
+        assert f"### {app}" in text, f"docs/ARCHITECTURE.md says what {app} owns"
+
+
+def test_every_feature_keeps_its_web_files_in_its_own_folder() -> None:
+    for config in apps.get_app_configs():
+        if not config.name.startswith(f"{PACKAGE}."):
+            continue
+        folder = Path(config.path)
+        for kind in ("templates", "static"):
+            base = folder / kind
+            if not base.is_dir():
+                continue
+            for path in base.rglob("*"):
+                if path.is_file():
+                    first = path.relative_to(base).parts[0]
+                    # An admin template override goes where the admin looks for it.
+                    assert first in (config.label, "admin"), (
+                        f"{path.relative_to(ROOT)}: keep it under {kind}/{config.label}/"
+                    )
+
+
+# ── The scanner itself: each rule can fail ───────────────────────────────────────────────
+def plant(tmp_path: Path, files: Mapping[str, str]) -> list[Import]:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for folder in {p.parent for p in tmp_path.rglob("*.py")}:
+        (folder / "__init__.py").touch()
+    return scan(tmp_path)
+
+
+def test_a_planted_upward_import_fails(tmp_path: Path) -> None:
+    found = plant(
+        tmp_path,
+        {
+            "agentdash/core/a.py": "def f():\n    from agentdash.live.pipeline import x\n",
+            "agentdash/live/pipeline.py": "x = 1\n",
+        },
+    )
+    (problem,) = upward(found)
+    assert problem.startswith("agentdash.core.a:2 imports agentdash.live.pipeline")
+
+
+def test_sideways_relative_and_attribute_imports_are_caught(tmp_path: Path) -> None:
+    found = plant(
+        tmp_path,
+        {
+            "agentdash/spans/a.py": (
+                "from ..registry import loader\nimport agentdash.runs.b.thing\n"
+            ),
+            "agentdash/registry/loader.py": "",
+            "agentdash/runs/b.py": "thing = 1\n",
+        },
+    )
+    assert {(i.source, i.target) for i in found} == {
+        ("agentdash.spans.a", "agentdash.registry.loader"),
+        ("agentdash.spans.a", "agentdash.runs.b"),
+    }
+    assert len(upward(found)) == 2  # registry is spans' peer above it; runs is above
+
+
+def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:
+    found = plant(
+        tmp_path,
+        {
+            "agentdash/core/a.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n    from agentdash.live import b\nelse:\n    pass\n"
+            ),
+            "agentdash/live/b.py": "",
+        },
+    )
+    assert found == []
+
+
+def test_circles_of_apps_and_of_files_are_found(tmp_path: Path) -> None:
+    found = plant(
+        tmp_path,
+        {
+            "agentdash/runs/a.py": "from agentdash.runs import b\n",
+            "agentdash/runs/b.py": "def f():\n    from agentdash.runs.a import g\n",
+            "agentdash/live/c.py": "from agentdash.runs import a\n",
+            "agentdash/runs/d.py": "from agentdash.live import c\n",
+        },
+    )
+    assert file_cycles(found) == [["agentdash.runs.a", "agentdash.runs.b"]]
+    assert app_cycles(found) == [["live", "runs"]]
+
+
+@pytest.mark.parametrize("module", ["agentdash.settings", "agentdash", "agentdash.celery_app"])
+def test_the_site_wiring_is_the_top(module: str) -> None:
+    assert app_of(module) == "site"
