@@ -1,6 +1,8 @@
 # The change log began in the former ``timeline`` app (its migration 0001, which also
 # created the span store's table, now ``spans.0001_initial``). On a database migrated before
-# the move, ``replaces`` marks this one applied; 0004 renames the tables.
+# the move, ``replaces`` marks this one applied (Django records a replacing migration under
+# the names it replaces, on new databases too, until ``replaces`` is removed); 0004 renames
+# the tables.
 
 import django.db.models.deletion
 from django.db import migrations, models

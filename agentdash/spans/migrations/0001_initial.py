@@ -1,6 +1,8 @@
 # The span store began in the former ``timeline`` app (its migration 0001, which also
 # created the change log's table, now ``changes.0001_initial``). On a database migrated
-# before the move, ``replaces`` marks this one applied; 0002 renames the table.
+# before the move, ``replaces`` marks this one applied (Django records a replacing migration
+# under the names it replaces, on new databases too, until ``replaces`` is removed); 0002
+# renames the table.
 
 import django.db.models.deletion
 from django.db import migrations, models
