@@ -227,6 +227,11 @@ def test_every_import_points_down() -> None:
     assert upward(IMPORTS) == []
 
 
+def test_only_the_site_wiring_imports_the_live_app() -> None:
+    importers = {app_of(i.source) for i in IMPORTS if app_of(i.target) == "live"}
+    assert importers <= {"live", "site"}
+
+
 def test_no_circle_of_apps() -> None:
     assert app_cycles(IMPORTS) == []
 
