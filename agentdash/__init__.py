@@ -1,7 +1,5 @@
-"""AgentDash, the Django project. Its Celery app is loaded with the package (Celery's Django
-convention): the runs app's shared task then binds to it in every process that submits runs,
-and the app itself is never imported from below (docs/ARCHITECTURE.md)."""
+"""AgentDash, the Django project: persistence, auth, admin and the dashboard around ``runtime``.
 
-from agentdash.celery_app import app as celery_app
-
-__all__ = ("celery_app",)
+Importing the package does nothing else (the demo agents import without Django or Celery);
+the entry points — ``asgi.py``, ``manage.py``, ``celery -A agentdash.celery_app`` — load the
+Celery app (docs/ARCHITECTURE.md)."""

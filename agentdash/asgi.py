@@ -14,6 +14,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
+import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to its broker)
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
 
 # In development daphne serves /static/ itself, as runserver does; in production a web server

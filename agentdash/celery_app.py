@@ -2,8 +2,9 @@
 
 Start a worker with ``make worker`` or ``celery -A agentdash.celery_app worker``; settings are
 the ``CELERY_*`` ones in ``agentdash.settings`` (Redis broker from ``REDIS_URL``, late acks,
-the threads pool). The ``agentdash`` package imports this module, so the app exists in every
-process before a run is submitted; its one task is the runs app's shared task. Each worker
+the threads pool). Every entry point imports this module — ``asgi.py``, ``manage.py``, the
+worker's ``-A`` — so the app exists before a run is submitted; its one task is the runs app's
+shared task, which binds to it. Each worker
 process starts its run loop as soon as it is up — with the switchboard, the control listener,
 the live pipeline and the reaper on it — not at its first task, so a worker that gets no run
 still reaps the runs of one that died.

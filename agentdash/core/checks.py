@@ -1,5 +1,6 @@
-"""System checks that read only settings: the invariants the security model rests on (ids
-``agentdash.E00x``) and the ``AGENTDASH`` dict itself (``agentdash.E007``, ``W001``).
+"""System checks that read only settings and core's own modules: the invariants the security
+model rests on (ids ``agentdash.E00x``) and the ``AGENTDASH`` dict itself (``agentdash.E007``,
+``W001``).
 
 Checks that need more than settings live in the app that owns what they check: the websocket
 stack (``live``), the demo accounts (``demo``), the executor (``runs``), the agents
@@ -14,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.checks import Error, Warning, register
 
+from agentdash.core import rendering
 from agentdash.core.conf import DEFAULTS
 
 CSP_MIDDLEWARE = "agentdash.core.middleware.ContentSecurityPolicyMiddleware"
@@ -34,8 +36,6 @@ def check_csp(app_configs: Any, **kwargs: Any) -> list[Error]:
 
 @register("security")
 def check_sanitizer_allowlist(app_configs: Any, **kwargs: Any) -> list[Error]:
-    from agentdash.core import rendering
-
     errors = []
     dangerous = {"img", "style", "script", "iframe", "object", "embed", "svg", "math", "form"}
     bad_tags = sorted(dangerous & set(rendering.ALLOWED_TAGS))

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, Permission
 
 from agentdash.core.models import AuditEntry
+from agentdash.core.permissions import OPERATOR_PERMISSIONS, OPERATORS_GROUP
 from agentdash.core.request_context import current_request_id
 
 
@@ -38,10 +39,6 @@ def audit_record(
 
 def roles_ensure() -> None:
     """Create the Operators group and give it the operator permissions (idempotent)."""
-    from django.contrib.auth.models import Group, Permission
-
-    from agentdash.core.permissions import OPERATOR_PERMISSIONS, OPERATORS_GROUP
-
     group, _ = Group.objects.get_or_create(name=OPERATORS_GROUP)
     wanted = []
     for dotted in OPERATOR_PERMISSIONS:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from channels.security.websocket import OriginValidator
 from django.conf import settings
 from django.core.checks import Error, register
 from django.utils.module_loading import import_string
@@ -13,8 +14,6 @@ from django.utils.module_loading import import_string
 @register("security")
 def check_websocket_origin_validation(app_configs: Any, **kwargs: Any) -> list[Error]:
     """Every websocket route must sit behind ``AllowedHostsOriginValidator``."""
-    from channels.security.websocket import OriginValidator
-
     path = getattr(settings, "ASGI_APPLICATION", None)
     if not path:
         return []

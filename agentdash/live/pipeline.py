@@ -16,8 +16,8 @@ The live app connects the pipeline when Django starts (``LiveConfig.ready``): it
 committed change (``changes.announcements``) and streams every run (``runs.streaming``).
 
 Nothing is dropped: under load, versions of one span coalesce (the latest wins, an ended one
-is final); past ``high_water`` waiting spans, :func:`backpressure` makes the producing run
-wait until the flusher has caught up. A failed write is retried at the next flush.
+is final); past ``high_water`` waiting spans, :meth:`LivePipeline.backpressure` makes the
+producing run wait until the flusher has caught up. A failed write is retried at the next flush.
 """
 
 from __future__ import annotations

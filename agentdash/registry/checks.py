@@ -7,12 +7,12 @@ from typing import Any
 from django.core.checks import Error, register
 from django.core.exceptions import ImproperlyConfigured
 
+from agentdash.registry.loader import agent_import, agents_load, configured_paths
+
 
 @register("agentdash")
 def check_agents_load(app_configs: Any, **kwargs: Any) -> list[Error]:
     """One error per path that does not load, and one for duplicate root names."""
-    from agentdash.registry.loader import agent_import, agents_load, configured_paths
-
     hint = "Fix AGENTDASH['AGENTS'] (environment variable AGENTDASH_AGENTS)."
     errors = []
     for path in configured_paths():

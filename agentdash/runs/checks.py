@@ -40,3 +40,32 @@ def check_executor(app_configs: Any, **kwargs: Any) -> list[Error]:
             )
         )
     return errors
+
+
+SECONDS = ("RUN_HEARTBEAT_S", "RUN_STALE_AFTER_S", "RUN_REQUEUE_AFTER_S", "REAPER_INTERVAL_S")
+
+
+@register()
+def check_run_timing(app_configs: Any, **kwargs: Any) -> list[Error]:
+    """The heartbeat, reaper and attempt settings are positive numbers (``agentdash.E023``):
+    anything else would stop the heartbeat or the reaper at its first tick."""
+    errors = []
+    for key in SECONDS:
+        value = agentdash_setting(key)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+            errors.append(
+                Error(
+                    f"AGENTDASH[{key!r}] is {value!r}; it must be a number of seconds above 0.",
+                    id="agentdash.E023",
+                )
+            )
+    attempts = agentdash_setting("RUN_MAX_ATTEMPTS")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        errors.append(
+            Error(
+                f"AGENTDASH['RUN_MAX_ATTEMPTS'] is {attempts!r}; it must be an integer of at "
+                "least 1.",
+                id="agentdash.E023",
+            )
+        )
+    return errors

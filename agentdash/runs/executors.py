@@ -18,6 +18,7 @@ import logging
 import threading
 from typing import Protocol
 
+from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
@@ -27,6 +28,9 @@ from agentdash.runs.tasks import execute_run
 from agentdash.runs.worker import run_execute
 
 logger = logging.getLogger(__name__)
+
+CELERY_APP = "agentdash"
+"""The name of the project's Celery app (``agentdash/celery_app.py``)."""
 
 
 class Executor(Protocol):
@@ -109,9 +113,16 @@ class CeleryExecutor:
     name = "celery"
 
     async def astart(self) -> None:
-        await run_host().astart(runs=False)  # only the live pipeline: runs are elsewhere
+        await run_host().astart(runs=False)  # only the live stream: runs are elsewhere
 
     def submit(self, run_id: int) -> None:
+        """Raises ``ImproperlyConfigured`` when the project's Celery app is not loaded in
+        this process (the task would go to Celery's default app and its default broker)."""
+        if current_app.main != CELERY_APP:
+            raise ImproperlyConfigured(
+                "the Celery app is not loaded in this process: import agentdash.celery_app in "
+                "its entry point (asgi.py and manage.py do)"
+            )
         # The queue named each time: Celery caches its default queue at first use.
         execute_run.apply_async((run_id,), queue=settings.CELERY_TASK_DEFAULT_QUEUE)
 

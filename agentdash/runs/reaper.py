@@ -64,7 +64,8 @@ def runs_reap(
     ``requeue_after_s`` ago is handed to it again (a duplicate is harmless: runs are
     claimed). Each status change records a seq (announced to the live pipeline on commit).
     ``submit`` defaults to handing the run to this process's executor (``run_dispatch``: a
-    failure to submit is logged, and the next pass submits the run again).
+    failure to submit is logged, not raised, and the run, still queued, is submitted again
+    by a pass ``requeue_after_s`` later).
     """
     submit = submit or _submit
     now = timezone.now()

@@ -4,12 +4,13 @@ Every import under agentdash/ is read with ``ast`` — at module level and insid
 alike; only ``if TYPE_CHECKING:`` blocks are left out (they never run). Each module belongs to
 an app (``agentdash/<app>/…``) or to the site wiring (``settings/``, ``urls.py``,
 ``asgi.py``, ``routing.py``, ``celery_app.py`` and the package itself). The test fails on an
-import of an app at the same or a higher place in :data:`ORDER` (which also rules out any
-circle of apps), on a circle of apps, and on a circle of files.
+import of an app of a higher layer, or of a peer in the same layer that :data:`WITHIN_LAYER`
+does not allow (which also rules out any circle of apps), on a circle of apps, and on a circle
+of files.
 
-:data:`ORDER` is the one declaration of the layers; docs/ARCHITECTURE.md draws it (a test
-below keeps the two in step). A feature owns a folder: its templates in
-``agentdash/<app>/templates/<app>/`` and its scripts and styles in
+:data:`LAYERS` (with :data:`WITHIN_LAYER`) is the one declaration of the layers;
+docs/ARCHITECTURE.md draws it (a test below keeps the two in step). A feature owns a folder:
+its templates in ``agentdash/<app>/templates/<app>/`` and its scripts and styles in
 ``agentdash/<app>/static/<app>/`` (also tested here).
 """
 
@@ -28,21 +29,6 @@ from django.conf import settings
 ROOT = Path(settings.BASE_DIR).resolve()
 PACKAGE = "agentdash"
 
-ORDER: tuple[str, ...] = (
-    "core",
-    "changes",
-    "agent_sessions",
-    "spans",
-    "registry",
-    "controls",
-    "runs",
-    "live",
-    "demo",
-    "dashboard",
-    "site",
-)
-"""Bottom first. An app may import only apps before it here."""
-
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("changes",),
@@ -52,8 +38,19 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("demo", "dashboard"),
     ("site",),
 )
-"""The same order drawn as layers (docs/ARCHITECTURE.md): within a layer too, an app imports
-only those before it (``controls`` reads sessions; the others are independent)."""
+"""Bottom first. An app imports apps of the layers below its own; within its layer, only the
+ones :data:`WITHIN_LAYER` names."""
+
+WITHIN_LAYER = frozenset(
+    {
+        ("controls", "agent_sessions"),  # a callback switch may be scoped to one session
+        ("dashboard", "demo"),  # the pages show the demo's login hint
+    }
+)
+"""The imports allowed between apps of one layer; every other pair of peers is independent."""
+
+ORDER: tuple[str, ...] = tuple(app for layer in LAYERS for app in layer)
+"""The apps bottom to top, as ``INSTALLED_APPS`` lists them."""
 
 SITE_MODULES = frozenset({"settings", "urls", "asgi", "routing", "celery_app"})
 
@@ -138,17 +135,24 @@ def scan(root: Path) -> list[Import]:
     return [found for name, path in modules.items() for found in imports_of(name, path, modules)]
 
 
-def upward(imports: Iterable[Import], order: tuple[str, ...] = ORDER) -> list[str]:
-    """Imports of an app at the same or a higher place in ``order`` (or of one not in it)."""
-    rank = {app: i for i, app in enumerate(order)}
+def upward(
+    imports: Iterable[Import],
+    layers: tuple[tuple[str, ...], ...] = LAYERS,
+    within: frozenset[tuple[str, str]] = WITHIN_LAYER,
+) -> list[str]:
+    """Imports of an app that is not below the importer: of a higher layer, or of a peer in
+    the same layer that ``within`` does not allow (or of an app in no layer)."""
+    level = {app: i for i, layer in enumerate(layers) for app in layer}
     problems = []
     for found in imports:
         source, target = app_of(found.source), app_of(found.target)
         if source == target:
             continue
-        if source not in rank or target not in rank:
-            problems.append(f"{found.source}: {source} or {target} is not in the declared order")
-        elif rank[target] >= rank[source]:
+        if source not in level or target not in level:
+            problems.append(f"{found.source}: {source} or {target} is in no layer")
+        elif level[target] > level[source] or (
+            level[target] == level[source] and (source, target) not in within
+        ):
             problems.append(
                 f"{found.source}:{found.line} imports {found.target}: {source} may not import "
                 f"{target} ({target} is not below it)"
@@ -249,7 +253,14 @@ def test_every_app_has_a_place_in_the_order() -> None:
     }
     assert folders - SITE_MODULES == set(ORDER) - {"site"}
     assert installed == set(ORDER) - {"site"}
-    assert tuple(app for layer in LAYERS for app in layer) == ORDER
+    assert all(level < peers for level, peers in _within_layer_levels())
+
+
+def _within_layer_levels() -> list[tuple[int, int]]:
+    """(the importer's place, its peer's place) in its layer, for each allowed peer import:
+    a peer imported is always to the left of its importer."""
+    places = {app: layer.index(app) for layer in LAYERS for app in layer}
+    return [(places[target], places[source]) for source, target in WITHIN_LAYER]
 
 
 def test_installed_apps_are_listed_bottom_to_top() -> None:
@@ -329,7 +340,20 @@ def test_sideways_relative_and_attribute_imports_are_caught(tmp_path: Path) -> N
         ("agentdash.spans.a", "agentdash.registry.loader"),
         ("agentdash.spans.a", "agentdash.runs.b"),
     }
-    assert len(upward(found)) == 2  # registry is spans' peer above it; runs is above
+    assert len(upward(found)) == 2  # registry is a peer spans may not use; runs is above
+
+
+def test_peers_in_one_layer_are_independent_unless_allowed(tmp_path: Path) -> None:
+    found = plant(
+        tmp_path,
+        {
+            "agentdash/controls/a.py": "from agentdash.agent_sessions import b\n",
+            "agentdash/agent_sessions/b.py": "from agentdash.registry import c\n",
+            "agentdash/registry/c.py": "",
+        },
+    )
+    (problem,) = upward(found)
+    assert "agent_sessions may not import registry" in problem
 
 
 def test_type_checking_imports_do_not_count(tmp_path: Path) -> None:

@@ -42,3 +42,17 @@ def test_support_desk_chats_without_django() -> None:
 def test_data_agent_uses_the_default_policy_without_django() -> None:
     out = run_chat("data_agent", 'Run this query sql: "SELECT * FROM salaries"')
     assert "unauthorized tables: salaries. Allowed: customers, orders" in out
+
+
+def test_importing_the_demo_agents_loads_neither_django_nor_celery() -> None:
+    script = (
+        "import os, sys\n"
+        "import agentdash.demo.capital, agentdash.demo.support_desk, agentdash.demo.data_agent\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery'))\n"
+        "assert not loaded, loaded\n"
+        "assert 'DJANGO_SETTINGS_MODULE' not in os.environ\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    subprocess.run(
+        [sys.executable, "-c", script], cwd=settings.BASE_DIR, env=env, check=True, timeout=60
+    )

@@ -3,11 +3,15 @@ commit; and choosing an executor."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.contrib.auth.models import User
 from django.core.checks import Error
 from django.core.exceptions import ImproperlyConfigured, ValidationError
@@ -15,7 +19,7 @@ from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.models import SessionChange
-from agentdash.runs.checks import check_executor
+from agentdash.runs.checks import check_executor, check_run_timing
 from agentdash.runs.executors import CeleryExecutor, InlineExecutor, executor_build
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
@@ -147,3 +151,51 @@ def test_system_check_wants_a_broker_for_celery(settings: Any) -> None:
     assert [e.id for e in check_executor(None)] == ["agentdash.E021"]
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:63799/0"
     assert check_executor(None) == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("RUN_STALE_AFTER_S", None),
+        ("RUN_HEARTBEAT_S", 0),
+        ("REAPER_INTERVAL_S", "5"),
+        ("RUN_REQUEUE_AFTER_S", -1.0),
+        ("RUN_MAX_ATTEMPTS", 0),
+        ("RUN_MAX_ATTEMPTS", True),
+    ],
+)
+def test_system_check_wants_positive_run_timings(settings: Any, key: str, value: Any) -> None:
+    assert check_run_timing(None) == []
+    settings.AGENTDASH = {**settings.AGENTDASH, key: value}
+    (error,) = check_run_timing(None)
+    assert error.id == "agentdash.E023" and repr(key) in error.msg
+
+
+SUBMIT_WITHOUT_THE_APP = """
+import django
+django.setup()
+from django.core.exceptions import ImproperlyConfigured
+from agentdash.runs.executors import CeleryExecutor
+try:
+    CeleryExecutor().submit(1)
+except ImproperlyConfigured as exc:
+    print("refused:", exc)
+import agentdash.celery_app
+from celery import current_app
+print("loaded:", current_app.main)
+"""
+
+
+def test_the_celery_executor_refuses_to_send_through_an_app_that_is_not_the_projects() -> None:
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "agentdash.settings"}
+    done = subprocess.run(
+        [sys.executable, "-c", SUBMIT_WITHOUT_THE_APP],
+        cwd=django_settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "refused: the Celery app is not loaded in this process" in done.stdout
+    assert "loaded: agentdash" in done.stdout
