@@ -1,0 +1,169 @@
+"""Untrusted strings and JSON made safe to store, and checked where people type them.
+
+Two rules, one module:
+
+- **What agents produce is stored, never refused.** Model text, tool arguments and results,
+  span attributes, state deltas: a lone surrogate (``"\\ud800"``, which a JSON escape can
+  carry into a Python string) or a NUL character cannot be stored by PostgreSQL (neither in
+  ``text`` nor in ``jsonb``) and a lone surrogate not by SQLite either. :func:`storable`
+  replaces each with U+FFFD and counts them, so the caller can mark what it stored; values
+  nested deeper than :data:`MAX_STORED_DEPTH` are cut there (:data:`TOO_DEEP` in their place).
+- **What people type is checked.** :func:`text_problem` says why a string from a form or a
+  client message cannot be taken as given; :func:`json_loads_bounded` refuses JSON nested
+  deeper than :data:`MAX_JSON_DEPTH` before parsing it (no ``RecursionError``, ever).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+REPLACEMENT = "\ufffd"
+MAX_JSON_DEPTH = 64
+"""Deepest JSON a person may submit (a client message, a form)."""
+MAX_STORED_DEPTH = 64
+"""Deepest value stored from an agent: deeper parts are replaced by :data:`TOO_DEEP`."""
+TOO_DEEP = "[nested too deep]"
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+# Outside strings, only brackets matter for depth: strings (escapes included) are removed
+# first, so a bracket inside one never counts.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+class JsonTooDeep(ValueError):
+    """JSON nested deeper than allowed."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"JSON nested deeper than {limit} levels")
+        self.limit = limit
+
+
+def text_storable(text: str) -> tuple[str, int]:
+    """``text`` with every NUL and surrogate code point replaced by U+FFFD, and how many
+    were replaced (0: ``text`` itself is returned)."""
+    if text.isascii() and "\x00" not in text:
+        return text, 0
+    return _UNSTORABLE.subn(REPLACEMENT, text)
+
+
+def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int]:
+    """``value`` (JSON-like: dicts, lists, tuples, strings, numbers, ``None``) with every
+    string made storable — keys too — and containers past ``max_depth`` replaced by
+    :data:`TOO_DEEP`; and the number of changes (replaced characters plus cut containers).
+    Returns ``value`` itself when nothing changed; never mutates it. Other objects are
+    returned as they are (their own serializer decides). Any input depth is safe: the walk
+    stops at ``max_depth``."""
+    changes = 0
+
+    def fix_text(text: str) -> str:
+        nonlocal changes
+        fixed, count = text_storable(text)
+        changes += count
+        return fixed
+
+    def fix(item: Any, depth: int) -> Any:
+        nonlocal changes
+        if isinstance(item, str):
+            return fix_text(item)
+        if not isinstance(item, (dict, list, tuple)):
+            return item
+        if depth >= max_depth:
+            changes += 1
+            return TOO_DEEP
+        if isinstance(item, dict):
+            return {
+                fix_text(k) if isinstance(k, str) else k: fix(v, depth + 1)
+                for k, v in item.items()
+            }
+        return [fix(v, depth + 1) for v in item]
+
+    if not _may_need_fixing(value, max_depth):
+        return value, 0
+    fixed = fix(value, 0)
+    return (fixed, changes) if changes else (value, 0)
+
+
+def text_problem(text: str) -> str | None:
+    """Why ``text`` cannot be taken as typed (``"contains a NUL character"``, ``"contains
+    an unpaired surrogate"``), or ``None`` when it can."""
+    if text.isascii() and "\x00" not in text:
+        return None
+    found = _UNSTORABLE.search(text)
+    if found is None:
+        return None
+    return "contains a NUL character" if found.group() == "\x00" else "contains an unpaired surrogate"
+
+
+def value_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """:func:`text_problem` for every string (keys too) of a JSON-like value, and its depth
+    against ``max_depth``; the first problem found, naming where (``"key 'a': contains …"``)."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    while stack:
+        item, depth, where = stack.pop()
+        if isinstance(item, str):
+            problem = text_problem(item)
+            if problem:
+                return f"{where}{problem}"
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= max_depth:
+                return f"nested deeper than {max_depth} levels"
+            if isinstance(item, Mapping):
+                for key, inner in item.items():
+                    if isinstance(key, str) and (problem := text_problem(key)):
+                        return f"a key {problem}"
+                    stack.append((inner, depth + 1, f"{where}key {_shown(key)}: "))
+            else:
+                stack.extend((inner, depth + 1, where) for inner in item)
+    return None
+
+
+def json_depth(text: str) -> int:
+    """How deeply the JSON in ``text`` nests (``1`` for ``[]``), without parsing it."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
+        if bracket in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
+def json_loads_bounded(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` that first refuses (:class:`JsonTooDeep`, a ``ValueError``) JSON nested
+    deeper than ``max_depth``; other bad JSON raises ``json.JSONDecodeError`` as usual."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
+    if text.count("[") + text.count("{") > max_depth and json_depth(text) > max_depth:
+        raise JsonTooDeep(max_depth)
+    return json.loads(text)
+
+
+def _may_need_fixing(value: Any, max_depth: int) -> bool:
+    """Cheap pre-check: is any string unstorable or any container too deep?"""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if not (item.isascii() and "\x00" not in item) and _UNSTORABLE.search(item):
+                return True
+        elif isinstance(item, (dict, list, tuple)):
+            if depth >= max_depth:
+                return True
+            if isinstance(item, dict):
+                for key in item:
+                    if isinstance(key, str) and _UNSTORABLE.search(key):
+                        return True
+                stack.extend((v, depth + 1) for v in item.values())
+            else:
+                stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def _shown(key: Any) -> str:
+    text = key if isinstance(key, str) else repr(key)
+    return repr(text[:40] + ("…" if len(text) > 40 else ""))
