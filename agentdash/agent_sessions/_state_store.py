@@ -27,11 +27,12 @@ from django.db import IntegrityError, models, transaction
 from pydantic_core import to_jsonable_python
 
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
+from agentdash.agent_sessions.event_data import event_text
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
+from agentdash.core.hygiene import storable
 from agentdash.core.rendering import render_untrusted
-from runtime.events.event import Event
 from runtime.sessions.base_session_service import SessionNotFoundError
 from runtime.sessions.state import scope_of, without_temp
 
@@ -85,29 +86,11 @@ class Appended:
 Check = Callable[[CurrentState], None]
 
 
-def event_serialize(event: Event) -> dict[str, Any]:
-    """``event`` as it is stored: JSON-ready, ``temp:`` keys removed from its delta.
-
-    Raises pydantic's ``PydanticSerializationError`` for a state value JSON cannot carry.
-    """
-    data = event.model_dump(mode="json", exclude_none=True)
-    actions = data.setdefault("actions", {})
-    actions["state_delta"] = without_temp(actions.get("state_delta") or {})
-    return data
-
-
-def event_text(event_data: Mapping[str, Any]) -> str:
-    """The text of a stored event (as ``Event.text``: its text parts joined, thoughts left
-    out), read from its data without building the ``Event``."""
-    parts = (event_data.get("content") or {}).get("parts") or []
-    return "".join(
-        str(part["text"]) for part in parts if part.get("text") and not part.get("thought")
-    )
-
-
 def state_normalize(state: Mapping[str, Any]) -> dict[str, Any]:
-    """``state`` converted the way events convert it (tuples → lists, …), ``temp:`` dropped."""
-    return without_temp(to_jsonable_python(dict(state)))
+    """``state`` converted the way events convert it (tuples → lists, …), ``temp:`` dropped,
+    made storable (``core.hygiene.storable``: what a caller passes may come from an agent)."""
+    normalized, _ = storable(without_temp(to_jsonable_python(dict(state))))
+    return dict(normalized)
 
 
 def split_delta(delta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -128,7 +111,7 @@ def event_append(
     user_id: str | None = None,
     check: Check | None = None,
 ) -> Appended:
-    """Store ``event_data`` (from :func:`event_serialize`) as the session's next event and
+    """Store ``event_data`` (from ``event_data.event_serialize``) as the session's next event and
     apply its state delta, all in one transaction; a lost compare-and-swap redoes the write
     on fresh rows read ``FOR NO KEY UPDATE``. The event also gets the session's next change seq
     (``changes.SessionChange``, kind ``event``) in that transaction.

@@ -18,12 +18,12 @@ from django.db import IntegrityError, transaction
 from agentdash.agent_sessions._state_store import (
     CurrentState,
     event_append,
-    event_serialize,
     shared_state_apply,
     split_delta,
     state_normalize,
 )
 from agentdash.agent_sessions.errors import KeyConflict, StateConflictError
+from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.services import audit_record
 from runtime.events.event import Event

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agentdash.agent_sessions import selectors, services
-from agentdash.agent_sessions._state_store import Appended, event_append, event_serialize
+from agentdash.agent_sessions._state_store import Appended, event_append
+from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.core.threads import in_worker_thread
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import (

@@ -7,7 +7,9 @@ Two rules, one module:
   carry into a Python string) or a NUL character cannot be stored by PostgreSQL (neither in
   ``text`` nor in ``jsonb``) and a lone surrogate not by SQLite either. :func:`storable`
   replaces each with U+FFFD and counts them, so the caller can mark what it stored; values
-  nested deeper than :data:`MAX_STORED_DEPTH` are cut there (:data:`TOO_DEEP` in their place).
+  nested deeper than :data:`MAX_STORED_DEPTH` are cut there (:data:`TOO_DEEP` in their place);
+  ``NaN`` and the infinities, which JSON cannot carry (``jsonb`` refuses them, a browser's
+  ``JSON.parse`` fails on them), become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
 - **What people type is checked.** :func:`text_problem` says why a string from a form or a
   client message cannot be taken as given; :func:`json_loads_bounded` refuses JSON nested
   deeper than :data:`MAX_JSON_DEPTH` before parsing it (no ``RecursionError``, ever).
@@ -16,6 +18,7 @@ Two rules, one module:
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -27,6 +30,7 @@ MAX_STORED_DEPTH = 64
 """Deepest value stored from an agent: deeper parts are replaced by :data:`TOO_DEEP`."""
 TOO_DEEP = "[nested too deep]"
 
+_NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 # Outside strings, only brackets matter for depth: strings (escapes included) are removed
 # first, so a bracket inside one never counts.
@@ -52,8 +56,9 @@ def text_storable(text: str) -> tuple[str, int]:
 
 def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int]:
     """``value`` (JSON-like: dicts, lists, tuples, strings, numbers, ``None``) with every
-    string made storable — keys too — and containers past ``max_depth`` replaced by
-    :data:`TOO_DEEP`; and the number of changes (replaced characters plus cut containers).
+    string made storable — keys too — non-finite floats as strings, and containers past
+    ``max_depth`` replaced by :data:`TOO_DEEP`; and the number of changes (replaced
+    characters, floats and cut containers).
     Returns ``value`` itself when nothing changed; never mutates it. Other objects are
     returned as they are (their own serializer decides). Any input depth is safe: the walk
     stops at ``max_depth``."""
@@ -69,6 +74,9 @@ def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int
         nonlocal changes
         if isinstance(item, str):
             return fix_text(item)
+        if isinstance(item, float) and not math.isfinite(item):
+            changes += 1
+            return _NON_FINITE[str(item)]
         if not isinstance(item, (dict, list, tuple)):
             return item
         if depth >= max_depth:
@@ -76,8 +84,7 @@ def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int
             return TOO_DEEP
         if isinstance(item, dict):
             return {
-                fix_text(k) if isinstance(k, str) else k: fix(v, depth + 1)
-                for k, v in item.items()
+                fix_text(k) if isinstance(k, str) else k: fix(v, depth + 1) for k, v in item.items()
             }
         return [fix(v, depth + 1) for v in item]
 
@@ -95,7 +102,9 @@ def text_problem(text: str) -> str | None:
     found = _UNSTORABLE.search(text)
     if found is None:
         return None
-    return "contains a NUL character" if found.group() == "\x00" else "contains an unpaired surrogate"
+    if found.group() == "\x00":
+        return "contains a NUL character"
+    return "contains an unpaired surrogate"
 
 
 def value_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
@@ -150,6 +159,9 @@ def _may_need_fixing(value: Any, max_depth: int) -> bool:
         item, depth = stack.pop()
         if isinstance(item, str):
             if not (item.isascii() and "\x00" not in item) and _UNSTORABLE.search(item):
+                return True
+        elif isinstance(item, float):
+            if not math.isfinite(item):
                 return True
         elif isinstance(item, (dict, list, tuple)):
             if depth >= max_depth:

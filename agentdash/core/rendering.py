@@ -11,6 +11,8 @@ from __future__ import annotations
 import nh3
 from markdown_it import MarkdownIt
 
+from agentdash.core.hygiene import text_storable
+
 MAX_INPUT_CHARS = 150_000
 MAX_NESTING = 20
 
@@ -30,9 +32,11 @@ _markdown.options["maxNesting"] = MAX_NESTING
 
 
 def render_untrusted(text: str) -> str:
-    """Safe HTML for ``text`` (Markdown). Overlong input is cut and marked."""
+    """Safe HTML for ``text`` (Markdown). Overlong input is cut and marked; NUL characters
+    and lone surrogates become U+FFFD (the sanitizer, like the database, takes only UTF-8)."""
     if len(text) > MAX_INPUT_CHARS:
         text = text[:MAX_INPUT_CHARS] + "\n\n…[truncated]"
+    text, _ = text_storable(text)
     html = _markdown.render(text)
     return nh3.clean(
         html,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.items import Item, SeqKey, items_after_many
@@ -18,8 +18,14 @@ from agentdash.changes.selectors import session_last_seq
 from agentdash.core.sqlite.base import writes_first
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_item
-from agentdash.spans.services import SpanVersion, SpanWrite, span_upsert, spans_store
+from agentdash.spans.services import (
+    UNREACHABLE,
+    SpanWrite,
+    spans_store,
+    spans_store_isolating,
+)
 from agentdash.spans.span_processor import SpanSnapshot
+from agentdash.spans.span_version import SpanVersion
 
 MAX_REMEMBERED = 10_000
 
@@ -64,11 +70,14 @@ class FlushWriter:
         fresh: dict[SeqKey, Item] = {}  # what was just stored need not be read back
         ours: dict[str, list[Item]] = {}  # the same, as change items, by session
         versions = self._versions(snapshots)
-        for version, write in zip(versions, self._store(versions), strict=True):
+        writes, as_given = self._store(versions)
+        for version, write in zip(versions, writes, strict=True):
             if write.seq is None or version.session_id is None:
                 continue
             known = hints.get(version.session_id)
             hints[version.session_id] = write.seq if known is None else min(known, write.seq)
+            if not as_given:  # some were stored reduced: what was stored is read back
+                continue
             item = span_item(version)
             fresh[(version.session_id, write.seq)] = item
             ours.setdefault(version.session_id, []).append(
@@ -159,26 +168,26 @@ class FlushWriter:
             versions.append(snap.version(session_id=session, run_id=run))
         return versions
 
-    def _store(self, versions: list[SpanVersion]) -> list[SpanWrite]:
+    def _store(self, versions: list[SpanVersion]) -> tuple[list[SpanWrite], bool]:
+        """Store ``versions``: one write per version and whether each was stored as given
+        (when not, some may have been stored reduced, or dropped)."""
         # ``spans_store`` coalesces versions of one span: the pipeline already did (one entry
         # per span in its buffer), so its answers line up with ``versions``.
         if not versions:
-            return []
+            return [], True
         try:
-            return spans_store(versions=versions, announce=False)
-        except IntegrityError:
-            # A session or run vanished since it was looked up: store span by span, and drop
-            # the spans whose session is gone (there is nothing left to show them in).
-            self._sessions.clear()
-            self._runs.clear()
-            writes = []
-            for version in versions:
-                try:
-                    with transaction.atomic():
-                        writes.append(span_upsert(**asdict(version), announce=False))
-                except IntegrityError:
-                    writes.append(SpanWrite(stored=False, seq=None))
-            return writes
+            return spans_store(versions=versions, announce=False), True
+        except UNREACHABLE:
+            raise  # nothing stored: the pipeline keeps the batch and tries again later
+        except Exception as exc:
+            if isinstance(exc, IntegrityError):
+                # A session or run vanished since it was looked up: look them up afresh.
+                self._sessions.clear()
+                self._runs.clear()
+            # One bad version must not hold up the others (of every session): store them
+            # apart; what cannot be stored is stored reduced, or dropped (a session that is
+            # gone has nothing left to show its spans in).
+            return spans_store_isolating(versions=versions, announce=False), False
 
     @staticmethod
     def _remember(known: set[str], found: set[str]) -> None:

@@ -17,7 +17,14 @@ committed change (``changes.announcements``) and streams every run (``runs.strea
 
 Nothing is dropped: under load, versions of one span coalesce (the latest wins, an ended one
 is final); past ``high_water`` waiting spans, :meth:`LivePipeline.backpressure` makes the
-producing run wait until the flusher has caught up. A failed write is retried at the next flush.
+producing run wait until the flusher has caught up.
+
+Nothing blocks it for ever either. What agents produce is made storable before it is stored
+(``spans.span_version``); a span version that still cannot be stored is stored reduced or
+dropped without holding up the rest (``spans_store_isolating``); a flush that fails for any
+other reason is redone session by session, and a session whose part fails again is left out
+(logged) — never retried in a loop. Only an unreachable database keeps everything for the next
+flush, retried with a growing pause until it is back (``flush_faults``).
 """
 
 from __future__ import annotations
@@ -37,11 +44,13 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.core.loop_thread import LoopThread
 from agentdash.core.threads import in_worker_thread
+from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
 from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.protocol import partial_message
-from agentdash.spans.span_processor import LiveSpanProcessor
+from agentdash.spans.services import UNREACHABLE
+from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
 
 logger = logging.getLogger(__name__)
 MAX_DIRTY = 10_000
@@ -70,7 +79,6 @@ class LivePipeline:
     ) -> None:
         self.linger = linger
         self.idle_timeout = idle_timeout  # a safety net: every producer wakes the flusher
-        self.retry_delay = retry_delay  # after a failed flush (the database is unwell)
         self.flush_limit = flush_limit
         self.high_water = high_water
         self.low_water = high_water // 2 if low_water is None else low_water
@@ -78,7 +86,7 @@ class LivePipeline:
         self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
         self.writer = FlushWriter(publish_limit=publish_limit)
         self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
-        self.failures = 0  # flushes that failed (and will be retried)
+        self.faults = FlushFaults(retry_delay=retry_delay, keep=self._keep)
         self._dirty: dict[str, int | None] = {}
         self._partials = PartialQueue()
         self._dirty_lock = threading.Lock()
@@ -179,6 +187,11 @@ class LivePipeline:
             await asyncio.to_thread(own.stop, START_TIMEOUT_S)
 
     @property
+    def failures(self) -> int:
+        """Flushes (or sessions' parts of one) that failed so far."""
+        return self.faults.failures
+
+    @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
@@ -256,16 +269,19 @@ class LivePipeline:
             return 0
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
-        try:  # a thread of its own: never queued behind the runs' or the consumers' calls
-            write = in_worker_thread(self.writer.write, executor=self._thread)
+        # A thread of its own: never queued behind the runs' or the consumers' calls.
+        write = in_worker_thread(self.writer.write, executor=self._thread)
+        try:
             batches = await write(snapshots, dirty)
-        except Exception:
-            logger.exception("live pipeline: storing %d span versions failed", len(snapshots))
-            self.failures += 1
-            self.processor.restore(snapshots)
-            for session_id, seq in dirty.items():
-                self.notify_threadsafe(session_id, seq=seq)
+        except UNREACHABLE as exc:
+            self.faults.keep_for_later(snapshots, dirty, exc)
             return 0
+        except Exception:
+            logger.exception("live pipeline: a flush failed; trying it session by session")
+            self.faults.failures += 1
+            batches = await self.faults.write_apart(write, snapshots, dirty)
+        else:
+            self.faults.recovered()
         self.processor.stored()
         partials = self._partials.take()  # queued during the write: before what it read
         if partials:
@@ -307,19 +323,25 @@ class LivePipeline:
                 if self._has_work() and self.processor.pending_count() < self.processor.batch_size:
                     await asyncio.sleep(self.linger)  # the rest of the step joins this flush
             self._wake.clear()  # producers wake it again for anything taken after this
-            failures = self.failures
+            failures = self.faults.failures
             try:
                 await self.flush()
             except Exception:  # never let the flusher die
                 logger.exception("live pipeline: flush failed")
-                self.failures += 1
+                self.faults.failures += 1
             self._signal_flushed()
             if stopping:
                 final_rounds -= 1
                 if final_rounds <= 0 or not self._has_work():
                     return
-            elif self.failures != failures:  # the database is unwell: don't hammer it
-                await asyncio.sleep(self.retry_delay)
+            elif self.faults.failures != failures:  # the database is unwell: don't hammer it
+                await asyncio.sleep(self.faults.pause())
+
+    def _keep(self, snapshots: list[SpanSnapshot], dirty: dict[str, int | None]) -> None:
+        """Put a flush's work back for the next one."""
+        self.processor.restore(snapshots)
+        for session_id, seq in dirty.items():
+            self.notify_threadsafe(session_id, seq=seq)
 
     def _has_work(self) -> bool:
         return bool(self.processor.pending_count() or self._dirty or self._partials)

@@ -24,7 +24,8 @@ from agentdash.runs.lifecycle import run_change_record, run_report
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_dispatch
 from agentdash.spans.models import Span
-from agentdash.spans.services import SpanVersion, spans_store
+from agentdash.spans.services import spans_store
+from agentdash.spans.span_version import SpanVersion
 
 logger = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.spans.models import Span
-from agentdash.spans.services import SpanVersion
+from agentdash.spans.span_version import SpanVersion
 
 
 def span_item(span: Span | SpanVersion) -> Item:

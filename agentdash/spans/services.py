@@ -3,12 +3,13 @@ version recorded as a change of its session."""
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Any, NamedTuple
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import (
@@ -19,6 +20,12 @@ from agentdash.changes.services import (
     session_changes_insert,
 )
 from agentdash.spans.models import Span
+from agentdash.spans.span_version import SpanVersion
+
+logger = logging.getLogger(__name__)
+
+UNREACHABLE = (OperationalError, InterfaceError)
+"""The database is down or the connection broke: nothing was stored, try again later."""
 
 _SPAN_FIELDS = (
     "name",
@@ -67,21 +74,25 @@ def span_upsert(
     not, is ignored (``stored`` False), so versions arriving out of order never regress it.
     When stored with a ``session_id``, the write gets the session's next change seq (kind
     ``span``, ref ``trace:span``), also saved on the row, in the same transaction
-    (``announce``: see :func:`session_change_next`).
+    (``announce``: see :func:`session_change_next`). Strings are made storable first, as
+    :class:`SpanVersion` does.
     """
-    fields: dict[str, Any] = {
-        "name": name,
-        "parent_span_id": parent_span_id,
-        "kind": kind,
-        "start_time": start_time,
-        "end_time": end_time,
-        "status": status,
-        "status_message": status_message,
-        "attributes": attributes or {},
-        "events": events or [],
-        "session_id": session_id,
-        "run_id": run_id,
-    }
+    version = SpanVersion(
+        trace_id=trace_id,
+        span_id=span_id,
+        name=name,
+        start_time=start_time,
+        end_time=end_time,
+        parent_span_id=parent_span_id,
+        kind=kind,
+        status=status,
+        status_message=status_message,
+        attributes=attributes or {},
+        events=events or [],
+        session_id=session_id,
+        run_id=run_id,
+    )  # made storable on construction
+    fields = {field_name: getattr(version, field_name) for field_name in _SPAN_FIELDS}
     identity = {"trace_id": trace_id, "span_id": span_id}
     with transaction.atomic():
         if session_id:  # the session's counter first, then its span: every span writer's order
@@ -107,29 +118,6 @@ def span_upsert(
         )
         Span.objects.filter(**identity).update(seq=seq)
     return SpanWrite(stored=True, seq=seq)
-
-
-@dataclass(frozen=True)
-class SpanVersion:
-    """One version of a span, as :func:`spans_store` takes it (fields as in ``span_upsert``)."""
-
-    trace_id: str
-    span_id: str
-    name: str
-    start_time: int
-    end_time: int | None = None
-    parent_span_id: str = ""
-    kind: str = "internal"
-    status: str = Span.Status.UNSET
-    status_message: str = ""
-    attributes: dict[str, Any] = field(default_factory=dict)
-    events: list[Any] = field(default_factory=list)
-    session_id: str | None = None
-    run_id: int | None = None
-
-    @property
-    def identity(self) -> tuple[str, str]:
-        return (self.trace_id, self.span_id)
 
 
 def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> list[SpanWrite]:
@@ -184,7 +172,7 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
             next_seq[version.session_id] = seq + 1
             changes.append((version.session_id, seq, f"{version.trace_id}:{version.span_id}"))
         written[version.identity] = seq
-        fields = {name: getattr(version, name) for name in _SPAN_FIELDS}
+        fields = {field_name: getattr(version, field_name) for field_name in _SPAN_FIELDS}
         span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
         (changed if version.identity in existing else new).append(span)
     # A collision (seqs written around the counter) raises: the batch is redone.
@@ -208,3 +196,56 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         else SpanWrite(stored=False, seq=None)
         for v in versions
     ]
+
+
+def spans_store_isolating(
+    *, versions: Sequence[SpanVersion], announce: bool = True
+) -> list[SpanWrite]:
+    """:func:`spans_store`, except that a version that cannot be stored does not take the
+    others down with it (one session's bad data never holds up another's).
+
+    A batch that fails is split in halves, each stored on its own, down to single versions;
+    a version that fails alone is stored reduced (:meth:`SpanVersion.reduced`, with the
+    error), and one that fails even so is dropped and logged. Versions of one span are
+    coalesced first (as :func:`spans_store`); returns one :class:`SpanWrite` per span, in
+    order, ``stored`` False for a dropped one. An unreachable database (``OperationalError``,
+    ``InterfaceError``) propagates at once: nothing is split or dropped for that.
+    """
+    latest: dict[tuple[str, str], SpanVersion] = {}
+    for version in versions:
+        kept = latest.get(version.identity)
+        if kept is None or kept.end_time is None or version.end_time is not None:
+            latest[version.identity] = version
+    return _store_halves(list(latest.values()), announce)
+
+
+def _store_halves(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]:
+    if not versions:
+        return []
+    try:
+        return spans_store(versions=versions, announce=announce)
+    except UNREACHABLE:
+        raise
+    except Exception as exc:
+        if len(versions) > 1:
+            half = len(versions) // 2
+            return _store_halves(versions[:half], announce) + _store_halves(
+                versions[half:], announce
+            )
+        return [_store_reduced(versions[0], exc, announce)]
+
+
+def _store_reduced(version: SpanVersion, error: Exception, announce: bool) -> SpanWrite:
+    why = f"{type(error).__name__}: {error}"
+    where = f"span {version.trace_id}/{version.span_id} ({version.name!r}) of session " + repr(
+        version.session_id
+    )
+    try:
+        (write,) = spans_store(versions=[version.reduced(why)], announce=announce)
+    except UNREACHABLE:
+        raise
+    except Exception:
+        logger.exception("%s dropped: not storable (%s), not even without its data", where, why)
+        return SpanWrite(stored=False, seq=None)
+    logger.error("%s stored without its attributes and events: %s", where, why)
+    return write

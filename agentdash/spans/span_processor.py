@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace import Span as SdkSpan
 from opentelemetry.trace import StatusCode
 
-from agentdash.spans.services import SpanVersion
+from agentdash.spans.span_version import SpanVersion
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 MAX_CANDIDATES = 4

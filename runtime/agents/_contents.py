@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import TYPE_CHECKING
 
 from google.genai import types
 
 from runtime.events.event import Event
+from runtime.telemetry.payloads import to_json
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 
 if TYPE_CHECKING:
@@ -29,6 +31,13 @@ def _is_auth(event: Event) -> bool:
     )
 
 
+def _json(value: object) -> str:
+    try:
+        return json.dumps(value, default=str, ensure_ascii=False)
+    except (RecursionError, ValueError):  # nested too deep, or circular: cut, not crash
+        return to_json(value, limit=sys.maxsize)
+
+
 def _as_context(event: Event) -> types.Content:
     """Another agent's turn, retold to this agent as user-side context."""
     parts = [types.Part(text="For context:")]
@@ -37,13 +46,13 @@ def _as_context(event: Event) -> types.Content:
             parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))
         elif part.function_call:
             fc = part.function_call
-            args = json.dumps(fc.args or {}, default=str, ensure_ascii=False)
+            args = _json(fc.args or {})
             parts.append(
                 types.Part(text=f"[{event.author}] called tool `{fc.name}` with parameters: {args}")
             )
         elif part.function_response:
             fr = part.function_response
-            result = json.dumps(fr.response or {}, default=str, ensure_ascii=False)
+            result = _json(fr.response or {})
             parts.append(
                 types.Part(text=f"[{event.author}] `{fr.name}` tool returned result: {result}")
             )
@@ -58,13 +67,17 @@ def _strip_client_ids(content: types.Content) -> types.Content:
         for p in parts
     ):
         return content
-    content = content.model_copy(deep=True)
-    for p in content.parts or []:
-        if p.function_call and (p.function_call.id or "").startswith(CLIENT_ID_PREFIX):
-            p.function_call.id = None
-        if p.function_response and (p.function_response.id or "").startswith(CLIENT_ID_PREFIX):
-            p.function_response.id = None
-    return content
+    # Shallow copies with the id cleared: the arguments and results are shared, never
+    # copied (they may be large, or nested deeper than a deep copy can go).
+    stripped = []
+    for p in parts:
+        fc, fr = p.function_call, p.function_response
+        if fc and (fc.id or "").startswith(CLIENT_ID_PREFIX):
+            p = p.model_copy(update={"function_call": fc.model_copy(update={"id": None})})
+        if fr and (fr.id or "").startswith(CLIENT_ID_PREFIX):
+            p = p.model_copy(update={"function_response": fr.model_copy(update={"id": None})})
+        stripped.append(p)
+    return content.model_copy(update={"parts": stripped})
 
 
 def _latest_responses(events: list[Event]) -> dict[str, tuple[int, types.Part]]:

@@ -7,15 +7,11 @@ from typing import Any
 
 from runtime.callbacks.any_agent import Callback, Context
 from runtime.telemetry.attributes import AgentDash, GenAI
+from runtime.telemetry.payloads import preview
 
 logger = logging.getLogger("runtime.steps")
 
 SUMMARY_CHARS = 200
-
-
-def _clip(text: str, limit: int = SUMMARY_CHARS) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class StepLogger(Callback):
@@ -43,17 +39,18 @@ class StepLogger(Callback):
         parts = (response.content.parts if response.content else None) or []
         calls = [p.function_call for p in parts if p.function_call]
         if calls:
-            names = ", ".join(f"{c.name}({_clip(str(c.args or {}), 60)})" for c in calls)
+            names = ", ".join(f"{c.name}({preview(c.args or {}, limit=60)})" for c in calls)
             return self._note(context, f"model calls {names}")
-        return self._note(context, f"model says: {_clip(response.text)}")
+        return self._note(context, f"model says: {preview(response.text, limit=SUMMARY_CHARS)}")
 
     def after_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
         tool = kwargs.get("tool")
         name = getattr(tool, "name", None)
         if name is None and context.current_span is not None:
             name = context.current_span.attributes.get(GenAI.TOOL_NAME)
-        call = f"{name}({_clip(str(kwargs.get('args') or {}), 80)})"
-        return self._note(context, f"{call} → {_clip(str(kwargs.get('tool_response')))}")
+        call = f"{name}({preview(kwargs.get('args') or {}, limit=80)})"
+        result = preview(kwargs.get("tool_response"), limit=SUMMARY_CHARS)
+        return self._note(context, f"{call} → {result}")
 
 
 def get_default_callbacks() -> list[Callback]:

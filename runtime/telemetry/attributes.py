@@ -55,6 +55,11 @@ class AgentDash:
     LONG_RUNNING = "agentdash.tool.long_running"
     MODEL_OFFLINE = "agentdash.model.offline"
     ERROR_MESSAGE = "agentdash.error.message"
+    STORAGE_REPLACED = "agentdash.storage.replaced"
+    """Set by the store on what it kept: how many characters it could not store as they were
+    (NUL, lone surrogates → U+FFFD) plus how many too-deep values it cut."""
+    STORAGE_ERROR = "agentdash.storage.error"
+    """Set on a span stored in reduced form: why its full version could not be stored."""
 
 
 class Outcome:

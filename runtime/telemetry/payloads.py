@@ -13,6 +13,11 @@ MAX_ATTRIBUTE_CHARS = 16_384
 
 TRUNCATION_MARK = "…[truncated]"
 
+MAX_DEPTH = 32
+"""Deepest structure kept when a payload is too deep (or circular) to serialize whole."""
+
+DEPTH_MARK = "…[nested too deep]"
+
 
 def _default(value: Any) -> Any:
     if isinstance(value, BaseModel):
@@ -25,11 +30,45 @@ def _default(value: Any) -> Any:
 
 
 def to_json(value: Any, *, limit: int = MAX_ATTRIBUTE_CHARS) -> str:
-    """Serialize ``value`` as compact JSON, cut to ``limit`` characters (marked when cut)."""
-    text = json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+    """Serialize ``value`` as compact JSON, cut to ``limit`` characters (marked when cut).
+
+    Never raises for a value's shape: one nested too deeply for ``json`` (or pydantic), or
+    one that contains itself, is serialized down to ``MAX_DEPTH`` levels, deeper parts
+    replaced by ``DEPTH_MARK``."""
+    try:
+        text = json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+    except (RecursionError, ValueError):  # too deep, or circular
+        bounded = _bounded(value, MAX_DEPTH)
+        text = json.dumps(bounded, default=repr, ensure_ascii=False, separators=(",", ":"))
     if len(text) > limit:
         return text[: limit - len(TRUNCATION_MARK)] + TRUNCATION_MARK
     return text
+
+
+def preview(value: Any, *, limit: int) -> str:
+    """A short one-line text of ``value`` for summaries and logs: a string as it is, anything
+    else as :func:`to_json`; whitespace runs collapsed, cut to ``limit`` characters (``…``)."""
+    text = value if isinstance(value, str) else to_json(value, limit=limit * 2 + 16)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bounded(value: Any, depth: int) -> Any:
+    """``value`` as plain JSON data down to ``depth`` levels (the walk stops there)."""
+    if isinstance(value, BaseModel):
+        try:
+            value = value.model_dump(mode="json", exclude_none=True)
+        except ValueError:  # pydantic's own depth limit
+            return f"<{type(value).__name__}>"
+    if isinstance(value, dict | list | tuple | set | frozenset):
+        if depth <= 0:
+            return DEPTH_MARK
+        if isinstance(value, dict):
+            return {str(k): _bounded(v, depth - 1) for k, v in value.items()}
+        return [_bounded(v, depth - 1) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return _default(value)
 
 
 def part_to_message_part(part: types.Part) -> dict[str, Any]:

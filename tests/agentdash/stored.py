@@ -8,7 +8,8 @@ from typing import Any
 from django.contrib.auth.models import User
 from google.genai import types
 
-from agentdash.agent_sessions._state_store import event_append, event_serialize
+from agentdash.agent_sessions._state_store import event_append
+from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.agent_sessions.models import AgentSession
 from runtime.events.event import Event
 

@@ -64,7 +64,8 @@ def test_event_text_is_sanitized_and_big_payloads_are_cut(make_session: MakeSess
         author="bot",
         content=types.Content(role="user", parts=[types.Part(function_response=response)]),
     )
-    from agentdash.agent_sessions._state_store import event_append, event_serialize
+    from agentdash.agent_sessions._state_store import event_append
+    from agentdash.agent_sessions.event_data import event_serialize
 
     event_append(session_id="s1", event_data=event_serialize(event))
     first, second = SessionEvent.objects.order_by("seq")
@@ -80,7 +81,8 @@ def test_event_text_is_sanitized_and_big_payloads_are_cut(make_session: MakeSess
 def test_event_text_is_rendered_once_when_stored_thoughts_left_out(
     make_session: MakeSession,
 ) -> None:
-    from agentdash.agent_sessions._state_store import event_append, event_serialize, event_text
+    from agentdash.agent_sessions._state_store import event_append
+    from agentdash.agent_sessions.event_data import event_serialize, event_text
 
     make_session("s1")
     event = Event(

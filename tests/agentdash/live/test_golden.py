@@ -17,7 +17,8 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from google.genai import types
 
-from agentdash.agent_sessions._state_store import event_append, event_serialize
+from agentdash.agent_sessions._state_store import event_append
+from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.changes.items import items_after

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
+from django.db import OperationalError
 from google.genai import types
 from opentelemetry import trace
 
@@ -21,6 +22,7 @@ from agentdash.changes.selectors import session_last_seq
 from agentdash.live.pipeline import LivePipeline, notify
 from agentdash.runs.models import Run
 from agentdash.spans.models import Span
+from agentdash.spans.span_processor import SpanSnapshot
 from runtime import LlmAgent, Runner, ScriptedLlm
 from runtime.telemetry.attributes import AgentDash, GenAI
 from tests.agentdash.live.conftest import (
@@ -276,24 +278,84 @@ async def test_spans_of_unknown_sessions_are_not_kept(live: LivePipeline) -> Non
     assert not await Span.objects.acount()
 
 
-async def test_a_failed_write_is_retried_at_the_next_flush(
+async def test_an_unreachable_database_keeps_the_flush_for_later_with_growing_pauses(
     live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = await sync_to_async(session_of)(alice, f"s-{uuid.uuid4().hex[:8]}")
     write = live.writer.write
-    failures = [1]
+    outage = [1, 2, 3]
+    pauses: list[float] = []
 
-    def flaky(*args: Any) -> Any:
-        if failures:
-            failures.pop()
-            raise RuntimeError("database unavailable")
+    def down_for_a_while(*args: Any) -> Any:
+        if outage:
+            outage.pop()
+            pauses.append(live.faults.pause())
+            raise OperationalError("connection refused")
         return write(*args)
 
-    monkeypatch.setattr(live.writer, "write", flaky)
+    monkeypatch.setattr(live.writer, "write", down_for_a_while)
+    before = live.failures
     with tracer.start_as_current_span("kept", attributes={GenAI.CONVERSATION_ID: session.id}):
         pass
     await eventually(lambda: Span.objects.filter(name="kept").aexists(), "the retried write")
-    assert live.failures == 1
+    assert live.failures - before == 3
+    assert pauses == sorted(pauses) and pauses[-1] > pauses[0]  # backing off, not hammering
+    assert live.faults.unreachable == 0  # back to normal
+
+
+async def test_one_sessions_bad_data_never_holds_up_another_and_is_not_retried_for_ever(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = await sync_to_async(session_of)(alice, f"s-bad-{uuid.uuid4().hex[:8]}")
+    good = await sync_to_async(session_of)(alice, f"s-good-{uuid.uuid4().hex[:8]}")
+    socket = await connect(alice, good.id)
+    assert await hello(socket) == ([], 0)
+    write = live.writer.write
+    attempts: list[set[str]] = []
+
+    def fails_for_bad(snapshots: Any, dirty: Any) -> Any:
+        sessions = {s.sessions[0] for s in snapshots} | set(dirty)
+        attempts.append(sessions)
+        if bad.id in sessions:
+            raise ValueError("a row that cannot be read")
+        return write(snapshots, dirty)
+
+    monkeypatch.setattr(live.writer, "write", fails_for_bad)
+    before = live.failures
+    for session in (bad, good):
+        with tracer.start_as_current_span(
+            f"span of {session.id}", attributes={GenAI.CONVERSATION_ID: session.id}
+        ):
+            pass
+    items, _ = await changes_until(socket, lambda items: bool(items))
+    assert [i["data"]["name"] for i in items] == [f"span of {good.id}"]
+    # Each failed flush was redone session by session, the bad part alone once, then left out.
+    await eventually(lambda: live.processor.pending_count() == 0, "the flusher to be idle")
+    assert {bad.id} in attempts and live.failures > before
+    tried, failed = len(attempts), live.failures
+    await asyncio.sleep(live.faults.retry_delay * 5)
+    assert (len(attempts), live.failures) == (tried, failed)  # nothing retried in a loop
+
+
+async def test_a_span_the_database_refuses_goes_out_reduced_beside_the_others(
+    connect: Connect, live: LivePipeline, alice: User
+) -> None:
+    session = await sync_to_async(session_of)(alice, f"s-{uuid.uuid4().hex[:8]}")
+    socket = await connect(alice, session.id)
+    assert await hello(socket) == ([], 0)
+    before = live.failures
+    owner = {GenAI.CONVERSATION_ID: session.id}
+    with tracer.start_as_current_span("fine", attributes=owner):
+        pass
+    span = tracer.start_span("poison", attributes=owner)
+    # Its snapshot carries what JSON cannot encode (as a misbehaving exporter might hand over),
+    # put in place of its start snapshot before the flusher (on this loop) can take that.
+    live.processor._put(SpanSnapshot(span, {"bad": object()}, False, (session.id,), ()))  # type: ignore[arg-type]
+    items, _ = await changes_until(socket, lambda items: len(items) >= 2)
+    span.end()
+    by_name = {i["data"]["name"]: i["data"] for i in items}
+    assert set(by_name["poison"]["attributes"]) == {AgentDash.STORAGE_ERROR}
+    assert "fine" in by_name and live.failures == before  # no flush failed for it
 
 
 async def test_spans_and_backpressure_from_another_thread_and_loop(

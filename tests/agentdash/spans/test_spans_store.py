@@ -11,7 +11,8 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.models import SessionChange
 from agentdash.spans import services
 from agentdash.spans.models import Span
-from agentdash.spans.services import SpanVersion, SpanWrite, span_upsert, spans_store
+from agentdash.spans.services import SpanWrite, span_upsert, spans_store
+from agentdash.spans.span_version import SpanVersion
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,89 @@
+"""What the live pipeline's flusher does when a flush fails: nothing blocks it for ever.
+
+- The database is unreachable (``OperationalError``, ``InterfaceError``): the flush's work is
+  kept for the next one, which comes after a pause that doubles with each such failure, up to
+  ``MAX_RETRY_DELAY_S``; logged once when the outage starts and once when it ends.
+- Anything else: the flush is redone session by session, so one session's bad data never
+  holds up another's; a session whose part fails again is left out of the live stream and
+  logged — never retried in a loop (what was stored stays; its clients catch up from the
+  database).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from agentdash.live.flush_writer import Batch
+from agentdash.spans.services import UNREACHABLE
+from agentdash.spans.span_processor import SpanSnapshot
+
+logger = logging.getLogger("agentdash.live.pipeline")
+
+MAX_RETRY_DELAY_S = 2.0
+
+Write = Callable[[list[SpanSnapshot], dict[str, int | None]], Coroutine[Any, Any, list[Batch]]]
+Keep = Callable[[list[SpanSnapshot], dict[str, int | None]], None]
+
+
+class FlushFaults:
+    """The flusher's failure counts and what it does about failures (see the module
+    docstring). ``keep(snapshots, dirty)`` puts work back for the next flush."""
+
+    def __init__(self, *, retry_delay: float, keep: Keep) -> None:
+        self.retry_delay = retry_delay
+        self.failures = 0  # flushes (or sessions' parts of one) that failed
+        self.unreachable = 0  # flushes in a row that found the database unreachable
+        self._keep = keep
+
+    def pause(self) -> float:
+        """How long to wait after a failed flush: ``retry_delay``, doubling with each flush
+        in a row that found the database unreachable, at most ``MAX_RETRY_DELAY_S``."""
+        return min(self.retry_delay * 2 ** max(self.unreachable - 1, 0), MAX_RETRY_DELAY_S)
+
+    def keep_for_later(
+        self, snapshots: list[SpanSnapshot], dirty: dict[str, int | None], error: Exception
+    ) -> None:
+        self.failures += 1
+        self.unreachable += 1
+        if self.unreachable == 1:
+            logger.error(
+                "live pipeline: the database is unreachable (%s); %d span versions wait, "
+                "flushes are retried with backoff",
+                error,
+                len(snapshots),
+            )
+        self._keep(snapshots, dirty)
+
+    def recovered(self) -> None:
+        if self.unreachable:
+            logger.warning(
+                "live pipeline: the database is back after %d failed flushes", self.unreachable
+            )
+            self.unreachable = 0
+
+    async def write_apart(
+        self, write: Write, snapshots: list[SpanSnapshot], dirty: dict[str, int | None]
+    ) -> list[Batch]:
+        """Each session's part of a failed flush written on its own (see the module
+        docstring); returns the batches of the parts that worked."""
+        parts: dict[str, list[SpanSnapshot]] = {}
+        for snapshot in snapshots:
+            parts.setdefault(snapshot.sessions[0], []).append(snapshot)
+        batches: list[Batch] = []
+        for session_id in dict.fromkeys([*parts, *dirty]):
+            mine, hint = parts.get(session_id, []), {session_id: dirty.get(session_id)}
+            try:
+                batches.extend(await write(mine, hint))
+            except UNREACHABLE as exc:
+                self.keep_for_later(mine, hint, exc)
+            except Exception:
+                self.failures += 1
+                logger.exception(
+                    "live pipeline: session %s: %d span versions and its new changes could not "
+                    "be stored or read; left out of the live stream",
+                    session_id,
+                    len(mine),
+                )
+        return batches

@@ -1,0 +1,75 @@
+"""One version of a span as the span store takes it — storable whatever it carries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from agentdash.core.hygiene import storable, text_storable
+from agentdash.spans.models import Span
+from runtime.telemetry.attributes import AgentDash
+
+MAX_NAME_CHARS = Span._meta.get_field("name").max_length or 255
+MAX_ERROR_CHARS = 2_000
+
+
+@dataclass(frozen=True)
+class SpanVersion:
+    """One version of a span, as :func:`spans_store` takes it (fields as in ``span_upsert``)."""
+
+    trace_id: str
+    span_id: str
+    name: str
+    start_time: int
+    end_time: int | None = None
+    parent_span_id: str = ""
+    kind: str = "internal"
+    status: str = Span.Status.UNSET
+    status_message: str = ""
+    attributes: dict[str, Any] = field(default_factory=dict)
+    events: list[Any] = field(default_factory=list)
+    session_id: str | None = None
+    run_id: int | None = None
+
+    def __post_init__(self) -> None:
+        # What a span carries comes from agents, models and tools: stored, never refused
+        # (core.hygiene). NUL and lone surrogates become U+FFFD, values nested too deeply are
+        # cut, a name longer than its column is cut; the span then counts the changes in
+        # ``agentdash.storage.replaced`` (added to a count it already carries).
+        name, cut = text_storable(self.name[:MAX_NAME_CHARS])
+        cut += len(self.name) > MAX_NAME_CHARS
+        status_message, replaced = text_storable(self.status_message)
+        attributes, in_attributes = storable(self.attributes)
+        events, in_events = storable(self.events)
+        changes = cut + replaced + in_attributes + in_events
+        if not changes:
+            return
+        attributes = dict(attributes)
+        attributes[AgentDash.STORAGE_REPLACED] = _count(attributes) + changes
+        for field_name, value in (
+            ("name", name),
+            ("status_message", status_message),
+            ("attributes", attributes),
+            ("events", list(events)),
+        ):
+            object.__setattr__(self, field_name, value)
+
+    @property
+    def identity(self) -> tuple[str, str]:
+        return (self.trace_id, self.span_id)
+
+    def reduced(self, why: str) -> SpanVersion:
+        """This version without its attributes and events, which say instead why the whole
+        could not be stored (``agentdash.storage.error``): identity, name, timing, status and
+        session kept."""
+        return replace(
+            self,
+            attributes={AgentDash.STORAGE_ERROR: why[:MAX_ERROR_CHARS]},
+            events=[],
+            status_message=self.status_message[:MAX_ERROR_CHARS],
+        )
+
+
+def _count(attributes: dict[str, Any]) -> int:
+    found = attributes.get(AgentDash.STORAGE_REPLACED, 0)
+    return found if isinstance(found, int) and not isinstance(found, bool) else 0

@@ -1,0 +1,103 @@
+"""core.hygiene: what agents produce is made storable (and counted); what people type is
+checked; JSON depth is refused before parsing."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from agentdash.core.hygiene import (
+    REPLACEMENT,
+    TOO_DEEP,
+    JsonTooDeep,
+    json_depth,
+    json_loads_bounded,
+    storable,
+    text_problem,
+    text_storable,
+    value_problem,
+)
+
+
+def nested(levels: int, leaf: Any = "x") -> Any:
+    value = leaf
+    for _ in range(levels):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("text", "fixed", "count"),
+    [
+        ("plain", "plain", 0),
+        ("ünïcødé ✓ 😀", "ünïcødé ✓ 😀", 0),
+        ("a\x00b", f"a{REPLACEMENT}b", 1),
+        ("\ud800", REPLACEMENT, 1),
+        ("x\udfff\ud83d", f"x{REPLACEMENT}{REPLACEMENT}", 2),
+    ],
+)
+def test_text_storable(text: str, fixed: str, count: int) -> None:
+    assert text_storable(text) == (fixed, count)
+    fixed.encode("utf-8")  # what a database takes
+
+
+def test_storable_fixes_keys_values_floats_and_depth_and_counts() -> None:
+    value = {
+        "k\x00": ["\ud800", {"inner": float("nan")}],
+        "inf": float("inf"),
+        "deep": nested(100),
+        "fine": 1.5,
+    }
+    fixed, count = storable(value)
+    assert fixed["k" + REPLACEMENT] == [REPLACEMENT, {"inner": "NaN"}]
+    assert fixed["inf"] == "Infinity" and fixed["fine"] == 1.5
+    assert TOO_DEEP in json.dumps(fixed["deep"])
+    assert count == 5  # the key, the value, two floats, one cut
+    json.dumps(fixed, allow_nan=False).encode("utf-8")
+    assert "k\x00" in value  # never mutated
+
+
+def test_storable_returns_the_value_itself_when_nothing_changes() -> None:
+    value = {"a": [1, "two", {"three": None}]}
+    fixed, count = storable(value)
+    assert fixed is value and count == 0
+
+
+def test_storable_survives_any_depth() -> None:
+    fixed, count = storable(nested(100_000))
+    assert count == 1 and json_depth(json.dumps(fixed)) <= 65
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("fine ✓", None),
+        ("a\x00", "contains a NUL character"),
+        ("\ud800", "contains an unpaired surrogate"),
+    ],
+)
+def test_text_problem(text: str, problem: str | None) -> None:
+    assert text_problem(text) == problem
+
+
+def test_value_problem_names_where() -> None:
+    assert value_problem({"a": {"b": "\x00"}}) == "key 'a': key 'b': contains a NUL character"
+    assert value_problem({"\ud800": 1}) == "a key contains an unpaired surrogate"
+    assert value_problem(nested(65)) == "nested deeper than 64 levels"
+    assert value_problem({"ok": [1, "two"]}) is None
+
+
+def test_json_depth_ignores_brackets_in_strings() -> None:
+    assert json_depth('{"a": "[[[[{{{{", "b": [1, [2]]}') == 3
+    assert json_depth(r'["\"[[[["]') == 1
+    assert json_depth("5") == 0
+
+
+def test_json_loads_bounded_refuses_deep_json_before_parsing() -> None:
+    with pytest.raises(JsonTooDeep):
+        json_loads_bounded("[" * 1_000_000 + "]" * 1_000_000)
+    assert json_loads_bounded(json.dumps(nested(64))) == nested(64)
+    with pytest.raises(json.JSONDecodeError):
+        json_loads_bounded("{nope")
