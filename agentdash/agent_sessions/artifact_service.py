@@ -9,6 +9,7 @@ from django.db.models import Max, Q, QuerySet
 from google.genai import types
 
 from agentdash.agent_sessions.models import StoredArtifact
+from agentdash.core.hygiene import storable
 from agentdash.core.threads import in_worker_thread
 from runtime.artifacts.base_artifact_service import (
     USER_PREFIX,
@@ -49,7 +50,9 @@ class DjangoArtifactService(BaseArtifactService):
         artifact: types.Part,
     ) -> int:
         where = _where(app_name, user_id, session_id, filename)
-        part = artifact.model_dump(mode="json", exclude_none=True)
+        # What an agent saves is stored, never refused: NUL and lone surrogates in its text
+        # become U+FFFD (core.hygiene), as in events.
+        part, _ = storable(artifact.model_dump(mode="json", exclude_none=True))
         saved: int = await in_worker_thread(_save)(where, part)
         return saved
 

@@ -10,6 +10,7 @@ from django.db.models import Q
 from google.genai import types
 
 from agentdash.agent_sessions.models import MemoryRecord
+from agentdash.core.hygiene import storable, text_storable
 from agentdash.core.threads import in_worker_thread
 from runtime.events.event import Event
 from runtime.memory.base_memory_service import (
@@ -38,14 +39,15 @@ class DjangoMemoryService(BaseMemoryService):
     async def add_session_to_memory(self, session: Session) -> None:
         rows = [
             {
-                "author": event.author,
+                "author": text_storable(event.author)[0],
                 "timestamp": event.timestamp,
                 "text": text,
                 "words": " " + " ".join(sorted(words_of(text))) + " ",
-                "content": event.content.model_dump(mode="json", exclude_none=True),
+                "content": storable(event.content.model_dump(mode="json", exclude_none=True))[0],
             }
             for event in session.events
-            if event.content is not None and (text := _text_of(event)).strip()
+            # Stored, never refused: NUL and lone surrogates become U+FFFD (core.hygiene).
+            if event.content is not None and (text := text_storable(_text_of(event))[0]).strip()
         ]
         await in_worker_thread(_replace)(session.app_name, session.user_id, session.id, rows)
 

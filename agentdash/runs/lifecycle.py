@@ -19,6 +19,7 @@ from django.utils import timezone
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
+from agentdash.core.hygiene import text_storable
 from agentdash.runs.models import Run
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import GetSessionConfig
@@ -103,7 +104,7 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") ->
     fields: dict[str, Any] = {
         "status": status,
         "finished_at": timezone.now(),
-        "error": error[:ERROR_MESSAGE_LIMIT],
+        "error": text_storable(error[:ERROR_MESSAGE_LIMIT])[0],  # may quote what a tool said
     }
     if trace_id:
         fields["trace_id"] = trace_id

@@ -16,6 +16,7 @@ from django.utils import timezone
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.core.hygiene import value_problem
 from agentdash.core.services import audit_record
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.loader import AgentNotRegisteredError
@@ -58,7 +59,11 @@ def _message_clean(message: Any) -> dict[str, Any]:
         raise ValidationError({"message": ["the message is empty: say something"]})
     if message.role not in (None, "user"):
         raise ValidationError({"message": [f"role must be 'user', not {message.role!r}"]})
-    return types.Content(role="user", parts=parts).model_dump(mode="json", exclude_none=True)
+    data = types.Content(role="user", parts=parts).model_dump(mode="json", exclude_none=True)
+    problem = value_problem(data)  # what a person sends is refused, not altered
+    if problem:
+        raise ValidationError({"message": [f"the message cannot be stored: {problem}"]})
+    return data
 
 
 def run_enqueue(
@@ -71,7 +76,8 @@ def run_enqueue(
     is announced to the live pipeline).
     Raises ``ValidationError`` (keys ``agent_name``, ``session``, ``message``) when the agent
     is not configured, the session belongs to another app than the agent's, or the message is
-    empty. Call it outside an event loop; async code uses :func:`arun_enqueue`.
+    empty or holds what cannot be stored (NUL, a lone surrogate: ``core.hygiene``). Call it
+    outside an event loop; async code uses :func:`arun_enqueue`.
     """
     try:
         agent = agent_get(name=agent_name)
