@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 
+from agentdash.agent_sessions import ids
 from agentdash.agent_sessions._state_store import (
     CurrentState,
     event_append,
@@ -32,7 +33,6 @@ from runtime.sessions.base_session_service import SessionExistsError
 from runtime.sessions.state import State, scope_of
 
 OPERATOR_AUTHOR = "operator"
-_MAX_ID_LENGTH = 128
 
 
 @dataclass(frozen=True)
@@ -59,13 +59,13 @@ def session_create(
     """Create a session; its initial ``state`` is stored by prefix (own keys on the session,
     ``user:``/``app:`` keys in their shared rows, ``temp:`` keys dropped), in one transaction.
 
-    A blank ``session_id`` gets a new one. Raises ``SessionExistsError`` for a taken id and
-    ``ValueError`` for an id longer than 128 characters. With an ``actor`` (someone acting in
-    the dashboard) the creation is audited as ``session.create``.
+    A blank ``session_id`` gets a new one (uuid hex). Raises ``SessionExistsError`` for a
+    taken id and ``ValueError`` for an id outside the alphabet of
+    :mod:`agentdash.agent_sessions.ids` (1–128 of ``A–Z a–z 0–9 . _ : -``). With an
+    ``actor`` (someone acting in the dashboard) the creation is audited as
+    ``session.create``.
     """
-    session_id = (session_id or "").strip() or uuid.uuid4().hex
-    if len(session_id) > _MAX_ID_LENGTH:
-        raise ValueError(f"session id is longer than {_MAX_ID_LENGTH} characters")
+    session_id = ids.session_id_check((session_id or "").strip() or uuid.uuid4().hex)
     initial = state_normalize(state or {})
     with transaction.atomic():
         if AgentSession.objects.filter(pk=session_id).exists():

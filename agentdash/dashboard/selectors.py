@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from agentdash.agent_sessions.ids import session_id_in_url
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_state_view
 from agentdash.controls.selectors import callback_settings_snapshot
@@ -19,8 +20,10 @@ BUILT_IN_SLOT = "built-in"
 
 
 def session_ws_path(*, session_id: str) -> str:
-    """The websocket path of a session (docs/PROTOCOL.md), its id percent-encoded."""
-    return f"/ws/sessions/{quote(session_id, safe='')}/"
+    """The websocket path of a session (docs/PROTOCOL.md): its id as the ``session_id``
+    route converter writes it (agentdash.agent_sessions.ids), then percent-encoded for the
+    URL — ids of the alphabet unchanged, ``a/b`` as ``a%252Fb``."""
+    return f"/ws/sessions/{quote(session_id_in_url(session_id), safe=':')}/"
 
 
 def session_callback_switches(*, session: AgentSession) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ against the model admin's permissions.
 A route with parameters makes them in ``kwargs``, from the role users; for example a page of
 one session, which its owner and operators see and other users get 404 for::
 
-    "sessions/<str:session_id>/": [
+    "sessions/<session_id:session_id>/": [
         Case(
             roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
             kwargs=lambda users: {"session_id": session_factory(owner=make_user("carol")).id},
@@ -137,7 +137,7 @@ ACCESS: dict[str, list[Case]] = {
             data={"agent": "capital_agent"},
         ),
     ],
-    "sessions/<str:session_id>/": [  # dashboard:session
+    "sessions/<session_id:session_id>/": [  # dashboard:session
         Case(
             roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
             kwargs=lambda users: {"session_id": _session_of(_user("carol"))},

@@ -18,6 +18,7 @@ from agentdash.controls.services import callback_setting_set
 from agentdash.core.models import AuditEntry
 from agentdash.dashboard.selectors import session_ws_path
 from runtime.telemetry.attributes import CONTENT_CAPTURE
+from tests.agentdash.stored import session_of
 
 pytestmark = pytest.mark.django_db
 
@@ -158,7 +159,8 @@ def test_someone_elses_session_is_not_found(client: Client, alice: User, bob: Us
 
 
 def test_the_page_escapes_what_it_shows(client: Client, alice: User) -> None:
-    session = capital_session(alice, session_id='x"><img src=x onerror=alert(1)>')
+    # An id no service makes any more (agentdash.agent_sessions.ids), stored before the rule.
+    session = session_of(alice, 'x"><img src=x onerror=alert(1)>', app_name="capital_agent")
     client.force_login(alice)
     response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
     html = response.content.decode()
@@ -167,8 +169,11 @@ def test_the_page_escapes_what_it_shows(client: Client, alice: User) -> None:
     assert page_data(html)["session_id"] == session.id
 
 
-def test_the_socket_path_percent_encodes_the_id() -> None:
-    assert session_ws_path(session_id="a b/c?") == "/ws/sessions/a%20b%2Fc%3F/"
+def test_the_socket_path_encodes_the_id_as_the_route_converter_reads_it() -> None:
+    assert session_ws_path(session_id="3f9c0e.run:1_a-b") == "/ws/sessions/3f9c0e.run:1_a-b/"
+    # The server decodes the path once before routing; the converter decodes it again.
+    assert session_ws_path(session_id="a b/c?") == "/ws/sessions/a%2520b%252Fc%253F/"
+    assert session_ws_path(session_id="..") == "/ws/sessions/%252E%252E/"
 
 
 def test_a_session_of_an_agent_no_longer_configured_still_opens(
