@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
@@ -20,9 +22,15 @@ from agentdash.agent_sessions.errors import StateConflictError
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
 from agentdash.agent_sessions.selectors import session_state_view
 from agentdash.agent_sessions.services import session_delete, session_state_update
+from agentdash.core.admin_base import ReadOnlyModelAdmin, value_fits
+from agentdash.core.forms import BoundedJSONField
+from agentdash.core.models import AuditEntry
 from agentdash.core.permissions import can_edit_state, is_operator
 from runtime.sessions.base_session_service import SessionNotFoundError
 from runtime.sessions.state import State
+
+REASON_MAX_LENGTH = 1000
+"""The longest reason a state edit takes (the audit trail's column, when it has a limit)."""
 
 
 def _pretty(value: Any) -> str:
@@ -33,12 +41,13 @@ class StateEditForm(forms.Form):
     """One key of a session's state. The hidden versions are those the page showed."""
 
     key = forms.CharField(max_length=200)
-    value = forms.JSONField(
+    value = BoundedJSONField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
         help_text='JSON: "text", 3, true, null, [1, 2], {"a": 1}.',
     )
     reason = forms.CharField(
+        max_length=AuditEntry._meta.get_field("reason").max_length or REASON_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
         help_text="Why the state is changed; kept in the audit trail.",
     )
@@ -58,17 +67,8 @@ class StateEditForm(forms.Form):
         return self.cleaned_data["value"]
 
 
-class _ReadOnly(admin.ModelAdmin):
+class _ReadOnly(ReadOnlyModelAdmin):
     """Rows the admin shows but never adds, changes or deletes; operators may view them."""
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_view_permission(request, obj) or is_operator(request.user)
@@ -143,14 +143,15 @@ class AgentSessionAdmin(_ReadOnly):
         form_url: str = "",
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
+        # ``object_id`` is as the admin quotes it in URLs (``a_2Fb`` for ``a/b``).
+        session_id = unquote(object_id)
         extra = dict(extra_context or {})
-        extra["events_url"] = (
-            reverse("admin:agent_sessions_sessionevent_changelist")
-            + f"?session__id__exact={object_id}"
-        )
+        extra["events_url"] = reverse(
+            "admin:agent_sessions_sessionevent_changelist"
+        ) + "?" + urlencode({"session__id__exact": session_id})  # fmt: skip
         if can_edit_state(request.user):
             extra["state_edit_url"] = reverse(
-                "admin:agent_sessions_agentsession_state", args=[object_id]
+                "admin:agent_sessions_agentsession_state", args=[quote(session_id)]
             )
         return super().change_view(request, object_id, form_url, extra)
 
@@ -161,7 +162,10 @@ class AgentSessionAdmin(_ReadOnly):
         submitting again is a deliberate overwrite."""
         if not can_edit_state(request.user):
             raise PermissionDenied
-        session = AgentSession.objects.filter(pk=object_id).first()
+        session_id = unquote(object_id)  # the admin's quoting of ids in URLs, undone
+        if not value_fits(AgentSession._meta.pk, session_id):
+            raise Http404("no such session")
+        session = AgentSession.objects.filter(pk=session_id).first()
         if session is None:
             raise Http404("no such session")
         view = session_state_view(session_id=session.pk)
@@ -194,7 +198,9 @@ class AgentSessionAdmin(_ReadOnly):
                     request,
                     f"State key {data['key']!r} set; session is at version {result.version}.",
                 )
-                change = reverse("admin:agent_sessions_agentsession_change", args=[session.pk])
+                change = reverse(
+                    "admin:agent_sessions_agentsession_change", args=[quote(session.pk)]
+                )
                 return HttpResponseRedirect(change)
         context = {
             **self.admin_site.each_context(request),

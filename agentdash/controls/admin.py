@@ -19,6 +19,7 @@ from agentdash.controls.services import (
     policy_delete,
     policy_update,
 )
+from agentdash.core.admin_base import SafeInputAdmin
 
 
 def _copy_into(target: Model, source: Model) -> None:
@@ -29,7 +30,7 @@ def _copy_into(target: Model, source: Model) -> None:
 
 
 @admin.register(Policy)
-class PolicyAdmin(admin.ModelAdmin):
+class PolicyAdmin(SafeInputAdmin):
     form = PolicyForm
     list_display = ("name", "kind", "enabled", "agent_list", "version", "updated_at")
     list_filter = ("kind", "enabled")
@@ -119,7 +120,7 @@ class PolicyAdmin(admin.ModelAdmin):
 
 
 @admin.register(CallbackSetting)
-class CallbackSettingAdmin(admin.ModelAdmin):
+class CallbackSettingAdmin(SafeInputAdmin):
     form = CallbackSettingForm
     action_form = ReasonActionForm
     list_display = ("agent_name", "callback_name", "scope_label", "enabled", "updated_at")

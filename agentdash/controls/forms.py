@@ -17,6 +17,7 @@ from agentdash.controls.models import CallbackSetting, Policy
 from agentdash.controls.policies import POLICY_KINDS, policy_validate
 from agentdash.controls.selectors import callback_names_known, policy_current_version
 from agentdash.controls.services import PolicyVersionConflict
+from agentdash.core.forms import BoundedJSONField
 
 
 class DatalistInput(forms.TextInput):
@@ -37,8 +38,9 @@ class DatalistInput(forms.TextInput):
         return format_html('{}<datalist id="{}">{}</datalist>', field, list_id, options)
 
 
-class PrettyJSONField(forms.JSONField):
-    """JSON text indented for editing; invalid input is shown back exactly as typed."""
+class PrettyJSONField(BoundedJSONField):
+    """JSON text indented for editing; invalid input is shown back exactly as typed. Depth
+    and storability are checked before anything else reads it (``BoundedJSONField``)."""
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, InvalidJSONInput):
@@ -53,6 +55,10 @@ def reason_field() -> forms.CharField:
         widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
         help_text="Why you make this change; kept in the audit trail.",
     )
+
+
+AGENTS_TEXT_MAX_LENGTH = 4000
+"""The longest list of agent names a policy form takes (names are up to 128 characters)."""
 
 
 def _agent_names(text: str) -> list[str]:
@@ -72,6 +78,7 @@ class PolicyForm(forms.ModelForm):
     agents_text = forms.CharField(
         label="Agents",
         required=False,
+        max_length=AGENTS_TEXT_MAX_LENGTH,
         widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
         help_text="Names of the agents this policy governs, separated by commas or spaces.",
     )

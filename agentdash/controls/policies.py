@@ -16,6 +16,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
+from agentdash.core.hygiene import value_problem
+
 __all__ = [
     "POLICY_KINDS",
     "PolicyKind",
@@ -233,7 +235,12 @@ def policy_validate(*, kind: str, config: Any) -> dict[str, Any]:
     Raises ``django.core.exceptions.ValidationError`` whose ``message_dict`` is keyed by field:
     ``kind`` for an unknown kind, else ``config`` or a path inside it (``config.tables[0]``,
     ``config.tools.lookup.patterns.id``), listing every problem found, not just the first.
+    A config nested deeper than ``MAX_JSON_DEPTH`` or holding what no database stores (a NUL,
+    an unpaired surrogate) is refused under ``config`` before any validator walks it.
     """
+    unstorable = value_problem(config)
+    if unstorable:
+        raise ValidationError({"config": [ValidationError(f"Cannot be stored: {unstorable}.")]})
     policy_kind = POLICY_KINDS.get(kind)
     if policy_kind is None:
         known = ", ".join(sorted(POLICY_KINDS))

@@ -1,4 +1,5 @@
-"""Admin for the audit trail: read-only for everyone, superusers included."""
+"""Admin for the audit trail (read-only for everyone, superusers included), and Django's
+user and group admins on the project's admin base."""
 
 from __future__ import annotations
 
@@ -6,10 +7,29 @@ import json
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.utils.html import format_html
 
-from agentdash.core.admin_base import ReadOnlyModelAdmin
+from agentdash.core.admin_base import ReadOnlyModelAdmin, SafeInputAdmin
 from agentdash.core.models import AuditEntry
+
+
+# Django's own user and group admins, kept as they are but on SafeInputAdmin: a junk id in
+# an action's selection is a message there too, not a 500. Only superusers and whoever is
+# given the auth permissions reach them (operators are not).
+class SafeUserAdmin(SafeInputAdmin, UserAdmin):
+    pass
+
+
+class SafeGroupAdmin(SafeInputAdmin, GroupAdmin):
+    pass
+
+
+for _model, _model_admin in ((User, SafeUserAdmin), (Group, SafeGroupAdmin)):
+    if admin.site.is_registered(_model):
+        admin.site.unregister(_model)
+    admin.site.register(_model, _model_admin)
 
 
 def _pretty(value: Any) -> str:

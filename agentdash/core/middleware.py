@@ -1,14 +1,24 @@
-"""Request ids and the Content-Security-Policy header."""
+"""The project's middleware: request ids, the Content-Security-Policy header, input hygiene
+(400 for what no page may take) and the 503 page while the database is away."""
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
+import sys
 from collections.abc import Callable
+from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.core.signals import got_request_exception
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.template.loader import render_to_string
 
+from agentdash.core.hygiene import text_problem
 from agentdash.core.request_context import reset_request_id, set_request_id
+
+logger = logging.getLogger(__name__)
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
@@ -64,3 +74,151 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         response.setdefault("Content-Security-Policy", csp_header(nonce))
         return response
+
+
+# ── Input hygiene ───────────────────────────────────────────────────────────────────────────
+# What a person can put in a request that no page may take: a NUL character (PostgreSQL
+# refuses it in text and jsonb, so the first query using it fails) and an unpaired surrogate
+# (no database stores it). Django hands both through: ``%00`` decodes to NUL in the path, the
+# query string and urlencoded or multipart fields (invalid UTF-8 such as ``%ED%A0%80`` becomes
+# U+FFFD there, harmless; a surrogate arrives only where a JSON escape is parsed, which the
+# JSON form fields check: agentdash.core.forms). One check here covers every page, the admin's
+# included, before any view or session lookup reads the value.
+
+_MAX_NAME_SHOWN = 60
+
+
+class InputHygieneMiddleware:
+    """Answers **400** (plain text naming the part: the address, a query parameter, a form
+    field) when the path, the query string or a form field — name or value — of a request
+    contains a NUL character or an unpaired surrogate. Cookies carrying them are dropped
+    instead (the request goes on without them): a bad cookie must not lock a browser out."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        _drop_unusable_cookies(request)
+        problem = request_input_problem(request)
+        if problem is not None:
+            logger.info("400 for %s: %s", request.method, problem)
+            return HttpResponseBadRequest(
+                f"Bad request: {problem}.\n", content_type="text/plain; charset=utf-8"
+            )
+        return self.get_response(request)
+
+
+def request_input_problem(request: HttpRequest) -> str | None:
+    """What in ``request`` (path, query parameters, form fields, uploaded file names) cannot
+    be taken, as a phrase naming the part (``"form field 'reason' contains a NUL
+    character"``); ``None`` when nothing. Reading ``request.POST`` here parses the body as
+    the view would (and raises what it would: a body too large or malformed is a 400)."""
+    problem = text_problem(request.path)
+    if problem:
+        return f"the address {problem}"
+    found = _fields_problem(request.GET, "query parameter")
+    if found is None and request.method == "POST":
+        found = _fields_problem(request.POST, "form field")
+        if found is None:
+            for name, upload in request.FILES.items():
+                if problem := text_problem(name) or text_problem(upload.name or ""):
+                    return f"the file of form field {_shown(name)} {problem}"
+    return found
+
+
+def _fields_problem(fields: QueryDict, what: str) -> str | None:
+    for name, values in fields.lists():
+        if problem := text_problem(name):
+            return f"the name of a {what} {problem}"
+        for value in values:
+            if problem := text_problem(value):
+                return f"{what} {_shown(name)} {problem}"
+    return None
+
+
+def _drop_unusable_cookies(request: HttpRequest) -> None:
+    cookies = request.COOKIES
+    if any(text_problem(name) or text_problem(value) for name, value in cookies.items()):
+        request.COOKIES = {  # type: ignore[misc]
+            name: value
+            for name, value in cookies.items()
+            if not (text_problem(name) or text_problem(value))
+        }
+
+
+def _shown(name: str) -> str:
+    name = name if len(name) <= _MAX_NAME_SHOWN else name[: _MAX_NAME_SHOWN - 1] + "…"
+    return repr(name)
+
+
+# ── The database away ───────────────────────────────────────────────────────────────────────
+# While the database cannot be reached (a restart, a failover, a full connection table) every
+# page fails with OperationalError or InterfaceError. Django turns an exception into a 500
+# inside each middleware layer, so it is caught twice: a view's (and its template's) in
+# ``process_exception``; one raised by another middleware (the session saved on the way out,
+# say) is marked on the request by the ``got_request_exception`` signal Django sends before
+# it builds its 500, and the 500 is replaced on the way out. Neither path depends on DEBUG.
+
+RETRY_AFTER_SECONDS = 5
+"""What a 503 asks a client to wait before trying again (the ``Retry-After`` header)."""
+
+DATABASE_DOWN = (OperationalError, InterfaceError)
+_MARK = "_agentdash_database_down"
+
+
+def database_unreachable(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what it was raised from) is the database being unreachable."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, DATABASE_DOWN):
+            return True
+        exc = exc.__cause__ or exc.__context__
+        seen += 1
+    return False
+
+
+class DatabaseUnavailableMiddleware:
+    """Answers **503** with a short page and ``Retry-After`` when a request failed because
+    the database could not be reached; every other response passes untouched. First in
+    ``MIDDLEWARE``, so that it sees what every other layer made of the failure."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if getattr(request, _MARK, False) and response.status_code >= 500:
+            return database_unavailable_response(request, replaces=response)
+        return response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not database_unreachable(exception):
+            return None
+        logger.warning("503 for %s %s: database unreachable: %s", request.method, request.path,
+                       exception)  # fmt: skip
+        return database_unavailable_response(request)
+
+
+def database_unavailable_response(
+    request: HttpRequest, *, replaces: HttpResponse | None = None
+) -> HttpResponse:
+    """The 503 page (templates/503.html, rendered without the request: its context
+    processors would ask the database who is signed in)."""
+    body = render_to_string("503.html", {"retry_after": RETRY_AFTER_SECONDS})
+    response = HttpResponse(body, status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    response["Cache-Control"] = "no-store"
+    if replaces is not None:  # made outside the inner layers: give it their headers
+        response["Content-Security-Policy"] = csp_header(secrets.token_urlsafe(16))
+        if "X-Request-ID" in replaces:
+            response["X-Request-ID"] = replaces["X-Request-ID"]
+    return response
+
+
+def _mark_database_down(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    if request is not None and database_unreachable(sys.exc_info()[1]):
+        setattr(request, _MARK, True)
+        logger.warning("503 for %s %s: database unreachable", request.method, request.path)
+
+
+got_request_exception.connect(_mark_database_down, dispatch_uid="agentdash.core.database_down")

@@ -8,6 +8,7 @@ from django.contrib.admin.helpers import ActionForm
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from agentdash.core.admin_base import SafeInputAdmin
 from agentdash.runs.lifecycle import CANCELLABLE
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, run_cancel_request
@@ -18,7 +19,7 @@ class CancelActionForm(ActionForm):
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(SafeInputAdmin):
     action_form = CancelActionForm
     actions = ["cancel_runs"]
     list_display = (

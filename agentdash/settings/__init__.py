@@ -47,9 +47,13 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it turns what every layer below made of an unreachable database into a 503.
+    "agentdash.core.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "agentdash.core.middleware.RequestIdMiddleware",
     "agentdash.core.middleware.ContentSecurityPolicyMiddleware",
+    # Before anything reads the session or a form: 400 for NUL / unpaired surrogates.
+    "agentdash.core.middleware.InputHygieneMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 from typing import Any
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.test import Client
 from django.urls import reverse
+from django.utils.html import escape
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent, UserState
 from agentdash.agent_sessions.session_service import DjangoSessionService
@@ -167,3 +171,53 @@ def test_admin_delete_is_audited(session: Any, django_user_model: Any) -> None:
     assert not AgentSession.objects.exists()
     [audit] = AuditEntry.objects.all()
     assert audit.action == "session.delete" and audit.before["state"] == {"x": 1}
+
+
+@pytest.mark.parametrize("session_id", ["run_1", "a:b", "a/b", "x_5F"])
+def test_state_edit_and_links_work_whatever_the_admin_quoting_does_to_the_id(
+    operator: Any, session_id: str
+) -> None:
+    # The admin writes ids in URLs with its own quoting (_ → _5F, : → _3A, / → _2F): the
+    # state editor and the change page's links must undo it (a/b: a row from before the
+    # id alphabet, stored directly).
+    AgentSession.objects.create(id=session_id, app_name="app", user_id="u", last_update_time=0)
+    client = logged_in(operator)
+    change = client.get(
+        reverse("admin:agent_sessions_agentsession_change", args=[quote(session_id)])
+    )
+    assert change.status_code == 200
+    links = dict(
+        re.findall(r'<li><a href="([^"]+)">(Edit state|Events)</a></li>', change.content.decode())
+    )
+    state_page = unescape(next(href for href, label in links.items() if label == "Edit state"))
+    events_page = unescape(next(href for href, label in links.items() if label == "Events"))
+    page = client.get(state_page)
+    assert page.status_code == 200 and page.context["original"].pk == session_id
+    saved = client.post(state_page, form("k", 1, version=0, reason="quoted ids"))
+    assert saved.status_code == 302
+    assert client.get(saved["Location"]).context["original"].pk == session_id
+    assert AgentSession.objects.get(pk=session_id).state == {"k": 1}
+    events = client.get(events_page)
+    assert [e.session_id for e in events.context["cl"].result_list] == [session_id]
+
+
+def test_state_edit_of_an_id_no_row_can_have_is_404(operator: Any) -> None:
+    client = logged_in(operator)
+    for junk in ("_00", "x" * 200, "nope"):
+        assert client.get(state_url(junk)).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["[" * 1000 + "]" * 1000, '{"k": "\\u0000"}', '["\\ud800"]', "1e999", "NaN"],
+    ids=["1,000 deep", "escaped NUL", "lone surrogate", "infinite", "NaN"],
+)
+def test_state_edit_refuses_json_no_database_stores(
+    session: Any, operator: Any, value: str
+) -> None:
+    data = {**form("k", 1, version=1), "value": value}
+    page = logged_in(operator).post(state_url(session.id), data)
+    assert page.status_code == 200
+    assert page.context["form"].errors["value"], page.context["form"].errors
+    assert escape(value) in page.content.decode()  # shown back as typed
+    assert "k" not in AgentSession.objects.get(pk=session.id).state

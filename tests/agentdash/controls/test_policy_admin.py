@@ -185,3 +185,36 @@ def test_add_with_unknown_kind_is_a_kind_error(superuser: User) -> None:
     assert response.status_code == 200
     assert "kind" in response.context["adminform"].form.errors
     assert not Policy.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("config", "said"),
+    [
+        ("[" * 1000 + "]" * 1000, "nested deeper than 64 levels"),
+        ('{"tables": ["\\u0000"]}', "contains a NUL character"),
+        ('{"tables": ["orders"], "max_rows": 1e999}', "not finite"),
+    ],
+    ids=["1,000 deep", "escaped NUL", "infinite"],
+)
+def test_config_no_database_stores_is_a_form_error(
+    editor: User, query_policy: Policy, config: str, said: str
+) -> None:
+    response = client_for(editor).post(change_url(query_policy), form_data(query_policy, config))
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors["config"]
+    assert any(said in error for error in errors), errors
+    assert Policy.objects.get(pk=query_policy.pk).version == query_policy.version
+
+
+def test_the_service_refuses_a_config_too_deep_whoever_calls_it(query_policy: Policy) -> None:
+    from django.core.exceptions import ValidationError
+
+    deep: Any = []
+    for _ in range(5000):  # deeper than Python could parse or print
+        deep = [deep]
+    with pytest.raises(ValidationError) as refused:
+        policy_update(
+            policy=query_policy, config={"tables": deep}, enabled=True, agents=[], actor=None,
+            expected_version=query_policy.version,
+        )  # fmt: skip
+    assert "nested deeper than 64 levels" in str(refused.value.message_dict["config"])

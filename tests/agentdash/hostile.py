@@ -1,0 +1,140 @@
+"""What a hostile client sends, and a client that turns any 500 into a test failure.
+
+Used by tests/agentdash/test_hostile_http.py and test_hostile_admin.py. Strings go on the
+wire as a client could send them: UTF-8 with lone surrogates passed through
+(``%ED%A0%80``), which Django's own test client refuses to encode.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.http import HttpResponse
+from django.test import Client
+from google.genai import types
+
+NUL = "a\x00b"
+SURROGATE = "a\ud800b"  # on the wire: a%ED%A0%80b; Django decodes it to U+FFFD
+DEEP_JSON = "[" * 1000 + "]" * 1000
+HOSTILE_JSON = {
+    "1,000 levels deep": DEEP_JSON,
+    "an escaped NUL": '{"k": "\\u0000"}',
+    "an escaped lone surrogate": '["\\ud800"]',
+    "an escaped NUL in a key": '{"\\u0000": 1}',
+    "an infinite number": "1e999",
+    "NaN": "NaN",
+    "an integer of 5,000 digits": "1" * 5000,
+}
+# Ids and values that cannot be what a URL or a filter wants.
+JUNK_IDS = ("_00", "%00", "x" * 300, "..", "a%2Fb", "%ED%A0%80", "9" * 30, "-1", "abc", "_5F")
+JUNK_VALUES = (NUL, SURROGATE, "x" * 300, "abc", "9" * 30, "9999", "-1", "2024-13-45")
+
+FormData = Sequence[tuple[str, str]]
+
+
+def encode(fields: Iterable[tuple[str, Any]]) -> str:
+    """``fields`` urlencoded as UTF-8, lone surrogates included."""
+    return urlencode(list(fields), doseq=True, encoding="utf-8", errors="surrogatepass")
+
+
+class Prober:
+    """A test client whose requests fail the test on any 5xx or exception, naming the request."""
+
+    def __init__(self, client: Client | None = None) -> None:
+        self.client = client or Client()
+
+    def get(self, path: str, query: FormData = ()) -> HttpResponse:
+        url = f"{path}?{encode(query)}" if query else path
+        return self._send("GET", url, lambda: self.client.get(url))
+
+    def post(self, path: str, fields: FormData = ()) -> HttpResponse:
+        body = encode(fields)
+        return self._send(
+            "POST",
+            f"{path} {body[:200]}",
+            lambda: self.client.post(
+                path, data=body, content_type="application/x-www-form-urlencoded"
+            ),
+        )
+
+    @staticmethod
+    def _send(method: str, what: str, send: Any) -> HttpResponse:
+        try:
+            response: HttpResponse = send()
+        except Exception as exc:  # the view raised: it would have been a 500
+            raise AssertionError(f"{method} {what[:300]!r} raised {exc!r}") from exc
+        assert response.status_code < 500, f"{method} {what[:300]!r}: {response.status_code}"
+        return response
+
+
+def assert_refused_naming(response: HttpResponse, name: str) -> None:
+    """A 400 from the input-hygiene middleware that names ``name``."""
+    assert response.status_code == 400, response.status_code
+    assert f"'{name}'" in response.content.decode(), response.content
+
+
+def form_fields_of(form: forms.BaseForm) -> FormData:
+    """What submitting ``form`` as shown sends (its current values; disabled fields left
+    out), as a browser would encode it."""
+    data: list[tuple[str, str]] = []
+    for bound in form:
+        field, widget = bound.field, bound.field.widget
+        if field.disabled or isinstance(field, forms.FileField):
+            continue
+        value = bound.value()
+        if isinstance(widget, forms.MultiWidget):
+            parts = widget.decompress(value) if not isinstance(value, list) else value
+            for suffix, part in zip(widget.widgets_names, parts, strict=False):
+                data.append((bound.html_name + suffix, "" if part is None else str(part)))
+        elif isinstance(widget, forms.CheckboxInput):
+            if value:
+                data.append((bound.html_name, "on"))
+        elif isinstance(value, (list, tuple)):
+            data.extend((bound.html_name, str(v)) for v in value)
+        elif value is not None:
+            data.append((bound.html_name, str(value)))
+    return data
+
+
+def replaced(data: FormData, name: str, value: str) -> list[tuple[str, str]]:
+    """``data`` with every value of ``name`` replaced by one ``value``."""
+    return [(k, v) for k, v in data if k != name] + [(name, value)]
+
+
+def world_make(owner: Any) -> None:
+    """At least one row of every model the admin shows, written through the services (the
+    executor must be the test's recorder: the run is queued, never executed)."""
+    from agentdash.agent_sessions.services import session_create
+    from agentdash.controls.services import callback_setting_set, policy_create
+    from agentdash.registry.services import agents_mirror
+    from agentdash.runs.services import run_enqueue
+    from agentdash.spans.services import span_upsert
+    from tests.agentdash.stored import store_event
+
+    agents_mirror()
+    session = session_create(
+        app_name="capital_agent",
+        user_id=str(owner.pk),
+        owner=owner,
+        state={"k": 1, "user:tier": "gold", "app:region": "eu"},
+        actor=owner,
+    )
+    store_event(session.id)
+    span_upsert(
+        trace_id="a" * 32, span_id="1" * 16, name="invoke_agent", start_time=1,
+        session_id=session.id,
+    )  # fmt: skip
+    message = types.Content(role="user", parts=[types.Part(text="hi")])
+    run_enqueue(session=session, agent_name="capital_agent", message=message, requested_by=owner)
+    policy_create(
+        name="orders only", kind="query", config={"tables": ["orders"]}, agents=["data_agent"],
+        actor=owner, reason="hostile tests",
+    )  # fmt: skip
+    for scope in (None, session.id):
+        callback_setting_set(
+            agent_name="capital_agent", callback_name="add_disclaimer", enabled=False,
+            session_id=scope, actor=owner,
+        )  # fmt: skip
