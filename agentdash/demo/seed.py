@@ -58,13 +58,16 @@ def demo_login_hint() -> dict[str, Any] | None:
     }
 
 
-def _user_upsert(*, username: str, password: str, superuser: bool, result: DemoSeedResult) -> Any:
+def _user_upsert(
+    *, username: str, password: str, result: DemoSeedResult, staff: bool = False,
+    superuser: bool = False,
+) -> Any:  # fmt: skip
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(
         username=username, defaults={"email": f"{username}@example.com"}
     )
     user.is_active = True
-    user.is_staff = superuser
+    user.is_staff = staff or superuser
     user.is_superuser = superuser
     user.set_password(password)
     user.save()
@@ -94,8 +97,9 @@ def _query_policy_ensure() -> bool:
 
 def demo_seed() -> DemoSeedResult:
     """Create or update the demo accounts — ``alice`` and ``bob`` (users), ``operator`` (in
-    the Operators group) and ``admin`` (superuser) — all with :func:`demo_password`; create
-    the data agent's default query policy if missing; mirror the configured agents.
+    the Operators group, and staff: it uses the admin within the group's permissions) and
+    ``admin`` (superuser) — all with :func:`demo_password`; create the data agent's default
+    query policy if missing; mirror the configured agents.
     Idempotent: a second run resets the same accounts to the same state.
 
     Raises :class:`DemoSeedRefusedError` when ``settings.DEBUG`` is off, and
@@ -112,12 +116,12 @@ def demo_seed() -> DemoSeedResult:
         roles_ensure()
         operators = Group.objects.get(name=OPERATORS_GROUP)
         for username in DEMO_USERS:
-            user = _user_upsert(
-                username=username, password=password, superuser=False, result=result
-            )
+            user = _user_upsert(username=username, password=password, result=result)
             user.groups.remove(operators)
+        # Staff, so the admin lets the operator in; the group's permissions decide what it
+        # shows (policies, switches, sessions and their state, runs; never users or groups).
         operator = _user_upsert(
-            username=DEMO_OPERATOR, password=password, superuser=False, result=result
+            username=DEMO_OPERATOR, password=password, staff=True, result=result
         )
         operator.groups.add(operators)
         _user_upsert(username=DEMO_ADMIN, password=password, superuser=True, result=result)

@@ -6,8 +6,9 @@ in ``ACCESS`` below. Declaring it is the point: whoever adds a URL states, role 
 should happen.
 
 Django admin's own URLs are not walked (there are hundreds, all behind ``admin_view``); its
-index, login and logout are declared in ``ADMIN`` and one model changelist per app is checked
-against the model admin's permissions.
+index, login and logout are declared in ``ADMIN``, what operators may and may not do there
+(pages of objects made per test through ``kwargs``) in ``ADMIN_OPERATORS``, and one model
+changelist per app is checked against the model admin's permissions.
 
 A route with parameters makes them in ``kwargs``, from the role users; for example a page of
 one session, which its owner and operators see and other users get 404 for::
@@ -174,6 +175,116 @@ ADMIN: dict[str, list[Case]] = {
 }  # fmt: skip
 
 
+def staff_only(staff_operator: Outcome, superuser: Outcome | None = None) -> dict[str, Outcome]:
+    """Anyone but active staff goes to the admin's login; staff operators get
+    ``staff_operator`` (their group's permissions decide), superusers ``superuser``."""
+    return roles(anonymous=ADMIN_LOGIN, alice=ADMIN_LOGIN, operator=ADMIN_LOGIN,
+                 staff_operator=staff_operator, superuser=superuser)  # fmt: skip
+
+
+def _policy() -> int:
+    from agentdash.controls.services import policy_create
+
+    config = {"tables": ["orders"]}
+    return policy_create(name="orders only", kind="query", config=config, actor=None).pk
+
+
+def _audit_entry() -> int:
+    from agentdash.core.models import AuditEntry
+
+    _policy()  # its creation is audited
+    return AuditEntry.objects.get().pk
+
+
+STATE_EDIT = {
+    "key": "tier",
+    "value": '"gold"',
+    "reason": "matrix",
+    "expected_version": 0,
+    "expected_app_version": 0,
+    "expected_user_version": 0,
+}
+POLICY_ADD = {
+    "name": "calls",
+    "kind": "rate_limit",
+    "agents_text": "capital_agent",
+    "config": '{"max_llm_calls": 5, "max_tool_calls": 5}',
+    "enabled": "on",
+    "reason": "matrix",
+    "_save": "Save",
+}
+POLICY_EDIT = {
+    "config": '{"tables": ["orders", "items"]}',
+    "agents_text": "data_agent",
+    "enabled": "on",
+    "reason": "matrix",
+    "loaded_version": 1,
+    "_save": "Save",
+}
+SWITCH_ADD = {
+    "agent_name": "capital_agent",
+    "callback_name": "add_disclaimer",
+    "session": "",
+    "enabled": "on",
+    "reason": "matrix",
+    "_save": "Save",
+}
+
+# What operators do in the admin (README, "Roles"): with the staff flag they get in, and
+# their group's permissions decide — policies and callback switches (add, change), session
+# state (edit), sessions, runs, spans, changes and the audit trail (view). Never users or
+# groups, never deleting, and nobody changes the audit trail.
+ADMIN_OPERATORS: dict[str, list[Case]] = {
+    "admin/controls/policy/add/": [
+        Case(staff_only(OK)),
+        Case(staff_only(redirect("/admin/controls/policy/")), method="post", data=POLICY_ADD),
+    ],
+    "admin/controls/policy/<policy>/change/": [
+        Case(staff_only(OK), kwargs=lambda users: {"policy": _policy()}),
+        Case(staff_only(redirect("/admin/controls/policy/")), method="post", data=POLICY_EDIT,
+             kwargs=lambda users: {"policy": _policy()}),
+    ],
+    "admin/controls/policy/<policy>/delete/": [
+        Case(staff_only(FORBIDDEN, superuser=OK), kwargs=lambda users: {"policy": _policy()}),
+    ],
+    "admin/controls/callbacksetting/add/": [
+        Case(staff_only(redirect("/admin/controls/callbacksetting/")), method="post",
+             data=SWITCH_ADD),
+    ],
+    "admin/agent_sessions/agentsession/<session>/change/": [
+        Case(staff_only(OK), kwargs=lambda users: {"session": _session_of(users["alice"])}),
+    ],
+    "admin/agent_sessions/agentsession/<session>/state/": [
+        Case(staff_only(OK), kwargs=lambda users: {"session": _session_of(users["alice"])}),
+        Case(staff_only(redirect("/admin/agent_sessions/agentsession/")), method="post",
+             data=STATE_EDIT, kwargs=lambda users: {"session": _session_of(users["alice"])}),
+    ],
+    "admin/agent_sessions/agentsession/<session>/delete/": [
+        Case(staff_only(FORBIDDEN, superuser=OK),
+             kwargs=lambda users: {"session": _session_of(users["alice"])}),
+    ],
+    "admin/runs/run/": [Case(staff_only(OK))],
+    "admin/core/auditentry/<entry>/change/": [
+        Case(staff_only(OK), kwargs=lambda users: {"entry": _audit_entry()}),  # read-only view
+        Case(staff_only(FORBIDDEN), method="post", data={"reason": "rewritten"},
+             kwargs=lambda users: {"entry": _audit_entry()}),
+    ],
+    "admin/core/auditentry/<entry>/delete/": [
+        Case(staff_only(FORBIDDEN), kwargs=lambda users: {"entry": _audit_entry()}),
+    ],
+    "admin/core/auditentry/add/": [Case(staff_only(FORBIDDEN))],
+    "admin/auth/user/": [Case(staff_only(FORBIDDEN, superuser=OK))],
+    "admin/auth/user/add/": [Case(staff_only(FORBIDDEN, superuser=OK))],
+    "admin/auth/user/<user>/change/": [
+        Case(staff_only(FORBIDDEN, superuser=OK), kwargs=lambda users: {"user": _user("carol").pk}),
+    ],
+    "admin/auth/user/<user>/password/": [
+        Case(staff_only(FORBIDDEN, superuser=OK), kwargs=lambda users: {"user": _user("carol").pk}),
+    ],
+    "admin/auth/group/": [Case(staff_only(FORBIDDEN, superuser=OK))],
+}  # fmt: skip
+
+
 # ── Discovery ──────────────────────────────────────────────────────────────────────────────
 def _walk(patterns: list[Any], prefix: str) -> Iterator[tuple[str, URLPattern | URLResolver]]:
     for pattern in patterns:
@@ -242,7 +353,7 @@ def test_every_route_declares_its_access() -> None:
 
 
 def test_every_case_names_every_role() -> None:
-    for route, cases in {**ACCESS, **ADMIN}.items():
+    for route, cases in {**ACCESS, **ADMIN, **ADMIN_OPERATORS}.items():
         for case in cases:
             assert set(case.expect) == set(ROLES), route
 
@@ -264,9 +375,9 @@ def test_access(client: Client, role_users: Users, route: str, case: Case, role:
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("route", "case", "role"), _params(ADMIN))
+@pytest.mark.parametrize(("route", "case", "role"), _params({**ADMIN, **ADMIN_OPERATORS}))
 def test_admin_access(client: Client, role_users: Users, route: str, case: Case, role: str) -> None:
-    url = url_for(route, {})
+    url = url_for(route, case.kwargs(role_users) if case.kwargs else {})
     sign_in(client, role_users[role])
     response = getattr(client, case.method)(url, data=dict(case.data))
     assert_outcome(response, case.expect[role], f"{case.method.upper()} {url} as {role}")

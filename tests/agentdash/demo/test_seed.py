@@ -38,7 +38,9 @@ def test_it_creates_the_accounts_with_the_right_permissions() -> None:
     assert set(users) == ACCOUNTS
     assert all(u.check_password(DEFAULT_DEMO_PASSWORD) for u in users.values())
     assert [g.name for g in users["operator"].groups.all()] == [OPERATORS_GROUP]
-    assert is_operator(users["operator"]) and not users["operator"].is_staff
+    # Staff, not superuser: the admin lets the operator in, the group's permissions decide.
+    assert is_operator(users["operator"]) and users["operator"].is_staff
+    assert not users["operator"].is_superuser
     assert all(users["operator"].has_perm(p) for p in OPERATOR_PERMISSIONS)
     for name in ("alice", "bob"):
         assert not is_operator(users[name])
