@@ -34,6 +34,46 @@ def check_csp(app_configs: Any, **kwargs: Any) -> list[Error]:
     return []
 
 
+HYGIENE_MIDDLEWARE = "agentdash.core.middleware.InputHygieneMiddleware"
+DATABASE_MIDDLEWARE = "agentdash.core.middleware.DatabaseUnavailableMiddleware"
+# Middleware that reads the session or the request's fields: input hygiene must come first.
+_READERS = (
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+)
+
+
+@register("security")
+def check_input_hygiene(app_configs: Any, **kwargs: Any) -> list[Error]:
+    """NUL and unpaired surrogates are refused before anything reads them (``E008``); the
+    503 for an unreachable database sees every layer's failure (``E009``)."""
+    middleware = list(settings.MIDDLEWARE)
+    errors = []
+    readers = [middleware.index(m) for m in _READERS if m in middleware]
+    if HYGIENE_MIDDLEWARE not in middleware or (
+        readers and middleware.index(HYGIENE_MIDDLEWARE) > min(readers)
+    ):
+        errors.append(
+            Error(
+                "The input-hygiene middleware is missing or comes after middleware that reads "
+                "the session or the request's fields: a NUL in a request can make a 500.",
+                hint=f"Put {HYGIENE_MIDDLEWARE!r} before SessionMiddleware in MIDDLEWARE.",
+                id="agentdash.E008",
+            )
+        )
+    if not middleware or middleware[0] != DATABASE_MIDDLEWARE:
+        errors.append(
+            Error(
+                "The database-unavailable middleware is not first in MIDDLEWARE: while the "
+                "database is away, some pages would be 500s instead of 503s.",
+                hint=f"Make {DATABASE_MIDDLEWARE!r} the first entry of MIDDLEWARE.",
+                id="agentdash.E009",
+            )
+        )
+    return errors
+
+
 @register("security")
 def check_sanitizer_allowlist(app_configs: Any, **kwargs: Any) -> list[Error]:
     errors = []

@@ -9,7 +9,7 @@ from django.core import checks
 from django.test import override_settings
 
 from agentdash.core import rendering
-from agentdash.core.checks import CSP_MIDDLEWARE
+from agentdash.core.checks import CSP_MIDDLEWARE, DATABASE_MIDDLEWARE, HYGIENE_MIDDLEWARE
 from tests.agentdash.system_checks import check_ids
 
 
@@ -21,6 +21,22 @@ def test_e001_csp_middleware_removed() -> None:
     without_csp = [m for m in settings.MIDDLEWARE if m != CSP_MIDDLEWARE]
     with override_settings(MIDDLEWARE=without_csp):
         assert "agentdash.E001" in check_ids()
+
+
+def test_e008_input_hygiene_missing_or_after_the_session() -> None:
+    without = [m for m in settings.MIDDLEWARE if m != HYGIENE_MIDDLEWARE]
+    with override_settings(MIDDLEWARE=without):
+        assert "agentdash.E008" in check_ids()
+    with override_settings(MIDDLEWARE=[*without, HYGIENE_MIDDLEWARE]):
+        assert "agentdash.E008" in check_ids()
+
+
+def test_e009_database_unavailable_middleware_not_first() -> None:
+    rest = [m for m in settings.MIDDLEWARE if m != DATABASE_MIDDLEWARE]
+    with override_settings(MIDDLEWARE=rest):
+        assert "agentdash.E009" in check_ids()
+    with override_settings(MIDDLEWARE=[*rest, DATABASE_MIDDLEWARE]):
+        assert "agentdash.E009" in check_ids()
 
 
 @pytest.mark.parametrize("tag", ["img", "script", "style", "iframe", "svg", "form"])
