@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from agentdash.runs.views import health
+
 admin.site.site_header = "AgentDash administration"
 admin.site.site_title = "AgentDash admin"
 
@@ -9,5 +11,6 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("health/", health, name="health"),  # load balancers and operators (runs/views.py)
     path("", include("agentdash.dashboard.urls")),
 ]

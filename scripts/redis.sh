@@ -9,10 +9,13 @@
 #   scripts/redis.sh url      print the REDIS_URL
 #   scripts/redis.sh status   exit 0 when running
 #
-# The server listens on 127.0.0.1 only (port AGENTDASH_REDIS_PORT, 63799 by default), keeps
-# nothing on disk (no RDB snapshots, no AOF: it is a broker and a channel layer for tests),
-# and writes its pid file and log into its own directory. Messages go to stderr, the URL
-# alone to stdout: REDIS_URL="$(scripts/redis.sh start)".
+# The server listens on 127.0.0.1 only (port AGENTDASH_REDIS_PORT, 63799 by default; its
+# directory AGENTDASH_REDIS_DIR, var/redis by default) and writes its pid file, log and
+# append-only file there. It is the Celery broker, so it keeps what it holds across a
+# restart: AOF on, fsynced every second (a crash loses at most the last second; a clean stop
+# nothing), no RDB snapshots. A queued run's message survives a Redis restart; one lost
+# anyway is submitted again by the reaper (AGENTDASH_RUN_REQUEUE_AFTER_S). Messages go to
+# stderr, the URL alone to stdout: REDIS_URL="$(scripts/redis.sh start)".
 #
 # AGENTDASH_REDIS_INSTALL=0 forbids the apt-get install (the script then fails if Redis is
 # missing).
@@ -81,7 +84,7 @@ start() {
     # service (if any) is left alone; this is a second, private server.
     "$bin" --bind "$HOST" --port "$PORT" --protected-mode yes \
         --daemonize yes --pidfile "$PIDFILE" --logfile "$LOG" --dir "$DIR" \
-        --save "" --appendonly no --databases 16 </dev/null >/dev/null \
+        --save "" --appendonly yes --appendfsync everysec --databases 16 </dev/null >/dev/null \
         || { tail -n 20 "$LOG" >&2 2>/dev/null; die "the server did not start (log: $LOG)"; }
     local waited=0
     until answers; do

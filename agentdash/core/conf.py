@@ -132,7 +132,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "RUN_STALE_AFTER_S",
-        30.0,
+        10.0,
         "AGENTDASH_RUN_STALE_AFTER_S",
         _parse_seconds,
         "A running run whose heartbeat is older has lost its worker.",
@@ -153,10 +153,32 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "REAPER_INTERVAL_S",
-        5.0,
+        2.0,
         "AGENTDASH_REAPER_INTERVAL_S",
         _parse_seconds,
-        "How often each executor process runs the reaper.",
+        "How often each process that serves or executes runs runs the reaper.",
+    ),
+    Setting(
+        "CONTROLS_PROBE_S",
+        5.0,
+        "AGENTDASH_CONTROLS_PROBE_S",
+        _parse_seconds,
+        "How often each worker's control listener checks that it still hears the controls "
+        "group (a message to itself through the group).",
+    ),
+    Setting(
+        "CONTROLS_RELOAD_S",
+        30.0,
+        "AGENTDASH_CONTROLS_RELOAD_S",
+        _parse_seconds,
+        "How often each worker reloads every callback switch from the database.",
+    ),
+    Setting(
+        "HEALTH_INTERVAL_S",
+        5.0,
+        "AGENTDASH_HEALTH_INTERVAL_S",
+        _parse_seconds,
+        "How often each process records the state of its background services.",
     ),
     Setting(
         "DEMO_PASSWORD",

@@ -14,13 +14,21 @@ class RunsConfig(AppConfig):
         from agentdash.controls.switch_broadcast import run_control_listener
         from agentdash.runs import checks  # noqa: F401  (registers the system checks)
         from agentdash.runs.change_items import runs_load
+        from agentdash.runs.health import health_record_forever
         from agentdash.runs.host import run_host
         from agentdash.runs.reaper import reap_forever
+        from agentdash.runs.supervisor import Backoff
 
         item_kind_register(SessionChange.Kind.RUN, load=runs_load)
-        # What every process that executes runs keeps going beside them.
         host = run_host()
+        # Where runs execute: the switches reach their callbacks. Restarted within 5 s at
+        # most: it is the path of an operator's switch to running agents.
         host.service_register(
-            "agentdash.control-listener", lambda h: run_control_listener(h.switchboard)
+            "agentdash.control-listener",
+            lambda h: run_control_listener(h.switchboard),
+            backoff=Backoff(most=5.0),
         )
-        host.service_register("agentdash.reaper", lambda h: reap_forever())
+        # Every process that serves or executes runs reaps (so runs are taken up again even
+        # when every worker died), and records its services' health.
+        host.service_register("agentdash.reaper", lambda h: reap_forever(), runs_only=False)
+        host.service_register("agentdash.health", health_record_forever, runs_only=False)

@@ -42,23 +42,49 @@ def check_executor(app_configs: Any, **kwargs: Any) -> list[Error]:
     return errors
 
 
-SECONDS = ("RUN_HEARTBEAT_S", "RUN_STALE_AFTER_S", "RUN_REQUEUE_AFTER_S", "REAPER_INTERVAL_S")
+SECONDS = (
+    "RUN_HEARTBEAT_S",
+    "RUN_STALE_AFTER_S",
+    "RUN_REQUEUE_AFTER_S",
+    "REAPER_INTERVAL_S",
+    "CONTROLS_PROBE_S",
+    "CONTROLS_RELOAD_S",
+    "HEALTH_INTERVAL_S",
+)
+HEARTBEATS_BEFORE_STALE = 3
+
+
+def _seconds(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float) and value > 0
 
 
 @register()
 def check_run_timing(app_configs: Any, **kwargs: Any) -> list[Error]:
-    """The heartbeat, reaper and attempt settings are positive numbers (``agentdash.E023``):
-    anything else would stop the heartbeat or the reaper at its first tick."""
+    """The heartbeat, reaper, listener and health periods are positive numbers and the
+    attempts a positive integer (``agentdash.E023``): anything else would stop a loop at its
+    first tick. A run is stale only after several missed heartbeats (``agentdash.E024``):
+    otherwise a slow write would make a live run look dead, and it would run twice."""
     errors = []
     for key in SECONDS:
         value = agentdash_setting(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        if not _seconds(value):
             errors.append(
                 Error(
                     f"AGENTDASH[{key!r}] is {value!r}; it must be a number of seconds above 0.",
                     id="agentdash.E023",
                 )
             )
+    beat, stale = agentdash_setting("RUN_HEARTBEAT_S"), agentdash_setting("RUN_STALE_AFTER_S")
+    if _seconds(beat) and _seconds(stale) and stale < HEARTBEATS_BEFORE_STALE * beat:
+        errors.append(
+            Error(
+                f"AGENTDASH['RUN_STALE_AFTER_S'] is {stale!r}, less than "
+                f"{HEARTBEATS_BEFORE_STALE} heartbeats (RUN_HEARTBEAT_S is {beat!r}).",
+                hint="A live run's heartbeat may be late; keep RUN_STALE_AFTER_S at least "
+                f"{HEARTBEATS_BEFORE_STALE} × RUN_HEARTBEAT_S (the defaults: 10 s and 2 s).",
+                id="agentdash.E024",
+            )
+        )
     attempts = agentdash_setting("RUN_MAX_ATTEMPTS")
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
         errors.append(

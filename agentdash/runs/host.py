@@ -6,7 +6,10 @@ Either way one loop runs many agent runs at once and, beside them, the services 
 the process-wide :class:`DatabaseSwitchboard` (loaded at start), the live stream
 (:mod:`agentdash.runs.streaming`), and the background services registered with
 :meth:`RunHost.service_register` — ``RunsConfig.ready`` registers the control listener,
-which keeps the switchboard current, and the reaper.
+which keeps the switchboard current (where runs execute), and, in every process that starts
+a host, the reaper and the health record. Each service is supervised
+(:mod:`agentdash.runs.supervisor`): whatever stops it, it is started again, with backoff, and
+its state is what the health record writes.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from asgiref.sync import SyncToAsync
@@ -24,6 +29,7 @@ from asgiref.sync import SyncToAsync
 from agentdash.controls.switchboard import DatabaseSwitchboard
 from agentdash.core.loop_thread import LoopThread
 from agentdash.runs import streaming
+from agentdash.runs.supervisor import Backoff, ServiceState, supervise
 
 logger = logging.getLogger(__name__)
 
@@ -32,32 +38,76 @@ START_TIMEOUT_S = 60.0
 ServiceFactory = Callable[["RunHost"], Coroutine[Any, Any, None]]
 
 
+@dataclass(frozen=True)
+class _Service:
+    factory: ServiceFactory
+    runs_only: bool
+    backoff: Backoff | None
+
+
 class RunHost:
     """The loop and the background services of this process (one instance: :func:`run_host`).
 
     ``astart`` adopts the running loop (unless another live loop is already the host's);
-    ``start_thread`` makes a loop in a daemon thread. With ``runs=True`` the services for
-    executing runs start too (the switchboard's first load, then every registered service);
-    the live stream always starts. Starting again is a no-op; concurrent starters wait for
-    the first.
+    ``start_thread`` makes a loop in a daemon thread. The live stream and the services
+    registered with ``runs_only=False`` always start; with ``runs=True`` the services for
+    executing runs start too (the switchboard's first load, then the other registered
+    services). Starting again is a no-op; concurrent starters wait for the first.
     """
 
     def __init__(self) -> None:
         self.switchboard = DatabaseSwitchboard()
         self.worker_name = f"{socket.gethostname()}:{os.getpid()}"
-        self._registered: dict[str, ServiceFactory] = {}
+        self._registered: dict[str, _Service] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: LoopThread | None = None
         self._started: dict[str, asyncio.Future[None]] = {}
         self._services: list[asyncio.Task[None]] = []
+        self._states: dict[str, ServiceState] = {}
+        self._changed: asyncio.Event | None = None
 
-    def service_register(self, name: str, factory: ServiceFactory) -> None:
+    def service_register(
+        self,
+        name: str,
+        factory: ServiceFactory,
+        *,
+        runs_only: bool = True,
+        backoff: Backoff | None = None,
+    ) -> None:
         """Run ``factory(host)`` as background service ``name`` wherever this host starts
-        with ``runs=True`` (again under the same name: replaced). Register before the host
-        starts (``AppConfig.ready``); a service that ends or fails is logged, not restarted."""
+        with ``runs=True`` — or, with ``runs_only=False``, wherever it starts at all (again
+        under the same name: replaced). Register before the host starts
+        (``AppConfig.ready``). The service is supervised: when it stops, for any reason, it
+        is logged and ``factory(host)`` runs again after ``backoff`` (the supervisor's
+        default: 0.5 s doubling to 30 s)."""
         with self._lock:
-            self._registered[name] = factory
+            self._registered[name] = _Service(factory, runs_only, backoff)
+
+    @property
+    def runs_agents(self) -> bool:
+        """Whether this host has started to execute runs (``runs=True``)."""
+        return "runs" in self._started
+
+    def service_states(self) -> dict[str, ServiceState]:
+        """The state of each service started here, by name (read on the host loop)."""
+        return dict(self._states)
+
+    async def service_changed(self, timeout: float) -> bool:
+        """Wait (on the host loop) until a service's state changes, at most ``timeout``
+        seconds; True if one did."""
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        try:
+            await asyncio.wait_for(self._changed.wait(), timeout)
+        except TimeoutError:
+            return False
+        self._changed.clear()
+        return True
+
+    def _service_changed(self) -> None:
+        if self._changed is not None:
+            self._changed.set()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -70,7 +120,8 @@ class RunHost:
         loop = asyncio.get_running_loop()
         with self._lock:
             if self.loop is None:
-                self._loop, self._started, self._services = loop, {}, []
+                self._loop = loop
+                self._forget()
             host = self._loop
         if host is not loop:
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._start(runs), host))
@@ -79,7 +130,7 @@ class RunHost:
 
     async def _start(self, runs: bool) -> None:
         # On the host loop only, so the dict needs no lock.
-        for name in ("live", "runs") if runs else ("live",):
+        for name in ("live", "services", "runs") if runs else ("live", "services"):
             started = self._started.get(name)
             if started is None:
                 started = self._started[name] = asyncio.get_running_loop().create_future()
@@ -97,19 +148,35 @@ class RunHost:
         if name == "live":
             streaming.start()
             return
-        try:
-            await self.switchboard.arefresh()
-        except Exception:  # e.g. before migrate: callbacks all run until a reload works
-            logger.exception("loading the callback switches failed")
+        if name == "runs":
+            try:
+                await self.switchboard.arefresh()
+            except Exception:  # e.g. before migrate: callbacks all run until a reload works
+                logger.exception("loading the callback switches failed")
         with self._lock:
             registered = list(self._registered.items())
-        for service, factory in registered:
-            self.spawn(factory(self), name=service)
+        for service, found in registered:
+            if found.runs_only == (name == "runs"):
+                self.spawn(partial(found.factory, self), name=service, backoff=found.backoff)
 
-    def spawn(self, coro: Coroutine[Any, Any, None], *, name: str) -> None:
-        """Run a background service on the host loop until :meth:`astop` (call on the loop)."""
-        task = asyncio.get_running_loop().create_task(_logged(coro, name), name=name)
-        self._services.append(task)
+    def spawn(
+        self,
+        factory: Callable[[], Coroutine[Any, Any, None]],
+        *,
+        name: str,
+        backoff: Backoff | None = None,
+    ) -> None:
+        """Run ``factory()`` as background service ``name`` on the host loop, supervised
+        (started again whenever it stops), until :meth:`astop` (call on the loop)."""
+        state = self._states[name] = ServiceState(name)
+        if self._changed is None:  # made on the host loop, before any change to report
+            self._changed = asyncio.Event()
+        coro = supervise(factory, state, backoff=backoff, changed=self._service_changed)
+        self._services.append(asyncio.get_running_loop().create_task(coro, name=name))
+
+    def _forget(self) -> None:
+        # A new loop: what ran on the old one (closed with it) is void. Under self._lock.
+        self._started, self._services, self._states, self._changed = {}, [], {}, None
 
     def start_thread(self, *, runs: bool = True) -> asyncio.AbstractEventLoop:
         """Give the host a loop of its own in a daemon thread (if it has none) and start its
@@ -120,7 +187,7 @@ class RunHost:
             if loop is None:
                 self._thread = LoopThread("agentdash-run-loop")
                 loop = self._loop = self._thread.loop
-                self._started, self._services = {}, []
+                self._forget()
         asyncio.run_coroutine_threadsafe(self._start(runs), loop).result(START_TIMEOUT_S)
         return loop
 
@@ -135,7 +202,8 @@ class RunHost:
         if caller is not None and pid == os.getpid() and not caller.is_closed():
             with self._lock:
                 if self.loop is None:
-                    self._loop, self._started, self._services = caller, {}, []
+                    self._loop = caller
+                    self._forget()
             asyncio.run_coroutine_threadsafe(self.astart(runs=runs), caller)
             return self.loop or caller
         return self.start_thread(runs=runs)
@@ -149,7 +217,7 @@ class RunHost:
         if "live" in self._started:
             await streaming.stop()
         with self._lock:
-            self._loop, self._started = None, {}
+            self._loop, self._started, self._states, self._changed = None, {}, {}, None
 
     def stop_thread(self) -> None:
         """Stop a loop made by :meth:`start_thread` (from another thread)."""
@@ -159,15 +227,6 @@ class RunHost:
         asyncio.run_coroutine_threadsafe(self.astop(), loop).result(START_TIMEOUT_S)
         own.stop(START_TIMEOUT_S)
         self._thread = None
-
-
-async def _logged(coro: Coroutine[Any, Any, None], name: str) -> None:
-    try:
-        await coro
-    except asyncio.CancelledError:
-        raise
-    except Exception:
-        logger.exception("background service %s stopped", name)
 
 
 _host = RunHost()

@@ -48,3 +48,26 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent_name} {self.invocation_id} ({self.status})"
+
+
+class ProcessHealth(models.Model):
+    """One process that runs a run host (a daphne server, a Celery worker), as it last
+    described itself: written every ``HEALTH_INTERVAL_S`` by the process itself
+    (:mod:`agentdash.runs.health`), read by ``manage.py health`` and ``/health/``."""
+
+    name = models.CharField(max_length=128, unique=True, help_text="host:pid")
+    runs_agents = models.BooleanField(default=False)
+    started_at = models.DateTimeField()
+    beat_at = models.DateTimeField(db_index=True)
+    beat_every_s = models.FloatField(help_text="How often this process writes its row.")
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    services = models.JSONField(
+        default=dict, help_text="Per service: state, restarts, last_error, since."
+    )
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "process health"
+
+    def __str__(self) -> str:
+        return self.name

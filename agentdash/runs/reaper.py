@@ -1,7 +1,13 @@
 """The reaper: no run is left running forever, and no queued run is forgotten.
 
-Every executor process runs :func:`reap_forever` on its run loop. Passes in several processes
+Every process that starts a run host runs :func:`reap_forever` on its run loop — Celery
+workers, and daphne too, whose reaper hands runs to the broker for whichever worker comes
+back, so runs are taken up again even when every worker died. Passes in several processes
 at once are harmless: each transition is a conditional update that only one of them wins.
+
+With the default timings a run whose worker was killed is queued again 8–12 s after the
+kill: its last heartbeat is at most ``RUN_HEARTBEAT_S`` (2 s) old then, it is stale after
+``RUN_STALE_AFTER_S`` (10 s) and the next pass comes within ``REAPER_INTERVAL_S`` (2 s).
 """
 
 from __future__ import annotations

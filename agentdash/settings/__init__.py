@@ -173,7 +173,15 @@ AGENTDASH = agentdash_from_environment()
 # runs another could start. The threads pool: each task slot only waits for its run, which
 # executes on the worker process's one event loop (see agentdash/runs/tasks.py).
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or REDIS_URL
+# A worker outlives broker outages: it reconnects with backoff for as long as it takes (the
+# default gives up after 100 attempts), and the runs it is executing go on meanwhile — their
+# truth is the database, and a redelivered message is harmless (runs are claimed). Celery 6
+# is to cancel them by default: say no. (Celery 5.7.0 exits after an outage instead: see the
+# pin in pyproject.toml.)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_RETRY = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": float(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
 }

@@ -130,6 +130,13 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(redirect("/login/")), method="post"),
     ],
     "": [Case(signed_in(OK))],  # dashboard:home
+    # Load balancers have no login: everyone gets the status; only staff and operators get
+    # the processes' details (tests/agentdash/runs/test_supervisor.py).
+    "health/": [
+        Case(everyone(OK)),
+        Case(everyone(OK), method="head"),
+        Case(everyone(NOT_ALLOWED), method="post"),
+    ],
     "sessions/": [  # dashboard:session_new ("New chat")
         Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED)),
         Case(

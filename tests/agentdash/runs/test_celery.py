@@ -22,13 +22,13 @@ from django.db import connection
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.agent_sessions.selectors import session_state_view
-from agentdash.celery_app import app as celery_app
 from agentdash.registry.loader import agents_cache_clear
 from agentdash.runs import executors
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from agentdash.spans.models import Span
 from runtime.sessions.state import State
+from tests.agentdash.runs.broker import celery_broker
 from tests.agentdash.runs.conftest import FINISHED, says
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -144,16 +144,14 @@ def workers(
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
     agents_cache_clear()
     executors.executor_reset()
-    saved = celery_app.conf.broker_url
-    celery_app.conf.broker_url = redis_url
     found = Workers(env, tmp_path)
     found.gate = gate  # type: ignore[attr-defined]
     try:
-        yield found
+        with celery_broker(redis_url):
+            yield found
     finally:
         found.stop()
         redis.Redis.from_url(redis_url).delete(queue)
-        celery_app.conf.broker_url = saved
         executors.executor_reset()
         agents_cache_clear()
 

@@ -148,7 +148,10 @@ async def test_the_host_runs_the_registered_services_and_stops_them(
     assert sorted(stopped) == sorted(started)
 
 
-def test_the_runs_app_registers_the_control_listener_and_the_reaper() -> None:
+def test_the_runs_app_registers_the_control_listener_the_reaper_and_the_health_record() -> None:
     from agentdash.runs.host import run_host
 
-    assert set(run_host()._registered) == {"agentdash.control-listener", "agentdash.reaper"}
+    registered = run_host()._registered
+    assert set(registered) == {"agentdash.control-listener", "agentdash.reaper", "agentdash.health"}
+    # Only where runs execute does the listener run; every host reaps and records its health.
+    assert {name for name, s in registered.items() if s.runs_only} == {"agentdash.control-listener"}
