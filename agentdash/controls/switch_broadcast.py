@@ -149,7 +149,9 @@ class _Listener:
         deaf = 0
         while True:
             await asyncio.sleep(every if lost_at is None else RETRY_S)
-            outcome = await self._probe(timeout)
+            # While the layer is away, short probes: a send stuck in the client's retries
+            # must not keep the listener from noticing that it is back.
+            outcome = await self._probe(timeout if lost_at is None else min(timeout, RETRY_S * 2))
             if outcome == HEARD:
                 if lost_at is not None:
                     logger.warning(

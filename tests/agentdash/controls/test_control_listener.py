@@ -134,8 +134,8 @@ async def test_after_a_long_silence_a_switch_still_arrives_within_a_second(
     many reload periods (each re-joins the group) and probe periods."""
     switchboard = RecordingSwitchboard()
     task = await listening(switchboard, reload_every=0.1, probe_every=0.1)
-    await asyncio.sleep(2.0)
-    assert not task.done() and switchboard.reloads >= 10
+    await asyncio.sleep(1.0)
+    assert not task.done() and switchboard.reloads >= 5
 
     change = await switch_off("note_checked")
     took = await until(lambda: change in switchboard.applied, "the switch's message", SECOND)
@@ -198,7 +198,7 @@ async def test_after_a_redis_outage_the_listener_hears_again_and_heals_what_it_m
     own_redis.stop()
     with pytest.raises(Exception, match=r"(?i)connect"):  # an operator's toggle meanwhile
         await switch_off("during_the_outage")
-    await asyncio.sleep(2.0)
+    await asyncio.sleep(1.0)
     own_redis.start()
 
     # Heard again (Redis's client subscribes again by itself, within about a second), the
