@@ -60,8 +60,9 @@ def runs_reap(
     max_attempts: int,
     requeue_after_s: float | None = None,
     submit: Callable[[int], None] | None = None,
+    running: bool = True,
 ) -> ReapReport:
-    """One pass.
+    """One pass (``running=False``: of the queued runs only).
 
     A ``running`` run whose heartbeat is older than ``stale_after_s`` has lost its worker: its
     still-open spans (of the run or of its trace) are closed as errored ("run's worker died"),
@@ -79,7 +80,8 @@ def runs_reap(
     report = ReapReport()
     cutoff = now - timedelta(seconds=stale_after_s)
     stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
-    for run in Run.objects.select_related("session").filter(stale, status=Run.Status.RUNNING):
+    found = Run.objects.select_related("session").filter(stale, status=Run.Status.RUNNING)
+    for run in found if running else ():
         _reap_one(run, stale, max_attempts, submit, report)
     if requeue_after_s is not None:
         since = now - timedelta(seconds=requeue_after_s)
@@ -161,15 +163,24 @@ def _when(moment: datetime | None) -> str:
 
 async def reap_forever() -> None:
     """Reap every ``REAPER_INTERVAL_S`` with the configured limits, until cancelled (the run
-    host runs it: ``RunsConfig.ready`` registers it)."""
+    host runs it: ``RunsConfig.ready`` registers it).
+
+    After a pass fails (the database unreachable, most likely), running runs are left alone
+    for ``RUN_STALE_AFTER_S``: their workers could not write heartbeats either, and must
+    have the time to do so before their runs look dead. Queued runs are still submitted."""
     reap = in_worker_thread(runs_reap)
+    loop = asyncio.get_running_loop()
+    blind_until = 0.0
     while True:
+        stale_after_s = float(agentdash_setting("RUN_STALE_AFTER_S"))
         try:
             await reap(
-                stale_after_s=float(agentdash_setting("RUN_STALE_AFTER_S")),
+                stale_after_s=stale_after_s,
                 max_attempts=int(agentdash_setting("RUN_MAX_ATTEMPTS")),
                 requeue_after_s=float(agentdash_setting("RUN_REQUEUE_AFTER_S")),
+                running=loop.time() >= blind_until,
             )
         except Exception:
             logger.exception("reaping runs failed; trying again at the next tick")
+            blind_until = loop.time() + stale_after_s
         await asyncio.sleep(float(agentdash_setting("REAPER_INTERVAL_S")))

@@ -3,15 +3,19 @@ closed as errored; queued runs nobody took are submitted again."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from asgiref.sync import sync_to_async
+from django.db import OperationalError
 from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.changes.models import SessionChange
+from agentdash.runs import reaper
 from agentdash.runs.models import Run
 from agentdash.runs.reaper import runs_reap
 from agentdash.spans.models import Span
@@ -132,3 +136,45 @@ def test_queued_runs_nobody_took_are_submitted_again(session: AgentSession) -> N
         ).resubmitted
         == []
     )
+
+
+async def test_after_a_failed_pass_running_runs_are_left_alone_for_the_stale_period(
+    session: AgentSession, settings: Any, monkeypatch: pytest.MonkeyPatch, recorder: Any
+) -> None:
+    """An outage stops heartbeats and reaper passes alike: once the database is back, a
+    live run's worker gets ``RUN_STALE_AFTER_S`` to write its heartbeat before its run can
+    be taken from it."""
+    settings.AGENTDASH = {
+        **settings.AGENTDASH,
+        "REAPER_INTERVAL_S": 0.05,
+        "RUN_STALE_AFTER_S": 1.0,
+        "RUN_REQUEUE_AFTER_S": 3600.0,
+    }
+    run = await sync_to_async(make_run)(
+        session, status=Run.Status.RUNNING, attempt=1, worker="w:1", heartbeat_at=ago(5)
+    )
+    passes: list[tuple[float, bool]] = []
+    real = reaper.runs_reap
+
+    def unreachable_once(**options: Any) -> Any:
+        passes.append((time.monotonic(), options["running"]))
+        if len(passes) == 1:
+            raise OperationalError("connection refused: the database is away")
+        return real(**options)
+
+    monkeypatch.setattr(reaper, "runs_reap", unreachable_once)
+    task = asyncio.create_task(reaper.reap_forever())
+    try:
+        while (await Run.objects.aget(pk=run.pk)).status == Run.Status.RUNNING:
+            assert time.monotonic() - passes[0][0] < 30, passes
+            await asyncio.sleep(0.02)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    failed_at = passes[0][0]
+    held = [at - failed_at for at, running in passes[1:] if not running]
+    assert held and max(held) < 1.0 and len(held) >= 5  # passes went on, running runs left
+    first_reaping = next(at for at, running in passes[1:] if running)
+    assert first_reaping - failed_at >= 1.0
+    assert recorder.submitted == [run.pk]

@@ -42,7 +42,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
 RECOVERY_GOAL_S = 15.0  # from the kill to the run's start on another worker (issue 9)
 SWITCH_GOAL_S = 1.0  # from an acknowledged switch to every live worker (issue 9)
-IDLE_S = 2.0  # more than six probe periods of the listeners
+IDLE_S = 1.0  # more than three probe periods of the listeners
 
 
 @pytest.fixture
