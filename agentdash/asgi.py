@@ -15,7 +15,11 @@ from django.conf import settings  # noqa: E402
 from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to its broker)
+from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
+
+# Oversized websocket messages are refused with a close frame (1009), not a dropped connection.
+daphne_limits_apply()
 
 # In development daphne serves /static/ itself, as runserver does; in production a web server
 # (or whitenoise) does.

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import path, re_path
 
-from agentdash.live.consumers import SessionConsumer
+from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
+from agentdash.live.consumers import NoSuchSocket, SessionConsumer
 
+# Session ids travel as the pages write them (agent_sessions.ids: any stored id, one segment).
 websocket_urlpatterns = [
-    path("ws/sessions/<str:session_id>/", SessionConsumer.as_asgi(), name="session-live"),
+    path("ws/sessions/<session_id:session_id>/", SessionConsumer.as_asgi(), name="session-live"),
+    re_path(r"", NoSuchSocket.as_asgi(), name="no-such-socket"),  # last: what matches nothing
 ]

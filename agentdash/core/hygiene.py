@@ -32,10 +32,10 @@ TOO_DEEP = "[nested too deep]"
 
 _NON_FINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
-# Outside strings, only brackets matter for depth: strings (escapes included) are removed
-# first, so a bracket inside one never counts.
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKETS = re.compile(r"[\[\]{}]")
+# One pass over the text's tokens that matter for depth: a string (escapes included; an
+# unterminated one runs to the end, so no position is scanned twice: linear time on any
+# input) or a bracket. Brackets inside strings are consumed with them and never count.
+_DEPTH_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
 class JsonTooDeep(ValueError):
@@ -133,11 +133,11 @@ def value_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
 def json_depth(text: str) -> int:
     """How deeply the JSON in ``text`` nests (``1`` for ``[]``), without parsing it."""
     depth = deepest = 0
-    for bracket in _BRACKETS.findall(_JSON_STRING.sub("", text)):
-        if bracket in "[{":
+    for token in _DEPTH_TOKENS.findall(text):
+        if token in ("[", "{"):
             depth += 1
             deepest = max(deepest, depth)
-        else:
+        elif token in ("]", "}"):
             depth -= 1
     return deepest
 

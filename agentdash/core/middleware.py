@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.signals import got_request_exception
-from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.template.loader import render_to_string
 
 from agentdash.core.hygiene import text_problem
+from agentdash.core.outages import DATABASE_UNREACHABLE
 from agentdash.core.request_context import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
@@ -162,7 +162,6 @@ def _shown(name: str) -> str:
 RETRY_AFTER_SECONDS = 5
 """What a 503 asks a client to wait before trying again (the ``Retry-After`` header)."""
 
-DATABASE_DOWN = (OperationalError, InterfaceError)
 _MARK = "_agentdash_database_down"
 
 
@@ -170,7 +169,7 @@ def database_unreachable(exc: BaseException | None) -> bool:
     """Whether ``exc`` (or what it was raised from) is the database being unreachable."""
     seen = 0
     while exc is not None and seen < 8:
-        if isinstance(exc, DATABASE_DOWN):
+        if isinstance(exc, DATABASE_UNREACHABLE):
             return True
         exc = exc.__cause__ or exc.__context__
         seen += 1

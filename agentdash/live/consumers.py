@@ -20,6 +20,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agentdash.changes.items import Item, item_trimmed, items_after
 from agentdash.changes.selectors import session_last_seq
+from agentdash.core.outages import DATABASE_UNREACHABLE
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
 from agentdash.live.actions import perform
@@ -35,12 +36,15 @@ from agentdash.live.protocol import (
     parse_client_message,
     pong_message,
     replay_done_message,
+    unavailable_error,
 )
 from agentdash.runs.executors import executor_start
 
 logger = logging.getLogger(__name__)
 
 CLOSE_FORBIDDEN = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_TRY_AGAIN_LATER = 1013
 PAGE = 100
 """Change items per message when replaying or filling a gap."""
 MAX_SENT_CHARS = 512 * 1024
@@ -82,7 +86,13 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         self.live = False
         self.last_seq = 0
         self.bucket = TokenBucket(rate=self.rate, burst=self.burst, clock=self.clock)
-        access = await self._access()
+        try:
+            access = await self._access()
+        except DATABASE_UNREACHABLE:
+            await self.accept()  # to say why: the client tries again later
+            await self.send_json(unavailable_error())
+            await self.close(code=CLOSE_TRY_AGAIN_LATER)
+            return
         await self.accept()  # then close with a code: a refused handshake shows none
         if not access.may_see:
             await self.close(code=CLOSE_FORBIDDEN)
@@ -106,6 +116,10 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             await self._serve(request)
         except ProtocolError as exc:
             await self.send_json(exc.as_message())
+        except DATABASE_UNREACHABLE:
+            # Nothing was changed; the socket stays and the client may send it again.
+            logger.warning("session %s: the database is unreachable", self.session_id)
+            await self.send_json(unavailable_error())
         except Exception:
             logger.exception("session %s: request failed", self.session_id)
             await self.send_json(error_message("internal", "the request failed"))
@@ -201,3 +215,13 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         self.live = False
         await self.close(code=CLOSE_FORBIDDEN)
         return False
+
+
+class NoSuchSocket(AsyncJsonWebsocketConsumer):
+    """An address no socket has (one whose session id cannot be an id among them): accepted,
+    then closed with 4404 at once, as the HTTP side answers 404 (the router would otherwise
+    fail the handshake with a server error)."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_NOT_FOUND)

@@ -15,8 +15,8 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from agentdash.core.outages import DATABASE_UNREACHABLE
 from agentdash.live.flush_writer import Batch
-from agentdash.spans.services import UNREACHABLE
 from agentdash.spans.span_processor import SpanSnapshot
 
 logger = logging.getLogger("agentdash.live.pipeline")
@@ -76,7 +76,7 @@ class FlushFaults:
             mine, hint = parts.get(session_id, []), {session_id: dirty.get(session_id)}
             try:
                 batches.extend(await write(mine, hint))
-            except UNREACHABLE as exc:
+            except DATABASE_UNREACHABLE as exc:
                 self.keep_for_later(mine, hint, exc)
             except Exception:
                 self.failures += 1

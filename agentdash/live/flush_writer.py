@@ -15,11 +15,11 @@ from django.db import IntegrityError
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.items import Item, SeqKey, items_after_many
 from agentdash.changes.selectors import session_last_seq
+from agentdash.core.outages import DATABASE_UNREACHABLE
 from agentdash.core.sqlite.base import writes_first
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_item
 from agentdash.spans.services import (
-    UNREACHABLE,
     SpanWrite,
     spans_store,
     spans_store_isolating,
@@ -177,7 +177,7 @@ class FlushWriter:
             return [], True
         try:
             return spans_store(versions=versions, announce=False), True
-        except UNREACHABLE:
+        except DATABASE_UNREACHABLE:
             raise  # nothing stored: the pipeline keeps the batch and tries again later
         except Exception as exc:
             if isinstance(exc, IntegrityError):

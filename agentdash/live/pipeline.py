@@ -43,13 +43,13 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.core.loop_thread import LoopThread
+from agentdash.core.outages import DATABASE_UNREACHABLE
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
 from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.protocol import partial_message
-from agentdash.spans.services import UNREACHABLE
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
 
 logger = logging.getLogger(__name__)
@@ -273,7 +273,7 @@ class LivePipeline:
         write = in_worker_thread(self.writer.write, executor=self._thread)
         try:
             batches = await write(snapshots, dirty)
-        except UNREACHABLE as exc:
+        except DATABASE_UNREACHABLE as exc:
             self.faults.keep_for_later(snapshots, dirty, exc)
             return 0
         except Exception:

@@ -11,10 +11,22 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentdash.controls.models import CallbackSetting
+from agentdash.core.hygiene import (
+    MAX_JSON_DEPTH,
+    json_depth,
+    text_problem,
+    text_storable,
+    value_problem,
+)
+
 MAX_FRAME_BYTES = 64 * 1024
 MAX_TEXT_CHARS = 20_000
 MAX_ID_CHARS = 128
 MAX_REASON_CHARS = 2_000
+# Names are stored as they come: the protocol takes no more than their columns hold.
+MAX_AGENT_CHARS = CallbackSetting._meta.get_field("agent_name").max_length or 128
+MAX_CALLBACK_CHARS = CallbackSetting._meta.get_field("callback_name").max_length or 255
 
 ERROR_CODES = frozenset(
     {
@@ -26,6 +38,7 @@ ERROR_CODES = frozenset(
         "not_found",
         "conflict",
         "rate_limited",
+        "unavailable",
         "internal",
     }
 )
@@ -90,12 +103,16 @@ ClientMessage = Hello | ChatSend | RunCancel | CallbackToggle | StateEdit | Ping
 def parse_client_message(frame: str | bytes | None) -> ClientMessage:
     """One client frame as a request. Raises :class:`ProtocolError`: ``too_large`` past
     ``MAX_FRAME_BYTES``, ``bad_json`` for binary frames, invalid JSON (NaN and Infinity
-    included) or a non-object, ``unknown_type``, or ``bad_request`` for a missing or invalid
-    field (``ref`` is then the request's type)."""
+    included), JSON nested deeper than ``MAX_JSON_DEPTH`` (refused before it is parsed) or a
+    non-object, ``unknown_type``, or ``bad_request`` for a missing or invalid field — a
+    string with a NUL character or an unpaired surrogate is invalid, in keys too (``ref`` is
+    then the request's type)."""
     if not isinstance(frame, str):
         raise ProtocolError("bad_json", "frames must be JSON text, not binary")
     if len(frame) > MAX_FRAME_BYTES or len(frame.encode("utf-8")) > MAX_FRAME_BYTES:
         raise ProtocolError("too_large", f"frames are limited to {MAX_FRAME_BYTES} bytes")
+    if json_depth(frame) > MAX_JSON_DEPTH:
+        raise ProtocolError("bad_json", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
         data = json.loads(frame, parse_constant=_no_constants)
     except (ValueError, RecursionError) as exc:
@@ -107,7 +124,8 @@ def parse_client_message(frame: str | bytes | None) -> ClientMessage:
         raise ProtocolError("bad_request", "the message has no 'type'")
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise ProtocolError("unknown_type", f"unknown message type {kind[:64]!r}", ref=kind[:64])
+        shown = text_storable(kind[:64])[0]
+        raise ProtocolError("unknown_type", f"unknown message type {shown!r}", ref=shown)
     return parser(_Fields(kind, data))
 
 
@@ -132,6 +150,9 @@ class _Fields:
             raise self.fail(f"'{name}' must be a non-empty string")
         if len(value) > limit:
             raise self.fail(f"'{name}' is longer than {limit} characters")
+        problem = text_problem(value)
+        if problem:
+            raise self.fail(f"'{name}' {problem}")
         return value
 
     def optional_text(self, name: str, *, limit: int) -> str | None:
@@ -147,6 +168,9 @@ class _Fields:
         value = self.data.get(name)
         if not isinstance(value, dict) or not value:
             raise self.fail(f"'{name}' must be a non-empty object")
+        problem = value_problem(value)
+        if problem:
+            raise self.fail(f"'{name}': {problem}")
         return value
 
 
@@ -173,8 +197,8 @@ def _callback_toggle(f: _Fields) -> CallbackToggle:
     if scope not in ("session", "global"):
         raise f.fail('\'scope\' must be "session" or "global"')
     return CallbackToggle(
-        agent=f.text("agent", limit=MAX_ID_CHARS),
-        callback=f.text("callback", limit=MAX_ID_CHARS * 2),
+        agent=f.text("agent", limit=MAX_AGENT_CHARS),
+        callback=f.text("callback", limit=MAX_CALLBACK_CHARS),
         enabled=f.flag("enabled"),
         scope=scope,
         reason=f.text("reason", limit=MAX_REASON_CHARS, required=False),
@@ -250,6 +274,13 @@ def error_message(code: str, message: str, *, ref: str | None = None, **extra: A
     if ref is not None:
         found["ref"] = ref
     return found
+
+
+def unavailable_error() -> dict[str, Any]:
+    """The ``error`` for a request that found the database unreachable: nothing changed."""
+    return error_message(
+        "unavailable", "the database is unavailable: nothing was changed; try again shortly"
+    )
 
 
 def pong_message() -> dict[str, Any]:

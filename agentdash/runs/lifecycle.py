@@ -117,6 +117,35 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") ->
     return True
 
 
+def run_requeue(*, run: Run, why: str, max_attempts: int) -> str:
+    """Give this attempt of a running run back: ``queued`` again (worker and heartbeat
+    cleared, ``queued_at`` now, ``error`` says ``why``) when the run has had fewer than
+    ``max_attempts`` attempts, else ``failed`` with ``why``; with a seq either way. Returns
+    the new status, or ``""`` (nothing written) when the attempt is no longer the run's."""
+    detail = text_storable(f"{why} (attempt {run.attempt} of {max_attempts})")[0]
+    if run.attempt < max_attempts:
+        fields: dict[str, Any] = {
+            "status": Run.Status.QUEUED,
+            "worker": "",
+            "heartbeat_at": None,
+            "queued_at": timezone.now(),
+            "error": f"{detail}; queued again"[:ERROR_MESSAGE_LIMIT],
+        }
+    else:
+        fields = {
+            "status": Run.Status.FAILED,
+            "finished_at": timezone.now(),
+            "error": detail[:ERROR_MESSAGE_LIMIT],
+        }
+    with transaction.atomic():
+        if not _this_attempt(run).update(**fields):
+            return ""
+        for key, value in fields.items():
+            setattr(run, key, value)
+        run_change_record(run=run)
+    return str(fields["status"])
+
+
 def run_fail(*, run: Run, error: str, trace_id: str = "") -> bool:
     """:func:`run_finish` as ``failed`` with ``error``."""
     return run_finish(run=run, status=Run.Status.FAILED, error=error, trace_id=trace_id)

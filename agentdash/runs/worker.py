@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from dataclasses import dataclass
+from typing import Any
 
 from google.genai import types
 
@@ -15,6 +17,7 @@ from agentdash.agent_sessions.artifact_service import DjangoArtifactService
 from agentdash.agent_sessions.memory_service import DjangoMemoryService
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import streaming
@@ -26,6 +29,7 @@ from agentdash.runs.lifecycle import (
     run_finish,
     run_heartbeat,
     run_report,
+    run_requeue,
     run_trace_set,
 )
 from agentdash.runs.models import Run
@@ -79,13 +83,27 @@ async def run_execute(run_id: int, *, worker: str) -> None:
     heartbeat every ``RUN_HEARTBEAT_S`` keeps the run alive and stops it when a cancel is
     asked for. The outcome is recorded: ``succeeded``; ``cancelled`` with the reason; or
     ``failed`` with the exception's type and message — and for the last two the chat gets an
-    event saying so. Nothing a run does raises out of here; a failure to record its outcome
-    does (the reaper then takes the run up).
+    event saying so.
+
+    A database outage is waited out (``core.outages.until_reachable``): the claim and the
+    outcome are written once the database is back, and a run the outage interrupted is
+    queued again and, at once, resumed here as its next attempt (what it stored is kept, as
+    after a dead worker), up to ``RUN_MAX_ATTEMPTS``. Nothing a run does raises out of here;
+    a failure to record its outcome does (the reaper then takes the run up).
     """
-    run = await in_worker_thread(run_claim)(run_id=run_id, worker=worker)
+    while await _attempt(run_id, worker=worker):
+        pass  # queued again after an outage: claim it once more
+
+
+async def _attempt(run_id: int, *, worker: str) -> bool:
+    """One attempt; True when it ended queued again (a database outage interrupted it)."""
+    claim = in_worker_thread(run_claim)
+    run = await until_reachable(
+        lambda: claim(run_id=run_id, worker=worker), what=f"claiming run {run_id}"
+    )
     if run is None:
         logger.info("run %s is not queued any more: nothing to do", run_id)
-        return
+        return False
     me = asyncio.current_task()
     assert me is not None
     watch = _Watch()
@@ -107,7 +125,35 @@ async def run_execute(run_id: int, *, worker: str) -> None:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
     await streaming.settle(run.invocation_id)  # clients see the run end after its spans
+    if error is not None and watch.stop is None and caused_by_outage(error):
+        return await _requeue(run, error)
     await _record(run, service.trace_id, watch, error)
+    return False
+
+
+async def _requeue(run: Run, error: BaseException) -> bool:
+    why = f"the database was unreachable ({type(error).__name__}: {error})"
+    logger.warning("run %s: %s; queueing it again once it is back", run.pk, why)
+    requeue = in_worker_thread(run_requeue)
+    attempts = int(agentdash_setting("RUN_MAX_ATTEMPTS"))
+    status = await until_reachable(
+        lambda: requeue(run=run, why=why, max_attempts=attempts), what=f"requeueing run {run.pk}"
+    )
+    if status == Run.Status.FAILED:
+        await _stored(run_report, f"reporting run {run.pk}")(
+            run=run, code="RUN_FAILED", message=f"The run failed: {run.error}"
+        )
+    return status == Run.Status.QUEUED
+
+
+def _stored(write: Callable[..., Any], what: str) -> Callable[..., Awaitable[Any]]:
+    """``write`` (a lifecycle write) run in a worker thread, waiting out a database outage."""
+    call = in_worker_thread(write)
+
+    async def stored(**kwargs: Any) -> Any:
+        return await until_reachable(lambda: call(**kwargs), what=what)
+
+    return stored
 
 
 async def _drive(run: Run, service: RunSessionService) -> None:
@@ -148,7 +194,9 @@ async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> Non
     while True:
         await asyncio.sleep(float(agentdash_setting("RUN_HEARTBEAT_S")))
         try:
-            found = await beat(run=run)
+            found = await until_reachable(
+                lambda: beat(run=run), what=f"heartbeat of run {run.pk}", max_pause=1.0
+            )  # quick to beat again once the database is back: before any reaper looks
         except Exception:
             logger.exception("heartbeat of run %s failed; trying again", run.pk)
             continue
@@ -168,21 +216,23 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
     if watch.stop == "lost":
         logger.warning("run %s was taken from this worker (reaped): not recording", run.pk)
         return
+    report = _stored(run_report, f"reporting run {run.pk}")
+    finish = _stored(run_finish, f"recording the outcome of run {run.pk}")
     if watch.stop == "cancel":
         message = run_cancel_message(watch.reason)
-        await in_worker_thread(run_report)(run=run, code="CANCELLED", message=message)
-        await in_worker_thread(run_finish)(
-            run=run, status=Run.Status.CANCELLED, error=message, trace_id=trace_id
-        )
+        await report(run=run, code="CANCELLED", message=message)
+        await finish(run=run, status=Run.Status.CANCELLED, error=message, trace_id=trace_id)
         return
     if error is None:
-        await in_worker_thread(run_finish)(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+        await finish(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
         return
     code, text = failure_of(error)
     trace_id = trace_id or _trace_in_notes(error)
     logger.warning("run %s failed: %s", run.pk, text, exc_info=error)
-    await in_worker_thread(run_report)(run=run, code=code, message=f"The run failed: {text}")
-    await in_worker_thread(run_fail)(run=run, error=text, trace_id=trace_id)
+    await report(run=run, code=code, message=f"The run failed: {text}")
+    await _stored(run_fail, f"recording the failure of run {run.pk}")(
+        run=run, error=text, trace_id=trace_id
+    )
 
 
 def failure_of(error: BaseException) -> tuple[str, str]:

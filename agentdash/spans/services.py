@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, NamedTuple
 
-from django.db import IntegrityError, InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, transaction
 
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import (
@@ -19,13 +19,12 @@ from agentdash.changes.services import (
     session_change_next,
     session_changes_insert,
 )
+from agentdash.core.outages import DATABASE_UNREACHABLE
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
 
 logger = logging.getLogger(__name__)
 
-UNREACHABLE = (OperationalError, InterfaceError)
-"""The database is down or the connection broke: nothing was stored, try again later."""
 
 _SPAN_FIELDS = (
     "name",
@@ -224,7 +223,7 @@ def _store_halves(versions: list[SpanVersion], announce: bool) -> list[SpanWrite
         return []
     try:
         return spans_store(versions=versions, announce=announce)
-    except UNREACHABLE:
+    except DATABASE_UNREACHABLE:
         raise
     except Exception as exc:
         if len(versions) > 1:
@@ -242,7 +241,7 @@ def _store_reduced(version: SpanVersion, error: Exception, announce: bool) -> Sp
     )
     try:
         (write,) = spans_store(versions=[version.reduced(why)], announce=announce)
-    except UNREACHABLE:
+    except DATABASE_UNREACHABLE:
         raise
     except Exception:
         logger.exception("%s dropped: not storable (%s), not even without its data", where, why)

@@ -1,5 +1,8 @@
 """A real PostgreSQL outage, as the site's visitors see it: 503 with ``Retry-After`` while
-the server is stopped, then 200s again once it is back — no restart of AgentDash.
+the server is stopped, then 200s again once it is back — no restart of AgentDash. A live
+socket stays open and answers each request with ``error`` ``unavailable``; a run inside its
+tool when the database went away resumes once it is back (attempt 2, no stale-heartbeat
+wait) and its end reaches the same socket.
 
 A private cluster (``scripts/postgres.sh`` with its own ``AGENTDASH_PG_DIR`` and port, never
 the shared one other tests use), migrated and seeded, behind two daphne processes: one with
@@ -12,6 +15,7 @@ Without PostgreSQL a developer's run skips; in CI (``CI`` set) it fails instead.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import subprocess
@@ -27,6 +31,7 @@ import pytest
 from tests.agentdash.live_harness import (
     ROOT,
     Browserless,
+    LiveClient,
     Processes,
     base_env,
     free_port,
@@ -37,6 +42,7 @@ from tests.agentdash.live_harness import (
 pytestmark = [pytest.mark.slow]
 
 OUTAGE_S = 10.0
+GATED_AGENT = "tests.agentdash.runs.celery_agents:root_agent"
 PAGES = ("/", "/admin/", "/admin/controls/policy/", "/login/?next=/")
 
 
@@ -91,16 +97,28 @@ def fetch(user: Browserless, path: str) -> Answer:
         return Answer(error.code, error.headers.get("Retry-After"), error.read().decode())
 
 
-def test_pages_answer_503_during_an_outage_and_200_after_it(
+async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
     cluster: Cluster, tmp_path: Path
 ) -> None:
-    env = base_env(DATABASE_URL=cluster.url, AGENTDASH_VAR_DIR=str(tmp_path / "var"))
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    (gate / "hold").touch()  # the gated agent's tool waits while this exists
+    env = base_env(
+        DATABASE_URL=cluster.url,
+        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
+        AGENTDASH_AGENTS=f"agentdash.demo.capital:root_agent,{GATED_AGENT}",
+        AGENTDASH_TEST_GATE_DIR=str(gate),
+    )
+    await asyncio.to_thread(manage, env, "migrate", "--noinput")
+    await asyncio.to_thread(manage, env, "seed_demo")
     servers = Processes(tmp_path)
+    client: LiveClient | None = None
     try:
-        debug_on = servers.daphne("debug-on", {**env, "DATABASE_CONN_MAX_AGE": "0"})
-        debug_off = servers.daphne(
+        debug_on = await asyncio.to_thread(
+            servers.daphne, "debug-on", {**env, "DATABASE_CONN_MAX_AGE": "0"}
+        )
+        debug_off = await asyncio.to_thread(
+            servers.daphne,
             "debug-off",
             {**env, "DEBUG": "0", "SECRET_KEY": "x" * 60, "DATABASE_CONN_MAX_AGE": "60"},
         )
@@ -108,41 +126,89 @@ def test_pages_answer_503_during_an_outage_and_200_after_it(
         for url in (debug_on, debug_off):
             for name in ("alice", "operator"):
                 user = Browserless(url)
-                user.log_in(name)
+                await asyncio.to_thread(user.log_in, name)
                 users.append(user)
         for user in users:
-            for path in PAGES[:1]:
-                assert fetch(user, path).status == 200
+            assert (await asyncio.to_thread(fetch, user, PAGES[0])).status == 200
 
-        stopped = cluster.run("stop")
+        # A chat whose run is inside its tool when the database goes away.
+        chatter = Browserless(debug_off)
+        await asyncio.to_thread(chatter.log_in, "alice")
+        session_id = await asyncio.to_thread(chatter.new_chat, "celery_agent")
+        client = LiveClient(chatter, session_id)
+        await client.open()
+        await client.hello()
+        await client.send({"type": "chat.send", "text": "Look up the topic tea", "client_id": "c1"})
+        run_id = int((await client.message("chat.accepted", client_id="c1"))["run_id"])
+        await client.wait_for(lambda _: any(gate.glob("entered-*")), "the tool to be entered")
+
+        stopped = await asyncio.to_thread(cluster.run, "stop")
         assert stopped.returncode == 0, stopped.stderr
         down_at = time.monotonic()
         during: list[tuple[str, str, int]] = []
+        refusals = 0
         while time.monotonic() - down_at < OUTAGE_S:
             for user in users:
                 for path in PAGES:
-                    answer = fetch(user, path)
+                    answer = await asyncio.to_thread(fetch, user, path)
                     during.append((user.url, path, answer.status))
                     if path.startswith("/login/") and answer.status == 200:
                         continue  # the login form needs no database
                     assert answer.status == 503, (user.url, path, answer.status, answer.body[-500:])
                     assert answer.retry_after == "5"
                     assert "Briefly unavailable" in answer.body
-            time.sleep(0.5)
-        assert len(during) >= 4 * len(users) * len(PAGES)
+            # The socket stays open; each request is refused as unavailable, nothing changed.
+            seen = len(client.received)
+            await client.send({"type": "chat.send", "text": "Anyone there?"})
+            refused = await client.wait_for(
+                lambda received, seen=seen: next(
+                    (r.message for r in received[seen:] if r.message.get("type") == "error"),
+                    None,
+                ),
+                "an error for a request during the outage",
+            )
+            assert refused["code"] == "unavailable", refused
+            refusals += 1
+            if time.monotonic() - down_at > OUTAGE_S / 2:
+                (gate / "hold").unlink(missing_ok=True)  # the tool returns: nowhere to store it
+            await asyncio.sleep(0.5)
+        assert len(during) >= 4 * len(users) * len(PAGES) and refusals >= 4
 
-        started = cluster.run("start")
+        started = await asyncio.to_thread(cluster.run, "start")
         assert started.returncode == 0, started.stderr
         back_at = time.monotonic()
         for user in users:
             for path in PAGES:
-                answer = fetch(user, path)
+                answer = await asyncio.to_thread(fetch, user, path)
                 assert answer.status == 200, (user.url, path, answer.status, answer.body[-500:])
-        recovered_s = time.monotonic() - back_at
-        print(f"outage {OUTAGE_S:.0f} s: {len(during)} requests, all 503 (login form 200); "
-              f"every page 200 again {recovered_s:.2f} s after the server was ready")  # fmt: skip
+        pages_s = time.monotonic() - back_at
+
+        # The worker waited the outage out, queued its run again and resumed it: it ends
+        # without the reaper's stale-heartbeat wait, on the same socket.
+        assert await client.run_ended(run_id, timeout=120) == "succeeded"
+        run_s = time.monotonic() - back_at
+        (_, ended), *_ = [
+            (at, item) for at, item in reversed(client.items("run")) if item["data"]["id"] == run_id
+        ]
+        assert ended["data"]["attempt"] == 2, ended
+        # A change item is the run as it was when read: the requeue may show as "running" by
+        # then, with the requeue's reason still in its error.
+        why = [i["data"]["error"] for _, i in client.items("run") if i["data"]["id"] == run_id]
+        assert any("database was unreachable" in w for w in why), why
+        assert not any("no heartbeat" in w for w in why), why  # not the reaper's doing
+        await client.send({"type": "ping"})
+        await client.message("pong")
+        assert client._reader is not None and not client._reader.done()  # never reconnected
+        print(
+            f"outage {OUTAGE_S:.0f} s: {len(during)} requests, all 503 (login form 200), "
+            f"{refusals} socket requests refused as unavailable; every page 200 again "
+            f"{pages_s:.2f} s and the interrupted run ended {run_s:.1f} s after the server "
+            "was ready"
+        )
     except BaseException:
         print(servers.logs())
         raise
     finally:
+        if client is not None:
+            await client.close()
         servers.stop()

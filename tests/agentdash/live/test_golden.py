@@ -226,6 +226,18 @@ def _error_bad_json(user: User) -> dict[str, Any]:
     return refused.value.as_message()
 
 
+@server("server.error.bad_request")
+def _error_bad_request(user: User) -> dict[str, Any]:
+    with pytest.raises(protocol.ProtocolError) as refused:
+        protocol.parse_client_message('{"type": "chat.send", "text": "hi\\u0000"}')
+    return refused.value.as_message()
+
+
+@server("server.error.unavailable")
+def _error_unavailable(user: User) -> dict[str, Any]:
+    return protocol.unavailable_error()
+
+
 @server("server.pong")
 def _pong(user: User) -> dict[str, Any]:
     return protocol.pong_message()

@@ -28,6 +28,7 @@ from tests.agentdash.stored import session_of
 Users = Mapping[str, User | None]
 OPEN = "open"
 CLOSED = 4403
+NOT_FOUND = 4404
 
 
 @dataclass(frozen=True)
@@ -56,12 +57,19 @@ def _alice_session(users: Users) -> dict[str, Any]:
 
 
 ACCESS: dict[str, list[Case]] = {
-    "ws/sessions/<str:session_id>/": [
+    "ws/sessions/<session_id:session_id>/": [
         Case(roles(anonymous=CLOSED, alice=CLOSED, operator=OPEN), _carol_session),
         Case(roles(anonymous=CLOSED, alice=OPEN, operator=OPEN), _alice_session),
         Case(
             roles(anonymous=CLOSED, alice=CLOSED, operator=CLOSED),
             lambda users: {"session_id": "no-such-session"},
+        ),
+    ],
+    # What matches no socket — here an id that cannot be one — is closed as not found.
+    "": [
+        Case(
+            roles(anonymous=NOT_FOUND, alice=NOT_FOUND, operator=NOT_FOUND),
+            lambda users: {"session_id": "not\x00an-id"},
         ),
     ],
 }

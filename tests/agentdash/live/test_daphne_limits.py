@@ -1,0 +1,88 @@
+"""The websocket server's limits through a real daphne (the embedded default, started as
+``make run`` starts it): a frame over the protocol's 64 KB cap gets an ``error`` and the
+socket stays; a message over daphne's 1 MB limit — in one frame or in fragments — is refused
+with a **1009** close frame (autobahn's default would drop the connection: 1006)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from agentdash.live.daphne_limits import MAX_MESSAGE_BYTES
+from agentdash.live.protocol import MAX_FRAME_BYTES
+from tests.agentdash.live_harness import Browserless, Processes, base_env, manage
+
+pytestmark = [pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
+    """(base URL, a signed-in user's cookie header, one of their sessions)."""
+    tmp: Path = tmp_path_factory.mktemp("daphne-limits")
+    env = base_env(DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}", AGENTDASH_VAR_DIR=str(tmp))
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    procs = Processes(tmp)
+    try:
+        url = procs.daphne("daphne", env)
+        alice = Browserless(url)
+        alice.log_in("alice")
+        yield url, alice.cookie_header(), alice.new_chat("capital_agent")
+    finally:
+        procs.stop()
+
+
+@pytest.fixture
+async def socket(server: tuple[str, str, str]) -> AsyncIterator[ClientConnection]:
+    url, cookie, session_id = server
+    ws = await connect(
+        f"{url.replace('http://', 'ws://')}/ws/sessions/{session_id}/",
+        origin=url,  # type: ignore[arg-type]
+        additional_headers={"Cookie": cookie},
+        max_size=None,
+        open_timeout=30,
+    )
+    await ws.send(json.dumps({"type": "hello", "after_seq": 0}))
+    while json.loads(await asyncio.wait_for(ws.recv(), 30))["type"] != "replay.done":
+        pass
+    yield ws
+    await ws.close()
+
+
+async def closed_code(ws: ClientConnection) -> int | None:
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            await asyncio.wait_for(ws.recv(), 30)
+    return closed.value.rcvd.code if closed.value.rcvd else None
+
+
+async def test_a_frame_over_the_protocol_cap_is_an_error_and_the_socket_stays(
+    socket: ClientConnection,
+) -> None:
+    await socket.send(json.dumps({"type": "ping", "pad": "x" * (MAX_FRAME_BYTES + 1)}))
+    answer = json.loads(await asyncio.wait_for(socket.recv(), 30))
+    assert (answer["type"], answer["code"]) == ("error", "too_large")
+    await socket.send(json.dumps({"type": "ping"}))
+    assert json.loads(await asyncio.wait_for(socket.recv(), 30)) == {"type": "pong"}
+
+
+@pytest.mark.parametrize("size", [2 * MAX_MESSAGE_BYTES, 5 * MAX_MESSAGE_BYTES])
+async def test_a_message_over_the_servers_limit_is_closed_with_1009(
+    socket: ClientConnection, size: int
+) -> None:
+    await socket.send(json.dumps({"type": "ping", "pad": "x" * size}))
+    assert await closed_code(socket) == 1009
+
+
+async def test_a_fragmented_message_over_the_limit_is_closed_with_1009(
+    socket: ClientConnection,
+) -> None:
+    chunk = "x" * (256 * 1024)
+    await socket.send(iter([chunk] * 8))  # 2 MB in 8 frames, none of them over the limit
+    assert await closed_code(socket) == 1009
