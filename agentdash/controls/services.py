@@ -14,6 +14,7 @@ from django.utils import timezone
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.controls.models import CallbackSetting, Policy
 from agentdash.controls.policies import policy_validate
+from agentdash.core.hygiene import text_problem
 from agentdash.core.services import audit_record
 
 Actor = AbstractBaseUser | AnonymousUser | None
@@ -186,6 +187,12 @@ def _scope_check(*, agent_name: str, callback_name: str, session_id: str | None)
         errors["agent_name"] = ["A switch belongs to one agent: name it."]
     if not callback_name.strip():
         errors["callback_name"] = ["Name the callback."]
+    for name, value in (("agent_name", agent_name), ("callback_name", callback_name)):
+        limit = CallbackSetting._meta.get_field(name).max_length or 0
+        if len(value) > limit:
+            errors[name] = [f"At most {limit} characters."]
+        elif problem := text_problem(value):
+            errors[name] = [f"The name {problem}."]
     if session_id is not None and not AgentSession.objects.filter(pk=session_id).exists():
         errors["session"] = [f"There is no session {session_id!r}."]
     if errors:

@@ -17,7 +17,9 @@ class AuditEntry(models.Model):
     actor_label = models.CharField(max_length=150, help_text="Username at the time, kept.")
     action = models.CharField(max_length=64, db_index=True)
     target_type = models.CharField(max_length=64)
-    target_id = models.CharField(max_length=255)
+    # Room for the longest target any service writes: a callback switch's
+    # "agent (128):callback (255)@session (128)".
+    target_id = models.CharField(max_length=600)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     reason = models.TextField(blank=True)

@@ -73,6 +73,38 @@ def test_bad_scope_is_refused_before_writing(superuser: User) -> None:
     assert not CallbackSetting.objects.exists() and not AuditEntry.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("agent", "callback", "field", "says"),
+    [
+        ("a\x00", "g", "agent_name", "NUL character"),
+        ("a", "g\ud800", "callback_name", "unpaired surrogate"),
+        ("a" * 129, "g", "agent_name", "At most 128"),
+        ("a", "g" * 256, "callback_name", "At most 255"),
+    ],
+)
+def test_names_that_cannot_be_stored_are_refused(
+    superuser: User, agent: str, callback: str, field: str, says: str
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        callback_setting_set(
+            agent_name=agent, callback_name=callback, enabled=False, actor=superuser
+        )
+    assert says in caught.value.message_dict[field][0]
+    assert not CallbackSetting.objects.exists() and not AuditEntry.objects.exists()
+
+
+def test_the_longest_names_fit_the_audit_trail(
+    superuser: User, make_session: Callable[[str], AgentSession]
+) -> None:
+    session = make_session("s" * 128)
+    callback_setting_set(
+        agent_name="a" * 128, callback_name="g" * 255, enabled=False, session_id=session.id,
+        actor=superuser,
+    )  # fmt: skip
+    (entry,) = AuditEntry.objects.all()
+    assert entry.target_id == f"{'a' * 128}:{'g' * 255}@{'s' * 128}"
+
+
 def changelist_action(
     client: Client, action: str, settings: list[CallbackSetting], reason: str
 ) -> None:

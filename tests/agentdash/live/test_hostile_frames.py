@@ -204,3 +204,18 @@ async def test_a_switch_stored_while_the_broadcast_fails_is_acknowledged_and_sen
     heard = await eventually(lambda: layer.receive(listener), "the retried broadcast")
     assert heard["change"]["callback_name"] == "StepLogger" and not outage
     await eventually(lambda: not actions._retries, "the retry to end")
+
+
+async def test_names_as_long_as_the_protocol_allows_are_stored_and_audited(
+    operator_socket: Any,
+) -> None:
+    toggle = {
+        **MESSAGES["callback.toggle"][0],
+        "agent": "a" * MAX_AGENT_CHARS,
+        "callback": "c" * MAX_CALLBACK_CHARS,
+    }
+    await operator_socket.send_json_to(toggle)
+    answer = await receive(operator_socket)
+    assert answer["type"] == "ack", answer
+    entry = await AuditEntry.objects.aget(action="callback_setting.set")
+    assert entry.target_id.startswith("a" * MAX_AGENT_CHARS + ":" + "c" * MAX_CALLBACK_CHARS)
