@@ -24,3 +24,35 @@ def content_types_moved(*, old_app: str, new_app: str, models: list[str]) -> mig
         lambda apps, editor: move(apps, editor, old_app, new_app),
         lambda apps, editor: move(apps, editor, new_app, old_app),
     )
+
+
+def rows_made_storable(*, app: str, model: str, fields: list[str]) -> migrations.RunPython:
+    """A ``RunPython`` that makes ``fields`` of every row of ``app.model`` storable
+    (``core.hygiene.storable``: NUL and lone surrogates → U+FFFD, NaN and infinities as
+    strings, values nested deeper than it keeps cut), for rows written before strings were
+    checked where they enter. Only SQLite can
+    hold such rows — its JSON keeps a lone surrogate as an escape, and pages showing it
+    failed — so elsewhere it does nothing. Not reversed (the replaced characters are gone)."""
+
+    def clean(apps: Any, schema_editor: Any) -> None:
+        if schema_editor.connection.vendor != "sqlite":
+            return  # PostgreSQL refused them: none was ever stored
+        from agentdash.core.hygiene import storable
+
+        rows = apps.get_model(app, model)._default_manager
+        changed = []
+        for row in rows.only("pk", *fields).iterator(chunk_size=1_000):
+            dirty = False
+            for name in fields:
+                fixed, count = storable(getattr(row, name))
+                if count:
+                    setattr(row, name, fixed)
+                    dirty = True
+            if dirty:
+                changed.append(row)
+            if len(changed) >= 500:
+                rows.bulk_update(changed, fields)
+                changed = []
+        rows.bulk_update(changed, fields)
+
+    return migrations.RunPython(clean, migrations.RunPython.noop)

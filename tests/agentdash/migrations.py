@@ -11,12 +11,15 @@ from django.db.migrations.executor import MigrationExecutor
 
 
 @contextlib.contextmanager
-def migrated_back_to(app: str, migration: str) -> Iterator[Apps]:
-    """Take the database back to ``app``'s ``migration`` and give its historical models
-    (write the rows the next migration should carry over); on leaving, migrate everything
-    forward again. Needs a transactional test (``django_db(transaction=True)``)."""
+def migrated_back_to(
+    app: str, migration: str, *, also: tuple[tuple[str, str], ...] = ()
+) -> Iterator[Apps]:
+    """Take the database back to ``app``'s ``migration`` (and each ``(app, migration)`` of
+    ``also``) and give the historical models (write the rows the next migrations should
+    carry over); on leaving, migrate everything forward again. Needs a transactional test
+    (``django_db(transaction=True)``)."""
     executor = MigrationExecutor(connection)
-    target = [(app, migration)]
+    target = [(app, migration), *also]
     executor.migrate(target)
     try:
         yield executor.loader.project_state(target).apps
