@@ -151,6 +151,28 @@ def run_fail(*, run: Run, error: str, trace_id: str = "") -> bool:
     return run_finish(run=run, status=Run.Status.FAILED, error=error, trace_id=trace_id)
 
 
+def run_conclude(
+    *,
+    run: Run,
+    status: str,
+    error: str = "",
+    trace_id: str = "",
+    report: tuple[str, str] | None = None,
+) -> bool:
+    """End this attempt as :func:`run_finish` does and, with ``report`` (code, message),
+    first tell the chat (:func:`run_report`) — both in one transaction, and only while the
+    attempt is still the run's: an attempt reaped while it was still alive writes neither
+    (the chat never shows the outcome of an attempt that no longer counts). Returns whether
+    it wrote."""
+    with transaction.atomic():
+        # The run's row first, as the reaper takes it: whoever holds it decides the attempt.
+        if not _this_attempt(run).select_for_update(no_key=True).exists():
+            return False
+        if report is not None:
+            run_report(run=run, code=report[0], message=report[1])
+        return run_finish(run=run, status=status, error=error, trace_id=trace_id)
+
+
 def run_report(*, run: Run, code: str, message: str) -> Event:
     """Tell the chat what happened to ``run``: append an event authored by the run's agent
     with ``error_code``/``error_message`` (capped), in the run's invocation. Returns it."""

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +26,7 @@ from agentdash.runs.host import run_host
 from agentdash.runs.lifecycle import (
     run_cancel_message,
     run_claim,
-    run_fail,
-    run_finish,
+    run_conclude,
     run_heartbeat,
     run_report,
     run_requeue,
@@ -42,6 +42,7 @@ from runtime.telemetry.tracing import trace_id_hex
 
 logger = logging.getLogger(__name__)
 
+_HEARTBEATS = ThreadPoolExecutor(2, thread_name_prefix="agentdash-heartbeat")
 _TRACE_NOTE = re.compile(r"\btrace ([0-9a-f]{32})\b")
 _NO_TRACE = "0" * 32
 
@@ -139,7 +140,7 @@ async def _requeue(run: Run, error: BaseException) -> bool:
     status = await until_reachable(
         lambda: requeue(run=run, why=why, max_attempts=attempts), what=f"requeueing run {run.pk}"
     )
-    if status == Run.Status.FAILED:
+    if status == Run.Status.FAILED:  # out of attempts; the run is its: no other writer
         await _stored(run_report, f"reporting run {run.pk}")(
             run=run, code="RUN_FAILED", message=f"The run failed: {run.error}"
         )
@@ -190,7 +191,9 @@ async def _drive(run: Run, service: RunSessionService) -> None:
 
 
 async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> None:
-    beat = in_worker_thread(run_heartbeat)
+    # Threads of their own: on the loop's default pool, slow sync tools could hold every
+    # thread and a live run would look dead.
+    beat = in_worker_thread(run_heartbeat, executor=_HEARTBEATS)
     while True:
         await asyncio.sleep(float(agentdash_setting("RUN_HEARTBEAT_S")))
         try:
@@ -216,22 +219,29 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
     if watch.stop == "lost":
         logger.warning("run %s was taken from this worker (reaped): not recording", run.pk)
         return
-    report = _stored(run_report, f"reporting run {run.pk}")
-    finish = _stored(run_finish, f"recording the outcome of run {run.pk}")
+    conclude = _stored(run_conclude, f"recording the outcome of run {run.pk}")
     if watch.stop == "cancel":
         message = run_cancel_message(watch.reason)
-        await report(run=run, code="CANCELLED", message=message)
-        await finish(run=run, status=Run.Status.CANCELLED, error=message, trace_id=trace_id)
+        await conclude(
+            run=run,
+            status=Run.Status.CANCELLED,
+            error=message,
+            trace_id=trace_id,
+            report=("CANCELLED", message),
+        )
         return
     if error is None:
-        await finish(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+        await conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
         return
     code, text = failure_of(error)
     trace_id = trace_id or _trace_in_notes(error)
     logger.warning("run %s failed: %s", run.pk, text, exc_info=error)
-    await report(run=run, code=code, message=f"The run failed: {text}")
-    await _stored(run_fail, f"recording the failure of run {run.pk}")(
-        run=run, error=text, trace_id=trace_id
+    await conclude(
+        run=run,
+        status=Run.Status.FAILED,
+        error=text,
+        trace_id=trace_id,
+        report=(code, f"The run failed: {text}"),
     )
 
 
