@@ -17,6 +17,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to its broker)
 from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
+from agentdash.runs.asgi_start import RunHostStarter  # noqa: E402
 
 # Oversized websocket messages are refused with a close frame (1009), not a dropped connection.
 daphne_limits_apply()
@@ -26,7 +27,8 @@ daphne_limits_apply()
 http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
 
 # Websockets: only from allowed origins (agentdash.E005), authenticated by the session cookie.
-application = ProtocolTypeRouter(
+# The first request of any kind starts this process's run host (daphne has no lifespan).
+router = ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(
@@ -34,3 +36,4 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+application = RunHostStarter(router)

@@ -26,6 +26,11 @@ def check_websocket_origin_validation(app_configs: Any, **kwargs: Any) -> list[E
                 id="agentdash.E005",
             )
         ]
+    # Through the ASGI middleware around the router (each keeps the app it wraps as ``app``).
+    for _ in range(10):
+        if hasattr(application, "application_mapping") or not hasattr(application, "app"):
+            break
+        application = application.app
     routes = getattr(application, "application_mapping", {})
     websocket = routes.get("websocket")
     if websocket is not None and not isinstance(websocket, OriginValidator):

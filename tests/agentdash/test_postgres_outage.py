@@ -39,7 +39,7 @@ from tests.agentdash.live_harness import (
     manage,
 )
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
 OUTAGE_S = 10.0
 GATED_AGENT = "tests.agentdash.runs.celery_agents:root_agent"

@@ -29,7 +29,7 @@ from tests.agentdash.live_harness import (
     script,
 )
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
 AGENT = "capital_agent"
 QUESTION = "What is the capital of France?"

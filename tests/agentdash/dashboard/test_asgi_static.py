@@ -23,7 +23,7 @@ def asgi_module() -> Iterator[ModuleType]:
 def http_app(module: ModuleType, *, debug: bool) -> object:
     with override_settings(DEBUG=debug):
         importlib.reload(module)
-    return module.application.application_mapping["http"]
+    return module.router.application_mapping["http"]
 
 
 def test_static_files_are_served_with_debug_on(asgi_module: ModuleType) -> None:

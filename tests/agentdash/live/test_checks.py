@@ -33,6 +33,18 @@ def test_e005_websocket_behind_the_origin_validator_is_clean(
     assert "agentdash.E005" not in check_ids()
 
 
+def test_e005_looks_through_middleware_around_the_router(monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentdash.asgi
+    from agentdash.runs.asgi_start import RunHostStarter
+
+    project = agentdash.asgi.application
+    bare = RunHostStarter(ProtocolTypeRouter({"websocket": URLRouter([])}))
+    monkeypatch.setattr(agentdash.asgi, "application", bare)
+    assert "agentdash.E005" in check_ids()
+    monkeypatch.setattr(agentdash.asgi, "application", project)  # the router behind it is fine
+    assert "agentdash.E005" not in check_ids()
+
+
 def test_e005_an_asgi_application_that_does_not_import() -> None:
     with override_settings(ASGI_APPLICATION="agentdash.nowhere.application"):
         assert "agentdash.E005" in check_ids()

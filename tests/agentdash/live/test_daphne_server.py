@@ -1,12 +1,16 @@
-"""The websocket server's limits through a real daphne (the embedded default, started as
-``make run`` starts it): a frame over the protocol's 64 KB cap gets an ``error`` and the
-socket stays; a message over daphne's 1 MB limit — in one frame or in fragments — is refused
-with a **1009** close frame (autobahn's default would drop the connection: 1006)."""
+"""A real daphne (the embedded default, started as ``make run`` starts it): its first request
+— any request — starts the process's background services; a frame over the protocol's 64 KB
+cap gets an ``error`` and the socket stays; a message over daphne's 1 MB limit — in one frame
+or in fragments — is refused with a **1009** close frame (autobahn's default would drop the
+connection: 1006)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -16,26 +20,59 @@ from websockets.exceptions import ConnectionClosed
 
 from agentdash.live.daphne_limits import MAX_MESSAGE_BYTES
 from agentdash.live.protocol import MAX_FRAME_BYTES
-from tests.agentdash.live_harness import Browserless, Processes, base_env, manage
+from tests.agentdash.live_harness import ROOT, Browserless, Processes, base_env, manage
 
-pytestmark = [pytest.mark.slow]
+
+def manage_output(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    return result.stdout
+
+
+pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
-    """(base URL, a signed-in user's cookie header, one of their sessions)."""
-    tmp: Path = tmp_path_factory.mktemp("daphne-limits")
+def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """A daphne that has answered one page, nothing else (base URL, its environment)."""
+    tmp: Path = tmp_path_factory.mktemp("daphne-server")
     env = base_env(DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}", AGENTDASH_VAR_DIR=str(tmp))
     manage(env, "migrate", "--noinput")
     manage(env, "seed_demo")
     procs = Processes(tmp)
     try:
-        url = procs.daphne("daphne", env)
-        alice = Browserless(url)
-        alice.log_in("alice")
-        yield url, alice.cookie_header(), alice.new_chat("capital_agent")
+        yield procs.daphne("daphne", env), env  # it waits for /login/ to answer
     finally:
         procs.stop()
+
+
+@pytest.fixture(scope="module")
+def server(started: tuple[str, dict[str, str]]) -> tuple[str, str, str]:
+    """(base URL, a signed-in user's cookie header, one of their sessions)."""
+    url, _ = started
+    alice = Browserless(url)
+    alice.log_in("alice")
+    return url, alice.cookie_header(), alice.new_chat("capital_agent")
+
+
+def test_the_first_page_starts_the_processs_services(started: tuple[str, dict[str, str]]) -> None:
+    _, env = started
+    deadline = time.monotonic() + 60
+    while True:  # the health record is written at once when the services start
+        health = json.loads(manage_output(env, "health", "--json"))
+        services = {
+            name: service["state"]
+            for process in health["processes"]
+            for name, service in process["services"].items()
+        }
+        if services.get("agentdash.reaper") == "running":
+            break
+        assert time.monotonic() < deadline, health
+        time.sleep(0.2)
+    assert services["agentdash.health"] == "running"
+    assert services["agentdash.control-listener"] == "running"  # inline: it runs agents
 
 
 @pytest.fixture
