@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from django.db import models
 
+POLICY_TARGET = "controls.policy"
+CALLBACK_SETTING_TARGET = "controls.callbacksetting"
+"""Audit ``target_type`` of a policy and of a callback switch."""
+
 
 class CallbackSetting(models.Model):
     """Switches one named callback of an agent on or off, for every session (``session``

@@ -10,8 +10,7 @@ from typing import Any
 from django.apps import apps
 from django.db.models import QuerySet
 
-from agentdash.controls.models import CallbackSetting, Policy
-from agentdash.controls.services import POLICY_TARGET
+from agentdash.controls.models import POLICY_TARGET, CallbackSetting, Policy
 from agentdash.core.models import AuditEntry
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 

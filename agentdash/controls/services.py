@@ -12,15 +12,18 @@ from django.db.models import F
 from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.controls.models import CallbackSetting, Policy
+from agentdash.controls.models import (
+    CALLBACK_SETTING_TARGET,
+    POLICY_TARGET,
+    CallbackSetting,
+    Policy,
+)
 from agentdash.controls.policies import policy_validate
+from agentdash.controls.switch_announce import switch_announce_on_commit
 from agentdash.core.hygiene import text_problem
 from agentdash.core.services import audit_record
 
 Actor = AbstractBaseUser | AnonymousUser | None
-
-POLICY_TARGET = "controls.policy"
-CALLBACK_SETTING_TARGET = "controls.callbacksetting"
 
 
 class PolicyVersionConflict(Exception):
@@ -211,9 +214,11 @@ def callback_setting_set(
     """Switch ``callback_name`` of ``agent_name`` on or off, for one session or (``None``)
     every session: insert or update the one row of that scope.
 
-    A change writes one ``callback_setting.set`` audit row in the same transaction; setting
-    the value it already has writes nothing. Raises ``ValidationError`` for a blank name or an
-    unknown session. Processes see the change after their switchboard refreshes or is pushed it.
+    A change writes one ``callback_setting.set`` audit row in the same transaction and, once
+    it commits, is announced to every process's listener (``switch_announce``: running agents
+    see it at their next callback point); setting the value it already has writes nothing.
+    Raises ``ValidationError`` for a blank or overlong name, one that cannot be stored, or an
+    unknown session.
     """
     _scope_check(agent_name=agent_name, callback_name=callback_name, session_id=session_id)
     scope = {"agent_name": agent_name, "callback_name": callback_name, "session_id": session_id}
@@ -241,6 +246,7 @@ def callback_setting_set(
             after=_setting_snapshot(setting),
             reason=reason,
         )
+        switch_announce_on_commit(**scope)
     return setting
 
 
@@ -255,7 +261,7 @@ def callback_setting_clear(
     """Remove the switch of that exact scope, so a wider one (or the default, on) applies.
 
     Returns whether there was one; if so, one ``callback_setting.clear`` audit row is written
-    in the same transaction.
+    in the same transaction and the change is announced once it commits.
     """
     scope = {"agent_name": agent_name, "callback_name": callback_name, "session_id": session_id}
     with transaction.atomic():
@@ -272,4 +278,5 @@ def callback_setting_clear(
             before=before,
             reason=reason,
         )
+        switch_announce_on_commit(**scope)
     return True

@@ -7,13 +7,11 @@ starts a run (``runs``), a cancel stops one (``runs``), a state edit is an opera
 (``agent_sessions``), a toggle sets a callback switch (``controls``) and broadcasts it.
 Refusals and failures raise :class:`~agentdash.live.protocol.ProtocolError`; nothing is
 changed then. Once a change is committed the answer is an ``ack``, even if telling other
-processes about it fails (it is retried; see ``_broadcast``).
+processes about it fails (it is retried: ``controls.switch_announce``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -22,7 +20,6 @@ from google.genai import types
 from agentdash.agent_sessions.errors import StateConflictError
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.controls.services import callback_setting_set
-from agentdash.controls.switch_broadcast import callback_change_publish
 from agentdash.controls.switchboard import CallbackSettingChange
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import CANCEL_RUNS, EDIT_STATE, SWITCH_CALLBACKS, Access
@@ -39,11 +36,6 @@ from agentdash.live.protocol import (
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, arun_enqueue, run_cancel_request
 from runtime.sessions.base_session_service import SessionNotFoundError
-
-logger = logging.getLogger(__name__)
-
-BROADCAST_RETRY_S = 60.0
-_retries: set[asyncio.Task[None]] = set()  # kept: a task nobody references may be collected
 
 
 async def perform(request: ClientMessage, access: Access) -> dict[str, Any]:
@@ -119,42 +111,10 @@ async def _callback_toggle(request: CallbackToggle, access: Access) -> dict[str,
             raise ProtocolError("bad_request", _describe(exc), ref="callback.toggle") from None
         return CallbackSettingChange.for_setting(setting)
 
+    # The service announces the change to every process once it commits (controls'
+    # switch_announce): even if that fails, it is stored, so the answer is an ``ack``.
     change = await in_worker_thread(toggle)()
-    await _broadcast(change)
     return ack_message("callback.toggle", setting=change.as_message())
-
-
-async def _broadcast(change: CallbackSettingChange) -> None:
-    """Send a committed switch change to every process. It is stored, so the answer is an
-    ``ack`` whatever happens here: a send that fails (the channel layer is down) is logged
-    and tried again in the background with a growing pause for ``BROADCAST_RETRY_S``; the
-    listeners' reload from the database heals whatever is still lost."""
-    try:
-        await callback_change_publish(change)
-    except Exception as exc:
-        logger.warning("switch change not broadcast (%s); retrying in the background", exc)
-        task = asyncio.get_running_loop().create_task(_broadcast_later(change))
-        _retries.add(task)
-        task.add_done_callback(_retries.discard)
-
-
-async def _broadcast_later(change: CallbackSettingChange) -> None:
-    pause, waited = 0.5, 0.0
-    while waited < BROADCAST_RETRY_S:
-        await asyncio.sleep(pause)
-        waited += pause
-        try:
-            await callback_change_publish(change)
-        except Exception:
-            pause = min(pause * 2, 10.0)
-            continue
-        logger.info("switch change broadcast after %.1f s", waited)
-        return
-    logger.error(
-        "switch change still not broadcast after %.0f s; workers pick it up at their next "
-        "reload from the database",
-        waited,
-    )
 
 
 def _state_edit(request: StateEdit, access: Access) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import channel_layers
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.test import Client
@@ -141,6 +143,33 @@ def test_admin_switch_actions_go_through_the_service(
     changelist_action(client, "switch_on", [one, two], "")
     assert set(callback_settings_snapshot().values()) == {True}
     assert AuditEntry.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)  # announced when the transaction commits
+def test_switches_changed_in_the_admin_reach_the_listeners(
+    staff_operator: User, superuser: User
+) -> None:
+    layer = channel_layers["default"]
+    listener = async_to_sync(layer.new_channel)("controls.")
+    async_to_sync(layer.group_add)("controls", listener)
+    setting = callback_setting_set(agent_name="a", callback_name="g1", enabled=True, actor=None)
+    assert async_to_sync(layer.receive)(listener)["change"]["enabled"] is True
+    client = Client()
+    client.force_login(staff_operator)
+
+    changelist_action(client, "switch_off", [setting], "incident 42")
+    heard = async_to_sync(layer.receive)(listener)
+    assert heard["type"] == "callback.changed"
+    assert heard["change"] == {
+        "agent_name": "a",
+        "callback_name": "g1",
+        "session_id": None,
+        "enabled": False,
+    }
+    client.force_login(superuser)  # operators may not delete switches
+    delete = reverse("admin:controls_callbacksetting_delete", args=[setting.pk])
+    assert client.post(delete, {"post": "yes"}).status_code == 302
+    assert async_to_sync(layer.receive)(listener)["change"]["enabled"] is None  # cleared
 
 
 def test_admin_add_and_edit_are_audited(superuser: User) -> None:

@@ -18,9 +18,9 @@ from django.contrib.auth.models import User
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.asgi import application
+from agentdash.controls import switch_announce
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.models import AuditEntry
-from agentdash.live import actions
 from agentdash.live.protocol import (
     MAX_AGENT_CHARS,
     MAX_CALLBACK_CHARS,
@@ -184,10 +184,10 @@ async def test_a_switch_stored_while_the_broadcast_fails_is_acknowledged_and_sen
 ) -> None:
     layer = channel_layers["default"]
     real_send = layer.group_send
-    outage = [1, 2]
+    outage = [1]  # the first send fails; its retry comes 0.5 s later
 
     async def flaky_send(group: str, message: dict[str, Any]) -> None:
-        if group == "controls" and outage:
+        if group == "controls" and message.get("type") == "callback.changed" and outage:
             outage.pop()
             raise ConnectionError("the channel layer is down")
         await real_send(group, message)
@@ -195,15 +195,20 @@ async def test_a_switch_stored_while_the_broadcast_fails_is_acknowledged_and_sen
     monkeypatch.setattr(layer, "group_send", flaky_send)
     listener = await layer.new_channel("controls.")
     await layer.group_add("controls", listener)
-    await operator_socket.send_json_to(MESSAGES["callback.toggle"][0])
+    off = MESSAGES["callback.toggle"][0]
+    await operator_socket.send_json_to(off)
     answer = await receive(operator_socket)
     assert answer["type"] == "ack", answer  # stored: an error would say nothing changed
     assert await CallbackSetting.objects.filter(enabled=False).aexists()
     assert await AuditEntry.objects.filter(action="callback_setting.set").aexists()
-    # Sent once the layer is back (the first retry fails too: the pause then doubles).
-    heard = await eventually(lambda: layer.receive(listener), "the retried broadcast")
-    assert heard["change"]["callback_name"] == "StepLogger" and not outage
-    await eventually(lambda: not actions._retries, "the retry to end")
+    # Switched on again while the "off" is still being retried: that send works at once.
+    await operator_socket.send_json_to({**off, "enabled": True, "reason": "back on"})
+    assert (await receive(operator_socket))["type"] == "ack"
+    heard = [(await eventually(lambda: layer.receive(listener), "the 'on' broadcast"))]
+    # The retry sends the switch as stored now — on — never the "off" it failed to send.
+    await eventually(lambda: not switch_announce.announcing(), "the retry to end")
+    heard.append(await eventually(lambda: layer.receive(listener), "the retried broadcast"))
+    assert [h["change"]["enabled"] for h in heard] == [True, True] and not outage
 
 
 async def test_names_as_long_as_the_protocol_allows_are_stored_and_audited(
