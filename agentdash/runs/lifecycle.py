@@ -50,13 +50,29 @@ def run_change_record(*, run: Run) -> int:
 def run_claim(*, run_id: int, worker: str) -> Run | None:
     """Take a queued run for ``worker``: running, attempt + 1, started and heartbeat now.
 
-    The update is conditional on the run being queued, so of two workers handed the same run
-    exactly one gets it; the other (and a delivery of a run that is no longer queued) gets
-    ``None`` and must do nothing.
+    Conditional on the run being queued (its row locked), so of two workers handed the same
+    run exactly one gets it; the other (and a delivery of a run that is no longer queued)
+    gets ``None`` and must do nothing. A queued run someone asked to stop (its attempt was
+    interrupted before it saw the request) is not run again: it ends ``cancelled`` here, and
+    ``None`` is returned.
     """
     now = timezone.now()
     with transaction.atomic():
-        taken = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED).update(
+        queued = Run.objects.select_for_update(no_key=True).filter(
+            pk=run_id, status=Run.Status.QUEUED
+        )
+        found = queued.values("cancel_requested", "cancel_reason").first()
+        if found is None:
+            return None
+        if found["cancel_requested"]:
+            queued.update(
+                status=Run.Status.CANCELLED,
+                finished_at=now,
+                error=run_cancel_message(found["cancel_reason"]),
+            )
+            run_change_record(run=Run.objects.get(pk=run_id))
+            return None
+        queued.update(
             status=Run.Status.RUNNING,
             attempt=F("attempt") + 1,
             worker=worker[:128],
@@ -64,8 +80,6 @@ def run_claim(*, run_id: int, worker: str) -> Run | None:
             heartbeat_at=now,
             finished_at=None,
         )
-        if not taken:
-            return None
         run = Run.objects.select_related("session").get(pk=run_id)
         run_change_record(run=run)
     return run
@@ -120,26 +134,35 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") ->
 def run_requeue(*, run: Run, why: str, max_attempts: int) -> str:
     """Give this attempt of a running run back: ``queued`` again (worker and heartbeat
     cleared, ``queued_at`` now, ``error`` says ``why``) when the run has had fewer than
-    ``max_attempts`` attempts, else ``failed`` with ``why``; with a seq either way. Returns
-    the new status, or ``""`` (nothing written) when the attempt is no longer the run's."""
+    ``max_attempts`` attempts, else ``failed`` with ``why``; ``cancelled`` instead when a
+    stop was asked for meanwhile. A seq either way. Returns the new status, or ``""``
+    (nothing written) when the attempt is no longer the run's."""
     detail = text_storable(f"{why} (attempt {run.attempt} of {max_attempts})")[0]
-    if run.attempt < max_attempts:
-        fields: dict[str, Any] = {
-            "status": Run.Status.QUEUED,
-            "worker": "",
-            "heartbeat_at": None,
-            "queued_at": timezone.now(),
-            "error": f"{detail}; queued again"[:ERROR_MESSAGE_LIMIT],
-        }
-    else:
-        fields = {
-            "status": Run.Status.FAILED,
-            "finished_at": timezone.now(),
-            "error": detail[:ERROR_MESSAGE_LIMIT],
-        }
+    now = timezone.now()
     with transaction.atomic():
-        if not _this_attempt(run).update(**fields):
+        mine = _this_attempt(run).select_for_update(no_key=True)
+        found = mine.values("cancel_requested", "cancel_reason").first()
+        if found is None:
             return ""
+        fields: dict[str, Any]
+        if found["cancel_requested"]:  # asked to stop meanwhile: stopped, not run again
+            error = run_cancel_message(found["cancel_reason"])
+            fields = {"status": Run.Status.CANCELLED, "finished_at": now, "error": error}
+        elif run.attempt < max_attempts:
+            fields = {
+                "status": Run.Status.QUEUED,
+                "worker": "",
+                "heartbeat_at": None,
+                "queued_at": now,
+                "error": f"{detail}; queued again"[:ERROR_MESSAGE_LIMIT],
+            }
+        else:
+            fields = {
+                "status": Run.Status.FAILED,
+                "finished_at": now,
+                "error": detail[:ERROR_MESSAGE_LIMIT],
+            }
+        mine.update(**fields)
         for key, value in fields.items():
             setattr(run, key, value)
         run_change_record(run=run)

@@ -26,7 +26,7 @@ from django.utils import timezone
 from agentdash.changes.services import seqs_hold
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.threads import in_worker_thread
-from agentdash.runs.lifecycle import run_change_record, run_report
+from agentdash.runs.lifecycle import run_cancel_message, run_change_record, run_report
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_dispatch
 from agentdash.spans.models import Span
@@ -101,7 +101,8 @@ def _reap_one(
     why = f"worker stopped: no heartbeat since {_when(seen)}"
     detail = f"{why} (worker {run.worker or '?'}, attempt {run.attempt} of {max_attempts})"
     mine = Run.objects.filter(stale, pk=run.pk, status=Run.Status.RUNNING, attempt=run.attempt)
-    retry = run.attempt < max_attempts
+    # Asked to stop: not run again (had it been queued, the next claim would cancel it).
+    retry = run.attempt < max_attempts and not run.cancel_requested
     with transaction.atomic():
         if retry:
             changed = mine.update(
@@ -110,6 +111,12 @@ def _reap_one(
                 heartbeat_at=None,
                 queued_at=timezone.now(),
                 error=f"{detail}; queued again",
+            )
+        elif run.cancel_requested:
+            changed = mine.update(
+                status=Run.Status.CANCELLED,
+                finished_at=timezone.now(),
+                error=f"{run_cancel_message(run.cancel_reason)} ({detail})",
             )
         else:
             changed = mine.update(
@@ -121,8 +128,11 @@ def _reap_one(
         run_change_record(run=run)
         if retry:
             transaction.on_commit(lambda: submit(run.pk))
-    (report.requeued if retry else report.failed).append(run.pk)
     report.session_ids.add(run.session_id)
+    if run.cancel_requested and not retry:
+        logger.warning("run %s (cancelled, as asked): %s", run.pk, detail)
+        return
+    (report.requeued if retry else report.failed).append(run.pk)
     logger.warning("run %s (%s): %s", run.pk, "queued again" if retry else "failed", detail)
     if not retry:
         run_report(run=run, code="WORKER_LOST", message=f"The run failed: {detail}.")

@@ -22,7 +22,7 @@ from agentdash.core.threads import in_worker_thread
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
 from agentdash.runs.executors import executor_get, executor_start
-from agentdash.runs.lifecycle import CANCELLABLE, Actor, run_cancel_message, run_change_record
+from agentdash.runs.lifecycle import Actor, run_cancel_message, run_change_record
 from agentdash.runs.models import Run
 from runtime.agents.invocation_context import new_invocation_id
 
@@ -148,15 +148,17 @@ def run_cancel_request(*, run: Run, actor: Actor, reason: str = "") -> Run:
     running one gets ``cancel_requested`` and ``cancel_reason``; its worker sees them at its
     next heartbeat, stops the agent and ends the run ``cancelled``. Either is a change of the
     run (a seq).
-    Asking again for a run already asked to stop changes nothing and writes nothing.
+    Asking again for a running run already asked to stop changes nothing and writes nothing;
+    asking again for a queued one (its attempt was interrupted before it saw the request)
+    cancels it.
     Raises :class:`RunNotCancellable` when the run has finished (even if it finished a moment
     ago: the update is conditional on the status in the database).
     """
     with transaction.atomic():
         # NO KEY: inserts that reference the run (its spans) need not wait for this lock.
         current = Run.objects.select_for_update(no_key=True).get(pk=run.pk)
-        if current.status in CANCELLABLE and current.cancel_requested:
-            return current
+        if current.status == Run.Status.RUNNING and current.cancel_requested:
+            return current  # its worker stops it at its next heartbeat
         before = _cancel_snapshot(current)
         flags = {"cancel_requested": True, "cancel_reason": reason}
         updated = Run.objects.filter(pk=current.pk, status=Run.Status.QUEUED).update(

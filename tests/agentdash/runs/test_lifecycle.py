@@ -11,6 +11,7 @@ from agentdash.agent_sessions.models import SessionEvent
 from agentdash.changes.models import SessionChange
 from agentdash.runs.lifecycle import run_claim, run_conclude, run_requeue
 from agentdash.runs.models import Run
+from agentdash.runs.services import run_cancel_request
 
 pytestmark = pytest.mark.django_db
 
@@ -55,3 +56,31 @@ def test_requeue_fails_the_run_once_it_is_out_of_attempts(make_run: MakeRun) -> 
     stored = Run.objects.get(pk=run.pk)
     assert stored.status == Run.Status.FAILED and stored.finished_at is not None
     assert stored.error == "the database was unreachable (attempt 1 of 1)"
+
+
+def test_a_queued_run_asked_to_stop_is_cancelled_when_claimed_not_run(make_run: MakeRun) -> None:
+    run = make_run(cancel_requested=True, cancel_reason="never mind")
+    assert run_claim(run_id=run.pk, worker="w1") is None
+    stored = Run.objects.get(pk=run.pk)
+    assert (stored.status, stored.attempt, stored.error) == (
+        Run.Status.CANCELLED,
+        0,
+        "Cancelled: never mind",
+    )
+    last = SessionChange.objects.filter(session_id=run.session_id).order_by("seq").last()
+    assert last is not None and (last.kind, last.ref) == ("run", str(run.pk))
+
+
+def test_an_attempt_interrupted_after_a_stop_was_asked_ends_cancelled(make_run: MakeRun) -> None:
+    run = claimed(make_run)
+    run_cancel_request(run=run, actor=None, reason="stop it")  # its heartbeat never saw it
+    assert run_requeue(run=run, why="the database was unreachable", max_attempts=3) == (
+        Run.Status.CANCELLED
+    )
+    assert Run.objects.get(pk=run.pk).error == "Cancelled: stop it"
+
+
+def test_asking_again_to_stop_a_queued_run_cancels_it(make_run: MakeRun) -> None:
+    run = make_run(cancel_requested=True, cancel_reason="first ask")  # its attempt was reaped
+    stored = run_cancel_request(run=run, actor=None, reason="second ask")
+    assert stored.status == Run.Status.CANCELLED and stored.cancel_reason == "second ask"

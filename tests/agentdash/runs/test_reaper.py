@@ -117,6 +117,27 @@ def test_a_run_whose_heartbeat_stopped_is_queued_again_then_failed(session: Agen
     assert (again.requeued, again.failed, again.resubmitted) == ([], [], [])
 
 
+def test_a_dead_run_someone_asked_to_stop_is_cancelled_not_run_again(
+    session: AgentSession,
+) -> None:
+    run = make_run(
+        session,
+        status=Run.Status.RUNNING,
+        attempt=1,
+        heartbeat_at=ago(600),
+        started_at=ago(700),
+        cancel_requested=True,
+        cancel_reason="wrong question",
+    )
+    submitted: list[int] = []
+    report = runs_reap(stale_after_s=30, max_attempts=3, submit=submitted.append)
+    assert (report.requeued, report.failed, submitted) == ([], [], [])
+    run.refresh_from_db()
+    assert run.status == Run.Status.CANCELLED and run.finished_at is not None
+    assert run.error.startswith("Cancelled: wrong question (worker stopped: no heartbeat")
+    assert not SessionEvent.objects.filter(session=session).exists()
+
+
 def test_queued_runs_nobody_took_are_submitted_again(session: AgentSession) -> None:
     forgotten = make_run(session, status=Run.Status.QUEUED, queued_at=ago(600))
     fresh = make_run(session, status=Run.Status.QUEUED, queued_at=ago(1))
