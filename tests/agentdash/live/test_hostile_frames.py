@@ -14,6 +14,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
+from django.conf import settings
 from django.contrib.auth.models import User
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
@@ -168,6 +169,19 @@ async def test_an_id_that_cannot_be_a_sessions_is_no_socket(
     socket = await connect(operator_user, session_id)
     assert socket.accepted
     assert await closed_with(socket) == 4404
+
+
+@pytest.mark.parametrize("key", ["\x00" * 8 + "x", "abcdefgh\udfff", "a" * 500])
+async def test_a_forged_session_cookie_is_no_session(key: str, alice: User, live: Any) -> None:
+    session = await sync_to_async(session_of)(alice, "s-cookie")
+    cookie = f'{settings.SESSION_COOKIE_NAME}="{key}"'.encode("utf-8", "surrogatepass")
+    socket = WebsocketCommunicator(
+        application,
+        f"/ws/sessions/{session.id}/",
+        [(b"origin", ORIGIN.encode()), (b"cookie", cookie)],
+    )
+    accepted, _ = await socket.connect(timeout=WAIT)
+    assert accepted and await closed_with(socket) == 4403  # signed out, not a server error
 
 
 async def test_an_address_that_is_no_socket_is_closed_as_not_found(
