@@ -15,7 +15,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, Query
 from django.template.loader import render_to_string
 
 from agentdash.core.hygiene import text_problem
-from agentdash.core.outages import DATABASE_UNREACHABLE
+from agentdash.core.outages import caused_by_outage
 from agentdash.core.request_context import reset_request_id, set_request_id
 
 logger = logging.getLogger(__name__)
@@ -165,17 +165,6 @@ RETRY_AFTER_SECONDS = 5
 _MARK = "_agentdash_database_down"
 
 
-def database_unreachable(exc: BaseException | None) -> bool:
-    """Whether ``exc`` (or what it was raised from) is the database being unreachable."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if isinstance(exc, DATABASE_UNREACHABLE):
-            return True
-        exc = exc.__cause__ or exc.__context__
-        seen += 1
-    return False
-
-
 class DatabaseUnavailableMiddleware:
     """Answers **503** with a short page and ``Retry-After`` when a request failed because
     the database could not be reached; every other response passes untouched. First in
@@ -191,7 +180,7 @@ class DatabaseUnavailableMiddleware:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if not database_unreachable(exception):
+        if not _outage(exception):
             return None
         logger.warning("503 for %s %s: database unreachable: %s", request.method, request.path,
                        exception)  # fmt: skip
@@ -214,8 +203,12 @@ def database_unavailable_response(
     return response
 
 
+def _outage(error: BaseException | None) -> bool:
+    return error is not None and caused_by_outage(error)
+
+
 def _mark_database_down(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
-    if request is not None and database_unreachable(sys.exc_info()[1]):
+    if request is not None and _outage(sys.exc_info()[1]):
         setattr(request, _MARK, True)
         logger.warning("503 for %s %s: database unreachable", request.method, request.path)
 

@@ -1,16 +1,19 @@
 """What a database outage looks like from the code — the errors that mean "try again
 later" — and how work waits one out.
 
-``OperationalError`` and ``InterfaceError`` are what Django raises when the server is down,
-restarting or out of connections, when a connection broke, or (SQLite) when the file is
-locked past the busy timeout: nothing was done, and the same work may succeed later. Every
-other database error is about the data itself and will fail again the same way.
+Django raises ``OperationalError`` or ``InterfaceError`` when the server is down, restarting
+or out of connections, when a connection broke, or (SQLite) when the file is locked past the
+busy timeout: nothing was done, and the same work may succeed later. But some
+``OperationalError``s are about the work itself — a program limit, a table that does not
+exist — and would fail the same way again: :func:`is_outage` tells them apart. Other
+database errors (``DataError``, ``IntegrityError``, …) are never outages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -22,6 +25,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DATABASE_UNREACHABLE: tuple[type[Exception], ...] = (OperationalError, InterfaceError)
+"""The error classes an outage raises (for ``except``; then ask :func:`is_outage`)."""
+
+_TRANSIENT_CLASSES = frozenset({"08", "40", "53", "57"})
+_SQLITE_OUTAGES = ("locked", "unable to open", "disk i/o", "busy")
 
 GIVE_UP_AFTER_S = 600.0
 """How long :func:`until_reachable` keeps trying by default."""
@@ -36,7 +43,7 @@ async def until_reachable(
     max_pause: float = 5.0,
 ) -> T:
     """``await call()``, and again — pauses growing from ``first_pause`` to ``max_pause`` —
-    while it raises one of :data:`DATABASE_UNREACHABLE`, for up to ``give_up_after`` seconds;
+    while it raises an outage (:func:`caused_by_outage`), for up to ``give_up_after`` seconds;
     then the last error is raised. ``what`` names the work in the log lines (one when the
     database is found unreachable, one when it is back). Other errors are raised at once."""
     started = time.monotonic()
@@ -46,6 +53,8 @@ async def until_reachable(
         try:
             found = await call()
         except DATABASE_UNREACHABLE as exc:
+            if not caused_by_outage(exc):
+                raise
             failures += 1
             waited = time.monotonic() - started
             if waited >= give_up_after:
@@ -63,13 +72,32 @@ async def until_reachable(
         return found
 
 
+def is_outage(error: BaseException) -> bool:
+    """Whether ``error`` means the database could not serve the work right now: an
+    ``InterfaceError``; an ``OperationalError`` from PostgreSQL with no SQLSTATE (the
+    connection failed before the server said anything) or one of class 08 (connection), 40
+    (a deadlock or serialization failure), 53 (out of resources: connections, memory, disk)
+    or 57 (shutting down, starting up); from SQLite, a locked, unopenable or unreadable
+    file."""
+    if isinstance(error, InterfaceError):
+        return True
+    if not isinstance(error, OperationalError):
+        return False
+    driver = error.__cause__
+    sqlstate = getattr(driver, "sqlstate", None)
+    if isinstance(driver, sqlite3.Error):
+        text = str(driver).lower()
+        return any(sign in text for sign in _SQLITE_OUTAGES)
+    return sqlstate is None or str(sqlstate)[:2] in _TRANSIENT_CLASSES
+
+
 def caused_by_outage(error: BaseException) -> bool:
-    """Whether ``error``, or an error it was raised from or during, is one of
-    :data:`DATABASE_UNREACHABLE` (a framework may wrap it)."""
+    """Whether ``error``, or an error it was raised from or during, :func:`is_outage` (a
+    framework may wrap it)."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
-        if isinstance(current, DATABASE_UNREACHABLE):
+        if is_outage(current):
             return True
         seen.add(id(current))
         current = current.__cause__ or current.__context__

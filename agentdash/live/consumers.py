@@ -20,7 +20,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agentdash.changes.items import Item, item_trimmed, items_after
 from agentdash.changes.selectors import session_last_seq
-from agentdash.core.outages import DATABASE_UNREACHABLE
+from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
 from agentdash.live.actions import perform
@@ -88,7 +88,9 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         self.bucket = TokenBucket(rate=self.rate, burst=self.burst, clock=self.clock)
         try:
             access = await self._access()
-        except DATABASE_UNREACHABLE:
+        except Exception as exc:
+            if not caused_by_outage(exc):
+                raise
             await self.accept()  # to say why: the client tries again later
             await self.send_json(unavailable_error())
             await self.close(code=CLOSE_TRY_AGAIN_LATER)
@@ -116,11 +118,12 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             await self._serve(request)
         except ProtocolError as exc:
             await self.send_json(exc.as_message())
-        except DATABASE_UNREACHABLE:
-            # Nothing was changed; the socket stays and the client may send it again.
-            logger.warning("session %s: the database is unreachable", self.session_id)
-            await self.send_json(unavailable_error())
-        except Exception:
+        except Exception as exc:
+            if caused_by_outage(exc):
+                # Nothing was changed; the socket stays and the client may send it again.
+                logger.warning("session %s: the database is unreachable", self.session_id)
+                await self.send_json(unavailable_error())
+                return
             logger.exception("session %s: request failed", self.session_id)
             await self.send_json(error_message("internal", "the request failed"))
 

@@ -1,8 +1,10 @@
 """What the live pipeline's flusher does when a flush fails: nothing blocks it for ever.
 
-- The database is unreachable (``OperationalError``, ``InterfaceError``): the flush's work is
+- The database is unreachable (``core.outages.caused_by_outage``): the flush's work is
   kept for the next one, which comes after a pause that doubles with each such failure, up to
   ``MAX_RETRY_DELAY_S``; logged once when the outage starts and once when it ends.
+- The channel layer refuses a session's message: the session is marked again, and the next
+  flush (after the same growing pause) reads and sends what it has not sent.
 - Anything else: the flush is redone session by session, so one session's bad data never
   holds up another's; a session whose part fails again is left out of the live stream and
   logged — never retried in a loop (what was stored stays; its clients catch up from the
@@ -15,7 +17,7 @@ import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from agentdash.core.outages import DATABASE_UNREACHABLE
+from agentdash.core.outages import caused_by_outage
 from agentdash.live.flush_writer import Batch
 from agentdash.spans.span_processor import SpanSnapshot
 
@@ -35,12 +37,40 @@ class FlushFaults:
         self.retry_delay = retry_delay
         self.failures = 0  # flushes (or sessions' parts of one) that failed
         self.unreachable = 0  # flushes in a row that found the database unreachable
+        self.unsent = 0  # flushes in a row whose sends the channel layer refused
         self._keep = keep
 
     def pause(self) -> float:
         """How long to wait after a failed flush: ``retry_delay``, doubling with each flush
-        in a row that found the database unreachable, at most ``MAX_RETRY_DELAY_S``."""
-        return min(self.retry_delay * 2 ** max(self.unreachable - 1, 0), MAX_RETRY_DELAY_S)
+        in a row that found the database (or the channel layer) unreachable, at most
+        ``MAX_RETRY_DELAY_S``."""
+        streak = max(self.unreachable, self.unsent, 1)
+        return min(self.retry_delay * 2 ** (streak - 1), MAX_RETRY_DELAY_S)
+
+    def publishing(self, unsent: list[tuple[str, BaseException]]) -> None:
+        """After a flush's sends: ``unsent`` are the sessions whose message the channel layer
+        did not take (they were marked again). Logged once when sends start failing, once
+        when they work again."""
+        if not unsent:
+            if self.unsent:
+                logger.warning(
+                    "live pipeline: the channel layer takes messages again after %d failed flushes",
+                    self.unsent,
+                )
+                self.unsent = 0
+            return
+        self.failures += 1
+        self.unsent += 1
+        if self.unsent == 1:
+            session_id, error = unsent[0]
+            logger.error(
+                "live pipeline: publishing to %d sessions failed (%s: %s, session %s); "
+                "retried with backoff",
+                len(unsent),
+                type(error).__name__,
+                error,
+                session_id,
+            )
 
     def keep_for_later(
         self, snapshots: list[SpanSnapshot], dirty: dict[str, int | None], error: Exception
@@ -76,9 +106,10 @@ class FlushFaults:
             mine, hint = parts.get(session_id, []), {session_id: dirty.get(session_id)}
             try:
                 batches.extend(await write(mine, hint))
-            except DATABASE_UNREACHABLE as exc:
-                self.keep_for_later(mine, hint, exc)
-            except Exception:
+            except Exception as exc:
+                if caused_by_outage(exc):
+                    self.keep_for_later(mine, hint, exc)
+                    continue
                 self.failures += 1
                 logger.exception(
                     "live pipeline: session %s: %d span versions and its new changes could not "

@@ -15,7 +15,7 @@ from django.db import IntegrityError
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.items import Item, SeqKey, items_after_many
 from agentdash.changes.selectors import session_last_seq
-from agentdash.core.outages import DATABASE_UNREACHABLE
+from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_item
@@ -177,9 +177,9 @@ class FlushWriter:
             return [], True
         try:
             return spans_store(versions=versions, announce=False), True
-        except DATABASE_UNREACHABLE:
-            raise  # nothing stored: the pipeline keeps the batch and tries again later
         except Exception as exc:
+            if caused_by_outage(exc):
+                raise  # nothing stored: the pipeline keeps the batch and tries again later
             if isinstance(exc, IntegrityError):
                 # A session or run vanished since it was looked up: look them up afresh.
                 self._sessions.clear()

@@ -43,7 +43,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.core.loop_thread import LoopThread
-from agentdash.core.outages import DATABASE_UNREACHABLE
+from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
@@ -258,7 +258,9 @@ class LivePipeline:
     # ── The flusher ─────────────────────────────────────────────────────────────────────────
     async def flush(self) -> int:
         """Store the waiting spans and publish every touched session once. Returns the
-        number of change items published. On a failure everything is kept for the next one."""
+        number of change items published. What fails is handled as ``flush_faults`` says:
+        kept for the next flush while the database or the channel layer is unreachable,
+        redone session by session otherwise."""
         snapshots = self.processor.take(self.flush_limit)
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
@@ -273,10 +275,10 @@ class LivePipeline:
         write = in_worker_thread(self.writer.write, executor=self._thread)
         try:
             batches = await write(snapshots, dirty)
-        except DATABASE_UNREACHABLE as exc:
-            self.faults.keep_for_later(snapshots, dirty, exc)
-            return 0
-        except Exception:
+        except Exception as exc:
+            if caused_by_outage(exc):
+                self.faults.keep_for_later(snapshots, dirty, exc)
+                return 0
             logger.exception("live pipeline: a flush failed; trying it session by session")
             self.faults.failures += 1
             batches = await self.faults.write_apart(write, snapshots, dirty)
@@ -295,13 +297,13 @@ class LivePipeline:
         ]  # all at once: over a network layer, each would otherwise wait for the one before
         outcomes = await asyncio.gather(*sends, return_exceptions=True)
         sent = 0
+        unsent: list[tuple[str, BaseException]] = []
         for batch, outcome in zip(batches, outcomes, strict=True):
             if isinstance(outcome, BaseException):
-                logger.error(
-                    "live pipeline: publishing to %s failed",
-                    batch.session_id,
-                    exc_info=outcome,
-                )
+                # Stored, not sent: the session is marked again, so the next flush reads and
+                # sends it (open sockets hear nothing else until then).
+                unsent.append((batch.session_id, outcome))
+                self.notify_threadsafe(batch.session_id)
                 continue
             self.writer.published(batch)
             sent += len(batch.items)
@@ -309,6 +311,7 @@ class LivePipeline:
                 self.notify_threadsafe(batch.session_id)
                 if self._wake is not None:
                     self._wake.set()
+        self.faults.publishing(unsent)
         return sent
 
     async def _run(self) -> None:

@@ -131,12 +131,13 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") ->
     return True
 
 
-def run_requeue(*, run: Run, why: str, max_attempts: int) -> str:
+def run_requeue(*, run: Run, why: str, max_attempts: int, failure_code: str = "") -> str:
     """Give this attempt of a running run back: ``queued`` again (worker and heartbeat
     cleared, ``queued_at`` now, ``error`` says ``why``) when the run has had fewer than
     ``max_attempts`` attempts, else ``failed`` with ``why``; ``cancelled`` instead when a
-    stop was asked for meanwhile. A seq either way. Returns the new status, or ``""``
-    (nothing written) when the attempt is no longer the run's."""
+    stop was asked for meanwhile. A seq either way. With ``failure_code``, a run that fails
+    here tells the chat (:func:`run_report`) in the same transaction. Returns the new
+    status, or ``""`` (nothing written) when the attempt is no longer the run's."""
     detail = text_storable(f"{why} (attempt {run.attempt} of {max_attempts})")[0]
     now = timezone.now()
     with transaction.atomic():
@@ -162,6 +163,8 @@ def run_requeue(*, run: Run, why: str, max_attempts: int) -> str:
                 "finished_at": now,
                 "error": detail[:ERROR_MESSAGE_LIMIT],
             }
+        if failure_code and fields["status"] == Run.Status.FAILED:
+            run_report(run=run, code=failure_code, message=f"The run failed: {fields['error']}")
         mine.update(**fields)
         for key, value in fields.items():
             setattr(run, key, value)

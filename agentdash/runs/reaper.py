@@ -175,12 +175,15 @@ async def reap_forever() -> None:
     """Reap every ``REAPER_INTERVAL_S`` with the configured limits, until cancelled (the run
     host runs it: ``RunsConfig.ready`` registers it).
 
-    After a pass fails (the database unreachable, most likely), running runs are left alone
-    for ``RUN_STALE_AFTER_S``: their workers could not write heartbeats either, and must
-    have the time to do so before their runs look dead. Queued runs are still submitted."""
+    For ``RUN_STALE_AFTER_S`` after it starts, and after a pass fails (the database
+    unreachable, most likely), running runs are left alone: their workers may have been
+    unable to write heartbeats (an outage, which may also be why this process was started),
+    and must have the time to do so before their runs look dead. Queued runs are still
+    submitted. A run orphaned after the start is not delayed by it: it looks dead only
+    ``RUN_STALE_AFTER_S`` after its last heartbeat anyway."""
     reap = in_worker_thread(runs_reap)
     loop = asyncio.get_running_loop()
-    blind_until = 0.0
+    blind_until = loop.time() + float(agentdash_setting("RUN_STALE_AFTER_S"))
     while True:
         stale_after_s = float(agentdash_setting("RUN_STALE_AFTER_S"))
         try:

@@ -28,7 +28,6 @@ from agentdash.runs.lifecycle import (
     run_claim,
     run_conclude,
     run_heartbeat,
-    run_report,
     run_requeue,
     run_trace_set,
 )
@@ -138,12 +137,9 @@ async def _requeue(run: Run, error: BaseException) -> bool:
     requeue = in_worker_thread(run_requeue)
     attempts = int(agentdash_setting("RUN_MAX_ATTEMPTS"))
     status = await until_reachable(
-        lambda: requeue(run=run, why=why, max_attempts=attempts), what=f"requeueing run {run.pk}"
+        lambda: requeue(run=run, why=why, max_attempts=attempts, failure_code="RUN_FAILED"),
+        what=f"requeueing run {run.pk}",
     )
-    if status == Run.Status.FAILED:  # out of attempts; the run is its: no other writer
-        await _stored(run_report, f"reporting run {run.pk}")(
-            run=run, code="RUN_FAILED", message=f"The run failed: {run.error}"
-        )
     return status == Run.Status.QUEUED
 
 

@@ -97,6 +97,19 @@ DATABASES = {
         conn_health_checks=True,
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A server that does not answer (a partition, not a refused connection) must not hold a
+    # heartbeat or a page for minutes: connecting gives up after a few seconds, and TCP
+    # keepalives find a dead peer of a kept connection.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "connect_timeout": int(os.environ.get("DATABASE_CONNECT_TIMEOUT") or "5"),
+            "keepalives": 1,
+            "keepalives_idle": 30,
+            "keepalives_interval": 10,
+            "keepalives_count": 3,
+        }
+    )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers go on while one writer commits; IMMEDIATE takes the write lock at
     # BEGIN so two writers queue instead of failing with "database is locked": in one process

@@ -19,7 +19,7 @@ from agentdash.changes.services import (
     session_change_next,
     session_changes_insert,
 )
-from agentdash.core.outages import DATABASE_UNREACHABLE
+from agentdash.core.outages import caused_by_outage
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
 
@@ -223,9 +223,9 @@ def _store_halves(versions: list[SpanVersion], announce: bool) -> list[SpanWrite
         return []
     try:
         return spans_store(versions=versions, announce=announce)
-    except DATABASE_UNREACHABLE:
-        raise
     except Exception as exc:
+        if caused_by_outage(exc):
+            raise
         if len(versions) > 1:
             half = len(versions) // 2
             return _store_halves(versions[:half], announce) + _store_halves(
@@ -241,9 +241,9 @@ def _store_reduced(version: SpanVersion, error: Exception, announce: bool) -> Sp
     )
     try:
         (write,) = spans_store(versions=[version.reduced(why)], announce=announce)
-    except DATABASE_UNREACHABLE:
-        raise
-    except Exception:
+    except Exception as exc:
+        if caused_by_outage(exc):
+            raise
         logger.exception("%s dropped: not storable (%s), not even without its data", where, why)
         return SpanWrite(stored=False, seq=None)
     logger.error("%s stored without its attributes and events: %s", where, why)

@@ -141,9 +141,12 @@ class LiveSpanProcessor(SpanProcessor):
         return list(self._taken)
 
     def restore(self, snapshots: Iterable[SpanSnapshot]) -> None:
-        """Put back snapshots that could not be stored, unless a later one arrived meanwhile."""
+        """Put back snapshots that could not be stored, unless a later one arrived meanwhile.
+        The rest of the last ``take`` still counts as taken (a flush may be storing it)."""
+        snapshots = list(snapshots)
         with self._lock:
-            self._taken = []
+            restored = {id(snapshot) for snapshot in snapshots}
+            self._taken = [taken for taken in self._taken if id(taken) not in restored]
             for snapshot in snapshots:
                 context = snapshot.span.get_span_context()
                 key = (context.trace_id, context.span_id)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import channel_layers
 from django.contrib.auth.models import User
 from django.db import OperationalError
 from google.genai import types
@@ -301,6 +302,32 @@ async def test_an_unreachable_database_keeps_the_flush_for_later_with_growing_pa
     assert live.failures - before == 3
     assert pauses == sorted(pauses) and pauses[-1] > pauses[0]  # backing off, not hammering
     assert live.faults.unreachable == 0  # back to normal
+
+
+async def test_a_message_the_channel_layer_refused_is_sent_again(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = await sync_to_async(session_of)(alice, f"s-{uuid.uuid4().hex[:8]}")
+    socket = await connect(alice, session.id)
+    assert await hello(socket) == ([], 0)
+    layer = channel_layers["default"]
+    real_send = layer.group_send
+    refused = [1, 2]
+
+    async def flaky_send(group: str, message: dict[str, Any]) -> None:
+        if message.get("type") == "session.changes" and refused:
+            refused.pop()
+            raise ConnectionError("the channel layer is down")
+        await real_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", flaky_send)
+    before = live.failures
+    with tracer.start_as_current_span("kept", attributes={GenAI.CONVERSATION_ID: session.id}):
+        pass
+    # The open socket gets it once the layer takes messages again, without asking.
+    items, _ = await changes_until(socket, lambda items: bool(items))
+    assert [i["data"]["name"] for i in items] == ["kept"] and not refused
+    assert live.failures - before == 2 and live.faults.unsent == 0
 
 
 async def test_one_sessions_bad_data_never_holds_up_another_and_is_not_retried_for_ever(

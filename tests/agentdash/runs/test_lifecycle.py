@@ -50,12 +50,18 @@ def test_an_attempt_that_is_no_longer_the_runs_writes_nothing(make_run: MakeRun)
     assert not SessionEvent.objects.filter(session_id=run.session_id).exists()
 
 
-def test_requeue_fails_the_run_once_it_is_out_of_attempts(make_run: MakeRun) -> None:
+def test_requeue_fails_the_run_once_it_is_out_of_attempts_and_says_so(make_run: MakeRun) -> None:
     run = claimed(make_run)
-    assert run_requeue(run=run, why="the database was unreachable", max_attempts=1) == "failed"
+    why = "the database was unreachable"
+    assert run_requeue(run=run, why=why, max_attempts=1, failure_code="RUN_FAILED") == "failed"
     stored = Run.objects.get(pk=run.pk)
     assert stored.status == Run.Status.FAILED and stored.finished_at is not None
     assert stored.error == "the database was unreachable (attempt 1 of 1)"
+    (event,) = SessionEvent.objects.filter(session_id=run.session_id)
+    assert event.data["error_message"] == f"The run failed: {stored.error}"
+    # Once more (the acknowledgement of the first was lost): nothing is written twice.
+    assert run_requeue(run=run, why=why, max_attempts=1, failure_code="RUN_FAILED") == ""
+    assert SessionEvent.objects.filter(session_id=run.session_id).count() == 1
 
 
 def test_a_queued_run_asked_to_stop_is_cancelled_when_claimed_not_run(make_run: MakeRun) -> None:
