@@ -11,7 +11,13 @@ from collections.abc import Callable
 from typing import Any
 
 from django.core.signals import got_request_exception
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseNotFound,
+    QueryDict,
+)
 from django.template.loader import render_to_string
 
 from agentdash.core.hygiene import text_problem
@@ -89,9 +95,10 @@ _MAX_NAME_SHOWN = 60
 
 
 class InputHygieneMiddleware:
-    """Answers **400** (plain text naming the part: the address, a query parameter, a form
-    field) when the path, the query string or a form field — name or value — of a request
-    contains a NUL character or an unpaired surrogate. Cookies carrying them are dropped
+    """Answers **400** (plain text naming the part: a query parameter, a form field) when
+    the query string or a form field — name or value — of a request contains a NUL character
+    or an unpaired surrogate, and **404** when the path does (an address that names nothing
+    this site has: no id can hold such a character). Cookies carrying them are dropped
     instead (the request goes on without them): a bad cookie must not lock a browser out."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -99,6 +106,12 @@ class InputHygieneMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         _drop_unusable_cookies(request)
+        if path_problem := text_problem(request.path):
+            logger.info("404 for %s: the address %s", request.method, path_problem)
+            return HttpResponseNotFound(
+                f"Not found: the address {path_problem}.\n",
+                content_type="text/plain; charset=utf-8",
+            )
         problem = request_input_problem(request)
         if problem is not None:
             logger.info("400 for %s: %s", request.method, problem)
