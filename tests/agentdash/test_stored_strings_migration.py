@@ -6,6 +6,7 @@ migrations do nothing there): the test shows that instead."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -15,14 +16,25 @@ from django.test import Client
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.hygiene import REPLACEMENT
+from agentdash.core.migration_ops import STORAGE_REPLACED
 from agentdash.runs.models import Run
 from agentdash.spans.models import Span
+from runtime.telemetry.attributes import AgentDash
 from tests.agentdash.migrations import migrated_back_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ESCAPED = '{"note": "a\\ud800b\\u0000c", "k\\udfff": 1}'
 FIXED = {"note": f"a{REPLACEMENT}b{REPLACEMENT}c", f"k{REPLACEMENT}": 1}
+DEEP = {"content": {"parts": [{"function_response": {"response": {}}}]}}
+_leaf = DEEP["content"]["parts"][0]["function_response"]["response"]
+for _ in range(60):  # a tool result 60 levels deep, as event_data stores it
+    _leaf["k"] = {}
+    _leaf = _leaf["k"]
+
+
+def test_the_migrations_mark_as_the_store_marks() -> None:
+    assert STORAGE_REPLACED == AgentDash.STORAGE_REPLACED
 
 
 def test_postgresql_never_stored_such_rows() -> None:
@@ -59,6 +71,12 @@ def test_rows_stored_before_are_made_storable_and_their_pages_open(superuser: Us
             [now, ESCAPED],
         )
         cursor.execute(
+            "INSERT INTO agent_sessions_sessionevent (session_id, seq, event_id, invocation_id, "
+            "author, timestamp, version, state_delta_keys, data, html) VALUES "
+            "('s1', 2, 'e2', 'i1', 'user', %s, 1, '[]', %s, '')",
+            [now, json.dumps(DEEP)],
+        )
+        cursor.execute(
             "INSERT INTO runs_run (session_id, agent_name, invocation_id, status, message, "
             "attempt, worker, created_at, trace_id, error, cancel_requested, cancel_reason) "
             "VALUES ('s1', 'app', 'i1', 'failed', %s, 1, '', '2026-01-01', '', 'x', 0, '')",
@@ -70,13 +88,15 @@ def test_rows_stored_before_are_made_storable_and_their_pages_open(superuser: Us
             "(%s, %s, '', 'n', 'internal', 1, 'unset', '', %s, '[]', 's1', 0)",
             ["a" * 32, "b" * 16, ESCAPED],
         )
-    # Migrated forward again: the rows are clean.
+    # Migrated forward again: the rows are clean, and marked as the store marks them.
     assert AgentSession.objects.get(pk="s1").state == FIXED
-    assert SessionEvent.objects.get(event_id="e1").data == FIXED
+    event = SessionEvent.objects.get(event_id="e1").data
+    assert event == {**FIXED, "custom_metadata": {AgentDash.STORAGE_REPLACED: 3}}
+    assert SessionEvent.objects.get(event_id="e2").data == DEEP  # what the store keeps stays
     run = Run.objects.get(invocation_id="i1")
     assert run.message == FIXED
     span = Span.objects.get(span_id="b" * 16)
-    assert span.attributes == FIXED
+    assert span.attributes == {**FIXED, AgentDash.STORAGE_REPLACED: 3}
     client = Client(raise_request_exception=False)
     client.force_login(superuser)
     for url in (

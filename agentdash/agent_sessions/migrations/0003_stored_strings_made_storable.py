@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from agentdash.core.migration_ops import rows_made_storable
+from agentdash.core.migration_ops import event_data_marked, rows_made_storable
 
 
 class Migration(migrations.Migration):
@@ -12,7 +12,13 @@ class Migration(migrations.Migration):
 
     operations = [
         rows_made_storable(app="agent_sessions", model="AgentSession", fields=["title", "state"]),
-        rows_made_storable(app="agent_sessions", model="SessionEvent", fields=["data", "html"]),
+        rows_made_storable(
+            app="agent_sessions",
+            model="SessionEvent",
+            fields=["data", "html"],
+            depth=80,  # event_data: 64 levels of payload in 16 of the event's own
+            marks={"data": event_data_marked},
+        ),
         rows_made_storable(app="agent_sessions", model="AppState", fields=["state"]),
         rows_made_storable(app="agent_sessions", model="UserState", fields=["state"]),
         rows_made_storable(app="agent_sessions", model="StoredArtifact", fields=["part"]),

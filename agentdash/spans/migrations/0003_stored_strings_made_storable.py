@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from agentdash.core.migration_ops import rows_made_storable
+from agentdash.core.migration_ops import rows_made_storable, span_attributes_marked
 
 
 class Migration(migrations.Migration):
@@ -12,6 +12,9 @@ class Migration(migrations.Migration):
 
     operations = [
         rows_made_storable(
-            app="spans", model="Span", fields=["name", "status_message", "attributes", "events"]
+            app="spans",
+            model="Span",
+            fields=["name", "status_message", "attributes", "events"],
+            marks={"attributes": span_attributes_marked},
         ),
     ]
