@@ -4,6 +4,9 @@ version recorded as a change of its session."""
 from __future__ import annotations
 
 import logging
+import re
+import secrets
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
@@ -22,8 +25,12 @@ from agentdash.changes.services import (
 from agentdash.core.outages import caused_by_outage
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
+from runtime.telemetry.attributes import AgentDash
 
 logger = logging.getLogger(__name__)
+
+_HEX_32 = re.compile(r"[0-9a-f]{32}")
+_HEX_16 = re.compile(r"[0-9a-f]{16}")
 
 
 _SPAN_FIELDS = (
@@ -205,10 +212,12 @@ def spans_store_isolating(
 
     A batch that fails is split in halves, each stored on its own, down to single versions;
     a version that fails alone is stored reduced (:meth:`SpanVersion.reduced`, with the
-    error), and one that fails even so is dropped and logged. Versions of one span are
+    error), and one that fails even so is dropped, logged, and replaced by an error span
+    saying so (``span not stored``, whose seq its write carries). Versions of one span are
     coalesced first (as :func:`spans_store`); returns one :class:`SpanWrite` per span, in
-    order, ``stored`` False for a dropped one. An unreachable database (``OperationalError``,
-    ``InterfaceError``) propagates at once: nothing is split or dropped for that.
+    order, ``stored`` False for a dropped one. A database outage
+    (``core.outages.caused_by_outage``) propagates at once: nothing is split or dropped for
+    that.
     """
     latest: dict[tuple[str, str], SpanVersion] = {}
     for version in versions:
@@ -245,6 +254,38 @@ def _store_reduced(version: SpanVersion, error: Exception, announce: bool) -> Sp
         if caused_by_outage(exc):
             raise
         logger.exception("%s dropped: not storable (%s), not even without its data", where, why)
-        return SpanWrite(stored=False, seq=None)
+        return _store_drop_notice(version, why, announce)
     logger.error("%s stored without its attributes and events: %s", where, why)
     return write
+
+
+def _store_drop_notice(version: SpanVersion, why: str, announce: bool) -> SpanWrite:
+    """A span of the dropped one's session saying it was dropped and why (an error span named
+    ``span not stored``, ``agentdash.storage.dropped`` naming the span); the write of the
+    dropped version, ``stored`` False, carries its seq. If even that cannot be stored (the
+    session is gone, say), the log line is all that is left."""
+    now = time.time_ns()
+    start = version.start_time if isinstance(version.start_time, int) else now
+    notice = SpanVersion(
+        trace_id=version.trace_id if _HEX_32.fullmatch(version.trace_id) else secrets.token_hex(16),
+        span_id=secrets.token_hex(8),
+        parent_span_id=version.parent_span_id if _HEX_16.fullmatch(version.parent_span_id) else "",
+        name="span not stored",
+        start_time=start,
+        end_time=max(start, now),
+        status=Span.Status.ERROR,
+        status_message=f"span {version.span_id[:64]!r} ({version.name!r}) was not stored: {why}",
+        attributes={
+            AgentDash.STORAGE_ERROR: why,
+            AgentDash.STORAGE_DROPPED: f"{version.trace_id[:64]}/{version.span_id[:64]}",
+        },
+        session_id=version.session_id,
+    )
+    try:
+        (write,) = spans_store(versions=[notice], announce=announce)
+    except Exception as exc:
+        if caused_by_outage(exc):
+            raise
+        logger.warning("no span could say so either: %s: %s", type(exc).__name__, exc)
+        return SpanWrite(stored=False, seq=None)
+    return SpanWrite(stored=False, seq=write.seq)

@@ -60,6 +60,8 @@ class AgentDash:
     (NUL, lone surrogates → U+FFFD) plus how many too-deep values it cut."""
     STORAGE_ERROR = "agentdash.storage.error"
     """Set on a span stored in reduced form: why its full version could not be stored."""
+    STORAGE_DROPPED = "agentdash.storage.dropped"
+    """Set on the error span that stands for a span the store could not keep at all."""
 
 
 class Outcome:

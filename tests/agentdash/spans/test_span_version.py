@@ -93,6 +93,28 @@ def test_a_version_the_database_refuses_is_stored_reduced_and_the_rest_whole(
 
 
 @pytest.mark.django_db(transaction=True)  # foreign keys are checked when a batch commits
+def test_a_version_refused_even_reduced_is_replaced_by_an_error_span_saying_so(
+    make_session: MakeSession,
+) -> None:
+    make_session("s1")
+    versions = [
+        version("a" * 16, session_id="s1"),
+        version("b" * 16, session_id="s1", run_id=987_654),  # no such run, however it looks
+    ]
+    writes = spans_store_isolating(versions=versions)
+    assert writes[0].stored and not writes[1].stored and writes[1].seq is not None
+    notice = Span.objects.get(name="span not stored")
+    assert (notice.session_id, notice.status, notice.seq) == (
+        "s1",
+        Span.Status.ERROR,
+        writes[1].seq,
+    )
+    assert notice.attributes[AgentDash.STORAGE_DROPPED] == f"{TRACE}/{'b' * 16}"
+    assert "IntegrityError" in notice.attributes[AgentDash.STORAGE_ERROR]
+    assert not Span.objects.filter(span_id="b" * 16).exists()
+
+
+@pytest.mark.django_db(transaction=True)  # foreign keys are checked when a batch commits
 def test_a_version_refused_even_reduced_is_dropped_and_the_rest_stored(
     make_session: MakeSession, caplog: pytest.LogCaptureFixture
 ) -> None:
