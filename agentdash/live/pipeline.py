@@ -19,12 +19,9 @@ Nothing is dropped: under load, versions of one span coalesce (the latest wins, 
 is final); past ``high_water`` waiting spans, :meth:`LivePipeline.backpressure` makes the
 producing run wait until the flusher has caught up.
 
-Nothing blocks it for ever either. What agents produce is made storable before it is stored
-(``spans.span_version``); a span version that still cannot be stored is stored reduced or
-dropped without holding up the rest (``spans_store_isolating``); a flush that fails for any
-other reason is redone session by session, and a session whose part fails again is left out
-(logged) — never retried in a loop. Only an unreachable database keeps everything for the next
-flush, retried with a growing pause until it is back (``flush_faults``).
+Nothing blocks it for ever either: what agents produce is made storable before it is stored
+(``spans.span_version``), one bad span version never holds up the rest
+(``spans_store_isolating``), and a failed flush is handled as ``flush_faults`` says.
 """
 
 from __future__ import annotations
@@ -47,7 +44,7 @@ from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
-from agentdash.live.groups import session_group
+from agentdash.live.groups import changes_send, session_group
 from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.protocol import partial_message
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
@@ -288,18 +285,11 @@ class LivePipeline:
         partials = self._partials.take()  # queued during the write: before what it read
         if partials:
             await partials_send(get_channel_layer(self.channel_layer_alias), partials)
-        layer = get_channel_layer(self.channel_layer_alias)
-        sends = [
-            layer.group_send(
-                session_group(batch.session_id), {"type": "session.changes", "items": batch.items}
-            )
-            for batch in batches
-        ]  # all at once: over a network layer, each would otherwise wait for the one before
-        outcomes = await asyncio.gather(*sends, return_exceptions=True)
+        outcomes = await changes_send(get_channel_layer(self.channel_layer_alias), batches)
         sent = 0
         unsent: list[tuple[str, BaseException]] = []
         for batch, outcome in zip(batches, outcomes, strict=True):
-            if isinstance(outcome, BaseException):
+            if outcome is not None:
                 # Stored, not sent: the session is marked again, so the next flush reads and
                 # sends it (open sockets hear nothing else until then).
                 unsent.append((batch.session_id, outcome))

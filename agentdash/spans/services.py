@@ -137,18 +137,25 @@ def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> li
     writer interferes (a seq or span inserted concurrently), the batch is redone span by span
     with ``span_upsert``; an error from that (e.g. an unknown session) propagates.
     """
+    latest = _coalesced(versions)
+    if not latest:
+        return []
+    try:
+        with transaction.atomic():
+            return _store_batch(latest, announce)
+    except IntegrityError:
+        return [span_upsert(**asdict(v), announce=announce) for v in latest]
+
+
+def _coalesced(versions: Sequence[SpanVersion]) -> list[SpanVersion]:
+    """One version per span, in the order of their first version: the last one, except that
+    an ended version is never replaced by an open one."""
     latest: dict[tuple[str, str], SpanVersion] = {}
     for version in versions:
         kept = latest.get(version.identity)
         if kept is None or kept.end_time is None or version.end_time is not None:
             latest[version.identity] = version
-    if not latest:
-        return []
-    try:
-        with transaction.atomic():
-            return _store_batch(list(latest.values()), announce)
-    except IntegrityError:
-        return [span_upsert(**asdict(v), announce=announce) for v in latest.values()]
+    return list(latest.values())
 
 
 def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]:
@@ -219,12 +226,7 @@ def spans_store_isolating(
     (``core.outages.caused_by_outage``) propagates at once: nothing is split or dropped for
     that.
     """
-    latest: dict[tuple[str, str], SpanVersion] = {}
-    for version in versions:
-        kept = latest.get(version.identity)
-        if kept is None or kept.end_time is None or version.end_time is not None:
-            latest[version.identity] = version
-    return _store_halves(list(latest.values()), announce)
+    return _store_halves(_coalesced(versions), announce)
 
 
 def _store_halves(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]:

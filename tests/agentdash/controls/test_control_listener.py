@@ -209,3 +209,24 @@ async def test_after_a_redis_outage_the_listener_hears_again_and_heals_what_it_m
     change = await switch_off("after_the_outage")
     took = await until(lambda: change in switchboard.applied, "the switch's message", SECOND)
     print(f"switch heard {took * 1000:.1f} ms after it was published")
+
+
+async def test_a_listener_idle_past_the_layers_group_expiry_still_hears_switches(
+    settings: Any, listening: Callable[..., Awaitable[asyncio.Task[None]]]
+) -> None:
+    """Layers forget group members after ``group_expiry`` (a day by default): a listener
+    that only waited would stop hearing the group after it. Here the expiry is 0.5 s and the
+    listener idles for six of them (its reloads join the group again)."""
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"group_expiry": 0.5, "expiry": 60},
+        }
+    }
+    switchboard = RecordingSwitchboard()
+    task = await listening(switchboard, reload_every=0.2, probe_every=0.3)
+    await asyncio.sleep(3.0)
+    assert not task.done()
+    change = await switch_off("expiry_checked")
+    assert await until(is_off(switchboard, "expiry_checked"), "the switch", SECOND) < SECOND
+    assert change in switchboard.applied  # by the message, not only by a reload

@@ -6,6 +6,7 @@ client sees it live, and another session keeps streaming meanwhile. Runs on SQLi
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -93,8 +94,11 @@ async def test_hostile_agent_output_is_stored_marked_and_streamed_beside_other_s
     assert await hello(bad_socket) == ([], 0)
     assert await hello(good_socket) == ([], 0)
 
-    await drive(hostile_agent("hostile"), bad, f"Start {HOSTILE}")
-    await drive(plain_agent("plain"), good, "Hello")
+    # At once: the flushes carry both sessions' spans together.
+    await asyncio.gather(
+        drive(hostile_agent("hostile"), bad, f"Start {HOSTILE}"),
+        drive(plain_agent("plain"), good, "Hello"),
+    )
     await live.stop()  # flushes and publishes everything that waits
 
     # The other session streamed all of its changes, in order.
