@@ -70,8 +70,18 @@ class HealthReport:
 
     @property
     def serving(self) -> bool:
-        """This process can serve: the database and the channel layer answer."""
-        return self.database == OK and self.channel_layer == OK
+        """This process can serve pages: the database answers. (Without the channel layer
+        pages still work — only live updates pause — so taking every process out of a load
+        balancer for it would make things worse: that is ``degraded``.)"""
+        return self.database == OK
+
+    @property
+    def status(self) -> str:
+        """``ok``; ``degraded`` (the channel layer is away: pages serve, live updates
+        pause); ``unavailable`` (the database is away)."""
+        if not self.serving:
+            return "unavailable"
+        return OK if self.channel_layer == OK else "degraded"
 
     @property
     def problems(self) -> list[str]:
@@ -99,7 +109,7 @@ class HealthReport:
     def as_dict(self, *, details: bool) -> dict[str, Any]:
         """The JSON form; without ``details`` only the status and the checks' outcomes
         (no error texts, no process names: enough for a load balancer)."""
-        status = OK if self.serving else "unavailable"
+        status = self.status
         if not details:
             return {
                 "status": status,

@@ -1,7 +1,8 @@
 """``/health/``: for load balancers and operators.
 
 Anyone (no login: a load balancer has none) gets the status — 200 when this process can
-serve (the database and the channel layer answer), else 503 — and which check failed. Staff
+serve pages (the database answers; ``degraded`` when only the channel layer is away: live
+updates pause), else 503 — and which check failed. Staff
 and operators also get the error texts, every process's services (state, restarts, last
 error) and the problems ``manage.py health`` would report; those name hosts, process ids and
 internal errors, so they are not for everyone. Never cached.
