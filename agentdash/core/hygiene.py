@@ -9,7 +9,9 @@ Two rules, one module:
   replaces each with U+FFFD and counts them, so the caller can mark what it stored; values
   nested deeper than :data:`MAX_STORED_DEPTH` are cut there (:data:`TOO_DEEP` in their place);
   ``NaN`` and the infinities, which JSON cannot carry (``jsonb`` refuses them, a browser's
-  ``JSON.parse`` fails on them), become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``.
+  ``JSON.parse`` fails on them), become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``;
+  bytes (a tool may return a blob) become their text when they are UTF-8, else
+  ``"base64:…"``.
 - **What people type is checked.** :func:`text_problem` says why a string from a form or a
   client message cannot be taken as given; :func:`json_loads_bounded` refuses JSON nested
   deeper than :data:`MAX_JSON_DEPTH` before parsing it (no ``RecursionError``, ever).
@@ -17,6 +19,7 @@ Two rules, one module:
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
@@ -56,9 +59,9 @@ def text_storable(text: str) -> tuple[str, int]:
 
 def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int]:
     """``value`` (JSON-like: dicts, lists, tuples, strings, numbers, ``None``) with every
-    string made storable — keys too — non-finite floats as strings, and containers past
-    ``max_depth`` replaced by :data:`TOO_DEEP`; and the number of changes (replaced
-    characters, floats and cut containers).
+    string made storable — keys too — non-finite floats and bytes as strings, and containers
+    past ``max_depth`` replaced by :data:`TOO_DEEP`; and the number of changes (replaced
+    characters, floats, bytes that are not UTF-8 and cut containers).
     Returns ``value`` itself when nothing changed; never mutates it. Other objects are
     returned as they are (their own serializer decides). Any input depth is safe: the walk
     stops at ``max_depth``."""
@@ -77,6 +80,12 @@ def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int
         if isinstance(item, float) and not math.isfinite(item):
             changes += 1
             return _NON_FINITE[str(item)]
+        if isinstance(item, (bytes, bytearray)):
+            try:  # bytes are not JSON: their text when they are UTF-8, else base64
+                return fix_text(bytes(item).decode("utf-8"))
+            except UnicodeDecodeError:
+                changes += 1
+                return "base64:" + base64.b64encode(item).decode("ascii")
         if not isinstance(item, (dict, list, tuple)):
             return item
         if depth >= max_depth:
@@ -163,6 +172,8 @@ def _may_need_fixing(value: Any, max_depth: int) -> bool:
         elif isinstance(item, float):
             if not math.isfinite(item):
                 return True
+        elif isinstance(item, (bytes, bytearray)):
+            return True
         elif isinstance(item, (dict, list, tuple)):
             if depth >= max_depth:
                 return True

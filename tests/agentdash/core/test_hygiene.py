@@ -59,6 +59,12 @@ def test_storable_fixes_keys_values_floats_and_depth_and_counts() -> None:
     assert "k\x00" in value  # never mutated
 
 
+def test_storable_turns_bytes_into_text() -> None:
+    fixed, count = storable({"text": b"caf\xc3\xa9", "blob": b"\xff\x00", "nul": b"a\x00"})
+    assert fixed == {"text": "café", "blob": "base64:/wA=", "nul": f"a{REPLACEMENT}"}
+    assert count == 2  # the blob, the NUL
+
+
 def test_storable_returns_the_value_itself_when_nothing_changes() -> None:
     value = {"a": [1, "two", {"three": None}]}
     fixed, count = storable(value)

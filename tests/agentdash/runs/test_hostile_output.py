@@ -104,3 +104,27 @@ async def test_a_person_s_message_that_cannot_be_stored_is_refused(
             )
         assert problem in str(refused.value.message_dict["message"])
     assert not await Run.objects.filter(session=session).aexists() and not recorder.submitted
+
+
+async def test_a_tool_returning_bytes_that_are_not_utf8_is_stored(
+    register: Callable[..., None], make_session: MakeSession, recorder: RecordingExecutor
+) -> None:
+    def blob(size: int) -> dict:
+        """Return random bytes, as a SQL tool may (randomblob)."""
+        return {"rows": [{"b": b"\xff\x00\x80" * size}], "text": b"plain"}
+
+    agent = LlmAgent(
+        name="blobber",
+        model=ScriptedLlm(responses=[types.FunctionCall(name="blob", args={"size": 2}), "Done."]),
+        tools=[blob],
+    )
+    register(agent)
+    session = await sync_to_async(make_session)("blobber")
+    run = await execute(session, "blobber")
+    assert (run.status, run.error) == (Run.Status.SUCCEEDED, "")
+    stored = await sync_to_async(session_snapshot)(
+        session_id=session.id, app_name=session.app_name, user_id=session.user_id
+    )
+    assert stored is not None
+    (response,) = [r for e in stored.events for r in e.get_function_responses()]
+    assert response.response == {"rows": [{"b": "base64:/wCA/wCA"}], "text": "plain"}
