@@ -16,6 +16,7 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: 
 
 import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to its broker)
 from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
+from agentdash.live.outage_guard import SocketOutageGuard  # noqa: E402
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
 from agentdash.runs.asgi_start import RunHostStarter  # noqa: E402
 
@@ -32,7 +33,7 @@ router = ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            SocketOutageGuard(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
         ),
     }
 )

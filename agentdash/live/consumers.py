@@ -44,7 +44,9 @@ logger = logging.getLogger(__name__)
 
 CLOSE_FORBIDDEN = 4403
 CLOSE_NOT_FOUND = 4404
-CLOSE_TRY_AGAIN_LATER = 1013
+CLOSE_UNAVAILABLE = 4503
+"""The database or the channel layer is away: try again later (1013 would say so, but a
+server's websocket library may send only 1000 and 3000–4999)."""
 PAGE = 100
 """Change items per message when replaying or filling a gap."""
 MAX_SENT_CHARS = 512 * 1024
@@ -93,7 +95,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
                 raise
             await self.accept()  # to say why: the client tries again later
             await self.send_json(unavailable_error())
-            await self.close(code=CLOSE_TRY_AGAIN_LATER)
+            await self.close(code=CLOSE_UNAVAILABLE)
             return
         await self.accept()  # then close with a code: a refused handshake shows none
         if not access.may_see:

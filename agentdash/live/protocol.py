@@ -276,10 +276,10 @@ def error_message(code: str, message: str, *, ref: str | None = None, **extra: A
     return found
 
 
-def unavailable_error() -> dict[str, Any]:
-    """The ``error`` for a request that found the database unreachable: nothing changed."""
+def unavailable_error(what: str = "the database") -> dict[str, Any]:
+    """The ``error`` for a request that found ``what`` unreachable: nothing changed."""
     return error_message(
-        "unavailable", "the database is unavailable: nothing was changed; try again shortly"
+        "unavailable", f"{what} is unavailable: nothing was changed; try again shortly"
     )
 
 

@@ -16,6 +16,7 @@ Without PostgreSQL a developer's run skips; in CI (``CI`` set) it fails instead.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -27,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from tests.agentdash.live_harness import (
     ROOT,
@@ -95,6 +98,20 @@ def fetch(user: Browserless, path: str) -> Answer:
             return Answer(response.status, response.headers.get("Retry-After"), body)
     except urllib.error.HTTPError as error:
         return Answer(error.code, error.headers.get("Retry-After"), error.read().decode())
+
+
+async def new_socket_refusal(user: Browserless, session_id: str) -> tuple[str, int | None]:
+    """(the error code a new socket gets, its close code)."""
+    ws = await connect(
+        f"{user.url.replace('http://', 'ws://')}/ws/sessions/{session_id}/",
+        origin=user.url,  # type: ignore[arg-type]
+        additional_headers={"Cookie": user.cookie_header()},
+        open_timeout=30,
+    )
+    said = json.loads(await asyncio.wait_for(ws.recv(), 30))
+    with pytest.raises(ConnectionClosed) as closed:
+        await asyncio.wait_for(ws.recv(), 30)
+    return said.get("code"), closed.value.rcvd.code if closed.value.rcvd else None
 
 
 async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
@@ -173,6 +190,9 @@ async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
                 (gate / "hold").unlink(missing_ok=True)  # the tool returns: nowhere to store it
             await asyncio.sleep(0.5)
         assert len(during) >= 4 * len(users) * len(PAGES) and refusals >= 4
+        # A socket opened meanwhile (signed in: the login is read from the database) is told
+        # why and closed with 4503 (try again later), not failed with a server error.
+        assert await new_socket_refusal(chatter, session_id) == ("unavailable", 4503)
 
         started = await asyncio.to_thread(cluster.run, "start")
         assert started.returncode == 0, started.stderr

@@ -37,8 +37,10 @@ from tests.agentdash.live.conftest import (
     closed_with,
     eventually,
     hello,
+    login_cookie,
     receive,
 )
+from tests.agentdash.live_harness import free_port
 from tests.agentdash.recording_executor import RecordingExecutor
 from tests.agentdash.stored import session_of
 
@@ -238,3 +240,30 @@ async def test_names_as_long_as_the_protocol_allows_are_stored_and_audited(
     assert answer["type"] == "ack", answer
     entry = await AuditEntry.objects.aget(action="callback_setting.set")
     assert entry.target_id.startswith("a" * MAX_AGENT_CHARS + ":" + "c" * MAX_CALLBACK_CHARS)
+
+
+async def test_a_new_socket_while_the_channel_layer_is_away_is_told_so(
+    settings: Any, alice: User, live: Any
+) -> None:
+    session = await sync_to_async(session_of)(alice, "s-no-layer")
+    settings.CHANNEL_LAYERS = {  # a Redis nobody listens on: a real refused connection
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [{"address": f"redis://127.0.0.1:{free_port()}/0"}]},
+        }
+    }
+    cookie = await sync_to_async(login_cookie)(alice)
+    socket = WebsocketCommunicator(
+        application,
+        f"/ws/sessions/{session.id}/",
+        [
+            (b"origin", ORIGIN.encode()),
+            (b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()),
+        ],
+    )
+    accepted, _ = await socket.connect(timeout=WAIT)
+    assert accepted
+    said = await receive(socket)
+    assert (said["type"], said["code"]) == ("error", "unavailable")
+    assert said["message"].startswith("the live channel is unavailable")
+    assert await closed_with(socket) == 4503  # unavailable: try again later
