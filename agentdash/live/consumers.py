@@ -24,7 +24,7 @@ from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
 from agentdash.live.actions import perform
-from agentdash.live.groups import session_group
+from agentdash.live.groups import changes_items, session_group
 from agentdash.live.pipeline import live_pipeline
 from agentdash.live.protocol import (
     ClientMessage,
@@ -170,7 +170,7 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     async def _deliver(self, event: dict[str, Any]) -> None:
         if not self.live or not await self._still_allowed():
             return
-        items: list[Item] = [i for i in event.get("items", []) if i["seq"] > self.last_seq]
+        items: list[Item] = [i for i in changes_items(event) if i["seq"] > self.last_seq]
         if not items:
             return
         if [i["seq"] for i in items] != list(range(self.last_seq + 1, items[-1]["seq"] + 1)):

@@ -18,25 +18,10 @@ from typing import Any
 
 from agentdash.core.outages import caused_by_outage
 from agentdash.live.consumers import CLOSE_UNAVAILABLE
+from agentdash.live.groups import layer_unreachable
 from agentdash.live.protocol import unavailable_error
 
 logger = logging.getLogger(__name__)
-
-
-def layer_unreachable(error: BaseException) -> bool:
-    """Whether ``error``, or what it was raised from, is a connection to the channel layer
-    (Redis) that failed: refused, reset, timed out."""
-    from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.exceptions import TimeoutError as RedisTimeoutError
-
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, (OSError, RedisConnectionError, RedisTimeoutError)):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
 
 
 class SocketOutageGuard:

@@ -18,8 +18,9 @@ from agentdash.runs.models import Run
 from runtime.events.event import Event
 
 INTERRUPTED = (
-    "This tool call was interrupted: the worker running it stopped before it returned, and "
-    "the run was restarted. The tool may or may not have done its work."
+    "This tool call was interrupted: its result could not be recorded (the worker running it "
+    "stopped, or the database was unreachable), and the run was restarted. The tool may or "
+    "may not have done its work."
 )
 
 

@@ -170,7 +170,19 @@ CSRF_COOKIE_HTTPONLY = True
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "timed": {"format": "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"}
+    },
+    # The same message again and again (a library retrying through an outage) is shown once
+    # per 30 s, with a count (agentdash.core.log_filters).
+    "filters": {"repeats": {"()": "agentdash.core.log_filters.RepeatFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "timed",
+            "filters": ["repeats"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"runtime.steps": {"level": "WARNING"}},
 }

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import subprocess
+import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +48,17 @@ def shared_redis(db: int) -> str:
     if started.returncode != 0:
         unavailable(f"Redis could not be started: {started.stderr.strip()[-500:]}")
     return f"{started.stdout.strip().rsplit('/', 1)[0]}/{db}"
+
+
+def use_redis_layer(settings: Any, url: str) -> None:
+    """The scale mode's channel layer on ``url`` for this test, with names of its own (Redis
+    pub/sub channels are shared by every database of a server)."""
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {"hosts": [{"address": url}], "prefix": f"test{uuid.uuid4().hex[:8]}"},
+        }
+    }
 
 
 class OwnRedis:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +28,7 @@ from agentdash.controls.switch_broadcast import (
 )
 from agentdash.controls.switchboard import CallbackSettingChange, DatabaseSwitchboard
 from agentdash.runs.supervisor import RUNNING, Backoff, ServiceState, supervise
-from tests.agentdash.redis_servers import OwnRedis, shared_redis
+from tests.agentdash.redis_servers import OwnRedis, shared_redis, use_redis_layer
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -53,17 +52,6 @@ class RecordingSwitchboard(DatabaseSwitchboard):
     async def arefresh(self) -> None:
         await super().arefresh()
         self.reloads += 1
-
-
-def use_redis_layer(settings: Any, url: str) -> None:
-    """This test's channel layer: the scale mode's, on ``url``, with names of its own (Redis
-    pub/sub channels are shared by every database of a server)."""
-    settings.CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": url}], "prefix": f"test{uuid.uuid4().hex[:8]}"},
-        }
-    }
 
 
 @pytest.fixture
