@@ -10,6 +10,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from agentdash.controls.models import Policy
+from agentdash.controls.services import policy_create
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.permissions import OPERATORS_GROUP
 from agentdash.core.services import roles_ensure
@@ -79,8 +81,6 @@ def _query_policy_ensure() -> bool:
     """Create the data agent's default ``query`` policy unless it exists (validated and
     audited by the controls service); an existing policy, maybe edited by an operator, is
     left alone."""
-    from agentdash.controls.models import Policy
-
     if Policy.objects.filter(name=DATA_AGENT_POLICY).exists():
         return False
     fields: dict[str, Any] = {
@@ -89,8 +89,6 @@ def _query_policy_ensure() -> bool:
         "config": dict(DEFAULT_QUERY_POLICY),
         "agents": ["data_agent"],
     }
-    from agentdash.controls.services import policy_create
-
     policy_create(**fields, actor=None, reason="manage.py seed_demo")
     return True
 
