@@ -42,12 +42,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def script(name: str, command: str) -> subprocess.CompletedProcess[str]:
-    """``scripts/<name>.sh <command>`` in the repository (its env vars pass through)."""
+def script(
+    name: str, command: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``scripts/<name>.sh <command>`` in the repository (this process's environment, or
+    ``env``)."""
     path = str(ROOT / "scripts" / f"{name}.sh")
     return subprocess.run(
-        [path, command], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False
-    )
+        [path, command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+
+
+def celery_worker_args(node: str, concurrency: int = 4) -> list[str]:
+    """The command of a Celery worker process as the tests start it (``make worker``'s, on
+    a node name of its own)."""
+    return [
+        sys.executable, "-m", "celery", "-A", "agentdash.celery_app", "worker",
+        "--pool", "threads", "--concurrency", str(concurrency), "--loglevel", "INFO",
+        "-n", f"{node}-{os.getpid()}@%h", "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
 
 
 def base_env(**extra: str) -> dict[str, str]:
@@ -116,10 +130,7 @@ class Processes:
         raise RuntimeError(f"{name} did not answer in {START_TIMEOUT_S:.0f} s\n{self.logs()}")
 
     def worker(self, name: str, env: dict[str, str], concurrency: int = 4) -> None:
-        args = [sys.executable, "-m", "celery", "-A", "agentdash.celery_app", "worker"]
-        args += ["--pool", "threads", "--concurrency", str(concurrency), "--loglevel", "INFO"]
-        args += ["-n", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
-        self.spawn(name, args, env)
+        self.spawn(name, celery_worker_args(name, concurrency), env)
 
     def logs(self, chars: int = 4000) -> str:
         return "\n".join(

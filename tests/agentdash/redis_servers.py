@@ -20,19 +20,11 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.live_harness import ROOT, free_port, in_ci
+from tests.agentdash.live_harness import free_port, in_ci, script
 
 
 def _script(command: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ROOT / "scripts" / "redis.sh"), command],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    return script("redis", command, env)
 
 
 def unavailable(why: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.agent_sessions.selectors import session_state_view
@@ -28,8 +26,10 @@ from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from agentdash.spans.models import Span
 from runtime.sessions.state import State
+from tests.agentdash.live_harness import celery_worker_args
 from tests.agentdash.runs.broker import celery_broker
 from tests.agentdash.runs.conftest import FINISHED, says
+from tests.agentdash.runs.worker_harness import database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -65,14 +65,6 @@ def redis_url() -> Iterator[str]:
         redis_script("stop")
 
 
-def database_url() -> str:
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    user = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
-    return f"postgres://{user}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
 class Workers:
     """Celery worker processes of this test; each logs to a file in ``tmp``."""
 
@@ -83,11 +75,12 @@ class Workers:
     def start(self) -> subprocess.Popen[bytes]:
         n = len(self.procs) + 1
         log = open(self.tmp / f"worker-{n}.log", "wb")  # noqa: SIM115  (closed with the process)
-        command = [sys.executable, "-m", "celery", "-A", "agentdash.celery_app", "worker"]
-        options = ["--pool", "threads", "--concurrency", "4", "--loglevel", "INFO"]
-        options += ["-n", f"test{n}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
         proc = subprocess.Popen(
-            [*command, *options], cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT
+            celery_worker_args(f"test{n}"),
+            cwd=REPO,
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         log.close()
         self.procs.append(proc)

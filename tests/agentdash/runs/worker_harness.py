@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -32,7 +31,7 @@ from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from agentdash.spans.models import Span
 from runtime.telemetry.attributes import AgentDash
-from tests.agentdash.live_harness import ROOT
+from tests.agentdash.live_harness import ROOT, celery_worker_args
 from tests.agentdash.runs.broker import celery_broker
 from tests.agentdash.runs.conftest import FINISHED, says
 from tests.agentdash.runs.worker_agents import AGENT_NAME, CALLBACK
@@ -74,13 +73,10 @@ class Workers:
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, *names: str) -> None:
-        command = [sys.executable, "-m", "celery", "-A", "agentdash.celery_app", "worker"]
-        options = ["--pool", "threads", "--concurrency", "4", "--loglevel", "INFO"]
         for name in names:
-            node = ["-n", f"{name}-{os.getpid()}@%h", "--without-gossip", "--without-mingle"]
             with (self.tmp / f"{name}.log").open("wb") as log:
                 self.procs[name] = subprocess.Popen(
-                    [*command, *options, *node],
+                    celery_worker_args(name),
                     cwd=ROOT,
                     env=self.env,
                     stdout=log,
