@@ -9,7 +9,6 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any, NamedTuple
 
 from django.db import IntegrityError, transaction
@@ -98,7 +97,13 @@ def span_upsert(
         session_id=session_id,
         run_id=run_id,
     )  # made storable on construction
+    return _version_upsert(version, announce)
+
+
+def _version_upsert(version: SpanVersion, announce: bool) -> SpanWrite:
+    """:func:`span_upsert` of a version already made (and made storable)."""
     fields = {field_name: getattr(version, field_name) for field_name in _SPAN_FIELDS}
+    trace_id, span_id, session_id = version.trace_id, version.span_id, version.session_id
     identity = {"trace_id": trace_id, "span_id": span_id}
     with transaction.atomic():
         if session_id:  # the session's counter first, then its span: every span writer's order
@@ -144,7 +149,7 @@ def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> li
         with transaction.atomic():
             return _store_batch(latest, announce)
     except IntegrityError:
-        return [span_upsert(**asdict(v), announce=announce) for v in latest]
+        return [_version_upsert(v, announce) for v in latest]
 
 
 def _coalesced(versions: Sequence[SpanVersion]) -> list[SpanVersion]:
