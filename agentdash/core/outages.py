@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
 from django.db import InterfaceError, OperationalError
@@ -94,11 +94,14 @@ def is_outage(error: BaseException) -> bool:
 def caused_by_outage(error: BaseException) -> bool:
     """Whether ``error``, or an error it was raised from or during, :func:`is_outage` (a
     framework may wrap it)."""
+    return any(is_outage(found) for found in error_chain(error))
+
+
+def error_chain(error: BaseException) -> Iterator[BaseException]:
+    """``error``, then what it was raised from or during, and so on (each once)."""
     seen: set[int] = set()
     current: BaseException | None = error
     while current is not None and id(current) not in seen:
-        if is_outage(current):
-            return True
+        yield current
         seen.add(id(current))
         current = current.__cause__ or current.__context__
-    return False

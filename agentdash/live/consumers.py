@@ -88,15 +88,8 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         self.live = False
         self.last_seq = 0
         self.bucket = TokenBucket(rate=self.rate, burst=self.burst, clock=self.clock)
-        try:
-            access = await self._access()
-        except Exception as exc:
-            if not caused_by_outage(exc):
-                raise
-            await self.accept()  # to say why: the client tries again later
-            await self.send_json(unavailable_error())
-            await self.close(code=CLOSE_UNAVAILABLE)
-            return
+        # The database away here: live.outage_guard answers (unavailable, 4503).
+        access = await self._access()
         await self.accept()  # then close with a code: a refused handshake shows none
         if not access.may_see:
             await self.close(code=CLOSE_FORBIDDEN)

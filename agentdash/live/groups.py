@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentdash.changes.items import Item
+from agentdash.core.outages import error_chain
 from agentdash.live.flush_writer import Batch
 
 _SAFE_GROUP = re.compile(r"[A-Za-z0-9_.-]{1,90}")
@@ -60,14 +61,8 @@ def layer_unreachable(error: BaseException) -> bool:
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, (OSError, RedisConnectionError, RedisTimeoutError)):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
+    failed = (OSError, RedisConnectionError, RedisTimeoutError)
+    return any(isinstance(found, failed) for found in error_chain(error))
 
 
 def _message(items: list[Item]) -> dict[str, Any]:
