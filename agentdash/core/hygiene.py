@@ -151,14 +151,17 @@ def json_depth(text: str) -> int:
     return deepest
 
 
-def json_loads_bounded(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """``json.loads`` that first refuses (:class:`JsonTooDeep`, a ``ValueError``) JSON nested
-    deeper than ``max_depth``; other bad JSON raises ``json.JSONDecodeError`` as usual."""
+def json_loads_bounded(
+    text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH, **options: Any
+) -> Any:
+    """``json.loads(text, **options)`` that first refuses (:class:`JsonTooDeep`, a
+    ``ValueError``) JSON nested deeper than ``max_depth``; other bad JSON raises
+    ``json.JSONDecodeError`` as usual. Text with fewer brackets than that is not scanned."""
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     if text.count("[") + text.count("{") > max_depth and json_depth(text) > max_depth:
         raise JsonTooDeep(max_depth)
-    return json.loads(text)
+    return json.loads(text, **options)
 
 
 def _may_need_fixing(value: Any, max_depth: int) -> bool:

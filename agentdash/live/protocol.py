@@ -7,14 +7,14 @@ typed requests, server messages built in one place.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.hygiene import (
     MAX_JSON_DEPTH,
-    json_depth,
+    JsonTooDeep,
+    json_loads_bounded,
     text_problem,
     text_storable,
     value_problem,
@@ -109,12 +109,15 @@ def parse_client_message(frame: str | bytes | None) -> ClientMessage:
     then the request's type)."""
     if not isinstance(frame, str):
         raise ProtocolError("bad_json", "frames must be JSON text, not binary")
-    if len(frame) > MAX_FRAME_BYTES or len(frame.encode("utf-8")) > MAX_FRAME_BYTES:
+    size = len(frame.encode("utf-8", "surrogatepass"))
+    if len(frame) > MAX_FRAME_BYTES or size > MAX_FRAME_BYTES:
         raise ProtocolError("too_large", f"frames are limited to {MAX_FRAME_BYTES} bytes")
-    if json_depth(frame) > MAX_JSON_DEPTH:
-        raise ProtocolError("bad_json", f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
     try:
-        data = json.loads(frame, parse_constant=_no_constants)
+        data = json_loads_bounded(frame, parse_constant=_no_constants)
+    except JsonTooDeep:
+        raise ProtocolError(
+            "bad_json", f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+        ) from None
     except (ValueError, RecursionError) as exc:
         raise ProtocolError("bad_json", f"not valid JSON: {type(exc).__name__}") from None
     if not isinstance(data, dict):
