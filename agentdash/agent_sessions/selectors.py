@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
+from agentdash.agent_sessions.change_items import event_item
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
 from agentdash.core.permissions import is_operator
 from runtime.events.event import Event
@@ -164,3 +165,33 @@ def _shared_states(app_name: str, user_ids: list[str]) -> dict[str, dict[str, An
         )
     )
     return {uid: {**(app or {}), **users.get(uid, {})} for uid in user_ids}
+
+
+EVENTS_PAGE_DEFAULT = 50
+EVENTS_PAGE_MAX = 200
+
+
+@dataclass(frozen=True)
+class EventsPage:
+    """Stored events as change-item data, oldest first, each with its ``seq`` (its place in
+    the session); ``before`` is the seq to ask older ones with, ``None`` when none is older."""
+
+    events: list[dict[str, Any]]
+    before: int | None
+
+
+def session_events_page(
+    *, session_id: str, before: int | None = None, limit: int = EVENTS_PAGE_DEFAULT
+) -> EventsPage:
+    """The session's latest ``limit`` events (1..``EVENTS_PAGE_MAX``) with a seq below
+    ``before`` (``None``: the latest of all), as the live protocol sends them."""
+    if not 1 <= limit <= EVENTS_PAGE_MAX:
+        raise ValueError(f"limit must be 1..{EVENTS_PAGE_MAX}")
+    rows = SessionEvent.objects.filter(session_id=session_id)
+    if before is not None:
+        rows = rows.filter(seq__lt=before)
+    found = list(rows.order_by("-seq")[: limit + 1])
+    more = len(found) > limit
+    found = found[:limit][::-1]
+    events = [{**event_item(row), "seq": row.seq} for row in found]
+    return EventsPage(events=events, before=found[0].seq if more and found else None)

@@ -5,14 +5,19 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+from django.urls import reverse
+
 from agentdash.agent_sessions.ids import session_id_in_url
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.agent_sessions.selectors import session_state_view
+from agentdash.agent_sessions.selectors import session_events_page, session_state_view
+from agentdash.changes.selectors import session_last_seq
 from agentdash.controls.selectors import callback_settings_snapshot
 from agentdash.core.permissions import can_edit_state, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.models import AgentRecord
 from agentdash.registry.selectors import agent_callbacks, agent_get
+from agentdash.runs.selectors import session_runs_latest
+from agentdash.spans.summaries import span_count
 from runtime import LlmAgent
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 
@@ -73,6 +78,7 @@ def session_page_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
         "app_name": session.app_name,
         "model": record["model"] if record else "",
         "ws_path": session_ws_path(session_id=session.id),
+        "data_path": reverse("dashboard:session", kwargs={"session_id": session.id}),
         "is_operator": operator,
         "can_edit_state": operator and can_edit_state(user),
         "callbacks": [],
@@ -80,6 +86,32 @@ def session_page_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
     if operator:
         data["callbacks"] = session_callback_switches(session=session)
     if data["can_edit_state"]:
+        view = session_state_view(session_id=session.id)
+        data["state"] = view.state
+        data["version"] = view.version
+    return data
+
+
+SNAPSHOT_RUNS = 200
+
+
+def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
+    """What the session page loads first (docs/PROTOCOL.md, "Pages over HTTP"): the seq to
+    go live from, the latest runs and events, how many spans there are, and the state for
+    those who may edit it. The seq is read first: whatever changed after it is in the
+    socket's replay from it, and rows read later are at least as new."""
+    seq = session_last_seq(session_id=session.id)
+    runs, runs_more = session_runs_latest(session_id=session.id, limit=SNAPSHOT_RUNS)
+    events = session_events_page(session_id=session.id)
+    data: dict[str, Any] = {
+        "seq": seq,
+        "runs": runs,
+        "runs_more": runs_more,
+        "events": events.events,
+        "events_before": events.before,
+        "spans_total": span_count(session_id=session.id),
+    }
+    if is_operator(user) and can_edit_state(user):
         view = session_state_view(session_id=session.id)
         data["state"] = view.state
         data["version"] = view.version

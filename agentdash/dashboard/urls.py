@@ -1,7 +1,7 @@
 from django.urls import path
 
 from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
-from agentdash.dashboard import views
+from agentdash.dashboard import data_views, views
 
 app_name = "dashboard"
 
@@ -9,4 +9,20 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("sessions/", views.session_new, name="session_new"),
     path("sessions/<session_id:session_id>/", views.session_detail, name="session"),
+    path(
+        "sessions/<session_id:session_id>/snapshot/",
+        data_views.session_snapshot,
+        name="session_snapshot",
+    ),
+    path("sessions/<session_id:session_id>/spans/", data_views.session_spans, name="session_spans"),
+    path(
+        "sessions/<session_id:session_id>/spans/<str:trace_id>/<str:span_id>/",
+        data_views.session_span,
+        name="session_span",
+    ),
+    path(
+        "sessions/<session_id:session_id>/events/",
+        data_views.session_events,
+        name="session_events",
+    ),
 ]

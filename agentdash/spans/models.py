@@ -47,6 +47,7 @@ class Span(models.Model):
             models.Index(fields=["trace_id", "start_time"]),
             models.Index(fields=["session", "seq"]),
             models.Index(fields=["run"]),
+            models.Index(fields=["session", "start_time", "id"], name="span_session_start"),
         ]
 
     def __str__(self) -> str:

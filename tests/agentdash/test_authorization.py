@@ -159,6 +159,53 @@ ACCESS: dict[str, list[Case]] = {
             kwargs=lambda users: {"session_id": "no-such-session"},
         ),
     ],
+    # The session page's data (docs/PROTOCOL.md, "Pages over HTTP"): as the page itself.
+    **{
+        route: [
+            Case(
+                roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+                kwargs=lambda users, extra=extra: {
+                    "session_id": _session_of(_user("carol")),
+                    **extra,
+                },
+            ),
+            Case(
+                signed_in(OK),
+                kwargs=lambda users, extra=extra: {
+                    "session_id": _session_of(users["alice"]),
+                    **extra,
+                },
+            ),
+            Case(
+                roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
+                kwargs=lambda users, extra=extra: {"session_id": "no-such-session", **extra},
+            ),
+            Case(
+                roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+                method="post",
+                kwargs=lambda users, extra=extra: {
+                    "session_id": _session_of(users["alice"]),
+                    **extra,
+                },
+            ),
+        ]
+        for route, extra in (
+            ("sessions/<session_id:session_id>/snapshot/", {}),
+            ("sessions/<session_id:session_id>/spans/", {}),
+            ("sessions/<session_id:session_id>/events/", {}),
+        )
+    },
+    # One span: found only in its session (none exists here, so 404 for everyone signed in).
+    "sessions/<session_id:session_id>/spans/<str:trace_id>/<str:span_id>/": [
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
+            kwargs=lambda users: {
+                "session_id": _session_of(users["alice"]),
+                "trace_id": "0" * 32,
+                "span_id": "0" * 16,
+            },
+        ),
+    ],
 }
 
 ADMIN: dict[str, list[Case]] = {

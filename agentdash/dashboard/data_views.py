@@ -1,0 +1,110 @@
+"""The session page's data over HTTP (docs/PROTOCOL.md, "Pages over HTTP"): the snapshot it
+starts from, its spans as summaries page by page, one span in full, older chat events. Each
+checks, as the page does, that the user may see the session (a 404 otherwise); a bad
+parameter is a 400 naming it, as JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.gzip import gzip_page
+from django.views.decorators.http import require_GET
+
+from agentdash.agent_sessions.selectors import (
+    EVENTS_PAGE_DEFAULT,
+    EVENTS_PAGE_MAX,
+    session_events_page,
+    session_get_for_user,
+)
+from agentdash.dashboard.selectors import session_snapshot_data
+from agentdash.spans.selectors import span_detail
+from agentdash.spans.summaries import (
+    PAGE_DEFAULT,
+    PAGE_MAX,
+    SUMMARY_FIELDS,
+    BadCursor,
+    span_summaries,
+)
+
+View = Callable[..., JsonResponse]
+
+
+class BadParameter(ValueError):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _data_view(view: View) -> View:
+    """Login, GET only, never cached, gzipped; ``BadParameter`` → 400 naming the field."""
+
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except BadParameter as exc:
+            error = {"code": "bad_request", "field": exc.field, "message": str(exc)}
+            return JsonResponse({"error": error}, status=400)
+
+    wrapped.__name__ = view.__name__
+    wrapped.__doc__ = view.__doc__
+    return login_required(require_GET(never_cache(gzip_page(wrapped))))
+
+
+def _int_param(
+    request: HttpRequest, name: str, *, default: int | None, low: int, high: int
+) -> int | None:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 19:
+        raise BadParameter(name, f"{name} must be a whole number from {low} to {high}")
+    value = int(raw)
+    if not low <= value <= high:
+        raise BadParameter(name, f"{name} must be a whole number from {low} to {high}")
+    return value
+
+
+@_data_view
+def session_snapshot(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Where the session page starts: seq, latest runs and events, span count, state."""
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    return JsonResponse(session_snapshot_data(session=session, user=request.user))
+
+
+@_data_view
+def session_spans(request: HttpRequest, session_id: str) -> JsonResponse:
+    """One page of span summaries: ``?after=<the previous page's next>&limit=<1..10000>``."""
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    limit = _int_param(request, "limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
+    try:
+        page = span_summaries(session_id=session.id, after=request.GET.get("after"), limit=limit)
+    except BadCursor as exc:
+        raise BadParameter("after", str(exc)) from exc
+    return JsonResponse({"fields": SUMMARY_FIELDS, "rows": page.rows, "next": page.next})
+
+
+@_data_view
+def session_span(
+    request: HttpRequest, session_id: str, trace_id: str, span_id: str
+) -> JsonResponse:
+    """One span of the session in full (attributes, events), with the seq that wrote it."""
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    found = span_detail(session_id=session.id, trace_id=trace_id, span_id=span_id)
+    if found is None:
+        error = {"code": "not_found", "message": "no such span in this session"}
+        return JsonResponse({"error": error}, status=404)
+    return JsonResponse(found)
+
+
+@_data_view
+def session_events(request: HttpRequest, session_id: str) -> JsonResponse:
+    """Older chat events: ``?before=<events_before>&limit=<1..200>``, oldest first."""
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    before = _int_param(request, "before", default=None, low=1, high=2**63 - 1)
+    limit = _int_param(request, "limit", default=EVENTS_PAGE_DEFAULT, low=1, high=EVENTS_PAGE_MAX)
+    page = session_events_page(session_id=session.id, before=before, limit=limit)
+    return JsonResponse({"events": page.events, "before": page.before})

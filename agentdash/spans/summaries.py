@@ -1,0 +1,190 @@
+"""A session's spans as compact summaries, page by page: what the timeline needs to draw a
+row (identity, timing, status and a few display fields read out of the attributes), without
+the attributes themselves. The full span is read when someone opens it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Q
+from django.db.models.fields.json import KT
+
+from agentdash.spans.models import Span
+from runtime.telemetry.attributes import AgentDash, GenAI
+
+SUMMARY_FIELDS = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "kind",
+    "start_time",
+    "end_time",
+    "status",
+    "status_message",
+    "run_id",
+    "seq",
+    "span_kind",
+    "label",
+    "outcome",
+    "hook",
+    "tokens_in",
+    "tokens_out",
+    "offline",
+)
+"""The columns of a summary row, in order (docs/PROTOCOL.md, "Pages over HTTP")."""
+
+PAGE_DEFAULT = 5_000
+PAGE_MAX = 10_000
+STATUS_MESSAGE_CHARS = 500
+
+_KINDS = {"invocation", "agent", "model", "tool", "callback"}
+_NAME_KINDS = (
+    ("invoke_agent", "agent"),
+    ("generate_content", "model"),
+    ("execute_tool", "tool"),
+    ("callback", "callback"),
+)
+_LABEL_OF_KIND = {
+    "callback": "a_callback",
+    "tool": "a_tool",
+    "agent": "a_agent",
+    "model": "a_model",
+}
+# What is read out of the attributes, by the database (JSON path of one key each).
+_EXTRACTED = {
+    "a_kind": AgentDash.SPAN_KIND,
+    "a_callback": AgentDash.CALLBACK_NAME,
+    "a_tool": GenAI.TOOL_NAME,
+    "a_agent": GenAI.AGENT_NAME,
+    "a_model": GenAI.REQUEST_MODEL,
+    "a_outcome": AgentDash.CALLBACK_OUTCOME,
+    "a_hook": AgentDash.CALLBACK_HOOK,
+    "a_in": GenAI.USAGE_INPUT_TOKENS,
+    "a_out": GenAI.USAGE_OUTPUT_TOKENS,
+    "a_offline": AgentDash.MODEL_OFFLINE,
+}
+
+
+class BadCursor(ValueError):
+    """A page cursor this module did not write."""
+
+
+@dataclass(frozen=True)
+class SummaryPage:
+    rows: list[list[Any]]
+    next: str | None
+    """The cursor of the page after this one; ``None`` when this page is the last."""
+
+
+def span_kind_of(*, kind_attribute: Any, name: str) -> str:
+    """Our kind of a span: its ``agentdash.span.kind``, else guessed from its GenAI operation
+    name (``invoke_agent …`` → agent …), else ``""``."""
+    if kind_attribute in _KINDS:
+        return str(kind_attribute)
+    for prefix, kind in _NAME_KINDS:
+        if name.startswith(prefix):
+            return kind
+    return ""
+
+
+def cursor_parse(text: str) -> tuple[int, int]:
+    """``"<start_time>.<id>"`` → the pair; ``BadCursor`` for anything else."""
+    start, dot, pk = text.partition(".")
+    try:
+        if dot and len(text) <= 48:
+            return int(start), int(pk)
+    except ValueError:
+        pass
+    raise BadCursor("a cursor is the 'next' value of the page before")
+
+
+def span_summaries(
+    *, session_id: str, after: str | None = None, limit: int = PAGE_DEFAULT
+) -> SummaryPage:
+    """One page of the session's spans in start order (ties by id), each a list of
+    :data:`SUMMARY_FIELDS` values, after the cursor ``after`` (``None``: from the first).
+
+    A span's start never changes, so a span stored before the first page was read is on
+    exactly one page however the session grows meanwhile. ``BadCursor`` for a cursor this
+    function did not write; ``limit`` must be 1..``PAGE_MAX``."""
+    if not 1 <= limit <= PAGE_MAX:
+        raise ValueError(f"limit must be 1..{PAGE_MAX}")
+    rows = Span.objects.filter(session_id=session_id)
+    if after is not None:
+        start, pk = cursor_parse(after)
+        rows = rows.filter(Q(start_time__gt=start) | Q(start_time=start, id__gt=pk))
+    values = (
+        rows.order_by("start_time", "id")
+        .annotate(**{alias: KT(f"attributes__{key}") for alias, key in _EXTRACTED.items()})
+        .values_list(
+            "id",
+            "trace_id",
+            "span_id",
+            "parent_span_id",
+            "name",
+            "kind",
+            "start_time",
+            "end_time",
+            "status",
+            "status_message",
+            "run_id",
+            "seq",
+            *_EXTRACTED,
+        )[: limit + 1]
+    )
+    found = list(values)
+    more = len(found) > limit
+    found = found[:limit]
+    out = [_summary_row(row) for row in found]
+    last = found[-1] if found else None
+    return SummaryPage(rows=out, next=f"{last[6]}.{last[0]}" if more and last else None)
+
+
+def _summary_row(row: tuple[Any, ...]) -> list[Any]:
+    (_, trace, span, parent, name, kind, start, end, status, message, run, seq) = row[:12]
+    extracted = dict(zip(_EXTRACTED, row[12:], strict=True))
+    span_kind = span_kind_of(kind_attribute=extracted["a_kind"], name=name)
+    label = extracted.get(_LABEL_OF_KIND.get(span_kind, "")) or name or span
+    return [
+        trace,
+        span,
+        parent or None,
+        name,
+        kind,
+        start,
+        end,
+        status,
+        message[:STATUS_MESSAGE_CHARS],
+        run,
+        seq,
+        span_kind,
+        str(label),
+        _text(extracted["a_outcome"]),
+        _text(extracted["a_hook"]),
+        _count(extracted["a_in"]),
+        _count(extracted["a_out"]),
+        _flag(extracted["a_offline"]),
+    ]
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)[:200]
+
+
+def _count(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None and value != "" else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _flag(value: Any) -> bool:
+    # KT gives text: SQLite's json_extract yields 1/0, PostgreSQL's ->> "true"/"false".
+    return str(value).lower() in ("1", "true")
+
+
+def span_count(*, session_id: str) -> int:
+    """How many spans the session has stored."""
+    return Span.objects.filter(session_id=session_id).count()
