@@ -20,6 +20,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from agentdash.changes.items import Item, item_trimmed, items_after
 from agentdash.changes.selectors import session_last_seq
+from agentdash.controls.switch_broadcast import CONTROLS_GROUP
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
@@ -31,6 +32,7 @@ from agentdash.live.protocol import (
     Hello,
     Ping,
     ProtocolError,
+    callback_changed_message,
     changes_message,
     error_message,
     parse_client_message,
@@ -85,11 +87,12 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         self.session_id: str = self.scope["url_route"]["kwargs"]["session_id"]
         self.group = session_group(self.session_id)
         self.joined = False
+        self.hears_controls = False
         self.live = False
         self.last_seq = 0
         self.bucket = TokenBucket(rate=self.rate, burst=self.burst, clock=self.clock)
         # The database away here: live.outage_guard answers (unavailable, 4503).
-        access = await self._access()
+        access = self.access = await self._access()
         await self.accept()  # then close with a code: a refused handshake shows none
         if not access.may_see:
             await self.close(code=CLOSE_FORBIDDEN)
@@ -102,6 +105,8 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if getattr(self, "joined", False):
             await self.channel_layer.group_discard(self.group, self.channel_name)
+        if getattr(self, "hears_controls", False):
+            await self.channel_layer.group_discard(CONTROLS_GROUP, self.channel_name)
 
     # ── Client → server ────────────────────────────────────────────────────────────────────
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
@@ -139,6 +144,9 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if not self.joined:  # join first: what is published meanwhile waits, deduplicated later
             await self.channel_layer.group_add(self.group, self.channel_name)
             self.joined = True
+        if self.access.operator and not self.hears_controls:  # other tabs' switch changes
+            await self.channel_layer.group_add(CONTROLS_GROUP, self.channel_name)
+            self.hears_controls = True
         self.live = False
         last = await in_worker_thread(session_last_seq)(session_id=self.session_id)
         self.last_seq = min(after_seq, last)  # a client ahead of the log has another history
@@ -159,6 +167,29 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
                 await self.send_json({**event, "type": "partial"})
         except Exception:
             logger.exception("session %s: delivering partial text failed", self.session_id)
+
+    async def callback_changed(self, event: dict[str, Any]) -> None:
+        """A switch changed anywhere (``controls`` group): an operator's page hears those
+        for every session (global) and for this one."""
+        try:
+            change = event.get("change") or {}
+            if change.get("session_id") not in (None, self.session_id):
+                return
+            if not (self.live and await self._still_allowed() and self.access.operator):
+                return
+            await self.send_json(
+                callback_changed_message(
+                    agent_name=str(change["agent_name"]),
+                    callback_name=str(change["callback_name"]),
+                    session_id=change.get("session_id"),
+                    enabled=change.get("enabled"),
+                )
+            )
+        except Exception:
+            logger.exception("session %s: delivering a switch change failed", self.session_id)
+
+    async def controls_probe(self, event: dict[str, Any]) -> None:
+        """The control listeners' probes of the ``controls`` group: not for clients."""
 
     async def _deliver(self, event: dict[str, Any]) -> None:
         if not self.live or not await self._still_allowed():
@@ -201,9 +232,10 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     async def _access(self) -> Access:
         self.checked_at = self.clock()
-        return await in_worker_thread(access_for)(
+        self.access = await in_worker_thread(access_for)(
             user=self.scope.get("user"), session_id=self.session_id
         )
+        return self.access
 
     async def _still_allowed(self) -> bool:
         if self.clock() - self.checked_at < RECHECK_SECONDS:

@@ -233,7 +233,16 @@ def _no_constants(name: str) -> Any:
 
 # ── Server → client ──────────────────────────────────────────────────────────────────────────
 SERVER_MESSAGE_TYPES = frozenset(
-    {"changes", "replay.done", "partial", "chat.accepted", "ack", "error", "pong"}
+    {
+        "changes",
+        "replay.done",
+        "partial",
+        "chat.accepted",
+        "ack",
+        "error",
+        "pong",
+        "callback.changed",
+    }
 )
 
 
@@ -284,6 +293,22 @@ def unavailable_error(what: str = "the database") -> dict[str, Any]:
     return error_message(
         "unavailable", f"{what} is unavailable: nothing was changed; try again shortly"
     )
+
+
+def callback_changed_message(
+    *, agent_name: str, callback_name: str, session_id: str | None, enabled: bool | None
+) -> dict[str, Any]:
+    """A callback switch changed (by anyone, anywhere): ``session_id`` None is the global
+    switch, ``enabled`` None a switch cleared (the default applies again)."""
+    return {
+        "type": "callback.changed",
+        "setting": {
+            "agent_name": agent_name,
+            "callback_name": callback_name,
+            "session_id": session_id,
+            "enabled": enabled,
+        },
+    }
 
 
 def pong_message() -> dict[str, Any]:

@@ -270,3 +270,39 @@ async def test_losing_the_session_closes_the_socket(
     await AgentSession.objects.filter(pk=owned).aupdate(owner=bob)
     assert (await request(socket, {"type": "ping"}))["code"] == "forbidden"
     assert await closed_with(socket) == 4403
+
+
+async def test_a_switch_change_shows_in_every_operator_page_of_its_sessions(
+    connect: Connect, owned: str, alice: User, operator_user: User
+) -> None:
+    other = (await sync_to_async(session_of)(alice, "s-other", app_name="capital_agent")).id
+    acting = await connect(operator_user, owned)
+    watching = await connect(operator_user, owned)
+    elsewhere = await connect(operator_user, other)
+    owner = await connect(alice, owned)
+    for socket in (acting, watching, elsewhere, owner):
+        await hello(socket)
+    answer = await request(acting, TOGGLE)
+    assert answer["type"] == "ack", answer
+    changed = {
+        "type": "callback.changed",
+        "setting": {
+            "agent_name": "capital_agent",
+            "callback_name": "StepLogger",
+            "session_id": owned,
+            "enabled": False,
+        },
+    }
+    assert await receive(watching) == changed
+    assert await receive(acting) == changed  # the acting tab hears it too: one code path
+    # A session switch is not news for another session's page, nor for a user (no controls).
+    await nothing_more(elsewhere)
+    await nothing_more(owner)
+    # A global switch reaches every operator page.
+    answer = await request(acting, {**TOGGLE, "scope": "global", "enabled": True})
+    assert answer["type"] == "ack", answer
+    for socket in (watching, elsewhere):
+        found = await receive(socket)
+        assert found["type"] == "callback.changed"
+        assert found["setting"]["session_id"] is None and found["setting"]["enabled"] is True
+    await nothing_more(owner)

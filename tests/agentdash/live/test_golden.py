@@ -23,6 +23,8 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.changes.items import items_after
 from agentdash.changes.services import session_change_next
+from agentdash.controls.services import callback_setting_set
+from agentdash.controls.switch_announce import switch_current
 from agentdash.live import access, actions, protocol
 from agentdash.runs.models import Run
 from agentdash.spans.services import span_upsert
@@ -236,6 +238,15 @@ def _error_bad_request(user: User) -> dict[str, Any]:
 @server("server.error.unavailable")
 def _error_unavailable(user: User) -> dict[str, Any]:
     return protocol.unavailable_error()
+
+
+@server("server.callback.changed")
+def _callback_changed(user: User) -> dict[str, Any]:
+    callback_setting_set(
+        agent_name="capital_agent", callback_name="StepLogger", enabled=False, actor=user
+    )
+    change = switch_current(("StepLogger", "capital_agent", None))
+    return protocol.callback_changed_message(**dataclasses.asdict(change))
 
 
 @server("server.pong")
