@@ -96,6 +96,7 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
         "app_name": "capital_agent",
         "model": "offline",
         "ws_path": f"/ws/sessions/{session.id}/",
+        "data_path": f"/sessions/{session.id}/",
         "is_operator": False,
         "can_edit_state": False,
         "callbacks": [],
