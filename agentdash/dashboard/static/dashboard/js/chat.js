@@ -5,6 +5,15 @@
  * inserted ONLY through `setSanitizedHtml`. Everything else — streamed partial text, the text
  * being sent, tool arguments and results, error messages — goes through `textContent`.
  *
+ * Paged: the page hands over the latest events ({@link Chat#loadLatest}) and a cursor; older
+ * pages come from `fetchOlder` when the reader nears the top of the list (an
+ * IntersectionObserver on the first item, which is also a "Load older messages" button).
+ * Layout is never read per event: whether the reader is at the bottom is tracked from scroll
+ * events, and after appends the list scrolls to its end at most once per animation frame. A
+ * page inserted above keeps the reader's place (the list's height is measured once before and
+ * once after the page). A very long session keeps at most {@link MAX_ITEMS} items: past that,
+ * with the reader at the bottom, the oldest are dropped and come back through the cursor.
+ *
  * @module dashboard/chat
  */
 
@@ -14,6 +23,18 @@ import { formatClock, formatJson } from "./format.js";
 const USER = "user";
 const OPERATOR = "operator";
 const ACTIVE_RUN = new Set(["queued", "running"]);
+const ENDED_BADLY = new Set(["failed", "cancelled"]);
+const CANCELLED = "CANCELLED"; // the error code of the event that tells a run was stopped
+const NEAR_END_PX = 80; // scrolling down to within this of the end sticks to the end again
+const AT_END_PX = 4; // scrolling up unsticks unless the list is (still) at its very end
+const OLDER_MARGIN = "800px 0px 0px 0px"; // start loading older pages this far above the view
+const MAX_ITEMS = 600; // list items past which the oldest are dropped (the reader at the end)
+const KEEP_ITEMS = 450; // ... down to this many
+const OLDER_LABELS = {
+  idle: "Load older messages",
+  loading: "Loading older messages…",
+  failed: "Older messages could not be loaded — try again",
+};
 
 /**
  * @typedef {object} StoredEvent  an `event` change's data (docs/PROTOCOL.md)
@@ -21,6 +42,7 @@ const ACTIVE_RUN = new Set(["queued", "running"]);
  * @property {string} invocation_id
  * @property {string} author
  * @property {number} timestamp Unix seconds
+ * @property {number} [seq] the change that recorded it (pages over HTTP carry it)
  * @property {string} [html]
  * @property {{id: string, name: string, args: object}[]} [function_calls]
  * @property {{id: string, name: string, response: object}[]} [function_responses]
@@ -30,25 +52,45 @@ const ACTIVE_RUN = new Set(["queued", "running"]);
  * @property {boolean} [final]
  */
 
+/** @typedef {{events: StoredEvent[], before: number|null}} EventPage */
+
 export class Chat {
   /**
    * @param {object} parts
-   * @param {HTMLOListElement} parts.list the message list
+   * @param {HTMLOListElement} parts.list the message list (it scrolls)
    * @param {HTMLElement} parts.empty shown while there is nothing to show
    * @param {string} parts.agentName the session's agent (for the "working" line)
+   * @param {(before: number) => Promise<EventPage>} [parts.fetchOlder] the events before a
+   *   seq, oldest first, and the cursor for the page before them (null: none older)
    */
-  constructor({ list, empty, agentName }) {
+  constructor({ list, empty, agentName, fetchOlder }) {
     this.list = list;
     this.empty = empty;
     this.agentName = agentName;
-    /** @type {Map<string, HTMLElement>} stored events by id */
+    this.fetchOlder = typeof fetchOlder === "function" ? fetchOlder : null;
+    /** @type {Map<string, HTMLElement>} shown events by id (a bubble's part, or a note) */
     this.events = new Map();
-    /** @type {Map<string, {node: HTMLElement, body: HTMLElement}>} by invocation|author */
+    /** @type {Map<string, {node: HTMLElement, text: Text}>} by invocation|author */
     this.streams = new Map();
     /** @type {Map<string, HTMLElement>} messages being sent, by client_id */
     this.pending = new Map();
-    /** @type {Map<string, string>} run status by run id */
+    /** @type {Map<string, object>} runs by id, as last told */
     this.runs = new Map();
+    /** @type {Set<string>} ids of the runs queued or running */
+    this.active = new Set();
+    /** @type {Set<string>} invocations whose outcome an event tells (an error, a cancel) */
+    this.reported = new Set();
+    /** @type {Map<string, HTMLElement>} a failed or cancelled run's note, by run id (shown
+     * only where no event tells the outcome) */
+    this.runNotes = new Map();
+    /** @type {number|null} the cursor for older events; null: there are none */
+    this.before = null;
+    this.olderState = "idle";
+    this.stuck = true; // the reader is at the end: new messages scroll into view
+    this.lastTop = 0;
+    this.frame = 0;
+    this.watching = false;
+
     this.working = el("li", {
       class: "msg msg-working",
       attrs: { "aria-label": "The agent is working" },
@@ -57,6 +99,70 @@ export class Chat {
         el("span", { text: `${agentName} is working…` }),
       ],
     });
+    this.olderButton = el("button", {
+      class: "link",
+      text: OLDER_LABELS.idle,
+      attrs: { type: "button" },
+    });
+    this.olderButton.addEventListener("click", () => this.loadOlder());
+    this.older = el("li", { class: "msg-older", attrs: { hidden: true } });
+    this.older.append(this.olderButton);
+    list.prepend(this.older);
+
+    list.addEventListener("scroll", () => this.onScroll(), { passive: true });
+    this.observer =
+      typeof IntersectionObserver === "function"
+        ? new IntersectionObserver((entries) => this.onOlderSeen(entries), {
+            root: list,
+            rootMargin: OLDER_MARGIN,
+          })
+        : null;
+    // Shown again (a tab on a phone) or resized: keep the end in view. Called after layout.
+    if (typeof ResizeObserver === "function") {
+      new ResizeObserver(() => {
+        if (this.stuck && list.clientHeight > 0) this.toEnd();
+      }).observe(list);
+    }
+  }
+
+  /**
+   * The latest stored events, oldest first (the snapshot's), and the cursor for older ones.
+   * Events already shown are skipped; the list scrolls to its end.
+   *
+   * @param {StoredEvent[]} events
+   * @param {number|null} before pass to `fetchOlder` for the page before these; null: none
+   */
+  loadLatest(events, before) {
+    this.insertPage(Array.isArray(events) ? events : []);
+    this.before = cursor(before);
+    this.showOlder();
+    this.placeRunNotes();
+    this.scrollToEnd();
+  }
+
+  /**
+   * Fetch and show the page before the oldest shown event (the sentinel's button, or the
+   * sentinel coming near the view). One page at a time; a failure leaves a retry button.
+   *
+   * @returns {Promise<void>}
+   */
+  async loadOlder() {
+    if (this.olderState === "loading" || this.before === null || !this.fetchOlder) return;
+    const before = this.before;
+    this.setOlder("loading");
+    let page;
+    try {
+      page = await this.fetchOlder(before);
+    } catch {
+      this.setOlder("failed");
+      return;
+    }
+    this.insertPage(Array.isArray(page?.events) ? page.events : []);
+    const next = cursor(page?.before);
+    this.before = next !== null && next < before ? next : null; // a cursor must move back
+    this.placeRunNotes();
+    this.setOlder("idle");
+    this.watchOlder(); // the page may not have filled the view: the sentinel may still show
   }
 
   /**
@@ -92,18 +198,22 @@ export class Chat {
     for (const node of this.pending.values()) {
       if (!node.dataset.invocationId) node.classList.add("failed");
     }
-    const code = error.code || "error";
     this.append(
       el("li", {
         class: "msg msg-error",
         attrs: { role: "alert" },
-        children: [el("strong", { text: code }), " ", el("span", { text: error.message || "" })],
+        children: [
+          el("strong", { text: error.code || "error" }),
+          " ",
+          el("span", { text: error.message || "" }),
+        ],
       }),
     );
   }
 
   /**
    * `partial`: streamed model text, shown as plain text until the stored event replaces it.
+   * Each chunk is appended to one text node: nothing else is redrawn.
    *
    * @param {{invocation_id: string, author: string, text: string}} partial
    */
@@ -112,77 +222,248 @@ export class Chat {
     let stream = this.streams.get(key);
     if (!stream) {
       const node = this.bubble(partial.author, "msg msg-agent streaming", Date.now() / 1000);
-      const body = el("div", { class: "msg-body plain" });
-      node.append(body);
-      stream = { node, body };
+      const text = document.createTextNode("");
+      node.append(el("div", { class: "msg-body plain", children: [text] }));
+      stream = { node, text };
       this.streams.set(key, stream);
       this.append(node);
     }
-    stream.body.textContent += typeof partial.text === "string" ? partial.text : "";
+    stream.text.appendData(typeof partial.text === "string" ? partial.text : "");
     this.keepWorkingLast();
+    this.scheduleEnd();
   }
 
   /**
-   * A stored event: a message, tool calls and results, an error. Consecutive events of one
-   * agent in one invocation share a bubble. A stored event replaces its pending or streamed
-   * version; an event seen before (by id) is redrawn in place.
+   * A stored event (live): a message, tool calls and results, an error. Consecutive events of
+   * one agent in one invocation share a bubble. A stored event replaces its pending or
+   * streamed version; an event seen before (by id) is redrawn in place.
    *
    * @param {StoredEvent} event
+   * @param {number} [seq] the change item's seq, when the event's data does not carry one
    */
-  applyEvent(event) {
+  applyEvent(event, seq) {
     this.dropStream(event);
-    if (event.author === OPERATOR) return this.place(event, this.renderOperatorNote(event));
-    const part = this.renderPart(event);
-    if (part === null) return;
+    const node = this.render(event, seq, true);
+    if (node === null) return;
     const seen = this.events.get(event.id);
+    this.events.set(event.id, node);
     if (seen) {
-      seen.replaceWith(part);
+      if (seen.dataset.seq !== undefined) node.dataset.seq ??= seen.dataset.seq;
+      seen.replaceWith(node);
+    } else if (event.author === OPERATOR) {
+      this.append(node);
     } else if (event.author === USER) {
-      const node = this.bubble(USER, "msg msg-user", event.timestamp);
-      node.dataset.invocationId = event.invocation_id || "";
-      node.append(part);
+      const bubble = this.userBubble(event, node);
       const pending = this.takePending(event);
-      if (pending) pending.replaceWith(node);
-      else this.append(node);
+      if (pending) pending.replaceWith(bubble);
+      else this.append(bubble);
     } else {
-      let node = this.lastBubbleOf(event.author, event.invocation_id);
-      if (!node) {
-        node = this.bubble(event.author, "msg msg-agent", event.timestamp);
-        node.dataset.invocationId = event.invocation_id || "";
-        this.append(node);
+      const bubble = lastBubbleOf(this.list, event, this.working);
+      if (bubble) {
+        addPart(bubble, node);
+        this.keepWorkingLast();
+        this.scheduleEnd();
+      } else {
+        this.append(addPart(this.agentBubble(event), node));
       }
-      node.append(part);
-      if (part.classList.contains("has-error")) node.classList.add("has-error");
-      this.keepWorkingLast();
     }
-    this.events.set(event.id, part);
+    this.outcomeTold(event);
   }
 
   /**
-   * A run's status: the "working" line while one is queued or running; a failure is shown.
+   * A run's status: the "working" line while one is queued or running. A failed or cancelled
+   * run is told once: by its event when one tells it (the server reports most), else by a
+   * note after the run's messages.
    *
-   * @param {{id: string|number, status: string, error?: string}} run
+   * @param {{id: string|number, status: string, invocation_id?: string, error?: string}} run
    */
   applyRun(run) {
     const id = String(run.id);
-    const before = this.runs.get(id);
-    this.runs.set(id, run.status);
-    const active = [...this.runs.values()].some((status) => ACTIVE_RUN.has(status));
-    if (active) this.append(this.working);
+    const before = this.runs.get(id)?.status;
+    this.runs.set(id, run);
+    if (ACTIVE_RUN.has(run.status)) this.active.add(id);
+    else this.active.delete(id);
+    if (this.active.size) this.append(this.working);
     else this.working.remove();
-    if (run.status === "failed" && before !== "failed") {
-      this.showError({ code: "run failed", message: run.error || "The run failed." });
+    if (ENDED_BADLY.has(run.status) && before !== run.status) {
+      this.noteRun(run, ACTIVE_RUN.has(before ?? ""));
     }
     if (!ACTIVE_RUN.has(run.status)) this.dropAllStreams(run);
   }
 
-  /** Scroll to the newest message. */
+  /** Scroll to the newest message (in the next frame) and stay there as messages come. */
   scrollToEnd() {
-    this.list.scrollTop = this.list.scrollHeight;
+    this.stuck = true;
+    this.scheduleEnd();
+  }
+
+  // ── pages ──────────────────────────────────────────────────────────────────────────────
+
+  /** @private Insert stored events (oldest first) above everything shown, keeping the
+   * reader's place; a bubble cut by the page boundary is joined again. */
+  insertPage(events) {
+    const page = document.createDocumentFragment();
+    for (const event of events) {
+      if (!event || typeof event !== "object" || this.events.has(event.id)) continue;
+      const node = this.render(event, undefined, false);
+      if (node === null) continue;
+      this.events.set(event.id, node);
+      if (event.author === OPERATOR) page.append(node);
+      else if (event.author === USER) page.append(this.userBubble(event, node));
+      else {
+        const bubble = lastBubbleOf(page, event, null);
+        if (bubble) addPart(bubble, node);
+        else page.append(addPart(this.agentBubble(event), node));
+      }
+      this.outcomeTold(event);
+    }
+    if (!page.childElementCount) return;
+    const first = this.older.nextElementSibling;
+    const last = page.lastElementChild;
+    if (first && last && sameBubble(last, first)) {
+      last.append(...first.querySelectorAll(":scope > .msg-part"));
+      if (first.classList.contains("has-error")) last.classList.add("has-error");
+      first.remove();
+    }
+    const list = this.list;
+    const height = this.stuck ? 0 : list.scrollHeight;
+    this.older.after(page);
+    this.empty.hidden = true;
+    if (this.stuck) {
+      this.scheduleEnd();
+    } else {
+      list.scrollTop += list.scrollHeight - height;
+      this.lastTop = list.scrollTop;
+    }
+  }
+
+  /** @private The sentinel came near the view: load the page before. */
+  onOlderSeen(entries) {
+    if (entries.some((entry) => entry.isIntersecting) && this.olderState === "idle") {
+      this.loadOlder();
+    }
+  }
+
+  /** @private (Re)start watching the sentinel: observing again reports whether it shows now. */
+  watchOlder() {
+    if (!this.observer) return;
+    this.watching = true;
+    this.observer.unobserve(this.older);
+    this.observer.observe(this.older);
+  }
+
+  /** @private */
+  setOlder(state) {
+    this.olderState = state;
+    this.olderButton.textContent = OLDER_LABELS[state];
+    this.olderButton.setAttribute("aria-disabled", String(state === "loading"));
+    this.list.setAttribute("aria-busy", String(state === "loading"));
+    this.showOlder();
+  }
+
+  /** @private */
+  showOlder() {
+    this.older.hidden = this.before === null || !this.fetchOlder;
+  }
+
+  /** @private Over MAX_ITEMS items, with the reader at the end: drop the oldest (whole
+   * items whose events all have a seq, so that the cursor brings them back). */
+  trim() {
+    const list = this.list;
+    if (this.olderState === "loading" || list.childElementCount <= MAX_ITEMS) return;
+    let excess = list.childElementCount - KEEP_ITEMS;
+    let last = -1;
+    const dropped = [];
+    for (let node = this.older.nextElementSibling; node && excess > 0; ) {
+      if (node === this.working || node.matches(".streaming, .pending")) break;
+      const seqs = seqsOf(node);
+      if (seqs === null) break;
+      for (const seq of seqs) last = Math.max(last, seq);
+      dropped.push(node);
+      excess -= 1;
+      node = node.nextElementSibling;
+    }
+    for (const node of dropped) {
+      for (const part of eventNodes(node)) this.events.delete(part.dataset.eventId || "");
+      node.remove();
+    }
+    for (const [id, note] of this.runNotes) if (!note.isConnected) this.runNotes.delete(id);
+    if (last >= 0) {
+      this.before = last + 1; // every event older than the ones kept is behind the cursor
+      this.showOlder();
+    }
+  }
+
+  // ── outcomes of runs ───────────────────────────────────────────────────────────────────
+
+  /** @private An event telling an error or a cancel tells its run's outcome: a note said
+   * for the same run goes. */
+  outcomeTold(event) {
+    const invocation = event.invocation_id || "";
+    if (!invocation || !(event.error_code || event.error_message)) return;
+    this.reported.add(invocation);
+    for (const [id, note] of this.runNotes) {
+      if (note.dataset.runInvocation === invocation) {
+        note.remove();
+        this.runNotes.delete(id);
+      }
+    }
+  }
+
+  /** @private A failed or cancelled run no event tells about: a note after its messages
+   * (or at the end, when it ended while the page watched). */
+  noteRun(run, live) {
+    const id = String(run.id);
+    const invocation = run.invocation_id || "";
+    if (this.runNotes.has(id) || (invocation && this.reported.has(invocation))) return;
+    const after = invocation ? this.lastOfInvocation(invocation) : null;
+    if (!after && !live) return;
+    const cancelled = run.status === "cancelled";
+    const note = el("li", {
+      class: cancelled ? "msg msg-cancelled" : "msg msg-error",
+      attrs: { "data-run-id": id, "data-run-invocation": invocation },
+      children: outcomeText(cancelled, cancelled ? "run cancelled" : "run failed", run.error),
+    });
+    this.runNotes.set(id, note);
+    if (after) {
+      after.after(note);
+      this.keepWorkingLast();
+      this.scheduleEnd();
+    } else {
+      this.append(note);
+    }
+  }
+
+  /** @private Notes for the runs known before their messages were shown. */
+  placeRunNotes() {
+    for (const run of this.runs.values()) {
+      if (ENDED_BADLY.has(run.status)) this.noteRun(run, false);
+    }
+  }
+
+  /** @private The last item of an invocation's messages, or null. */
+  lastOfInvocation(invocation) {
+    const found = this.list.querySelectorAll(
+      `:scope > [data-invocation-id="${CSS.escape(invocation)}"]`,
+    );
+    return found.length ? /** @type {HTMLElement} */ (found[found.length - 1]) : null;
+  }
+
+  // ── rendering ──────────────────────────────────────────────────────────────────────────
+
+  /** @private One event's node: an operator's note, or the part of a bubble; null when it
+   * has nothing to show. `live`: errors are announced (not for history). */
+  render(event, seq, live) {
+    const node =
+      event.author === OPERATOR ? this.renderOperatorNote(event) : this.renderPart(event, live);
+    if (node === null) return null;
+    const known = typeof event.seq === "number" ? event.seq : seq;
+    if (typeof known === "number" && Number.isFinite(known)) node.dataset.seq = String(known);
+    return node;
   }
 
   /** @private The content of one event, or null when it has nothing to show. */
-  renderPart(event) {
+  renderPart(event, live) {
     const calls = Array.isArray(event.function_calls) ? event.function_calls : [];
     const responses = Array.isArray(event.function_responses) ? event.function_responses : [];
     const hasText = typeof event.html === "string" && event.html.trim() !== "";
@@ -201,41 +482,19 @@ export class Chat {
       part.append(this.toolBlock("tool-result", "result", response.name, response.response));
     }
     if (hasError) {
-      part.classList.add("has-error");
+      const cancelled = event.error_code === CANCELLED;
+      if (!cancelled) part.classList.add("has-error");
       part.append(
         el("div", {
-          class: "msg-error-box",
-          attrs: { role: "alert" },
-          children: [
-            el("strong", { text: event.error_code || "error" }),
-            " ",
-            el("span", { text: event.error_message || "" }),
-          ],
+          class: cancelled ? "msg-cancel-box" : "msg-error-box",
+          attrs: { role: live && !cancelled ? "alert" : null },
+          children: cancelled
+            ? outcomeText(true, "cancelled", event.error_message)
+            : outcomeText(false, event.error_code || "error", event.error_message),
         }),
       );
     }
     return part;
-  }
-
-  /** @private An operator note, placed (or redrawn) like any message. */
-  place(event, node) {
-    const seen = this.events.get(event.id);
-    if (seen) seen.replaceWith(node);
-    else this.append(node);
-    this.events.set(event.id, node);
-  }
-
-  /** @private The agent's bubble to add to: the last message, if it is this agent's in this
-   * invocation. */
-  lastBubbleOf(author, invocationId) {
-    let last = this.list.lastElementChild;
-    while (last && (last === this.working || last.classList.contains("streaming"))) {
-      last = last.previousElementSibling;
-    }
-    const same =
-      last && last.classList.contains("msg-agent") && last.dataset.author === author &&
-      last.dataset.invocationId === (invocationId || "");
-    return same ? /** @type {HTMLElement} */ (last) : null;
   }
 
   /** @private */
@@ -267,6 +526,21 @@ export class Chat {
         el("pre", { class: "json", text: formatJson(payload ?? {}) }),
       ],
     });
+  }
+
+  /** @private */
+  userBubble(event, part) {
+    const node = this.bubble(USER, "msg msg-user", event.timestamp);
+    node.dataset.invocationId = event.invocation_id || "";
+    node.append(part);
+    return node;
+  }
+
+  /** @private */
+  agentBubble(event) {
+    const node = this.bubble(event.author, "msg msg-agent", event.timestamp);
+    node.dataset.invocationId = event.invocation_id || "";
+    return node;
   }
 
   /** @private */
@@ -320,13 +594,14 @@ export class Chat {
     }
   }
 
-  /** @private */
+  // ── the end of the list ────────────────────────────────────────────────────────────────
+
+  /** @private Add at the end; the view follows in the next frame if the reader is there. */
   append(node) {
-    const nearEnd = this.list.scrollHeight - this.list.scrollTop - this.list.clientHeight < 80;
     this.list.append(node);
     this.keepWorkingLast();
     this.empty.hidden = true;
-    if (nearEnd) this.scrollToEnd();
+    this.scheduleEnd();
   }
 
   /** @private */
@@ -335,4 +610,99 @@ export class Chat {
       this.list.append(this.working);
     }
   }
+
+  /** @private At most one scroll (one layout) per frame, however many appends. */
+  scheduleEnd() {
+    if (this.frame || !this.stuck) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      if (!this.stuck) return;
+      this.trim();
+      this.toEnd();
+      if (!this.watching) this.watchOlder();
+    });
+  }
+
+  /** @private */
+  toEnd() {
+    const list = this.list;
+    list.scrollTop = list.scrollHeight;
+    this.lastTop = list.scrollTop;
+  }
+
+  /** @private Scrolling up leaves the end; scrolling down to near it sticks again. Our own
+   * scrolls go down, so content added meanwhile cannot unstick the reader. */
+  onScroll() {
+    const list = this.list;
+    const top = list.scrollTop;
+    const gap = list.scrollHeight - top - list.clientHeight;
+    const was = this.stuck;
+    this.stuck = top < this.lastTop ? gap < AT_END_PX : was || gap < NEAR_END_PX;
+    this.lastTop = top;
+    // Back at the end after reading far up: the pages loaded meanwhile can go again.
+    if (this.stuck && !was && list.childElementCount > MAX_ITEMS) this.scheduleEnd();
+  }
+}
+
+/** A cursor from the server: a number, else null (nothing older). */
+function cursor(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/** The label and text of an outcome: "failed"-red or "cancelled"-grey. */
+function outcomeText(cancelled, label, message) {
+  let text = typeof message === "string" ? message : "";
+  if (cancelled) text = text.replace(/^cancelled\b[.:]?\s*/i, ""); // the label says it
+  const gap = cancelled ? " — " : " ";
+  return [el("strong", { text: label }), text ? gap : "", text ? el("span", { text }) : ""];
+}
+
+/** Append a part to a bubble; a part with an error marks the bubble. */
+function addPart(bubble, part) {
+  bubble.append(part);
+  if (part.classList.contains("has-error")) bubble.classList.add("has-error");
+  return bubble;
+}
+
+/** The agent's bubble to add an event to: the last item of `container` (skipping `working`
+ * and streamed text), if it is this agent's in this invocation. */
+function lastBubbleOf(container, event, working) {
+  let last = container.lastElementChild;
+  while (last && (last === working || last.classList.contains("streaming"))) {
+    last = last.previousElementSibling;
+  }
+  const same =
+    last &&
+    last.classList.contains("msg-agent") &&
+    last.dataset.author === event.author &&
+    last.dataset.invocationId === (event.invocation_id || "");
+  return same ? /** @type {HTMLElement} */ (last) : null;
+}
+
+/** Whether two items are stored bubbles of one agent in one invocation. */
+function sameBubble(a, b) {
+  const stored = (node) => node.classList.contains("msg-agent") && !node.matches(".streaming");
+  return (
+    stored(a) &&
+    stored(b) &&
+    a.dataset.author === b.dataset.author &&
+    a.dataset.invocationId === b.dataset.invocationId
+  );
+}
+
+/** The nodes of stored events in an item (the item itself for an operator's note). */
+function eventNodes(node) {
+  const inside = [...node.querySelectorAll("[data-event-id]")];
+  return node.dataset.eventId ? [node, ...inside] : inside;
+}
+
+/** The seqs of an item's events; null when one has none (it could not be loaded again). */
+function seqsOf(node) {
+  const seqs = [];
+  for (const part of eventNodes(node)) {
+    const seq = Number(part.dataset.seq);
+    if (part.dataset.seq === undefined || !Number.isFinite(seq)) return null;
+    seqs.push(seq);
+  }
+  return seqs;
 }
