@@ -1,5 +1,6 @@
 /**
- * Formatting for the session page: durations, times, JSON. Pure functions returning strings.
+ * Formatting for the session page: durations, counts, times, JSON. Pure functions returning
+ * strings.
  *
  * @module dashboard/format
  */
@@ -31,6 +32,21 @@ export function formatDuration(ns) {
   if (s < 60) return `${s.toFixed(2)} s`;
   const m = Math.floor(s / 60);
   return `${m} m ${String(Math.round(s - m * 60)).padStart(2, "0")} s`;
+}
+
+/** @type {Intl.NumberFormat|null} */
+let counts = null;
+
+/**
+ * A count for people, with the reader's thousands separators ("50,000" in English).
+ *
+ * @param {number|null|undefined} n
+ * @returns {string} "" for a value that is not a finite number
+ */
+export function formatCount(n) {
+  if (typeof n !== "number" || !Number.isFinite(n)) return "";
+  counts ??= new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
+  return counts.format(n);
 }
 
 /**
