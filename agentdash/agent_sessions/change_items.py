@@ -23,6 +23,7 @@ def event_item(row: SessionEvent) -> Item:
         "author": event.author,
         "branch": event.branch,
         "timestamp": event.timestamp,
+        "position": row.seq,
         "version": row.version,
         "html": row.html,
         "function_calls": [

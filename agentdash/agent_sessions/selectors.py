@@ -173,8 +173,9 @@ EVENTS_PAGE_MAX = 200
 
 @dataclass(frozen=True)
 class EventsPage:
-    """Stored events as change-item data, oldest first, each with its ``seq`` (its place in
-    the session); ``before`` is the seq to ask older ones with, ``None`` when none is older."""
+    """Stored events as change-item data, oldest first (each with its ``position`` in the
+    session); ``before`` is the position to ask older ones with, ``None`` when none is
+    older."""
 
     events: list[dict[str, Any]]
     before: int | None
@@ -183,7 +184,7 @@ class EventsPage:
 def session_events_page(
     *, session_id: str, before: int | None = None, limit: int = EVENTS_PAGE_DEFAULT
 ) -> EventsPage:
-    """The session's latest ``limit`` events (1..``EVENTS_PAGE_MAX``) with a seq below
+    """The session's latest ``limit`` events (1..``EVENTS_PAGE_MAX``) with a position below
     ``before`` (``None``: the latest of all), as the live protocol sends them."""
     if not 1 <= limit <= EVENTS_PAGE_MAX:
         raise ValueError(f"limit must be 1..{EVENTS_PAGE_MAX}")
@@ -193,5 +194,5 @@ def session_events_page(
     found = list(rows.order_by("-seq")[: limit + 1])
     more = len(found) > limit
     found = found[:limit][::-1]
-    events = [{**event_item(row), "seq": row.seq} for row in found]
+    events = [event_item(row) for row in found]
     return EventsPage(events=events, before=found[0].seq if more and found else None)

@@ -200,7 +200,7 @@ def test_events_come_latest_first_then_older_pages(
         status, page = get(client, url("session_events", session), before=str(before))
         assert status == 200 and page["events"]
         texts = [e["html"] for e in page["events"]] + texts
-        assert page["events"][-1]["seq"] < before
+        assert page["events"][-1]["position"] < before
         before = page["before"]
     assert len(texts) == 70
     assert "message 0 " in texts[0] and "message 69 " in texts[-1]

@@ -42,7 +42,7 @@ const OLDER_LABELS = {
  * @property {string} invocation_id
  * @property {string} author
  * @property {number} timestamp Unix seconds
- * @property {number} [seq] the change that recorded it (pages over HTTP carry it)
+ * @property {number} [position] its place in the session (1, 2, 3, …): the cursor of older pages
  * @property {string} [html]
  * @property {{id: string, name: string, args: object}[]} [function_calls]
  * @property {{id: string, name: string, response: object}[]} [function_responses]
@@ -61,7 +61,7 @@ export class Chat {
    * @param {HTMLElement} parts.empty shown while there is nothing to show
    * @param {string} parts.agentName the session's agent (for the "working" line)
    * @param {(before: number) => Promise<EventPage>} [parts.fetchOlder] the events before a
-   *   seq, oldest first, and the cursor for the page before them (null: none older)
+   *   position, oldest first, and the cursor for the page before them (null: none older)
    */
   constructor({ list, empty, agentName, fetchOlder }) {
     this.list = list;
@@ -239,11 +239,10 @@ export class Chat {
    * streamed version; an event seen before (by id) is redrawn in place.
    *
    * @param {StoredEvent} event
-   * @param {number} [seq] the change item's seq, when the event's data does not carry one
    */
-  applyEvent(event, seq) {
+  applyEvent(event) {
     this.dropStream(event);
-    const node = this.render(event, seq, true);
+    const node = this.render(event, undefined, true);
     if (node === null) return;
     const seen = this.events.get(event.id);
     this.events.set(event.id, node);
@@ -457,7 +456,7 @@ export class Chat {
     const node =
       event.author === OPERATOR ? this.renderOperatorNote(event) : this.renderPart(event, live);
     if (node === null) return null;
-    const known = typeof event.seq === "number" ? event.seq : seq;
+    const known = typeof event.position === "number" ? event.position : seq;
     if (typeof known === "number" && Number.isFinite(known)) node.dataset.seq = String(known);
     return node;
   }
