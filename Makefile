@@ -7,7 +7,7 @@ PG     := scripts/postgres.sh
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: bench-live install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+.PHONY: bench-live bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop
 
 $(STAMP): pyproject.toml
@@ -88,6 +88,12 @@ bench: $(STAMP)
 # Live pipeline: span start → websocket client, and spans/s to one client (docs/BENCHMARKS.md).
 bench-live: $(STAMP)
 	$(PY) bench/live.py
+
+# The session page at scale in Chromium: 1k/10k/50k spans and 10k events, generated through the
+# app's services; medians into docs/BENCHMARKS.md ("Session page in the browser").
+bench-ui: $(STAMP)
+	scripts/chromium.sh >/dev/null
+	$(PY) bench/ui.py $(BENCH_UI_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

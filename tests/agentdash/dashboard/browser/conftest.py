@@ -86,12 +86,36 @@ def browser(
 ) -> Iterator[Browser]:
     """A fresh Chromium profile (its own user-data-dir) with one page, watched: console
     errors, uncaught exceptions, CSP violations and failed static files are collected."""
-    context = playwright_driver.chromium.launch_persistent_context(
+    with _watched(playwright_driver, agentdash_server, tmp_path) as found:
+        yield found
+
+
+PHONE = {  # a 390×844 phone (as an iPhone 12–14): touch, mobile viewport rules, 3x pixels
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+}
+
+
+@pytest.fixture
+def phone(
+    playwright_driver: Any, agentdash_server: LiveServer, tmp_path: Path
+) -> Iterator[Browser]:
+    """:func:`browser`, as a 390×844 phone."""
+    with _watched(playwright_driver, agentdash_server, tmp_path, **PHONE) as found:
+        yield found
+
+
+@contextlib.contextmanager
+def _watched(driver: Any, server: LiveServer, tmp_path: Path, **options: Any) -> Iterator[Browser]:
+    options.setdefault("viewport", {"width": 1440, "height": 900})
+    context = driver.chromium.launch_persistent_context(
         user_data_dir=str(tmp_path / "chromium-profile"),
         executable_path=CHROMIUM,
         args=CHROMIUM_ARGS,
         headless=True,
-        viewport={"width": 1440, "height": 900},
+        **options,
     )
     context.add_init_script(REPORT_CSP)
     context.set_default_timeout(15_000)
@@ -106,7 +130,7 @@ def browser(
 
     page.on("response", on_response)
     try:
-        yield Browser(page=page, console=console, server=agentdash_server)
+        yield Browser(page=page, console=console, server=server)
     finally:
         with contextlib.suppress(Exception):
             context.close()

@@ -9,6 +9,7 @@ The fixtures live in conftest.py.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -49,6 +50,7 @@ class LiveServer:
     process: subprocess.Popen[bytes]
     log: Path
     password: str = PASSWORD
+    env: dict[str, str] = field(default_factory=dict)  # the server's: its database, its dirs
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace")
@@ -125,7 +127,7 @@ def server_start(tmp: Path) -> LiveServer:
              "agentdash.asgi:application"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
-    server = LiveServer(url=f"http://127.0.0.1:{port}", process=process, log=log)
+    server = LiveServer(url=f"http://127.0.0.1:{port}", process=process, log=log, env=env)
     try:
         _wait_until_up(server)
     except BaseException:
@@ -141,6 +143,23 @@ def server_stop(server: LiveServer) -> None:
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait(timeout=10)
+
+
+GENERATOR = ROOT / "bench" / "ui_sessions.py"
+
+
+def session_generate(server: LiveServer, what: str, *args: str) -> dict[str, Any]:
+    """A big session in the server's database, made through the app's services by
+    ``bench/ui_sessions.py`` (``what``: ``spans`` or ``events``; ``args`` its options, e.g.
+    ``"--count", "5000", "--owner", "alice"``); what it printed (id, path, landmarks)."""
+    found = subprocess.run(
+        [sys.executable, str(GENERATOR), what, *args],
+        cwd=ROOT, env=server.env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if found.returncode != 0:
+        raise ServerError(f"{GENERATOR.name} {what} {' '.join(args)} failed:\n{found.stderr}")
+    result: dict[str, Any] = json.loads(found.stdout.strip().splitlines()[-1])
+    return result
 
 
 # ── The browser ────────────────────────────────────────────────────────────────────────────
@@ -186,6 +205,15 @@ document.addEventListener("securitypolicyviolation", (e) => {
   console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline"}`);
 });
 """
+
+
+def screenshot(browser: Browser, name: str) -> None:
+    """Save the page as ``name`` in ``$AGENTDASH_SCREENSHOTS`` when that is set (e.g.
+    ``docs/screenshots``); otherwise nothing: a test run leaves the tree as it was."""
+    directory = os.environ.get("AGENTDASH_SCREENSHOTS")
+    if directory:
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        browser.page.screenshot(path=str(Path(directory) / name), full_page=False)
 
 
 @dataclass

@@ -153,8 +153,21 @@ def test_a_chat_with_the_capital_agent(browser: Browser) -> None:
     assert tree.locator(".span[data-kind='callback'] .outcome-passed").count() >= 1
     tool = tree.locator(".span[data-kind='tool']").first
     assert tool.locator(":scope > .span-row .span-name").inner_text() == "get_capital_city"
-    nested = tree.locator(".span[data-kind='agent'] .span-children .span[data-kind='model']")
-    assert nested.count() >= 1
+    # Nesting is the rows' aria-level (the tree is a flat, virtualized list of rows): a model
+    # call's parent row — the nearest row above it one level up — is its agent's.
+    parents = page.evaluate(
+        """() => {
+          const rows = [...document.querySelectorAll('#span-tree [role="treeitem"]:not([hidden])')]
+            .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top);
+          const level = (row) => Number(row.getAttribute("aria-level"));
+          return rows.flatMap((row, i) => {
+            if (row.dataset.kind !== "model") return [];
+            const parent = rows.slice(0, i).reverse().find((r) => level(r) === level(row) - 1);
+            return [parent ? parent.dataset.kind : null];
+          });
+        }"""
+    )
+    assert parents and set(parents) == {"agent"}, parents
     assert tree.locator(".span[data-kind='model'] .tokens").count() >= 1
     assert tree.locator(".span[data-state='running']").count() == 0
 

@@ -1,0 +1,781 @@
+"""Big sessions for the session page's benchmark (``bench/ui.py``) and its browser tests,
+made through the app's own services — never raw SQL — so they are stored exactly as a real
+session is: every write recorded as a change of its session (the page's snapshot seq and its
+span pages are right), event html rendered and sanitized when the event is stored.
+
+  .venv/bin/python bench/ui_sessions.py spans  --count 50000 --owner alice [--per-run 500]
+                                               [--failed N] [--cancelled N] [--seed S]
+  .venv/bin/python bench/ui_sessions.py events --count 10000 --owner alice [--seed S]
+
+It runs against whatever database the environment names (``DATABASE_URL``, as the server it
+is meant for: the browser tests pass the live server's environment) and prints one JSON
+object: the session's id and page path, what it holds, and a few landmarks (its last span,
+its runs) for tests to look for.
+
+- **spans**: runs of about ``--per-run`` spans each, as the runtime traces them: an
+  ``invocation`` span, the root agent under it, and its loop of model calls and tool calls,
+  each with its callbacks; every twelfth tool is an agent used as a tool (a nested agent with
+  its own steps). Attributes as the runtime writes them (GenAI conventions and ours, captured
+  content); a tool fails now and then (an error span with its exception event, recovered);
+  ``--failed`` runs end with a model error, ``--cancelled`` runs are stopped mid-tool (their
+  open spans end ``CancelledError``, as when the worker cancels the agent). Each run goes
+  through the run services (queued, claimed, its trace, concluded, the chat told), its spans
+  through the span store's batch write (``spans_store``), its user message and answer
+  through the session service.
+- **events**: turns of four chat events (the user's question, the agent's tool call, the
+  tool's result, the agent's answer in Markdown — some of it hostile markup), each turn a
+  run, appended through the session service.
+
+Runs are never executed: the process pins an executor that only holds the ids it is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+AGENT = "capital_agent"
+SUB_AGENT = "research_agent"
+MODEL = "gemini-2.5-flash"
+BATCH = 2_000  # span versions per spans_store call (the live pipeline's batches are smaller)
+MS = 1_000_000  # ns
+AGENT_TOOL_EVERY = 12
+TOOL_ERROR_RATE = 0.006
+RESERVED = (
+    6  # spans a run adds after its loop: final model call (3), after_agent, agent, invocation
+)
+
+COUNTRIES = [
+    "France",
+    "Japan",
+    "Canada",
+    "Brazil",
+    "Kenya",
+    "Norway",
+    "Chile",
+    "India",
+    "Egypt",
+    "Peru",
+    "Vietnam",
+    "Portugal",
+    "Ghana",
+    "Mongolia",
+    "Iceland",
+    "Uruguay",
+    "Nepal",
+]
+CAPITALS = {
+    "France": "Paris",
+    "Japan": "Tokyo",
+    "Canada": "Ottawa",
+    "Brazil": "Brasília",
+    "Kenya": "Nairobi",
+    "Norway": "Oslo",
+    "Chile": "Santiago",
+    "India": "New Delhi",
+    "Egypt": "Cairo",
+    "Peru": "Lima",
+    "Vietnam": "Hanoi",
+    "Portugal": "Lisbon",
+    "Ghana": "Accra",
+    "Mongolia": "Ulaanbaatar",
+    "Iceland": "Reykjavík",
+    "Uruguay": "Montevideo",
+    "Nepal": "Kathmandu",
+}
+STOP_ERRORS = ("CancelledError", "ModelCallError")
+HOSTILE = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>'
+
+
+def django_setup() -> None:
+    """Set Django up for this process (the settings the environment names)."""
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentdash.settings")
+    import django
+
+    django.setup()
+
+
+class HeldExecutor:
+    """Takes run ids and runs nothing: the generated runs are written, never executed."""
+
+    name = "held"
+
+    def submit(self, run_id: int) -> None:
+        pass
+
+    async def astart(self) -> None:
+        pass
+
+
+# ── Traces ──────────────────────────────────────────────────────────────────────────────────
+@dataclass
+class Trace:
+    """One run's spans, built step by step on a clock (ns), each span given its final
+    version (the store keeps the last one; a live run writes a start version first)."""
+
+    rng: random.Random
+    session_id: str
+    run_id: int
+    invocation_id: str
+    budget: int
+    ids: random.Random = field(default_factory=random.Random)  # span and trace ids
+    trace_id: str = ""
+    spans: list[Any] = field(default_factory=list)
+    stop_at: int | None = None  # span count at which a cancel or a failure stops the run
+    stop_kind: str = ""  # what stops it then: "cancelled" or "failed"
+    ended_by: str = ""  # set to stop_kind once it stopped
+
+    def __post_init__(self) -> None:
+        self.trace_id = f"{self.ids.getrandbits(128):032x}"
+
+    def new_id(self) -> str:
+        return f"{self.ids.getrandbits(64):016x}"
+
+    def common(self, agent: str | None = None) -> dict[str, Any]:
+        found = {
+            "gen_ai.conversation.id": self.session_id,
+            "agentdash.invocation.id": self.invocation_id,
+        }
+        if agent:
+            found["gen_ai.agent.name"] = agent
+        return found
+
+    def add(
+        self,
+        span_id: str,
+        parent: str,
+        name: str,
+        start: int,
+        end: int,
+        attributes: dict[str, Any],
+        *,
+        kind: str = "internal",
+        status: str = "unset",
+        message: str = "",
+        events: list[Any] | None = None,
+    ) -> None:
+        from agentdash.spans.span_version import SpanVersion
+
+        self.spans.append(
+            SpanVersion(
+                trace_id=self.trace_id,
+                span_id=span_id,
+                parent_span_id=parent,
+                name=name,
+                kind=kind,
+                start_time=start,
+                end_time=end,
+                status=status,
+                status_message=message,
+                attributes=attributes,
+                events=events or [],
+                session_id=self.session_id,
+                run_id=self.run_id,
+            )
+        )
+
+    @property
+    def left(self) -> int:
+        return self.budget - len(self.spans)
+
+    @property
+    def stopped(self) -> bool:
+        return bool(self.ended_by)
+
+    def stop_due(self) -> bool:
+        return self.stop_at is not None and len(self.spans) >= self.stop_at
+
+    # ── steps ──
+    def callback(self, parent: str, t: int, agent: str, name: str, hook: str) -> int:
+        end = t + self.rng.randint(20_000, 1_500_000)
+        outcome = (
+            "overridden" if name == "redirect_canada" and self.rng.random() < 0.05 else "passed"
+        )
+        attributes = {
+            **self.common(agent),
+            "agentdash.span.kind": "callback",
+            "agentdash.callback.name": name,
+            "agentdash.callback.hook": hook,
+            "agentdash.callback.style": "adk",
+            "agentdash.callback.outcome": outcome,
+        }
+        self.add(self.new_id(), parent, f"callback {name}", t, end, attributes)
+        return end + 5_000
+
+    def model(self, parent: str, t: int, agent: str, turn: int, *, final: bool) -> int:
+        span_id, start = self.new_id(), t
+        t = self.callback(span_id, t + 10_000, agent, "block_keyword_guardrail", "before_model")
+        country = COUNTRIES[turn % len(COUNTRIES)]
+        t += self.rng.randint(180, 1_800) * MS
+        stopping = self.stop_due() and not self.ended_by
+        status, message, events = "unset", "", []
+        if stopping and self.stop_kind == "failed":
+            message = "ModelCallError: 503 UNAVAILABLE: the model is overloaded; try again later"
+            status, self.ended_by = "error", "failed"
+            events = [_exception_event(t, "ModelCallError", message)]
+        elif stopping and final:  # cancelled (usually in a tool; here, in the last call)
+            status, message, self.ended_by = "error", "CancelledError: ", "cancelled"
+            events = [_exception_event(t, "CancelledError", "")]
+        else:
+            t = self.callback(span_id, t, agent, "add_disclaimer", "after_model")
+        tokens_in = 180 + 40 * turn + self.rng.randint(0, 60)
+        said = (
+            f"The capital of {country} is {CAPITALS[country]}."
+            if final
+            else f'call get_capital_city(country="{country}")'
+        )
+        attributes = {
+            **self.common(agent),
+            "gen_ai.operation.name": "generate_content",
+            "gen_ai.request.model": MODEL,
+            "gen_ai.provider.name": "gemini",
+            "agentdash.span.kind": "model",
+            "gen_ai.usage.input_tokens": tokens_in,
+            "gen_ai.usage.output_tokens": self.rng.randint(8, 90),
+            "gen_ai.response.finish_reasons": ["stop"],
+            "gen_ai.response.model": f"{MODEL}-001",
+            "gen_ai.input.messages": json.dumps(
+                [
+                    {
+                        "role": "user",
+                        "parts": [
+                            {"type": "text", "content": f"What is the capital of {country}?"}
+                        ],
+                    },
+                    {
+                        "role": "assistant",
+                        "parts": [
+                            {
+                                "type": "tool_call",
+                                "name": "get_capital_city",
+                                "arguments": {"country": country},
+                            }
+                        ],
+                    },
+                ]
+            ),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": said}]}]
+            ),
+        }
+        self.add(
+            span_id,
+            parent,
+            f"generate_content {MODEL}",
+            start,
+            t,
+            attributes,
+            kind="client",
+            status=status,
+            message=message,
+            events=events,
+        )
+        return t + 20_000
+
+    def tool(self, parent: str, t: int, agent: str, turn: int) -> int:
+        span_id, start = self.new_id(), t
+        country = COUNTRIES[turn % len(COUNTRIES)]
+        call_id = f"call-{self.rng.getrandbits(48):012x}"
+        t = self.callback(span_id, t + 10_000, agent, "redirect_canada", "before_tool")
+        t += self.rng.randint(3, 250) * MS
+        status, message, events = "unset", "", []
+        result: dict[str, Any] = {"result": CAPITALS[country]}
+        if self.stop_due() and not self.ended_by and self.stop_kind == "cancelled":
+            # The worker cancelled the agent here: the span ends where it was.
+            status, message, self.ended_by = "error", "CancelledError: ", "cancelled"
+            events = [_exception_event(t, "CancelledError", "")]
+        elif self.rng.random() < TOOL_ERROR_RATE:
+            message = f"ValueError: no capital known for {country!r} in the offline atlas"
+            status, result = "error", {"error": message}
+            events = [_exception_event(t, "ValueError", message)]
+        if not self.ended_by:
+            t = self.callback(span_id, t, agent, "annotate_usa", "after_tool")
+        attributes = {
+            **self.common(agent),
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "get_capital_city",
+            "gen_ai.tool.call.id": call_id,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.description": "Retrieves the capital city of a given country.",
+            "agentdash.span.kind": "tool",
+            "gen_ai.tool.call.arguments": json.dumps({"country": country}),
+            "gen_ai.tool.call.result": json.dumps(result),
+        }
+        self.add(
+            span_id,
+            parent,
+            "execute_tool get_capital_city",
+            start,
+            t,
+            attributes,
+            status=status,
+            message=message,
+            events=events,
+        )
+        return t + 20_000
+
+    def agent(self, parent: str, t: int, name: str, *, steps: int | None, nested: bool) -> int:
+        """An agent's span and its loop: ``steps`` model+tool turns (``None``: as many as
+        the budget allows), then a final answer."""
+        span_id, start = self.new_id(), t
+        t = self.callback(span_id, t + 30_000, name, "StepLogger", "before_agent")
+        turn = 0
+        while not self.stopped and (steps is None or turn < steps):
+            agent_step = not nested and (turn + 1) % AGENT_TOOL_EVERY == 0
+            if steps is None:  # as the budget allows: an agent tool costs 36 spans, a tool 6
+                agent_step = agent_step and self.left >= 3 + 33 + RESERVED
+                if self.left < 6 + RESERVED:
+                    break
+            t = self.model(span_id, t, name, turn, final=False)
+            if self.stopped:
+                break
+            if agent_step:
+                t = self.agent_tool(span_id, t, turn)
+            else:
+                t = self.tool(span_id, t, name, turn)
+            turn += 1
+        if not self.stopped:
+            t = self.model(span_id, t, name, turn, final=True)
+        while not nested and not self.stopped and self.left > 3:  # after_agent, agent, invocation
+            t = self.callback(span_id, t, name, "StepLogger", "after_agent_step")
+        if not self.stopped:
+            t = self.callback(span_id, t, name, "StepLogger", "after_agent")
+        status, message = self._ancestor_status()
+        attributes = {
+            **self.common(name),
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.description": "Answers questions about capital cities.",
+            "agentdash.span.kind": "agent",
+        }
+        self.add(
+            span_id,
+            parent,
+            f"invoke_agent {name}",
+            start,
+            t,
+            attributes,
+            status=status,
+            message=message,
+        )
+        return t + 30_000
+
+    def agent_tool(self, parent: str, t: int, turn: int) -> int:
+        span_id, start = self.new_id(), t
+        t = self.callback(span_id, t + 10_000, AGENT, "redirect_canada", "before_tool")
+        t = self.agent(span_id, t, SUB_AGENT, steps=4, nested=True)
+        if not self.stopped:
+            t = self.callback(span_id, t, AGENT, "annotate_usa", "after_tool")
+        status, message = self._ancestor_status()
+        attributes = {
+            **self.common(AGENT),
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": SUB_AGENT,
+            "gen_ai.tool.call.id": f"call-{self.rng.getrandbits(48):012x}",
+            "gen_ai.tool.type": "agent",
+            "agentdash.span.kind": "tool",
+            "gen_ai.tool.call.arguments": json.dumps(
+                {"request": f"history of {COUNTRIES[turn % len(COUNTRIES)]}"}
+            ),
+        }
+        self.add(
+            span_id,
+            parent,
+            f"execute_tool {SUB_AGENT}",
+            start,
+            t,
+            attributes,
+            status=status,
+            message=message,
+        )
+        return t + 20_000
+
+    def invocation(self, t: int, *, app_name: str, user_id: str) -> int:
+        span_id, start = self.new_id(), t
+        t = self.agent(span_id, t + 50_000, AGENT, steps=None, nested=False)
+        status, message = self._ancestor_status()
+        attributes = {
+            **self.common(),
+            "agentdash.app.name": app_name,
+            "agentdash.user.id": user_id,
+            "agentdash.span.kind": "invocation",
+        }
+        self.add(
+            span_id,
+            "",
+            f"invocation {app_name}",
+            start,
+            t,
+            attributes,
+            status=status,
+            message=message,
+        )
+        return t
+
+    def _ancestor_status(self) -> tuple[str, str]:
+        """What an exception passing through marks on an enclosing span."""
+        if self.ended_by == "cancelled":
+            return "error", "CancelledError: "
+        if self.ended_by == "failed":
+            return (
+                "error",
+                "ModelCallError: 503 UNAVAILABLE: the model is overloaded; try again later",
+            )
+        return "unset", ""
+
+
+def _exception_event(at: int, kind: str, message: str) -> dict[str, Any]:
+    return {
+        "name": "exception",
+        "time": at,
+        "attributes": {
+            "exception.type": kind,
+            "exception.message": message.partition(": ")[2] or message,
+            "exception.stacktrace": (
+                "Traceback (most recent call last):\n"
+                '  File "runtime/agents/_tool_calls.py", line 88, in _run_tool\n'
+                "    result = await tool.run_async(args=args, tool_context=tool_ctx)\n"
+                f"{kind}: {message.partition(': ')[2]}"
+            ),
+            "exception.escaped": "False",
+        },
+    }
+
+
+# ── Sessions ────────────────────────────────────────────────────────────────────────────────
+def _owner(username: str) -> Any:
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.get(username=username)
+
+
+def _session_for(owner: Any, title: str) -> Any:
+    from agentdash.agent_sessions.services import session_create
+
+    return session_create(app_name=AGENT, user_id=str(owner.pk), owner=owner, title=title)
+
+
+def _text_message(text: str) -> Any:
+    from google.genai import types
+
+    return types.Content(role="user", parts=[types.Part(text=text)])
+
+
+def _run_start(session: Any, owner: Any, question: str) -> Any:
+    """A run through the run services: queued (held, never executed), then claimed."""
+    from agentdash.runs.lifecycle import run_claim
+    from agentdash.runs.services import run_enqueue
+
+    queued = run_enqueue(
+        session=session, agent_name=AGENT, message=_text_message(question), requested_by=owner
+    )
+    run = run_claim(run_id=queued.pk, worker="ui-sessions:0")
+    assert run is not None, "a run just queued could not be claimed"
+    return run
+
+
+def _append(session_rt: Any, **event: Any) -> None:
+    from agentdash.agent_sessions.session_service import DjangoSessionService
+    from runtime.events.event import Event
+
+    DjangoSessionService().append_event(session_rt, Event(**event))
+
+
+def _runtime_session(session: Any) -> Any:
+    from agentdash.agent_sessions.session_service import DjangoSessionService
+    from runtime.sessions.base_session_service import GetSessionConfig
+
+    return DjangoSessionService().get_session(
+        app_name=session.app_name,
+        user_id=session.user_id,
+        session_id=session.id,
+        config=GetSessionConfig(num_recent_events=0),
+    )
+
+
+def _spread(total: int, parts: int) -> list[int]:
+    base, extra = divmod(total, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts)]
+
+
+def _chosen(runs: int, count: int, offset: float) -> set[int]:
+    """``count`` run indexes spread through the session (never the last run)."""
+    if runs < 2 or count < 1:
+        return set()
+    return {min(runs - 2, int((i + offset) * (runs - 1) / count)) for i in range(count)}
+
+
+def spans_session(
+    *,
+    owner: str,
+    count: int,
+    per_run: int = 500,
+    failed: int | None = None,
+    cancelled: int | None = None,
+    seed: int = 10,
+) -> dict[str, Any]:
+    """A session of ``count`` spans in runs of about ``per_run`` (module docstring)."""
+    from agentdash.runs.executors import executor_set
+    from agentdash.runs.lifecycle import run_cancel_message, run_conclude, run_trace_set
+    from agentdash.runs.models import Run
+    from agentdash.runs.services import run_cancel_request
+    from agentdash.spans.services import spans_store
+
+    user = _owner(owner)
+    executor_set(HeldExecutor())
+    session = _session_for(user, f"{count:,} spans")
+    rng = random.Random(seed)  # the same shapes every time
+    ids = random.Random(session.id)  # ids of the session's own
+    session_rt = _runtime_session(session)
+    runs = max(1, round(count / per_run))
+    share = max(runs // 20, 1 if runs >= 3 else 0)  # by default 5% of the runs each
+    failed_at = _chosen(runs, share if failed is None else failed, 0.66)
+    cancelled_at = _chosen(runs, share if cancelled is None else cancelled, 0.33)
+    cancelled_at -= failed_at
+    sizes = _spread(count, runs)
+    # Runs of about a minute each, a little apart, ending about now.
+    t = time.time_ns() - runs * 15 * 60 * 1_000_000_000
+    landmarks: dict[str, Any] = {"runs": []}
+    stored = 0
+    carry = 0  # spans a stopped run did not make: the next runs make them
+    for index, planned in enumerate(sizes):
+        size = planned + carry
+        country = COUNTRIES[index % len(COUNTRIES)]
+        question = f"Run {index + 1}: what are the capitals of {country} and its neighbours?"
+        run = _run_start(session, user, question)
+        trace = Trace(rng, session.id, run.pk, run.invocation_id, budget=size, ids=ids)
+        if index in cancelled_at or index in failed_at:
+            trace.stop_kind = "cancelled" if index in cancelled_at else "failed"
+            trace.stop_at = int(size * rng.uniform(0.3, 0.6))
+        run_trace_set(run=run, trace_id=trace.trace_id)
+        _append(
+            session_rt,
+            author="user",
+            invocation_id=run.invocation_id,
+            content=_text_message(question),
+            timestamp=t / 1e9,
+        )
+        end = trace.invocation(t, app_name=AGENT, user_id=str(user.pk))
+        trace.spans.sort(key=lambda v: (v.start_time, v.span_id))
+        for at in range(0, len(trace.spans), BATCH):
+            writes = spans_store(versions=trace.spans[at : at + BATCH])
+            if not all(write.stored for write in writes):  # an id taken by another session
+                raise RuntimeError(f"run {run.pk}: some spans were not stored")
+        stored += len(trace.spans)
+        carry = size - len(trace.spans)
+        if trace.ended_by == "cancelled":
+            reason = "taking too long"
+            run_cancel_request(run=Run.objects.get(pk=run.pk), actor=user, reason=reason)
+            message = run_cancel_message(reason)
+            run_conclude(
+                run=run,
+                status=Run.Status.CANCELLED,
+                error=message,
+                trace_id=trace.trace_id,
+                report=("CANCELLED", message),
+            )
+        elif trace.ended_by == "failed":
+            error = "ModelCallError: 503 UNAVAILABLE: the model is overloaded; try again later"
+            run_conclude(
+                run=run,
+                status=Run.Status.FAILED,
+                error=error,
+                trace_id=trace.trace_id,
+                report=("MODEL_ERROR", f"The run failed: {error}"),
+            )
+        else:
+            _append(
+                session_rt,
+                author=AGENT,
+                invocation_id=run.invocation_id,
+                timestamp=end / 1e9,
+                content=_answer(index, country),
+                turn_complete=True,
+            )
+            run_conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace.trace_id)
+        stopped = [  # the spans the cancel or the failure ended (error spans it passed through)
+            v.span_id
+            for v in trace.spans
+            if v.status == "error" and v.status_message.startswith(STOP_ERRORS)
+        ]
+        landmarks["runs"].append(
+            {
+                "stopped_spans": stopped,
+                "id": run.pk,
+                "status": trace.ended_by or "succeeded",
+                "spans": len(trace.spans),
+                "trace_id": trace.trace_id,
+            }
+        )
+        t = end + rng.randint(30, 600) * 1_000_000_000
+    landmarks.update(_span_landmarks(session.id))
+    return {
+        "session_id": session.id,
+        "path": f"/sessions/{session.id}/",
+        "spans": stored,
+        **landmarks,
+    }
+
+
+def _answer(index: int, country: str) -> Any:
+    from google.genai import types
+
+    text = (
+        f"**{CAPITALS[country]}** is the capital of {country}.\n\n"
+        f"- checked with `get_capital_city`\n- run {index + 1}\n\n(checked by after_model)"
+    )
+    return types.Content(role="model", parts=[types.Part(text=text)])
+
+
+def _span_landmarks(session_id: str) -> dict[str, Any]:
+    """The session's first and last span in the page's order (start, then id), and its
+    first root, for tests to find."""
+    from agentdash.spans.models import Span
+
+    spans = Span.objects.filter(session_id=session_id).order_by("start_time", "id")
+    fields = ("trace_id", "span_id", "name", "parent_span_id", "status", "status_message")
+
+    def one(rows: Any) -> dict[str, Any] | None:
+        found = rows.values(*fields, "attributes").first()
+        if found is None:
+            return None
+        attributes = found.pop("attributes")
+        found["tool_call_id"] = attributes.get("gen_ai.tool.call.id", "")
+        found["callback_name"] = attributes.get("agentdash.callback.name", "")
+        found["agent_name"] = attributes.get("gen_ai.agent.name", "")
+        return found
+
+    return {
+        "first_span": one(spans),
+        "last_span": one(spans.reverse()),
+        "first_root": one(spans.filter(parent_span_id="")),
+        "roots": spans.filter(parent_span_id="").count(),
+    }
+
+
+# ── Chat ────────────────────────────────────────────────────────────────────────────────────
+QUESTIONS = [
+    "What is the capital of {c}?",
+    "And {c}? Please answer in a short list, with the population if you know it.",
+    "Compare the capital of {c} with Paris: which is older? Use a table.",
+    "Capital of {c} " + HOSTILE + " — is that right?",
+    "Show me how to call `get_capital_city` for {c} in Python.",
+]
+
+
+def _turn_events(rng: random.Random, turn: int, agent: str) -> Iterator[dict[str, Any]]:
+    from google.genai import types
+
+    country = COUNTRIES[turn % len(COUNTRIES)]
+    capital = CAPITALS[country]
+    call_id = f"call-{rng.getrandbits(48):012x}"
+    question = QUESTIONS[turn % len(QUESTIONS)].format(c=country)
+    yield {
+        "author": "user",
+        "content": types.Content(role="user", parts=[types.Part(text=question)]),
+    }
+    call = types.FunctionCall(id=call_id, name="get_capital_city", args={"country": country})
+    yield {
+        "author": agent,
+        "content": types.Content(role="model", parts=[types.Part(function_call=call)]),
+    }
+    response = types.FunctionResponse(
+        id=call_id, name="get_capital_city", response={"result": capital}
+    )
+    yield {
+        "author": agent,
+        "content": types.Content(role="user", parts=[types.Part(function_response=response)]),
+    }
+    answer = [
+        f"The capital of **{country}** is **{capital}**. (turn {turn + 1})",
+        "",
+        f"| country | capital |\n| --- | --- |\n| {country} | {capital} |",
+        "",
+        f"```python\nget_capital_city(country={country!r})  # -> {capital!r}\n```",
+        "",
+        f"- asked: _{question[:60]}_",
+        "- source: [the offline atlas](https://example.org/atlas)",
+        "",
+        "(checked by after_model)",
+    ]
+    text = "\n".join(answer if turn % 3 else answer[:1] + answer[-2:])
+    yield {
+        "author": agent,
+        "content": types.Content(role="model", parts=[types.Part(text=text)]),
+        "turn_complete": True,
+    }
+
+
+def events_session(*, owner: str, count: int, seed: int = 10) -> dict[str, Any]:
+    """A session of ``count`` chat events in turns of four, one run per turn."""
+    from agentdash.runs.executors import executor_set
+    from agentdash.runs.lifecycle import run_conclude
+
+    user = _owner(owner)
+    executor_set(HeldExecutor())
+    session = _session_for(user, f"{count:,} events")
+    rng = random.Random(seed)
+    session_rt = _runtime_session(session)
+    t = time.time() - count * 3.0
+    appended, turn, last_text = 0, 0, ""
+    while appended < count:
+        events = list(_turn_events(rng, turn, AGENT))[: count - appended]
+        question = events[0]["content"].parts[0].text
+        run = _run_start(session, user, question)
+        for event in events:
+            t += rng.uniform(0.3, 4.0)
+            if event["content"].parts[0].text:
+                last_text = event["content"].parts[0].text
+            _append(session_rt, invocation_id=run.invocation_id, timestamp=t, **event)
+            appended += 1
+        run_conclude(run=run, status="succeeded")
+        turn += 1
+    return {
+        "session_id": session.id,
+        "path": f"/sessions/{session.id}/",
+        "events": appended,
+        "turns": turn,
+        "last_text": last_text,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("spans", "events"))
+    parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--owner", default="alice")
+    parser.add_argument("--per-run", type=int, default=500)
+    parser.add_argument("--failed", type=int, default=None, help="failed runs (default: 5%%)")
+    parser.add_argument("--cancelled", type=int, default=None, help="cancelled runs (5%%)")
+    parser.add_argument("--seed", type=int, default=10)
+    args = parser.parse_args(argv)
+    django_setup()
+    started = time.perf_counter()
+    if args.what == "spans":
+        found = spans_session(
+            owner=args.owner,
+            count=args.count,
+            per_run=args.per_run,
+            failed=args.failed,
+            cancelled=args.cancelled,
+            seed=args.seed,
+        )
+    else:
+        found = events_session(owner=args.owner, count=args.count, seed=args.seed)
+    found["seconds"] = round(time.perf_counter() - started, 2)
+    print(json.dumps(found))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,348 @@
+"""The session page with big sessions, in a real browser (see conftest.py): the timeline of a
+50,000-span session loads, scrolls to its end and opens its last span; the tree works by
+keyboard with correct ARIA tree semantics; a cancelled run reads "cancelled" (grey) on the
+run and its spans, not "error"; the run badge never says a run finished while its spans are
+still loading.
+
+Sessions are generated through the app's services, in the live server's database, by
+``bench/ui_sessions.py`` (the benchmark's generator). Nothing here is timed: how fast the page
+is, is ``make bench-ui``'s business (docs/BENCHMARKS.md).
+
+``AGENTDASH_SCREENSHOTS=<dir>`` saves screenshots there (docs/screenshots/ holds the ones the
+README shows; see docs/BENCHMARKS.md to regenerate them).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+import pytest
+
+from tests.agentdash.dashboard.browser.harness import (
+    Browser,
+    LiveServer,
+    screenshot,
+    session_generate,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+BIG = 50_000
+LOAD_TIMEOUT = 90_000  # ms: far beyond what the page needs; only a hang fails here
+ROW = '#span-tree [role="treeitem"]:not([hidden])'
+
+
+# ── Sessions (generated once per module, in the live server's database) ──────────────────────
+@pytest.fixture(scope="module")
+def big_session(agentdash_server: LiveServer) -> dict[str, Any]:
+    return session_generate(agentdash_server, "spans", "--count", str(BIG), "--owner", "alice")
+
+
+@pytest.fixture(scope="module")
+def small_session(agentdash_server: LiveServer) -> dict[str, Any]:
+    """Two runs of 60 spans, both succeeded."""
+    return session_generate(
+        agentdash_server, "spans", "--count", "120", "--per-run", "60",
+        "--failed", "0", "--cancelled", "0", "--owner", "alice",
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def cancelled_session(agentdash_server: LiveServer) -> dict[str, Any]:
+    """Three runs of about 20 spans; the first one cancelled part-way through."""
+    found = session_generate(
+        agentdash_server, "spans", "--count", "60", "--per-run", "20",
+        "--failed", "0", "--cancelled", "1", "--owner", "alice",
+    )  # fmt: skip
+    assert [run["status"] for run in found["runs"]] == ["cancelled", "succeeded", "succeeded"]
+    return found
+
+
+def open_session(browser: Browser, session: dict[str, Any], user: str = "alice") -> None:
+    """Log in, open the session's page, and wait until its timeline has every span."""
+    browser.log_in(user)
+    browser.goto(session["path"])
+    wait_complete(browser, session["spans"])
+
+
+def wait_complete(browser: Browser, total: int) -> None:
+    browser.page.wait_for_function(
+        """(total) => {
+          const tree = document.querySelector("#span-tree");
+          return tree && tree.dataset.complete === "true" && Number(tree.dataset.spans) === total;
+        }""",
+        arg=total,
+        timeout=LOAD_TIMEOUT,
+    )
+
+
+def focused(browser: Browser) -> dict[str, Any]:
+    """What has the keyboard focus: its role, span id, level, expanded state."""
+    found: dict[str, Any] = browser.page.evaluate(
+        """() => {
+          const e = document.activeElement;
+          return {
+            role: e?.getAttribute("role") ?? null,
+            id: e?.getAttribute("data-span-id") ?? null,
+            level: e?.getAttribute("aria-level") ?? null,
+            expanded: e?.getAttribute("aria-expanded") ?? null,
+            inTree: !!e?.closest('[role="tree"]'),
+            text: e?.textContent ?? "",
+          };
+        }"""
+    )
+    return found
+
+
+def rows_in_order(browser: Browser) -> list[dict[str, Any]]:
+    """The rows shown, top to bottom (a virtualized list places its rows where it likes in
+    the DOM)."""
+    found: list[dict[str, Any]] = browser.page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)]
+          .map((e) => ({
+            top: e.getBoundingClientRect().top,
+            id: e.getAttribute("data-span-id"),
+            level: Number(e.getAttribute("aria-level")),
+            expanded: e.getAttribute("aria-expanded"),
+            text: e.textContent,
+          }))
+          .sort((a, b) => a.top - b.top)""",
+        ROW,
+    )
+    return found
+
+
+def in_view(browser: Browser, span_id: str) -> bool:
+    """Whether the row of ``span_id`` is shown, entirely inside the tree's scrolled view."""
+    found: bool = browser.page.evaluate(
+        """(id) => {
+          const row = document.querySelector(`#span-tree [data-span-id="${id}"]`);
+          if (!row || row.hidden) return false;
+          const tree = document.querySelector("#span-tree");
+          const body = tree.closest(".timeline-body") || tree.parentElement;
+          const view = body.getBoundingClientRect();
+          const box = row.getBoundingClientRect();
+          return box.height > 0 && box.top >= view.top - 1 && box.bottom <= view.bottom + 1;
+        }""",
+        span_id,
+    )
+    return found
+
+
+def attribute(browser: Browser, key: str) -> str:
+    """The value of ``key`` in the open details pane's attributes."""
+    pane = browser.page.locator("#span-detail")
+    header = browser.page.locator("th", has_text=re.compile(f"^{re.escape(key)}$"))
+    return pane.locator("tr", has=header).first.locator("td").inner_text()
+
+
+# ── A big session ──────────────────────────────────────────────────────────────────────────
+def test_a_big_session_scrolls_to_its_end_and_opens_its_last_span(
+    browser: Browser, big_session: dict[str, Any]
+) -> None:
+    open_session(browser, big_session)
+    page = browser.page
+    assert page.locator("#span-count").inner_text() == f"{BIG:,} spans"
+    # Only the rows in view (and a margin) are in the document, never the session.
+    assert page.locator(ROW).count() < 300
+
+    # Scroll the tree to its end, a screenful at a time for the last stretch (as a reader
+    # would), after a jump most of the way.
+    page.evaluate(
+        """async () => {
+          const body = document.querySelector("#span-tree").closest(".timeline-body")
+            || document.querySelector("#span-tree").parentElement;
+          const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+          for (let i = 1; i <= 20; i += 1) {
+            body.scrollTop = (body.scrollHeight - body.clientHeight) * i / 20;
+            await frame();
+          }
+          for (let i = 0; i < 5; i += 1) { body.scrollTop += body.clientHeight; await frame(); }
+        }"""
+    )
+    last = big_session["last_span"]
+    row = page.locator(f'#span-tree [data-span-id="{last["span_id"]}"]')
+    row.wait_for(state="visible")
+    lowest = rows_in_order(browser)[-1]
+    assert lowest["id"] == last["span_id"], "the last row shown is not the session's last span"
+    assert page.locator(ROW).count() < 300
+
+    row.click()
+    detail = page.locator("#span-detail")
+    detail.wait_for(state="visible")
+    page.locator("#span-detail table[aria-label='attributes']").wait_for()
+    assert attribute(browser, "agentdash.callback.name") == last["callback_name"] == "StepLogger"
+    assert attribute(browser, "agentdash.callback.hook") == "after_agent"
+    assert attribute(browser, "gen_ai.agent.name") == "capital_agent"
+    assert last["span_id"] in detail.inner_text()
+    # The row stays where the reader clicked it: shown, in view, selected.
+    page.wait_for_timeout(200)  # a frame or two for the pane to take its place
+    assert in_view(browser, last["span_id"]), "the row clicked left the view"
+    assert row.get_attribute("aria-selected") == "true"
+    screenshot(browser, "session-50k-desktop.png")
+    browser.console.assert_clean()
+
+
+# ── Keyboard and ARIA ──────────────────────────────────────────────────────────────────────
+def test_the_tree_is_one_tab_stop_and_works_by_keyboard(
+    browser: Browser, small_session: dict[str, Any]
+) -> None:
+    open_session(browser, small_session)
+    page = browser.page
+    tree = page.locator("#span-tree")
+    assert tree.get_attribute("role") == "tree"
+    assert page.locator(ROW).count() > 10
+
+    # One tab stop: of the tree and everything in it, one element is in the tab order.
+    stops = page.evaluate(
+        """() => {
+          const tree = document.querySelector("#span-tree");
+          return [tree, ...tree.querySelectorAll("*")]
+            .filter((e) => e.tabIndex >= 0 && !e.closest("[hidden]")).length;
+        }"""
+    )
+    assert stops == 1
+
+    # Tab from the top of the page reaches the tree's first row; Tab again leaves the tree;
+    # Shift+Tab comes back to the same row.
+    page.evaluate("document.activeElement?.blur()")
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        if focused(browser)["inTree"]:
+            break
+    first = focused(browser)
+    assert first["role"] == "treeitem", first
+    root_id = small_session["first_root"]["span_id"]
+    assert first["id"] == root_id and first["level"] == "1" and first["expanded"] == "true"
+    page.keyboard.press("Tab")
+    assert not focused(browser)["inTree"]
+    page.keyboard.press("Shift+Tab")
+    assert focused(browser)["id"] == root_id
+
+    # ↓ and ↑ move; ← collapses, → expands.
+    page.keyboard.press("ArrowDown")
+    child = focused(browser)
+    assert child["role"] == "treeitem" and child["level"] == "2", child
+    assert "capital_agent" in child["text"]
+    page.keyboard.press("ArrowUp")
+    assert focused(browser)["id"] == root_id
+    page.keyboard.press("ArrowLeft")
+    assert focused(browser)["expanded"] == "false"
+    page.keyboard.press("ArrowDown")  # past the collapsed run: the next run's root
+    second = focused(browser)
+    assert second["level"] == "1" and second["id"] != root_id, second
+    page.keyboard.press("ArrowUp")
+    page.keyboard.press("ArrowRight")
+    assert focused(browser)["expanded"] == "true"
+    page.keyboard.press("ArrowDown")
+    assert focused(browser)["id"] == child["id"]
+
+    # ARIA: a row that has rows under it says whether it is expanded; a leaf says nothing.
+    rows = rows_in_order(browser)
+    assert any(r["expanded"] is None for r in rows), "no leaf row"
+    for row, below in itertools.pairwise(rows):
+        assert row["expanded"] in (None, "true", "false"), row
+        if below["level"] > row["level"]:
+            assert row["expanded"] == "true" and below["level"] == row["level"] + 1, (row, below)
+        if row["expanded"] == "true":
+            assert below["level"] == row["level"] + 1, (row, below)
+    callbacks = [r for r in rows if "block_keyword_guardrail" in r["text"]]
+    assert callbacks and all(r["expanded"] is None for r in callbacks)
+
+    # Enter opens the details of the focused row; Esc closes them, the focus stays put.
+    page.keyboard.press("Enter")
+    detail = page.locator("#span-detail")
+    detail.wait_for(state="visible")
+    assert detail.get_attribute("data-span-id") == child["id"]
+    page.locator("#span-detail table[aria-label='attributes']").wait_for()
+    assert attribute(browser, "gen_ai.agent.name") == "capital_agent"
+    page.keyboard.press("Escape")
+    detail.wait_for(state="hidden")
+    assert focused(browser)["id"] == child["id"]
+    browser.console.assert_clean()
+
+
+# ── Status ─────────────────────────────────────────────────────────────────────────────────
+def _is_grey(css_color: str) -> bool:
+    """An rgb()/rgba() colour of little saturation (HSL saturation ≤ 0.3: slate greys pass,
+    any red, green or blue a status might be drawn in does not)."""
+    r, g, b = (float(c) / 255 for c in re.findall(r"[\d.]+", css_color)[:3])
+    high, low = max(r, g, b), min(r, g, b)
+    lightness = (high + low) / 2
+    if high == low:
+        return True
+    saturation = (high - low) / (1 - abs(2 * lightness - 1))
+    return saturation <= 0.3
+
+
+def test_a_cancelled_run_is_grey_cancelled_on_the_run_and_its_spans(
+    browser: Browser, cancelled_session: dict[str, Any]
+) -> None:
+    open_session(browser, cancelled_session, user="operator")
+    page = browser.page
+    cancelled = cancelled_session["runs"][0]
+
+    run = page.locator(f"#runs .run[data-run-id='{cancelled['id']}']")
+    assert run.get_attribute("data-status") == "cancelled"
+    badge = run.locator(".badge")
+    assert badge.inner_text().strip() == "cancelled"
+    assert _is_grey(badge.evaluate("e => getComputedStyle(e).color")), "the badge is not grey"
+
+    stopped = cancelled["stopped_spans"]
+    assert len(stopped) >= 3  # the tool it stopped in, the agent, the invocation
+    for span_id in stopped:
+        row = page.locator(f'#span-tree [data-span-id="{span_id}"]')
+        assert row.get_attribute("data-state") == "cancelled", span_id
+        text = row.inner_text()
+        assert "cancelled" in text and "error" not in text, text
+        mark = row.locator(".outcome", has_text="cancelled")
+        assert _is_grey(mark.evaluate("e => getComputedStyle(e).color")), span_id
+    # The runs that succeeded have no cancelled span.
+    for other in cancelled_session["runs"][1:]:
+        assert other["stopped_spans"] == []
+    assert page.locator('#span-tree [data-state="cancelled"]').count() == len(stopped)
+
+    page.locator(f'#span-tree [data-span-id="{stopped[0]}"]').click()
+    status = page.locator("#span-detail tr", has=page.locator("th", has_text="status"))
+    assert status.first.inner_text().split("\t")[-1].strip().startswith("cancelled")
+    browser.console.assert_clean()
+
+
+def test_the_run_badge_never_says_finished_while_spans_are_loading(
+    browser: Browser, small_session: dict[str, Any]
+) -> None:
+    page = browser.page
+    held: list[Any] = []
+    released = False
+
+    def hold(route: Any) -> None:  # span pages wait here until released
+        if released:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(re.compile(r"/spans/\?"), hold)
+    browser.log_in("alice")
+    browser.goto(small_session["path"])
+    badge = page.locator("#run-status")
+    badge.wait_for(state="visible")
+    page.wait_for_timeout(300)  # the snapshot's runs are applied; no span page has come
+    assert held, "no span page was asked for"
+    assert page.locator('#span-tree[data-complete="true"]').count() == 0
+    for _ in range(3):
+        assert badge.get_attribute("data-status") not in ("succeeded", "failed", "cancelled")
+        assert not re.search(r"succeeded|finished|failed|cancelled", badge.inner_text())
+        page.wait_for_timeout(100)
+
+    released = True
+    for route in held:
+        route.continue_()
+    wait_complete(browser, small_session["spans"])
+    page.wait_for_function(
+        "() => document.querySelector('#run-status').dataset.status === 'succeeded'",
+        timeout=LOAD_TIMEOUT,
+    )
+    assert "succeeded" in badge.inner_text()
+    browser.console.assert_clean()
