@@ -1,430 +1,464 @@
 /**
- * The live timeline: a tree of spans keyed by span_id, nested by parent_span_id.
+ * The live timeline of the session page: every span of the session in a virtualized tree
+ * with a waterfall, a time axis, an overview of the focused trace and a details pane.
  *
- * A span appears the moment it starts (`end_time` null: "running", with a live duration) and
- * is redrawn when it ends (duration, ok/error). Each row has a waterfall bar placed within
- * its trace (CSS custom properties set through the CSSOM: `style-src 'self'` allows that, not
- * style attributes). Clicking a row shows its attributes as a key/value table. All span data
- * is untrusted and goes through `textContent`.
+ * The parts: span_summary.js (a span's row fields), span_tree.js (the tree as data),
+ * tree_view.js and span_row.js (the rows on screen, keyboard and focus), waterfall.js (time
+ * window, axis, overview), span_detail.js (one span in full). This module builds them into
+ * the panel and is the page's API: summary pages and live changes come in here, are taken
+ * without blocking the page (pages in slices of a few ms), and the screen follows at most
+ * once per animation frame. Running spans grow by a timer that touches only the rows in view.
  *
  * @module dashboard/timeline
  */
 
 import { el } from "../../core/js/dom.js";
-import { formatDuration, formatJson, formatNsTimestamp, nowNs } from "./format.js";
+import { nowNs } from "./format.js";
+import { SpanDetail } from "./span_detail.js";
+import { fieldIndex, spanKind, summaryOfData, summaryOfRow } from "./span_summary.js";
+import { IGNORED, SpanTree } from "./span_tree.js";
+import { ROW_H, TreeView } from "./tree_view.js";
+import { Overview, Waterfall, paintTrace } from "./waterfall.js";
 
-const A = {
-  kind: "agentdash.span.kind",
-  hook: "agentdash.callback.hook",
-  callback: "agentdash.callback.name",
-  outcome: "agentdash.callback.outcome",
-  agent: "gen_ai.agent.name",
-  tool: "gen_ai.tool.name",
-  model: "gen_ai.request.model",
-  tokensIn: "gen_ai.usage.input_tokens",
-  tokensOut: "gen_ai.usage.output_tokens",
-  offline: "agentdash.model.offline",
-};
-const KINDS = new Set(["invocation", "agent", "model", "tool", "callback"]);
-const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
+export { spanKind };
+
 const TICK_MS = 100;
-
-/**
- * @typedef {object} SpanData  a `span` change's data (docs/PROTOCOL.md)
- * @property {string} trace_id
- * @property {string} span_id
- * @property {string} [parent_span_id]
- * @property {string} name
- * @property {string} kind
- * @property {number} start_time Unix ns
- * @property {number|null} end_time Unix ns; null while running
- * @property {"unset"|"ok"|"error"} status
- * @property {string} [status_message]
- * @property {Record<string, any>} attributes
- * @property {{name: string, timestamp?: number, attributes?: object}[]} [events]
- */
-
-/**
- * @typedef {object} SpanNode
- * @property {SpanData} data
- * @property {HTMLElement} node the tree item
- * @property {HTMLElement} row
- * @property {HTMLElement} children
- * @property {HTMLElement} duration
- * @property {boolean} [unfinished] its run ended before it did
- */
-
-/** What kind of step a span is: ours, else guessed from the GenAI operation in its name. */
-export function spanKind(span) {
-  const kind = span.attributes && span.attributes[A.kind];
-  if (KINDS.has(kind)) return kind;
-  const name = String(span.name || "");
-  if (name.startsWith("invoke_agent")) return "agent";
-  if (name.startsWith("generate_content")) return "model";
-  if (name.startsWith("execute_tool")) return "tool";
-  if (name.startsWith("callback")) return "callback";
-  return "other";
-}
-
-/** A row's state: the span's, or "unfinished" for a span whose run ended without it. */
-function entryState(entry) {
-  const state = spanState(entry.data);
-  return state === "running" && entry.unfinished ? "unfinished" : state;
-}
-
-/** "running" until the span ends, then "error" or "ok". */
-export function spanState(span) {
-  if (span.end_time === null || span.end_time === undefined) return "running";
-  return span.status === "error" ? "error" : "ok";
-}
+const SLICE_MS = 10;
+const NUMBER = new Intl.NumberFormat("en-US");
+const PHONE = "(max-width: 600px)";
+const COLORS = {
+  agent: "--c-agent",
+  model: "--c-model",
+  tool: "--c-tool",
+  callback: "--c-callback",
+  invocation: "--c-run",
+  other: "--c-run",
+  error: "--err",
+  stopped: "--line-strong",
+};
 
 export class Timeline {
   /**
-   * @param {object} parts
-   * @param {HTMLElement} parts.tree where root spans go
-   * @param {HTMLElement} parts.detail the attributes pane
-   * @param {HTMLElement} parts.count the "N spans" label
-   * @param {HTMLElement} parts.empty shown while there are no spans
+   * @param {object} options
+   * @param {HTMLElement} [options.root] the `section.timeline-panel`
+   * @param {((traceId: string, spanId: string) => Promise<any>)|null} [options.fetchSpan] the
+   *   full span (attributes, events, seq), or null when it is gone
+   * @param {(spanId: string) => void} [options.onSelect] a span's details were opened
+   * @param {() => void} [options.onComplete] every page is in and taken (see isComplete)
+   * @param {HTMLElement} [options.tree] (older pages: the tree element, inside the panel)
    */
-  constructor({ tree, detail, count, empty }) {
-    this.tree = tree;
-    this.detail = detail;
-    this.count = count;
-    this.empty = empty;
-    /** @type {Map<string, SpanNode>} by span id */
-    this.spans = new Map();
-    /** @type {Map<string, Set<SpanNode>>} by trace id */
-    this.traces = new Map();
-    /** @type {Map<string, SpanNode[]>} spans whose parent has not arrived, by parent id */
-    this.orphans = new Map();
-    /** @type {Set<SpanNode>} */
-    this.running = new Set();
-    /** @type {string|null} */
-    this.selected = null;
-    this.timer = 0;
+  constructor({ root, fetchSpan = null, onSelect, onComplete, tree } = {}) {
+    const panel = root || (tree && tree.closest(".timeline-panel"));
+    if (!panel) throw new Error("Timeline: no timeline panel");
+    this.root = /** @type {HTMLElement} */ (panel);
+    this.data = new SpanTree();
+    this.onSelect = onSelect || (() => {});
+    this.onComplete = onComplete || (() => {});
+    /** @type {{ix: Record<string, number>, rows: any[][], at: number}[]} pages being taken */
+    this.queue = [];
+    this.drainTimer = 0;
+    this.expected = 0;
+    this.isLoaded = false;
+    this.completeTold = false;
+    /** @type {{id: string, scroll: boolean}|null} a select() waiting for its span */
+    this.pending = null;
+    this.frameId = 0;
+    this.ticker = 0;
+    this.countDirty = true;
+    /** @type {string|null} the trace the axis and the overview show */
+    this.focusTrace = null;
+    this.detailKey = "";
+    /** @type {Record<string, string>|null} */
+    this.colors = null;
+    this.build(fetchSpan);
+  }
+
+  // ── the page's API ──────────────────────────────────────────────────────────────────────
+
+  /**
+   * A page of span summaries (the session's `spans/` endpoint): queued, taken in slices.
+   *
+   * @param {string[]} fields
+   * @param {any[][]} rows
+   */
+  loadRows(fields, rows) {
+    if (!Array.isArray(rows) || !rows.length) return;
+    this.queue.push({ ix: fieldIndex(fields), rows, at: 0 });
+    if (!this.drainTimer) this.drain();
   }
 
   /**
-   * Add or update spans (a later version of a span replaces the earlier one); the bars of
-   * their traces are placed once per batch.
+   * Live span changes `{seq, kind: "span", data}` (full data; a bare span's data is taken
+   * too, its `seq` if any as its version). A version older than the one held is ignored.
    *
-   * @param {SpanData[]} spans
+   * @param {any[]} items
    */
-  applySpans(spans) {
-    const traces = new Set();
-    for (const data of spans) {
-      if (!data || typeof data.span_id !== "string") continue;
-      let entry = this.spans.get(data.span_id);
-      if (!entry) {
-        entry = this.create(data);
-        this.spans.set(data.span_id, entry);
-        if (!this.traces.has(data.trace_id)) this.traces.set(data.trace_id, new Set());
-        this.traces.get(data.trace_id).add(entry);
-        this.place(entry);
-        this.adoptOrphans(entry);
-      } else {
-        entry.data = data;
+  applySpans(items) {
+    if (!Array.isArray(items)) return;
+    let changed = false;
+    for (const item of items) {
+      if (!item || typeof item !== "object") continue;
+      let data = item;
+      let seq = item.seq;
+      if (item.kind !== undefined && item.span_id === undefined) {
+        if (item.kind !== "span") continue;
+        data = item.data;
       }
-      if (spanState(data) === "running" && !entry.unfinished) this.running.add(entry);
-      else this.running.delete(entry);
-      this.draw(entry);
-      traces.add(data.trace_id);
-      if (this.selected === data.span_id) this.showDetail(entry);
+      if (!data || typeof data !== "object" || data.span_id === null || data.span_id === undefined) {
+        continue;
+      }
+      if (!Number.isFinite(seq)) seq = Number.isFinite(data.seq) ? data.seq : 0;
+      if (this.data.upsert(summaryOfData(data), seq) === IGNORED) continue;
+      this.detail.remember(data, seq);
+      changed = true;
     }
-    if (!traces.size) return;
-    for (const traceId of traces) this.drawTrace(traceId);
-    this.empty.hidden = true;
-    this.updateCount();
-    this.ensureTicking();
+    if (changed) this.dataChanged();
   }
 
   /**
-   * A run's status. Once the run has finished, its spans that never reported an end (a worker
-   * died, say) stop their clocks and show as "unfinished"; an end arriving later still wins.
+   * A run's status: a finished run's spans without an end stop their clocks ("unfinished", or
+   * "cancelled" for a cancelled run).
    *
-   * @param {{id: number, status: string}} run
+   * @param {{id: any, status: string, cancel_requested?: boolean}} run
    */
   applyRun(run) {
-    if (run.status === "queued" || run.status === "running") return;
-    const stopped = [...this.running].filter((entry) => entry.data.run_id === run.id);
-    for (const entry of stopped) {
-      entry.unfinished = true;
-      this.running.delete(entry);
-      this.draw(entry);
-    }
-    if (stopped.length) this.updateCount();
+    if (!run || run.id === null || run.id === undefined) return;
+    if (this.data.applyRun(run)) this.dataChanged();
   }
 
-  /** @private @returns {SpanNode} */
-  create(data) {
-    const twisty = el("button", {
-      class: "twisty",
-      text: "▾",
-      attrs: { type: "button", "aria-label": "Collapse", tabindex: "-1" },
+  /** @param {number} total the session's spans when the snapshot was read */
+  setExpected(total) {
+    this.expected = Number(total) || 0;
+    this.countDirty = true;
+    this.requestFrame();
+  }
+
+  /** Every page is in (some may still be being taken: see {@link isComplete}). */
+  loaded() {
+    this.isLoaded = true;
+    this.dataChanged();
+  }
+
+  /** @returns {boolean} every page is in and taken */
+  get isComplete() {
+    return this.isLoaded && !this.queue.length;
+  }
+
+  /**
+   * Show a span: expand its ancestors, scroll to it, select it and open its details. A span
+   * not here yet is shown when it arrives.
+   *
+   * @param {string} spanId
+   * @param {{scroll?: boolean}} [options]
+   * @returns {boolean} whether the span was here
+   */
+  select(spanId, { scroll = true } = {}) {
+    const node = this.data.nodes.get(String(spanId));
+    if (!node) {
+      this.pending = { id: String(spanId), scroll };
+      return false;
+    }
+    this.pending = null;
+    this.view.reach(node, scroll);
+    this.open(node);
+    return true;
+  }
+
+  /** Forget every span, run and page. */
+  reset() {
+    this.data.reset();
+    this.queue = [];
+    clearTimeout(this.drainTimer);
+    this.drainTimer = 0;
+    this.isLoaded = false;
+    this.completeTold = false;
+    this.expected = 0;
+    this.pending = null;
+    this.focusTrace = null;
+    this.detail.reset();
+    this.view.reset();
+    this.waterfall.reset();
+    clearInterval(this.ticker);
+    this.ticker = 0;
+    this.countDirty = true;
+    this.overview.request();
+    this.requestFrame();
+  }
+
+  // ── building ────────────────────────────────────────────────────────────────────────────
+
+  /** @private Find the panel's parts, make those the template lacks, add the waterfall's. */
+  build(fetchSpan) {
+    const root = this.root;
+    const find = (selector, make) => /** @type {HTMLElement} */ (root.querySelector(selector) || make());
+    const head = find(".panel-head", () => root.insertBefore(el("header", { class: "panel-head" }), root.firstChild));
+    this.count = find("#span-count", () => head.appendChild(el("span", { class: "muted", attrs: { id: "span-count" } })));
+    const body = find(".timeline-body", () => root.appendChild(el("div", { class: "timeline-body" })));
+    this.tree = find("#span-tree", () => body.appendChild(el("div", { attrs: { id: "span-tree" } })));
+    this.empty = find("#timeline-empty", () => body.appendChild(el("p", { class: "empty", attrs: { id: "timeline-empty" } })));
+    const pane = find("#span-detail", () =>
+      root.appendChild(el("section", { class: "span-detail", attrs: { id: "span-detail", "aria-label": "Span details", hidden: true } })),
+    );
+    this.tree.classList.add("span-tree");
+    this.tree.setAttribute("role", "tree");
+    if (!this.tree.hasAttribute("aria-label")) this.tree.setAttribute("aria-label", "Spans");
+    root.style.setProperty("--row-h", `${ROW_H}px`);
+
+    const ticks = el("div", { class: "tl-ticks", attrs: { title: "Drag to pan; ctrl/⌘ + wheel zooms" } });
+    const axis = el("div", {
+      class: "tl-axis",
+      attrs: { "aria-hidden": "true" },
+      children: [el("span", { class: "tl-axis-label", text: "span" }), ticks, el("span", { class: "tl-axis-end" })],
     });
-    const duration = el("span", { class: "span-duration" });
-    const row = el("div", {
-      class: "span-row",
-      attrs: { tabindex: "0" },
+    body.insertBefore(axis, body.firstChild);
+    const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", { class: "tl-minimap" }));
+    const overview = el("div", {
+      class: "tl-overview",
+      attrs: { "aria-hidden": "true", title: "The whole trace: click or drag to move the window" },
+      children: [canvas, el("div", { class: "tl-window" })],
+    });
+    const button = (text, label, action) => {
+      const b = el("button", { class: "tl-zoom-button", text, attrs: { type: "button", "aria-label": label, title: label } });
+      b.addEventListener("click", action);
+      return b;
+    };
+    const zoom = el("div", {
+      class: "tl-zoom",
+      attrs: { role: "group", "aria-label": "Time axis" },
       children: [
-        twisty,
-        el("span", { class: "kind-badge" }),
-        el("span", { class: "span-name" }),
-        el("span", { class: "span-meta" }),
-        el("span", { class: "span-bar", children: [el("span", { class: "bar-fill" })] }),
-        duration,
+        button("−", "Zoom out (-)", () => this.waterfall.zoom(2)),
+        button("+", "Zoom in (+)", () => this.waterfall.zoom(0.5)),
+        button("Fit", "Fit the trace (0)", () => this.waterfall.fit()),
       ],
     });
-    const children = el("div", { class: "span-children", attrs: { role: "group" } });
-    const node = el("div", {
-      class: "span",
-      attrs: { role: "treeitem", "aria-expanded": "true", "data-span-id": data.span_id },
-      children: [row, children],
+    root.insertBefore(el("div", { class: "tl-tools", children: [overview, zoom] }), body);
+
+    this.waterfall = new Waterfall({ scope: root, ticks, onChange: () => this.syncOverview() });
+    this.overview = new Overview({
+      host: overview,
+      canvas,
+      paint: (ctx, w, h) => this.paintOverview(ctx, w, h),
+      onPick: (frac) => this.waterfall.center(frac * this.waterfall.extent),
     });
-    const entry = { data, node, row, children, duration };
-    twisty.addEventListener("click", (event) => {
-      event.stopPropagation();
-      this.toggle(entry);
+    this.detail = new SpanDetail({ root: pane, fetchSpan, onClose: () => this.closeDetails() });
+    this.view = new TreeView({
+      tree: this.tree,
+      body,
+      axis,
+      data: this.data,
+      requestFrame: () => this.requestFrame(),
+      onOpen: (node) => this.open(node),
+      onEscape: () => this.escape(),
+      onKey: (key) => this.zoomKey(key),
     });
-    row.addEventListener("click", () => this.select(entry));
-    row.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" || event.key === " ") {
-        event.preventDefault();
-        this.select(entry);
-      } else if (event.key === "ArrowLeft" || event.key === "ArrowRight") {
-        const open = entry.node.getAttribute("aria-expanded") === "true";
-        if (open === (event.key === "ArrowLeft")) this.toggle(entry);
+    body.addEventListener("wheel", (event) => {
+      if (this.waterfall.wheel(event)) event.preventDefault();
+    }, { passive: false });
+    this.requestFrame();
+  }
+
+  // ── frames ──────────────────────────────────────────────────────────────────────────────
+
+  /** @private */
+  requestFrame() {
+    if (!this.frameId) this.frameId = requestAnimationFrame(() => this.frame());
+  }
+
+  /** @private The screen follows the data: rows, axis, count, details. */
+  frame() {
+    this.frameId = 0;
+    this.view.frame();
+    this.updateFocusTrace();
+    if (this.countDirty) this.drawCount();
+    const shown = this.detail.node;
+    if (shown) {
+      const key = `${shown.ver}:${this.data.epoch}`;
+      if (key !== this.detailKey) {
+        this.detailKey = key;
+        this.detail.refresh(shown, this.data.stateOf(shown));
       }
-    });
-    return entry;
-  }
-
-  /** @private Put a new span under its parent (or at the root until its parent arrives). */
-  place(entry) {
-    const parentId = entry.data.parent_span_id;
-    const parent = parentId ? this.spans.get(parentId) : undefined;
-    const container = parent ? parent.children : this.tree;
-    entry.node.classList.toggle("orphan", Boolean(parentId) && !parent);
-    if (parentId && !parent) {
-      if (!this.orphans.has(parentId)) this.orphans.set(parentId, []);
-      this.orphans.get(parentId).push(entry);
     }
-    insertByStart(container, entry.node, entry.data.start_time, this.spans);
-    if (parent) parent.node.classList.add("has-children");
   }
 
-  /** @private Spans that arrived before this one, their parent, move under it. */
-  adoptOrphans(parent) {
-    const waiting = this.orphans.get(parent.data.span_id);
-    if (!waiting) return;
-    this.orphans.delete(parent.data.span_id);
-    for (const child of waiting) this.place(child);
+  /** @private The label ("50,000 spans · 3 running", or how far loading is) and the tree's
+   * data-spans / data-running / data-complete and aria-busy. */
+  drawCount() {
+    this.countDirty = false;
+    const n = this.data.size;
+    const running = this.data.running.size;
+    let text = "";
+    if (!this.isLoaded && this.expected > n) {
+      text = `Loading ${NUMBER.format(n)} of ${NUMBER.format(this.expected)} spans…`;
+    } else if (n) {
+      text = `${NUMBER.format(n)} span${n === 1 ? "" : "s"}`;
+      if (running) text += ` · ${NUMBER.format(running)} running`;
+    }
+    if (this.count.textContent !== text) this.count.textContent = text;
+    this.empty.hidden = n > 0;
+    const tree = this.tree;
+    tree.dataset.spans = String(n);
+    tree.dataset.running = String(running);
+    tree.dataset.complete = String(this.isComplete);
+    const busy = String(this.expected > 0 && !this.isComplete); // the announced pages still coming
+    if (tree.getAttribute("aria-busy") !== busy) tree.setAttribute("aria-busy", busy);
   }
 
-  /** @private Redraw one row from its data. */
-  draw(entry) {
-    const span = entry.data;
-    const attrs = span.attributes || {};
-    const kind = spanKind(span);
-    const state = entryState(entry);
-    entry.node.dataset.kind = kind;
-    entry.node.dataset.state = state;
-    entry.node.dataset.name = String(span.name || "");
-    const [, badge, name, meta] = entry.row.children;
-    badge.textContent = kind === "invocation" ? "run" : kind;
-    badge.className = `kind-badge kind-${kind}`;
-    name.textContent = displayName(span, kind);
-    name.title = String(span.name || "");
-    meta.replaceChildren(...metaFor(kind, attrs, span));
-    const end = state === "running" ? nowNs() : span.end_time;
-    const duration = state === "unfinished" ? "—" : formatDuration(end - span.start_time);
-    entry.duration.textContent = duration;
-    entry.row.title = state === "error" && span.status_message ? String(span.status_message) : "";
+  // ── data arriving ───────────────────────────────────────────────────────────────────────
+
+  /** @private Take queued page rows for a few ms, then yield to the page. */
+  drain() {
+    this.drainTimer = 0;
+    const deadline = performance.now() + SLICE_MS;
+    let taken = 0;
+    while (this.queue.length) {
+      const job = this.queue[0];
+      const idAt = job.ix.span_id;
+      while (job.at < job.rows.length) {
+        const row = job.rows[job.at];
+        job.at += 1;
+        if (Array.isArray(row) && row[idAt] !== null && row[idAt] !== undefined) {
+          const summary = summaryOfRow(row, job.ix);
+          this.data.upsert(summary, summary.seq);
+        }
+        taken += 1;
+        if ((taken & 63) === 0 && performance.now() > deadline) {
+          this.drainTimer = setTimeout(() => this.drain(), 0);
+          this.dataChanged();
+          return;
+        }
+      }
+      this.queue.shift();
+    }
+    this.dataChanged();
   }
 
-  /** @private Place every bar of a trace within the trace's extent. */
-  drawTrace(traceId) {
-    const members = [...(this.traces.get(traceId) || [])];
-    if (!members.length) return;
+  /** @private */
+  dataChanged() {
+    this.countDirty = true;
+    if (this.pending && this.data.nodes.has(this.pending.id)) {
+      const { id, scroll } = this.pending;
+      this.select(id, { scroll });
+    }
+    if (this.data.running.size && !this.ticker) this.ticker = setInterval(() => this.tick(), TICK_MS);
+    this.overview.request();
+    this.requestFrame();
+    if (!this.completeTold && this.isComplete) {
+      this.completeTold = true;
+      this.onComplete();
+    }
+  }
+
+  /** @private While spans run: their rows in view, the details, the axis; stops when none. */
+  tick() {
+    if (!this.data.running.size) {
+      clearInterval(this.ticker);
+      this.ticker = 0;
+      this.countDirty = true;
+      this.requestFrame();
+      return;
+    }
     const now = nowNs();
-    const start = Math.min(...members.map((s) => s.data.start_time));
-    const end = Math.max(...members.map((s) => s.data.end_time ?? now));
-    const total = Math.max(end - start, 1);
-    for (const member of members) {
-      const s = member.data;
-      const left = ((s.start_time - start) / total) * 100;
-      const width = (((s.end_time ?? now) - s.start_time) / total) * 100;
-      member.row.style.setProperty("--bar-left", `${left.toFixed(2)}%`);
-      member.row.style.setProperty("--bar-width", `${Math.max(width, 0.5).toFixed(2)}%`);
+    this.view.tick(now);
+    this.detail.tick(now);
+    const trace = this.focusTrace && this.data.traces.get(this.focusTrace);
+    if (trace && trace.running) {
+      this.waterfall.setExtent(this.data.traceMs(trace.id, now));
+      this.overview.request();
     }
   }
 
-  /** @private */
-  toggle(entry) {
-    const open = entry.node.getAttribute("aria-expanded") !== "false";
-    entry.node.setAttribute("aria-expanded", open ? "false" : "true");
-    entry.row.firstElementChild.setAttribute("aria-label", open ? "Expand" : "Collapse");
+  // ── details ─────────────────────────────────────────────────────────────────────────────
+
+  /** @private Select a row and show its details at once (from its summary). */
+  open(node) {
+    const view = this.view;
+    view.selected = node;
+    view.active = node;
+    this.detailKey = `${node.ver}:${this.data.epoch}`;
+    this.detail.show(node, this.data.stateOf(node), { scroll: window.matchMedia(PHONE).matches });
+    view.render();
+    this.requestFrame();
+    this.onSelect(node.id);
+  }
+
+  /** @private Esc in the tree: closes the details, if open. */
+  escape() {
+    if (!this.view.selected) return false;
+    this.closeDetails();
+    return true;
   }
 
   /** @private */
-  select(entry) {
-    const before = this.selected ? this.spans.get(this.selected) : undefined;
-    if (before) before.row.classList.remove("selected");
-    if (before === entry) {
-      this.selected = null;
-      this.detail.hidden = true;
-      return;
-    }
-    this.selected = entry.data.span_id;
-    entry.row.classList.add("selected");
-    this.showDetail(entry);
+  closeDetails() {
+    const inside = this.detail.root.contains(document.activeElement);
+    this.view.selected = null;
+    this.detail.close();
+    this.view.render();
+    if (inside) this.view.focusActive();
+    this.requestFrame();
   }
 
-  /** @private The attributes pane of a span: a key/value table, all textContent. */
-  showDetail(entry) {
-    const span = entry.data;
-    const state = spanState(span);
-    const end = span.end_time ?? nowNs();
-    const rows = [
-      ["name", span.name],
-      ["status", state + (span.status_message ? `: ${span.status_message}` : "")],
-      ["duration", `${formatDuration(end - span.start_time)}${state === "running" ? " …" : ""}`],
-      ["start", formatNsTimestamp(span.start_time)],
-      ["span_id", span.span_id],
-      ["parent_span_id", span.parent_span_id || "—"],
-      ["trace_id", span.trace_id],
-      ["kind", span.kind],
-    ];
-    const attributes = Object.entries(span.attributes || {}).sort(([a], [b]) => a.localeCompare(b));
-    const close = el("button", { class: "link", text: "Close", attrs: { type: "button" } });
-    close.addEventListener("click", () => this.select(entry));
-    this.detail.replaceChildren(
-      el("header", {
-        class: "detail-head",
-        children: [el("h3", { text: String(span.name || span.span_id) }), close],
-      }),
-      kvTable(rows, "span"),
-      el("h4", { text: "Attributes" }),
-      attributes.length
-        ? kvTable(attributes, "attributes")
-        : el("p", { class: "muted", text: "None." }),
-      ...eventsList(span.events),
-    );
-    this.detail.hidden = false;
+  // ── the time axis and the overview ──────────────────────────────────────────────────────
+
+  /** @private +, - and 0 zoom the axis in, out, to fit. */
+  zoomKey(key) {
+    if (key === "+" || key === "=") this.waterfall.zoom(0.5);
+    else if (key === "-" || key === "_") this.waterfall.zoom(2);
+    else if (key === "0") this.waterfall.fit();
+    else return false;
+    return true;
   }
 
-  /** @private */
-  updateCount() {
-    const running = this.running.size;
-    const total = this.spans.size;
-    const label = `${total} span${total === 1 ? "" : "s"}`;
-    this.count.textContent = running ? `${label} · ${running} running` : label;
-  }
-
-  /** @private Live durations and bars while anything runs; stops when nothing does. */
-  ensureTicking() {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      const running = [...this.running];
-      if (!running.length) {
-        clearInterval(this.timer);
-        this.timer = 0;
-        return;
+  /** @private The trace the axis and the overview show: the selected span's, else the first
+   * row's in view, else the longest. */
+  updateFocusTrace() {
+    const selected = this.view.selected;
+    const first = this.view.first;
+    let id = selected ? selected.trace : first ? first.trace : null;
+    const now = nowNs();
+    if (!id) {
+      let longest = -1;
+      for (const trace of this.data.traces.values()) {
+        const length = this.data.traceMs(trace.id, now);
+        if (length > longest) [id, longest] = [trace.id, length];
       }
-      for (const entry of running) this.draw(entry);
-      for (const traceId of new Set(running.map((s) => s.data.trace_id))) this.drawTrace(traceId);
-      const selected = this.selected ? this.spans.get(this.selected) : undefined;
-      if (selected && spanState(selected.data) === "running") this.showDetail(selected);
-    }, TICK_MS);
-  }
-}
-
-/** The row's label: the interesting part of the span's name. */
-function displayName(span, kind) {
-  const attrs = span.attributes || {};
-  if (kind === "callback" && attrs[A.callback]) return String(attrs[A.callback]);
-  if (kind === "tool" && attrs[A.tool]) return String(attrs[A.tool]);
-  if (kind === "agent" && attrs[A.agent]) return String(attrs[A.agent]);
-  if (kind === "model" && attrs[A.model]) return String(attrs[A.model]);
-  return String(span.name || span.span_id);
-}
-
-/** Badges after the name: a callback's outcome and hook, a model call's tokens. (The kind
- * badge already says invoke_agent / generate_content / execute_tool.) */
-function metaFor(kind, attrs, span) {
-  const out = [];
-  if (kind === "callback") {
-    const outcome = String(attrs[A.outcome] || (spanState(span) === "running" ? "" : "passed"));
-    if (outcome) {
-      const known = OUTCOMES.has(outcome) ? outcome : "other";
-      out.push(el("span", { class: `outcome outcome-${known}`, text: outcome }));
     }
-    if (attrs[A.hook]) out.push(el("span", { class: "tag", text: String(attrs[A.hook]) }));
-  } else if (kind === "model") {
-    const tin = attrs[A.tokensIn];
-    const tout = attrs[A.tokensOut];
-    if (tin !== undefined || tout !== undefined) {
-      out.push(el("span", { class: "tokens", text: `${tin ?? "?"} → ${tout ?? "?"} tok` }));
+    if (id !== this.focusTrace) {
+      this.focusTrace = id;
+      this.overview.request();
     }
-    if (attrs[A.offline] && attrs[A.model] !== "offline") {
-      out.push(el("span", { class: "tag tag-offline", text: "offline" }));
+    this.waterfall.setExtent(id ? this.data.traceMs(id, now) : 0);
+    this.syncOverview();
+  }
+
+  /** @private The window's frame on the overview. */
+  syncOverview() {
+    if (!this.waterfall || !this.overview) return; // while they are being made
+    const { v0, vd, extent } = this.waterfall;
+    if (extent > 0) this.overview.setWindow(v0 / extent, (v0 + vd) / extent);
+    else this.overview.setWindow(0, 1);
+  }
+
+  /** @private */
+  paintOverview(ctx, w, h) {
+    const trace = this.focusTrace ? this.data.traces.get(this.focusTrace) : undefined;
+    if (!trace) return;
+    if (!this.colors) {
+      const style = getComputedStyle(this.root);
+      this.colors = {};
+      for (const [name, property] of Object.entries(COLORS)) {
+        this.colors[name] = style.getPropertyValue(property).trim() || "#667085";
+      }
     }
+    const colorOf = (node) => {
+      const state = this.data.stateOf(node);
+      if (state === "error") return "error";
+      if (state === "cancelled" || state === "unfinished") return "stopped";
+      return node.spanKind in COLORS ? node.spanKind : "other";
+    };
+    const now = nowNs();
+    const walk = (visit) => this.data.walkTrace(trace.id, visit);
+    const extent = { count: trace.count, startNs: trace.start, ms: this.data.traceMs(trace.id, now), walk };
+    paintTrace(ctx, w, h, extent, now, this.colors, colorOf);
   }
-  if (span.status === "error") {
-    out.push(el("span", { class: "outcome outcome-raised", text: "error" }));
-  }
-  return out;
-}
-
-/** A two-column table; values that are not strings are shown as JSON. */
-function kvTable(rows, label) {
-  return el("table", {
-    class: "kv",
-    attrs: { "aria-label": label },
-    children: [
-      el("tbody", {
-        children: rows.map(([key, value]) => {
-          const text = formatJson(value ?? "");
-          const multi = text.includes("\n") || text.length > 80;
-          return el("tr", {
-            children: [
-              el("th", { text: key, attrs: { scope: "row" } }),
-              el("td", { children: [el(multi ? "pre" : "span", { class: "kv-value", text })] }),
-            ],
-          });
-        }),
-      }),
-    ],
-  });
-}
-
-/** The span's events (exceptions, logs), if any. */
-function eventsList(events) {
-  if (!Array.isArray(events) || !events.length) return [];
-  return [
-    el("h4", { text: "Events" }),
-    el("ul", {
-      class: "span-events",
-      children: events.map((event) =>
-        el("li", {
-          children: [
-            el("strong", { text: String(event.name || "event") }),
-            el("pre", { class: "kv-value", text: formatJson(event.attributes || {}) }),
-          ],
-        }),
-      ),
-    }),
-  ];
-}
-
-/** Insert `node` among `container`'s spans in start-time order (stable for equal starts). */
-function insertByStart(container, node, start, spans) {
-  for (const sibling of container.children) {
-    const other = spans.get(sibling.dataset.spanId || "");
-    if (other && other.node !== node && other.data.start_time > start) {
-      container.insertBefore(node, sibling);
-      return;
-    }
-  }
-  container.append(node);
 }

@@ -1,0 +1,170 @@
+/**
+ * One row of the timeline's tree: a pooled element, and how a span is put on it. Its place
+ * (`--y`, the row index) and ARIA state change as the list scrolls; its content only when
+ * the span or how it must be shown changed. Attributes and custom properties are written only
+ * when their value changes; span text only through textContent.
+ *
+ * @module dashboard/span_row
+ */
+
+import { el } from "../../core/js/dom.js";
+import { formatDuration } from "./format.js";
+
+const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
+
+/**
+ * @typedef {object} Row  a pooled row element and its parts
+ * @property {HTMLElement} el the treeitem
+ * @property {HTMLElement} badge
+ * @property {HTMLElement} name
+ * @property {HTMLElement[]} meta three badges after the name, hidden when unused
+ * @property {HTMLElement} duration
+ * @property {any} node the span shown, or null
+ * @property {number} ver the node version painted (-1: none)
+ * @property {number} epoch the tree epoch painted
+ * @property {Record<string, string|null>} attrs values written
+ */
+
+/** @returns {Row} a new row element and its parts (not in the document yet) */
+export function makeRow() {
+  const meta = [el("span"), el("span"), el("span")];
+  for (const part of meta) part.hidden = true;
+  const badge = el("span", { class: "kind-badge" });
+  const name = el("span", { class: "span-name" });
+  const duration = el("span", { class: "span-duration" });
+  const label = el("span", {
+    class: "span-label",
+    children: [
+      el("span", { class: "twisty", attrs: { "aria-hidden": "true" } }),
+      badge,
+      name,
+      el("span", { class: "span-meta", children: meta }),
+    ],
+  });
+  const bar = el("span", { class: "span-bar", children: [el("span", { class: "bar-fill" })] });
+  const node = el("div", {
+    class: "span",
+    attrs: { role: "treeitem", tabindex: "-1" },
+    children: [el("div", { class: "span-row", children: [label, bar, duration] })],
+  });
+  return { el: node, badge, name, meta, duration, node: null, ver: -1, epoch: -1, attrs: {} };
+}
+
+/**
+ * The row's place and ARIA state (every frame it is in view; cheap when nothing changed).
+ *
+ * @param {Row} row
+ * @param {any} node
+ * @param {{active: boolean, selected: boolean}} flags
+ */
+export function placeRow(row, node, { active, selected }) {
+  if (row.el.hidden) row.el.hidden = false;
+  setVar(row, "--y", String(node.vi));
+  setVar(row, "--depth", String(node.depth));
+  setAttr(row, "aria-level", String(node.depth + 1));
+  setAttr(row, "aria-setsize", String(node.size));
+  setAttr(row, "aria-posinset", String(node.pos));
+  setAttr(row, "aria-expanded", node.children.length ? String(!node.collapsed) : null);
+  setAttr(row, "aria-selected", String(selected));
+  setAttr(row, "tabindex", active ? "0" : "-1");
+}
+
+/**
+ * The row's content: kind, name, badges, bar and duration.
+ *
+ * @param {Row} row
+ * @param {any} node
+ * @param {string} state from SpanTree#stateOf
+ * @param {{start: number, end: number}|undefined} trace the span's trace (its extent)
+ * @param {number} now Unix ns
+ */
+export function paintRow(row, node, state, trace, now) {
+  const kind = node.spanKind || "other";
+  setAttr(row, "data-span-id", node.id);
+  setAttr(row, "data-kind", kind);
+  setAttr(row, "data-state", state);
+  setAttr(row, "data-name", node.name);
+  setAttr(row, "data-orphan", node.orphan ? "" : null);
+  setAttr(row, "title", (state === "error" || state === "cancelled") && node.message ? node.message : null);
+  row.badge.textContent = kind === "invocation" ? "run" : kind;
+  row.badge.className = `kind-badge kind-${kind}`;
+  row.name.textContent = node.label;
+  row.name.title = node.name;
+  paintMeta(row, node, state, kind);
+  const start = trace ? trace.start : node.start;
+  setVar(row, "--s", ms(node.start - start));
+  setVar(row, "--d", ms(barEnd(node, state, trace, now) - node.start));
+  row.duration.textContent = durationText(node, state, now);
+}
+
+/** A running span's bar and clock (the timer's only work on a row). */
+export function paintRunning(row, node, now) {
+  setVar(row, "--d", ms(now - node.start));
+  row.duration.textContent = formatDuration(now - node.start);
+}
+
+/** Out of view: hidden, its span forgotten, and no stale state left for selectors to find. */
+export function hideRow(row) {
+  if (row.node && row.node.row === row) row.node.row = null;
+  row.node = null;
+  if (row.el.hidden) return;
+  row.el.hidden = true;
+  row.ver = -1;
+  for (const name of ["data-span-id", "data-state", "data-kind", "data-name"]) setAttr(row, name, null);
+  setAttr(row, "tabindex", "-1");
+}
+
+/** A callback's outcome and hook, a model call's tokens, an error or a cancellation. */
+function paintMeta(row, node, state, kind) {
+  const parts = [];
+  if (kind === "callback") {
+    const outcome = node.outcome || (node.end === null ? "" : "passed");
+    if (outcome) parts.push([`outcome outcome-${OUTCOMES.has(outcome) ? outcome : "other"}`, outcome]);
+    if (node.hook) parts.push(["tag", node.hook]);
+  } else if (kind === "model") {
+    if (node.tin !== null || node.tout !== null) {
+      parts.push(["tokens", `${node.tin ?? "?"} → ${node.tout ?? "?"} tok`]);
+    }
+    if (node.offline && node.label !== "offline") parts.push(["tag tag-offline", "offline"]);
+  }
+  if (state === "error") parts.push(["outcome outcome-raised", "error"]);
+  else if (state === "cancelled") parts.push(["outcome outcome-cancelled", "cancelled"]);
+  row.meta.forEach((part, i) => {
+    const want = parts[i];
+    part.hidden = !want;
+    if (!want) return;
+    if (part.className !== want[0]) part.className = want[0];
+    if (part.textContent !== want[1]) part.textContent = want[1];
+  });
+}
+
+/** @param {number} nanoseconds @returns {string} ms, for the CSS variables */
+function ms(nanoseconds) {
+  return (Math.max(0, nanoseconds) / 1e6).toFixed(3);
+}
+
+/** Where a bar ends: its end, now while it runs, or its trace's last end when it never ended. */
+function barEnd(node, state, trace, now) {
+  if (node.end !== null) return node.end;
+  if (state === "running") return now;
+  return Math.max(node.start, trace ? trace.end : node.start);
+}
+
+function durationText(node, state, now) {
+  if (node.end !== null) return formatDuration(node.end - node.start);
+  return state === "running" ? formatDuration(now - node.start) : "—";
+}
+
+/** Set an attribute (a name fixed here) only when its value changes; null removes it. */
+function setAttr(row, name, value) {
+  if (row.attrs[name] === value) return;
+  row.attrs[name] = value;
+  if (value === null) row.el.removeAttribute(name);
+  else row.el.setAttribute(name, value);
+}
+
+function setVar(row, name, value) {
+  if (row.attrs[name] === value) return;
+  row.attrs[name] = value;
+  row.el.style.setProperty(name, value);
+}

@@ -1,0 +1,187 @@
+/**
+ * A span's summary: what a timeline row shows (identity, timing, status and a few display
+ * fields read out of the attributes), derived from a row of a summary page (the server
+ * derives those) or from a live span's full data (derived here the same way).
+ *
+ * @module dashboard/span_summary
+ */
+
+const KINDS = new Set(["invocation", "agent", "model", "tool", "callback"]);
+const NAME_KINDS = [
+  ["invoke_agent", "agent"],
+  ["generate_content", "model"],
+  ["execute_tool", "tool"],
+  ["callback", "callback"],
+];
+/** Span attributes the summary reads (the server reads the same ones for its pages). */
+export const ATTR = {
+  kind: "agentdash.span.kind",
+  hook: "agentdash.callback.hook",
+  callback: "agentdash.callback.name",
+  outcome: "agentdash.callback.outcome",
+  agent: "gen_ai.agent.name",
+  tool: "gen_ai.tool.name",
+  model: "gen_ai.request.model",
+  tokensIn: "gen_ai.usage.input_tokens",
+  tokensOut: "gen_ai.usage.output_tokens",
+  offline: "agentdash.model.offline",
+};
+const LABEL_OF_KIND = { callback: ATTR.callback, tool: ATTR.tool, agent: ATTR.agent, model: ATTR.model };
+const MESSAGE_CHARS = 500;
+const TEXT_CHARS = 200;
+
+/**
+ * @typedef {object} Summary  what a row needs (the fields of a summary page, renamed)
+ * @property {string} id
+ * @property {string} trace
+ * @property {string|null} parentId
+ * @property {string} name
+ * @property {string} kind the OpenTelemetry kind
+ * @property {number} start Unix ns
+ * @property {number|null} end Unix ns; null while running
+ * @property {string} status unset / ok / error
+ * @property {string} message
+ * @property {number|null} run
+ * @property {string} spanKind ours ("" when unknown)
+ * @property {string} label
+ * @property {string} outcome
+ * @property {string} hook
+ * @property {number|null} tin
+ * @property {number|null} tout
+ * @property {boolean} offline
+ */
+
+/**
+ * Our kind of a span: its `agentdash.span.kind`, else guessed from the GenAI operation that
+ * starts its name, else "".
+ *
+ * @param {unknown} attribute
+ * @param {string} name
+ * @returns {string}
+ */
+export function kindOf(attribute, name) {
+  if (typeof attribute === "string" && KINDS.has(attribute)) return attribute;
+  for (const [prefix, kind] of NAME_KINDS) if (name.startsWith(prefix)) return kind;
+  return "";
+}
+
+/**
+ * A span's kind as the page names it ("other" when unknown), from full span data.
+ *
+ * @param {{name?: string, attributes?: Record<string, unknown>}} span
+ * @returns {string}
+ */
+export function spanKind(span) {
+  const attrs = span.attributes && typeof span.attributes === "object" ? span.attributes : {};
+  return kindOf(attrs[ATTR.kind], String(span.name || "")) || "other";
+}
+
+function text(value, max = TEXT_CHARS) {
+  if (value === null || value === undefined) return "";
+  const out = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  return out.length > max ? out.slice(0, max) : out;
+}
+
+function count(value) {
+  if (value === null || value === undefined || value === "") return null;
+  const n = Number(value);
+  return Number.isFinite(n) ? Math.trunc(n) : null;
+}
+
+function flag(value) {
+  return value === true || value === 1 || String(value).toLowerCase() === "true";
+}
+
+function ns(value) {
+  const n = Number(value);
+  return Number.isFinite(n) ? n : 0;
+}
+
+function runId(value) {
+  return value === null || value === undefined || value === "" ? null : value;
+}
+
+/**
+ * The summary of a live span (full data with attributes), derived as the server derives the
+ * rows of its pages.
+ *
+ * @param {Record<string, any>} data a `span` change's data
+ * @returns {Summary}
+ */
+export function summaryOfData(data) {
+  const attrs = data.attributes && typeof data.attributes === "object" ? data.attributes : {};
+  const id = String(data.span_id);
+  const name = String(data.name ?? "");
+  const kind = kindOf(attrs[ATTR.kind], name);
+  const labelAttr = LABEL_OF_KIND[kind];
+  const labelValue = labelAttr ? attrs[labelAttr] : undefined;
+  return {
+    id,
+    trace: String(data.trace_id ?? ""),
+    parentId: data.parent_span_id ? String(data.parent_span_id) : null,
+    name,
+    kind: String(data.kind ?? ""),
+    start: ns(data.start_time),
+    end: data.end_time === null || data.end_time === undefined ? null : ns(data.end_time),
+    status: String(data.status ?? "unset"),
+    message: text(data.status_message, MESSAGE_CHARS),
+    run: runId(data.run_id),
+    spanKind: kind,
+    label: text(labelValue, Infinity) || name || id,
+    outcome: text(attrs[ATTR.outcome]),
+    hook: text(attrs[ATTR.hook]),
+    tin: count(attrs[ATTR.tokensIn]),
+    tout: count(attrs[ATTR.tokensOut]),
+    offline: flag(attrs[ATTR.offline]),
+  };
+}
+
+/**
+ * Where each field is in the rows of a summary page.
+ *
+ * @param {string[]} fields the page's `fields`
+ * @returns {Record<string, number>}
+ */
+export function fieldIndex(fields) {
+  /** @type {Record<string, number>} */
+  const index = {};
+  (Array.isArray(fields) ? fields : []).forEach((name, i) => {
+    index[name] = i;
+  });
+  return index;
+}
+
+/**
+ * The summary of one row of a page (endpoint 2), and its seq.
+ *
+ * @param {any[]} row
+ * @param {Record<string, number>} ix from {@link fieldIndex}
+ * @returns {Summary & {seq: number}}
+ */
+export function summaryOfRow(row, ix) {
+  const at = (name) => (ix[name] === undefined ? undefined : row[ix[name]]);
+  const id = String(at("span_id"));
+  const name = String(at("name") ?? "");
+  const end = at("end_time");
+  const given = at("span_kind");
+  return {
+    id,
+    trace: String(at("trace_id") ?? ""),
+    parentId: at("parent_span_id") ? String(at("parent_span_id")) : null,
+    name,
+    kind: String(at("kind") ?? ""),
+    start: ns(at("start_time")),
+    end: end === null || end === undefined ? null : ns(end),
+    status: String(at("status") ?? "unset"),
+    message: text(at("status_message"), MESSAGE_CHARS),
+    run: runId(at("run_id")),
+    spanKind: given ? String(given) : kindOf(undefined, name),
+    label: text(at("label"), Infinity) || name || id,
+    outcome: text(at("outcome")),
+    hook: text(at("hook")),
+    tin: count(at("tokens_in")),
+    tout: count(at("tokens_out")),
+    offline: flag(at("offline")),
+    seq: Number(at("seq")) || 0,
+  };
+}

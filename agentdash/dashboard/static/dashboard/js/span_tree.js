@@ -1,0 +1,416 @@
+/**
+ * The timeline's data: every span of the session as a compact summary node in a tree, with
+ * no DOM. Parents hold their children sorted by start (ties by span id), inserted by binary
+ * search; a child that arrives before its parent waits at the top level and is adopted when
+ * the parent comes. A version of a span replaces the one held only when its seq is higher or
+ * equal (docs/PROTOCOL.md: the later change wins). The rows to show — the tree flattened
+ * without the children of collapsed nodes — are derived by {@link SpanTree#flatten}, which the
+ * view calls at most once per frame; every other update costs O(log n) plus the changes.
+ *
+ * Attributes are never kept here: a node holds only what a row shows (span_summary.js).
+ *
+ * @module dashboard/span_tree
+ */
+
+const ACTIVE_RUN = new Set(["queued", "running"]);
+
+/** @typedef {import("./span_summary.js").Summary} Summary */
+
+/** A tree node: a span's summary plus its place in the tree and in the flattened rows. */
+function makeNode(s) {
+  return {
+    id: s.id,
+    trace: s.trace,
+    parentId: s.parentId === s.id ? null : s.parentId,
+    /** @type {any} */ parent: null,
+    /** @type {any[]} */ children: [],
+    collapsed: false,
+    orphan: false,
+    depth: 0,
+    seq: -Infinity,
+    ver: 0,
+    start: s.start,
+    end: s.end,
+    name: "",
+    kind: "",
+    status: "",
+    message: "",
+    run: s.run,
+    spanKind: "",
+    label: "",
+    outcome: "",
+    hook: "",
+    tin: null,
+    tout: null,
+    offline: false,
+    running: false,
+    // Set by flatten(): the row index, the flatten it belongs to, position among siblings.
+    vi: -1,
+    vs: 0,
+    pos: 1,
+    size: 1,
+    /** @type {any} the row element showing it, if any (the view's) */ row: null,
+  };
+}
+
+function before(a, b) {
+  return a.start < b.start || (a.start === b.start && a.id < b.id);
+}
+
+/** Insert by binary search (appending, the common case, costs one comparison). */
+function insertSorted(list, node) {
+  let lo = 0;
+  let hi = list.length;
+  if (hi === 0 || !before(node, list[hi - 1])) {
+    list.push(node);
+    return;
+  }
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(node, list[mid])) hi = mid;
+    else lo = mid + 1;
+  }
+  list.splice(lo, 0, node);
+}
+
+function removeSorted(list, node) {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (before(list[mid], node)) lo = mid + 1;
+    else hi = mid;
+  }
+  const at = list[lo] === node ? lo : list.indexOf(node);
+  if (at >= 0) list.splice(at, 1);
+}
+
+/** The result of {@link SpanTree#upsert}. */
+export const IGNORED = 0;
+export const UPDATED = 1;
+export const ADDED = 2;
+
+export class SpanTree {
+  constructor() {
+    this.reset();
+  }
+
+  /** Forget everything. */
+  reset() {
+    /** @type {Map<string, any>} span id → node */
+    this.nodes = new Map();
+    /** @type {any[]} nodes with no parent (yet), by start */
+    this.roots = [];
+    /** @type {Map<string, any[]>} parent id → children waiting for it */
+    this.orphans = new Map();
+    /** @type {Map<string, {id: string, start: number, end: number, count: number, running: number}>} */
+    this.traces = new Map();
+    /** @type {Map<any, Record<string, any>>} run id → run data */
+    this.runs = new Map();
+    /** @type {Map<any, Set<any>>} run id → its nodes that have no end */
+    this.open = new Map();
+    /** @type {Map<any, number>} run id → end of its first span cancelled (Unix ns) */
+    this.cancelledAt = new Map();
+    /** @type {Set<any>} nodes running now */
+    this.running = new Set();
+    /** @type {any[]} the rows: visible nodes in tree order */
+    this.rows = [];
+    this.stamp = 0;
+    this.changed = true;
+    /** Bumped when rows may show differently without their own change (a trace's start
+     * moved, a run changed): the view redraws its rows. */
+    this.epoch = 0;
+  }
+
+  get size() {
+    return this.nodes.size;
+  }
+
+  /**
+   * Add a span or replace its summary. A version older than the one held (lower seq) is
+   * ignored. Returns ADDED (the rows change), UPDATED (only the node's fields) or IGNORED.
+   *
+   * @param {Summary} s
+   * @param {number} seq the version
+   * @returns {number}
+   */
+  upsert(s, seq) {
+    let node = this.nodes.get(s.id);
+    let result = UPDATED;
+    if (!node) {
+      node = makeNode(s);
+      this.nodes.set(node.id, node);
+      result = ADDED;
+    } else if (seq < node.seq) {
+      return IGNORED;
+    } else if (s.start !== node.start) {
+      this.detach(node); // a start never changes in practice; stay ordered if it does
+      node.start = s.start;
+      result = ADDED;
+    }
+    node.seq = seq;
+    node.ver += 1;
+    node.end = s.end;
+    node.name = s.name;
+    node.kind = s.kind;
+    node.status = s.status;
+    node.message = s.message;
+    node.spanKind = s.spanKind;
+    node.label = s.label;
+    node.outcome = s.outcome;
+    node.hook = s.hook;
+    node.tin = s.tin;
+    node.tout = s.tout;
+    node.offline = s.offline;
+    if (s.run !== node.run) {
+      this.unopen(node);
+      node.run = s.run;
+    }
+    if (result === ADDED) {
+      if (node.ver === 1) this.traceAdd(node);
+      this.attach(node);
+      this.adopt(node);
+      this.changed = true;
+    }
+    this.track(node);
+    return result;
+  }
+
+  /**
+   * A run's status. Returns whether the states of its spans may have changed.
+   *
+   * @param {Record<string, any>} run a `run` change's data
+   * @returns {boolean}
+   */
+  applyRun(run) {
+    const before = this.runs.get(run.id);
+    this.runs.set(run.id, run);
+    if (before && before.status === run.status && before.cancel_requested === run.cancel_requested) {
+      return false;
+    }
+    for (const node of this.open.get(run.id) || []) this.track(node);
+    this.epoch += 1;
+    return true;
+  }
+
+  /**
+   * What a row shows: "running" (no end, its run active or unknown), "unfinished" (no end and
+   * its run is over), "cancelled" (of a cancelled run: no end, or an error the cancellation
+   * caused), "error" or "ok".
+   *
+   * @returns {"running"|"unfinished"|"cancelled"|"error"|"ok"}
+   */
+  stateOf(node) {
+    const run = node.run === null ? undefined : this.runs.get(node.run);
+    if (node.end === null) {
+      if (!run || ACTIVE_RUN.has(run.status)) return "running";
+      return run.status === "cancelled" ? "cancelled" : "unfinished";
+    }
+    if (node.status !== "error") return "ok";
+    if (run && (run.status === "cancelled" || run.cancel_requested)) {
+      if (node.message.startsWith("CancelledError")) return "cancelled";
+      const at = this.cancelledAt.get(node.run);
+      if (at !== undefined && node.end >= at) return "cancelled";
+    }
+    return "error";
+  }
+
+  /**
+   * The extent of a trace in ms from its first start; a trace with running spans reaches
+   * `now`.
+   *
+   * @param {string} traceId
+   * @param {number} now Unix ns
+   * @returns {number}
+   */
+  traceMs(traceId, now) {
+    const trace = this.traces.get(traceId);
+    if (!trace) return 0;
+    const end = trace.running ? Math.max(trace.end, now) : trace.end;
+    return Math.max(0, (end - trace.start) / 1e6);
+  }
+
+  /**
+   * Rebuild the rows (visible nodes in tree order) with each node's depth, position among
+   * its siblings and row index. O(visible rows).
+   *
+   * @returns {any[]}
+   */
+  flatten() {
+    const out = this.rows;
+    out.length = 0;
+    this.stamp += 1;
+    const stamp = this.stamp;
+    const stack = [];
+    let list = this.roots;
+    let i = 0;
+    let depth = 0;
+    for (;;) {
+      if (i < list.length) {
+        const node = list[i];
+        i += 1;
+        node.vi = out.length;
+        node.vs = stamp;
+        node.depth = depth;
+        node.pos = i;
+        node.size = list.length;
+        out.push(node);
+        if (!node.collapsed && node.children.length) {
+          stack.push(list, i);
+          list = node.children;
+          i = 0;
+          depth += 1;
+        }
+      } else if (stack.length) {
+        i = stack.pop();
+        list = stack.pop();
+        depth -= 1;
+      } else {
+        break;
+      }
+    }
+    this.changed = false;
+    return out;
+  }
+
+  /** Whether the last flatten showed `node`. */
+  isShown(node) {
+    return node.vs === this.stamp && this.rows[node.vi] === node;
+  }
+
+  /**
+   * Every span of a trace in tree order, collapsed or not (for the overview).
+   *
+   * @param {string} traceId
+   * @param {(node: any, index: number) => void} visit
+   */
+  walkTrace(traceId, visit) {
+    let index = 0;
+    const stack = [];
+    for (let r = this.roots.length - 1; r >= 0; r -= 1) {
+      if (this.roots[r].trace === traceId) stack.push(this.roots[r]);
+    }
+    while (stack.length) {
+      const node = stack.pop();
+      visit(node, index);
+      index += 1;
+      for (let c = node.children.length - 1; c >= 0; c -= 1) stack.push(node.children[c]);
+    }
+  }
+
+  /** @private Under its parent, or at the top level (waiting for it). */
+  attach(node) {
+    const parent = node.parentId === null ? undefined : this.nodes.get(node.parentId);
+    if (parent) {
+      node.parent = parent;
+      node.orphan = false;
+      insertSorted(parent.children, node);
+      return;
+    }
+    node.parent = null;
+    if (node.parentId !== null) {
+      node.orphan = true;
+      const waiting = this.orphans.get(node.parentId);
+      if (waiting) waiting.push(node);
+      else this.orphans.set(node.parentId, [node]);
+    }
+    insertSorted(this.roots, node);
+  }
+
+  /** @private */
+  detach(node) {
+    if (node.parent) removeSorted(node.parent.children, node);
+    else removeSorted(this.roots, node);
+    if (node.orphan) {
+      const waiting = this.orphans.get(node.parentId) || [];
+      const at = waiting.indexOf(node);
+      if (at >= 0) waiting.splice(at, 1);
+      if (!waiting.length) this.orphans.delete(node.parentId);
+    }
+    node.parent = null;
+    node.orphan = false;
+  }
+
+  /** @private The children that arrived before `parent` move under it (never making a cycle:
+   * a child that is also an ancestor of `parent` stays at the top level). */
+  adopt(parent) {
+    const waiting = this.orphans.get(parent.id);
+    if (!waiting) return;
+    this.orphans.delete(parent.id);
+    const kept = [];
+    for (const child of waiting) {
+      let cycle = false;
+      for (let up = parent; up; up = up.parent) {
+        if (up === child) {
+          cycle = true;
+          break;
+        }
+      }
+      if (cycle) {
+        kept.push(child);
+        continue;
+      }
+      removeSorted(this.roots, child);
+      child.orphan = false;
+      child.parent = parent;
+      insertSorted(parent.children, child);
+    }
+    if (kept.length) this.orphans.set(parent.id, kept);
+  }
+
+  /** @private */
+  traceAdd(node) {
+    let trace = this.traces.get(node.trace);
+    if (!trace) {
+      trace = { id: node.trace, start: node.start, end: node.start, count: 0, running: 0 };
+      this.traces.set(node.trace, trace);
+    }
+    trace.count += 1;
+    if (node.start < trace.start) {
+      trace.start = node.start;
+      this.epoch += 1;
+    }
+  }
+
+  /** @private Keep the trace's extent, the run's open spans and the running set right. */
+  track(node) {
+    const trace = this.traces.get(node.trace);
+    if (trace) {
+      if (node.start < trace.start) {
+        trace.start = node.start;
+        this.epoch += 1;
+      }
+      if (node.end !== null && node.end > trace.end) trace.end = node.end;
+    }
+    if (node.end === null) {
+      if (node.run !== null) {
+        const open = this.open.get(node.run);
+        if (open) open.add(node);
+        else this.open.set(node.run, new Set([node]));
+      }
+    } else {
+      this.unopen(node);
+      if (node.status === "error" && node.run !== null && node.message.startsWith("CancelledError")) {
+        const at = this.cancelledAt.get(node.run);
+        if (at === undefined || node.end < at) {
+          this.cancelledAt.set(node.run, node.end);
+          this.epoch += 1;
+        }
+      }
+    }
+    const running = this.stateOf(node) === "running";
+    if (running !== node.running) {
+      node.running = running;
+      if (running) this.running.add(node);
+      else this.running.delete(node);
+      if (trace) trace.running += running ? 1 : -1;
+    }
+  }
+
+  /** @private */
+  unopen(node) {
+    if (node.run === null) return;
+    const open = this.open.get(node.run);
+    if (open && open.delete(node) && !open.size) this.open.delete(node.run);
+  }
+}
