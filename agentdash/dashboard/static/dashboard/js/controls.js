@@ -45,6 +45,8 @@ export class Controls {
     this.runs = new Map();
     this.state = data.state && typeof data.state === "object" ? { ...data.state } : null;
     this.version = typeof data.version === "number" ? data.version : 0;
+    /** @type {Map<string, {cb: CallbackSwitch, sync: () => void}>} by "agent|name" */
+    this.switches = new Map();
     this.renderCallbacks(Array.isArray(data.callbacks) ? data.callbacks : []);
     this.setupStateEditor();
     this.renderState();
@@ -74,6 +76,33 @@ export class Controls {
     const items = [...this.runs.values()].reverse().map((r) => this.runItem(r));
     this.part("runs").replaceChildren(...items);
     this.part("runs-empty").hidden = items.length > 0;
+  }
+
+  /**
+   * `callback.changed`: a switch changed somewhere (another tab, another operator, the
+   * admin). `session_id` null is the global switch; `enabled` null a cleared one.
+   *
+   * @param {{agent_name: string, callback_name: string, session_id: string|null,
+   *   enabled: boolean|null}} setting
+   */
+  applySwitch(setting) {
+    const found = this.switches.get(`${setting.agent_name}|${setting.callback_name}`);
+    if (!found || !setting || typeof setting !== "object") return;
+    const value = typeof setting.enabled === "boolean" ? setting.enabled : null;
+    found.cb[setting.session_id === null ? "global" : "session"] = value;
+    found.sync();
+  }
+
+  /**
+   * Replace the state with a fresh read (the snapshot the page starts from).
+   *
+   * @param {object} state @param {number} version
+   */
+  loadState(state, version) {
+    if (!this.state || !state || typeof state !== "object") return;
+    this.state = { ...state };
+    if (typeof version === "number") this.version = version;
+    this.renderState();
   }
 
   /** A `state` change: the session state after an edit. */
@@ -163,13 +192,20 @@ export class Controls {
     const session = switchInput("session", `${cb.name}: this session`);
     const global = switchInput("global", `${cb.name}: every session`);
     const boxes = [session.input, global.input];
-    const override = el("span", { class: "override", text: "session override" });
+    const override = el("span", { class: "override" });
     const sync = () => {
       session.input.checked = cb.session ?? cb.global ?? true;
       global.input.checked = cb.global ?? true;
-      override.hidden = cb.session === null || cb.session === undefined;
+      const pinned = cb.session !== null && cb.session !== undefined;
+      const differs = pinned && cb.session !== (cb.global ?? true);
+      // "session override": this session does otherwise than every other; "pinned": it has
+      // its own switch, today the same as the global one (a global change will not move it).
+      override.hidden = !pinned;
+      override.textContent = differs ? "session override" : "pinned for this session";
+      override.classList.toggle("same", !differs);
       item.classList.toggle("off", !session.input.checked);
     };
+    this.switches.set(`${cb.agent}|${cb.name}`, { cb, sync });
     const toggle = (scope, input) => {
       const reason = this.requireReason("callbacks-status");
       if (reason === null) return sync();

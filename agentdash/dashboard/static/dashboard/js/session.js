@@ -1,6 +1,8 @@
 /**
- * The session page: wires the live socket to the chat, the timeline and (for operators) the
- * controls. Initial data comes from the page's `json_script` element `#session-data`.
+ * The session page: loads the session's snapshot over HTTP, goes live over the socket from
+ * the snapshot's seq, and pulls the span summaries page by page meanwhile (docs/PROTOCOL.md,
+ * "Pages over HTTP"). Wires both to the chat, the timeline and (for operators) the controls.
+ * Initial data comes from the page's `json_script` element `#session-data`.
  *
  * @module dashboard/session
  */
@@ -9,6 +11,8 @@ import { readJsonScript } from "../../core/js/dom.js";
 import { Chat } from "./chat.js";
 import { Controls } from "./controls.js";
 import { LiveSocket } from "../../live/js/socket.js";
+import { setupPanels } from "./panels.js";
+import { SessionData } from "./session_data.js";
 import { Timeline } from "./timeline.js";
 
 const CONNECTION_LABELS = {
@@ -20,27 +24,41 @@ const CONNECTION_LABELS = {
   "not-found": "Session gone",
 };
 const ACTIVE_RUN = new Set(["queued", "running"]);
+const SNAPSHOT_RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000];
 
 /** @param {string} id @returns {HTMLElement} */
 const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
-function main() {
+async function main() {
   const data = readJsonScript("session-data");
+  const api = new SessionData(data.data_path);
+  const panels = setupPanels();
   const chat = new Chat({
     list: byId("messages"),
     empty: byId("chat-empty"),
     agentName: data.app_name,
+    fetchOlder: (before) => api.events(before),
   });
   const timeline = new Timeline({
-    tree: byId("span-tree"),
-    detail: byId("span-detail"),
-    count: byId("span-count"),
-    empty: byId("timeline-empty"),
+    root: /** @type {HTMLElement} */ (document.querySelector(".timeline-panel")),
+    fetchSpan: (traceId, spanId) => api.span(traceId, spanId),
+    onSelect: () => panels.showPanel("timeline"),
   });
   const banner = byId("banner");
-  const runStatus = byId("run-status");
+  const badge = new RunBadge(byId("run-status"), timeline);
   /** @type {Controls|null} */
   let controls = null;
+  if (data.is_operator) {
+    const root = byId("controls");
+    if (root) controls = new Controls({ root, data, send: (m) => socket.send(m) });
+  }
+
+  const applyRun = (run) => {
+    chat.applyRun(run);
+    timeline.applyRun(run);
+    controls?.applyRun(run);
+    badge.run(run);
+  };
 
   const socket = new LiveSocket(data.ws_path, {
     onChanges(items) {
@@ -51,17 +69,15 @@ function main() {
           chat.applyEvent(item.data);
           controls?.applyEvent(item.data);
         } else if (item.kind === "span") {
-          spans.push(item.data);
+          spans.push(item);
         } else if (item.kind === "state") {
           controls?.applyState(item.data);
         } else if (item.kind === "run") {
-          chat.applyRun(item.data);
-          timeline.applyRun(item.data);
-          controls?.applyRun(item.data);
-          showRun(runStatus, item.data);
+          applyRun(item.data);
         }
       }
-      timeline.applySpans(spans);
+      if (spans.length) timeline.applySpans(spans);
+      badge.render();
     },
     onMessage(message) {
       switch (message.type) {
@@ -73,6 +89,9 @@ function main() {
           break;
         case "chat.accepted":
           chat.accepted(message);
+          break;
+        case "callback.changed":
+          controls?.applySwitch(message.setting);
           break;
         case "ack":
           controls?.answer(message);
@@ -99,14 +118,74 @@ function main() {
         showBanner(banner, "This session is not available to you any more. Reload the page.");
       }
     },
+    onStale() {
+      location.reload(); // the session's history was replaced (restored from a backup, say)
+    },
   });
-
-  if (data.is_operator) {
-    const root = byId("controls");
-    if (root) controls = new Controls({ root, data, send: (m) => socket.send(m) });
-  }
   setupComposer(socket, chat);
-  socket.start();
+
+  const snapshot = await snapshotWithRetries(api, banner);
+  if (!snapshot) return;
+  chat.loadLatest(snapshot.events, snapshot.events_before);
+  for (const run of snapshot.runs) applyRun(run);
+  if (snapshot.state) controls?.loadState(snapshot.state, snapshot.version);
+  timeline.setExpected(snapshot.spans_total);
+  socket.start(snapshot.seq);
+  try {
+    await api.allSpans((fields, rows) => timeline.loadRows(fields, rows));
+    timeline.loaded();
+  } catch (error) {
+    showBanner(banner, `The timeline could not load every span: ${error.message}. Reload the page.`);
+  }
+  badge.render();
+}
+
+/** The snapshot, retried while the server is away; null (with a banner) when refused. */
+async function snapshotWithRetries(api, banner) {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      const snapshot = await api.snapshot();
+      banner.hidden = true;
+      return snapshot;
+    } catch (error) {
+      if (!error.retryable) {
+        showBanner(banner, `This session could not be loaded: ${error.message}.`);
+        return null;
+      }
+      const pause = SNAPSHOT_RETRY_MS[Math.min(attempt, SNAPSHOT_RETRY_MS.length - 1)];
+      showBanner(banner, `Loading the session failed (${error.message}); trying again…`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/**
+ * The header's badge: the latest run's status — shown as finished only once the timeline
+ * has every span the session had when the page opened (else it would say "succeeded" next
+ * to rows still loading).
+ */
+class RunBadge {
+  constructor(node, timeline) {
+    this.node = node;
+    this.timeline = timeline;
+    this.latest = null;
+  }
+
+  run(run) {
+    if (!this.latest || Number(run.id) >= Number(this.latest.id)) this.latest = run;
+  }
+
+  render() {
+    const run = this.latest;
+    if (!run) return;
+    const status = String(run.status);
+    const active = ACTIVE_RUN.has(status);
+    const shown = active || this.timeline.isComplete ? status : "loading";
+    this.node.hidden = false;
+    this.node.dataset.status = shown;
+    this.node.textContent =
+      shown === "loading" ? "loading spans…" : active ? `run ${status}…` : `run ${status}`;
+  }
 }
 
 /** The composer sends `chat.send`; Enter sends, Shift+Enter starts a new line. */
@@ -139,13 +218,6 @@ function setupComposer(socket, chat) {
 function composerReady(open) {
   const button = /** @type {HTMLButtonElement} */ (byId("composer-send"));
   button.disabled = !open;
-}
-
-/** The header's badge: the latest run's status. */
-function showRun(node, run) {
-  node.hidden = false;
-  node.textContent = ACTIVE_RUN.has(run.status) ? `run ${run.status}…` : `run ${run.status}`;
-  node.dataset.status = String(run.status);
 }
 
 function showBanner(node, text) {

@@ -36,6 +36,8 @@ const PING_EVERY_MS = 25_000;
  * @property {(message: object) => void} onMessage every other server message
  *   (`replay.done`, `partial`, `chat.accepted`, `ack`, `error`, `pong`)
  * @property {(state: SocketState, detail?: {retryInMs?: number}) => void} onState
+ * @property {() => void} [onStale] the server's history is not the one this copy came from
+ *   (`replay.done` below the seq asked for): start over (the page reloads its snapshot)
  */
 
 export class LiveSocket {
@@ -48,6 +50,8 @@ export class LiveSocket {
     this.handlers = handlers;
     /** The highest seq applied so far; sent in every `hello`. */
     this.lastSeq = 0;
+    /** The seq the last `hello` asked to go on from. */
+    this.helloSeq = 0;
     this.attempt = 0;
     /** @type {WebSocket|null} */
     this.ws = null;
@@ -57,9 +61,14 @@ export class LiveSocket {
     window.addEventListener("pagehide", () => this.stop());
   }
 
-  /** Open the connection (once; later reconnects happen by themselves). */
-  start() {
+  /**
+   * Open the connection (once; later reconnects happen by themselves).
+   *
+   * @param {number} [afterSeq] the seq the page's copy is complete up to (its snapshot's)
+   */
+  start(afterSeq = 0) {
     this.stopped = false;
+    this.lastSeq = Math.max(0, Math.floor(Number(afterSeq) || 0));
     this.connect();
   }
 
@@ -95,6 +104,7 @@ export class LiveSocket {
     this.ws = ws;
     ws.addEventListener("open", () => {
       this.handlers.onState("replaying");
+      this.helloSeq = this.lastSeq;
       ws.send(JSON.stringify({ type: "hello", after_seq: this.lastSeq }));
       clearInterval(this.pingTimer);
       this.pingTimer = setInterval(() => this.send({ type: "ping" }), PING_EVERY_MS);
@@ -125,6 +135,11 @@ export class LiveSocket {
     }
     if (message.type === "replay.done") {
       this.attempt = 0; // a full round trip: the connection is good, reset the backoff
+      if (typeof message.seq === "number" && message.seq < this.helloSeq && this.handlers.onStale) {
+        this.stop();
+        this.handlers.onStale();
+        return;
+      }
       this.handlers.onState("live");
     }
     this.handlers.onMessage(message);
