@@ -24,6 +24,7 @@ export { spanKind };
 
 const TICK_MS = 100;
 const SLICE_MS = 10;
+const FINISH_AT_ONCE = 5_000; // rows: a few ms
 const NUMBER = new Intl.NumberFormat("en-US");
 const PHONE = "(max-width: 600px)";
 const COLORS = {
@@ -133,10 +134,17 @@ export class Timeline {
     this.requestFrame();
   }
 
-  /** Every page is in (some may still be being taken: see {@link isComplete}). */
+  /** Every page is in. What is left of the last page is taken now when it is small (so
+   * that isComplete holds on return), else in slices (see {@link isComplete}, onComplete). */
   loaded() {
     this.isLoaded = true;
-    this.dataChanged();
+    const left = this.queue.reduce((sum, job) => sum + job.rows.length - job.at, 0);
+    if (left && left <= FINISH_AT_ONCE) {
+      clearTimeout(this.drainTimer);
+      this.drain(Infinity);
+    } else {
+      this.dataChanged();
+    }
   }
 
   /** @returns {boolean} every page is in and taken */
@@ -306,9 +314,9 @@ export class Timeline {
   // ── data arriving ───────────────────────────────────────────────────────────────────────
 
   /** @private Take queued page rows for a few ms, then yield to the page. */
-  drain() {
+  drain(slice = SLICE_MS) {
     this.drainTimer = 0;
-    const deadline = performance.now() + SLICE_MS;
+    const deadline = performance.now() + slice;
     let taken = 0;
     while (this.queue.length) {
       const job = this.queue[0];
