@@ -39,13 +39,15 @@ async function main() {
     agentName: data.app_name,
     fetchOlder: (before) => api.events(before),
   });
+  const badge = new RunBadge(byId("run-status"));
   const timeline = new Timeline({
     root: /** @type {HTMLElement} */ (document.querySelector(".timeline-panel")),
     fetchSpan: (traceId, spanId) => api.span(traceId, spanId),
     onSelect: () => panels.showPanel("timeline"),
+    onComplete: () => badge.render(),
   });
+  badge.timeline = timeline;
   const banner = byId("banner");
-  const badge = new RunBadge(byId("run-status"), timeline);
   /** @type {Controls|null} */
   let controls = null;
   if (data.is_operator) {
@@ -165,9 +167,10 @@ async function snapshotWithRetries(api, banner) {
  * to rows still loading).
  */
 class RunBadge {
-  constructor(node, timeline) {
+  constructor(node) {
     this.node = node;
-    this.timeline = timeline;
+    /** @type {{isComplete: boolean}|null} set once the timeline exists */
+    this.timeline = null;
     this.latest = null;
   }
 
@@ -180,7 +183,7 @@ class RunBadge {
     if (!run) return;
     const status = String(run.status);
     const active = ACTIVE_RUN.has(status);
-    const shown = active || this.timeline.isComplete ? status : "loading";
+    const shown = active || this.timeline?.isComplete ? status : "loading";
     this.node.hidden = false;
     this.node.dataset.status = shown;
     this.node.textContent =
