@@ -72,11 +72,6 @@ GOALS = {  # issue 10, for 50k spans and 10k events
     "heap_mb": 100,
     "latest_ms": 300,
 }
-REPORTED = (  # numbers others reported, quoted by issue 10; not measured here
-    "Langfuse is reported to freeze near 30,000 observations, and Jaeger's UI to crash at "
-    "20,000–40,000 spans."
-)
-
 # Installed before the page's own scripts. A rAF loop notes when a wanted state first
 # holds; `window.__want` (set by the bench) names what is wanted next.
 PROBE = """
@@ -363,9 +358,7 @@ def results_markdown(
         "(empty cache, fresh heap), after one untimed load. Sessions generated through the "
         "app's services (`bench/ui_sessions.py`: runs of ~500 spans — invocation → agent → "
         "model and tool calls with their callbacks, nested agent tools, some tool errors, 5% "
-        "failed and 5% cancelled runs; chat turns of four events with Markdown answers). "
-        "Times are from the start of the navigation; *page paint* is the page's first "
-        "contentful paint (its header and empty panels).",
+        "failed and 5% cancelled runs; chat turns of four events with Markdown answers).",
         "",
         "| session | page paint | first rows | usable | longest task: load / scroll / "
         "click / collapse | details | collapse | DOM elements | JS heap |",
@@ -399,36 +392,6 @@ def results_markdown(
             f"| {count(median(rows, 'dom'))} | {mb(median(rows, 'heap_mb'))} |"
         )
     lines += ["", *goals_markdown(spans, events)]
-    lines += [
-        "",
-        "*Longest task*: the page's `longtask` entries (`PerformanceObserver`, buffered); "
-        "only tasks over 50 ms are reported, so — means none over 50 ms. *Usable*: the "
-        "timeline holds every span (`#span-tree[data-complete=true]`, its count the "
-        "session's). *Details*: click on the last span's row → its attributes shown (fetched "
-        "from the server). *Collapse*: click on the first run's twisty → the row says "
-        "collapsed. *DOM elements*: the most seen in the document during the measurement. "
-        "*JS heap*: used after a forced garbage collection.",
-        "",
-        "Before this page was rebuilt (issue 10's own measurement of the old page, same "
-        "machine): 10,000 spans usable after ~37 s, details in 3.9 s, 147k DOM nodes; 50,000 "
-        "spans never usable (45,769 shown after 20 min, a 2.2 GB tab); 10,000 chat events "
-        "never complete (4,800 bubbles after 100 s).",
-        "",
-        f"For comparison, **reported by others, not measured here** (as issue 10 quotes them): "
-        f"{REPORTED}",
-        "",
-        "Screenshots, taken by the browser tests (`tests/agentdash/dashboard/browser/`): a "
-        "50,000-span session, and the session page on a 390×844 phone.",
-        "",
-        "![A 50,000-span session at 1440×900](screenshots/session-50k-desktop.png)",
-        "![The session page on a phone](screenshots/session-mobile.png)",
-        "![A span's details on a phone](screenshots/session-mobile-timeline.png)",
-        "",
-        "To take them again: `AGENTDASH_SCREENSHOTS=docs/screenshots .venv/bin/python -m "
-        "pytest tests/agentdash/dashboard/browser/test_timeline_scale.py "
-        "tests/agentdash/dashboard/browser/test_mobile_layout.py` (without the variable the "
-        "tests take none, and leave the tree as it was).",
-    ]
     return "\n".join(lines)
 
 
