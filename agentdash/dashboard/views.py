@@ -11,7 +11,7 @@ from agentdash.agent_sessions.selectors import session_get_for_user, session_lis
 from agentdash.agent_sessions.services import session_create
 from agentdash.core.permissions import is_operator
 from agentdash.dashboard.forms import NewChatForm
-from agentdash.dashboard.selectors import session_page_data
+from agentdash.dashboard.selectors import session_page_data, session_snapshot_data
 from agentdash.registry.selectors import agent_list
 
 
@@ -48,7 +48,8 @@ def session_new(request: HttpRequest) -> HttpResponse:
 @require_GET
 def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     """The session page: chat, live timeline and, for operators, controls. Someone else's
-    session is a 404 (``session_get_for_user``), as is a missing one."""
+    session is a 404 (``session_get_for_user``), as is a missing one. The snapshot the page
+    starts from comes with it (no round trip before the latest messages show)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     return render(
         request,
@@ -57,5 +58,6 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
             "session": session,
             "is_operator": is_operator(request.user),
             "page_data": session_page_data(session=session, user=request.user),
+            "snapshot": session_snapshot_data(session=session, user=request.user),
         },
     )

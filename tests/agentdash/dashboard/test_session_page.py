@@ -35,9 +35,9 @@ def capital_session(owner: User, **kwargs: Any) -> AgentSession:
     return session_create(app_name="capital_agent", user_id=str(owner.pk), owner=owner, **kwargs)
 
 
-def page_data(html: str) -> dict[str, Any]:
-    found = re.search(r'<script id="session-data" type="application/json">(.*?)</script>', html)
-    assert found, "the page has no json_script element #session-data"
+def page_data(html: str, element: str = "session-data") -> dict[str, Any]:
+    found = re.search(rf'<script id="{element}" type="application/json">(.*?)</script>', html)
+    assert found, f"the page has no json_script element #{element}"
     return json.loads(found.group(1))
 
 
@@ -102,6 +102,8 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
         "callbacks": [],
     }
     assert 'id="controls"' not in html  # no operator controls for users
+    snapshot = page_data(html, "session-snapshot")
+    assert snapshot["seq"] == 0 and snapshot["events"] == [] and snapshot["spans_total"] == 0
     nonce = response.context["csp_nonce"]
     assert f'<script type="module" src="/static/dashboard/js/session.js" nonce="{nonce}">' in html
 

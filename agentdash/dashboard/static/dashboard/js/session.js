@@ -1,6 +1,6 @@
 /**
- * The session page: loads the session's snapshot over HTTP, goes live over the socket from
- * the snapshot's seq, and pulls the span summaries page by page meanwhile (docs/PROTOCOL.md,
+ * The session page: starts from the session's snapshot (inline in the page, else over HTTP),
+ * goes live over the socket from the snapshot's seq, and pulls the span summaries page by page meanwhile (docs/PROTOCOL.md,
  * "Pages over HTTP"). Wires both to the chat, the timeline and (for operators) the controls.
  * Initial data comes from the page's `json_script` element `#session-data`.
  *
@@ -126,7 +126,12 @@ async function main() {
   });
   setupComposer(socket, chat);
 
-  const snapshot = await snapshotWithRetries(api, banner);
+  // The page comes with its snapshot; a page restored from the browser's history would
+  // hold an old one, so only a fresh navigation uses it.
+  const navigation = performance.getEntriesByType("navigation")[0];
+  const fresh = !navigation || navigation.type === "navigate" || navigation.type === "reload";
+  const inline = fresh && document.getElementById("session-snapshot");
+  const snapshot = inline ? readJsonScript("session-snapshot") : await snapshotWithRetries(api, banner);
   if (!snapshot) return;
   chat.loadLatest(snapshot.events, snapshot.events_before);
   for (const run of snapshot.runs) applyRun(run);
@@ -227,5 +232,10 @@ function showBanner(node, text) {
   node.textContent = text;
   node.hidden = false;
 }
+
+// A page restored from the back/forward cache closed its socket when it was left: start over.
+window.addEventListener("pageshow", (event) => {
+  if (event.persisted) location.reload();
+});
 
 main();
