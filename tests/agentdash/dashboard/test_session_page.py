@@ -188,3 +188,43 @@ def test_a_session_of_an_agent_no_longer_configured_still_opens(
     assert response.status_code == 200
     data = page_data(response.content.decode())
     assert (data["model"], data["callbacks"]) == ("", [])
+
+
+def _modules_imported_from(entry: str) -> set[str]:
+    """Every module ``entry`` imports, directly or not (static paths, e.g. core/js/dom.js)."""
+    from django.contrib.staticfiles import finders
+
+    seen: set[str] = set()
+    waiting = [entry]
+    while waiting:
+        name = waiting.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        found = finders.find(name)
+        assert found, f"{name} is imported but is no static file"
+        source = open(found, encoding="utf-8").read()  # noqa: SIM115
+        for target in re.findall(r'^import [^;]*? from "(\.[^"]+)";', source, re.M | re.S):
+            parts = name.split("/")[:-1]
+            for step in target.split("/"):
+                if step == "..":
+                    parts.pop()
+                elif step != ".":
+                    parts.append(step)
+            waiting.append("/".join(parts))
+    return seen
+
+
+def test_the_page_preloads_every_module_it_imports(client: Client, alice: User) -> None:
+    """One round of requests instead of one per level of imports; a module added to the page
+    and not to the list fails here."""
+    session = capital_session(alice)
+    client.force_login(alice)
+    response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
+    html = response.content.decode()
+    nonce = response.context["csp_nonce"]
+    preloaded = re.findall(
+        rf'<link rel="modulepreload" href="/static/([^"]+)" nonce="{nonce}">', html
+    )
+    assert set(preloaded) == _modules_imported_from("dashboard/js/session.js")
+    assert len(preloaded) == len(set(preloaded))

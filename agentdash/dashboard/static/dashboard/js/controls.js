@@ -41,7 +41,7 @@ export class Controls {
     this.reason = /** @type {HTMLInputElement} */ (this.part("control-reason"));
     /** @type {Record<string, AnswerHandler[]>} handlers waiting, by request type */
     this.waiting = { "callback.toggle": [], "state.edit": [], "run.cancel": [] };
-    /** @type {Map<string, object>} runs by id */
+    /** @type {Map<string, HTMLElement>} the runs list's items, by run id */
     this.runs = new Map();
     this.state = data.state && typeof data.state === "object" ? { ...data.state } : null;
     this.version = typeof data.version === "number" ? data.version : 0;
@@ -72,10 +72,23 @@ export class Controls {
    *   error?: string}} run
    */
   applyRun(run) {
-    this.runs.set(String(run.id), run);
-    const items = [...this.runs.values()].reverse().map((r) => this.runItem(r));
-    this.part("runs").replaceChildren(...items);
-    this.part("runs-empty").hidden = items.length > 0;
+    const id = String(run.id);
+    const item = this.runItem(run);
+    const seen = this.runs.get(id);
+    this.runs.set(id, item);
+    if (seen) {
+      seen.replaceWith(item); // one run redrawn, not the list
+    } else {
+      // Newest first: runs arrive in id order, so a new one goes before the first with a
+      // smaller id (at the top, almost always).
+      const list = this.part("runs");
+      let before = list.firstElementChild;
+      while (before && Number(before.getAttribute("data-run-id")) > Number(run.id)) {
+        before = before.nextElementSibling;
+      }
+      list.insertBefore(item, before);
+    }
+    this.part("runs-empty").hidden = true;
   }
 
   /**
