@@ -228,3 +228,12 @@ def test_the_page_preloads_every_module_it_imports(client: Client, alice: User) 
     )
     assert set(preloaded) == _modules_imported_from("dashboard/js/session.js")
     assert len(preloaded) == len(set(preloaded))
+
+
+def test_no_template_comment_leaks_into_a_page(client: Client, alice: User) -> None:
+    """Django's ``{# #}`` comments end at the line's end: one spread over lines is shown."""
+    session = capital_session(alice)
+    client.force_login(alice)
+    for name, kwargs in (("home", {}), ("session", {"session_id": session.id})):
+        html = client.get(reverse(f"dashboard:{name}", kwargs=kwargs)).content.decode()
+        assert "{#" not in html and "#}" not in html and "{%" not in html, name
