@@ -1,0 +1,135 @@
+/**
+ * The chat's older pages: the cursor for the events before the oldest shown, and the list's
+ * first item — a "Load older messages" button, watched by an IntersectionObserver so that the
+ * page before loads as the reader nears the top. One page at a time; a failure leaves a retry
+ * button.
+ *
+ * @module dashboard/chat_older
+ */
+
+import { el } from "../../core/js/dom.js";
+
+const OLDER_MARGIN = "800px 0px 0px 0px"; // start loading older pages this far above the view
+const OLDER_LABELS = {
+  idle: "Load older messages",
+  loading: "Loading older messages…",
+  failed: "Older messages could not be loaded — try again",
+};
+
+/** @typedef {import("./chat.js").StoredEvent} StoredEvent */
+/** @typedef {import("./chat.js").EventPage} EventPage */
+
+export class OlderPages {
+  /**
+   * Prepends the sentinel item to the list (hidden until there is a cursor).
+   *
+   * @param {object} parts
+   * @param {HTMLElement} parts.list the message list (it scrolls: the observer's root)
+   * @param {((before: number) => Promise<EventPage>)|null} parts.fetch the events before a
+   *   position, oldest first, and the cursor for the page before them; null: no paging
+   * @param {(events: StoredEvent[]) => void} parts.insert shows a fetched page (oldest first)
+   *   above everything shown
+   */
+  constructor({ list, fetch, insert }) {
+    this.list = list;
+    this.fetch = fetch;
+    this.insert = insert;
+    /** @type {number|null} the cursor for older events; null: there are none */
+    this.before = null;
+    /** @type {"idle"|"loading"|"failed"} */
+    this.state = "idle";
+    this.watching = false; // the observer has been started
+
+    this.button = el("button", {
+      class: "link",
+      text: OLDER_LABELS.idle,
+      attrs: { type: "button" },
+    });
+    this.button.addEventListener("click", () => this.load());
+    /** The sentinel: the list's first item, always (pages go right after it). */
+    this.item = el("li", { class: "msg-older", attrs: { hidden: true } });
+    this.item.append(this.button);
+    list.prepend(this.item);
+
+    this.observer =
+      typeof IntersectionObserver === "function"
+        ? new IntersectionObserver((entries) => this.onSeen(entries), {
+            root: list,
+            rootMargin: OLDER_MARGIN,
+          })
+        : null;
+  }
+
+  /** @returns {boolean} whether a page is being fetched */
+  get loading() {
+    return this.state === "loading";
+  }
+
+  /**
+   * Set the cursor (the sentinel shows while there is one and a way to fetch).
+   *
+   * @param {unknown} value a position from the server; anything but a finite number: none
+   */
+  setCursor(value) {
+    this.before = cursor(value);
+    this.show();
+  }
+
+  /**
+   * Fetch and insert the page before the cursor. Nothing while a page loads, without a cursor
+   * or without `fetch`. The cursor must move back, else paging stops (no loop).
+   *
+   * @returns {Promise<void>}
+   */
+  async load() {
+    if (this.state === "loading" || this.before === null || !this.fetch) return;
+    const before = this.before;
+    this.setState("loading");
+    let page;
+    try {
+      page = await this.fetch(before);
+    } catch {
+      this.setState("failed");
+      return;
+    }
+    this.insert(Array.isArray(page?.events) ? page.events : []);
+    const next = cursor(page?.before);
+    this.before = next !== null && next < before ? next : null; // a cursor must move back
+    this.setState("idle");
+    this.watch(); // the page may not have filled the view: the sentinel may still show
+  }
+
+  /** (Re)start watching the sentinel: observing again reports whether it shows now. */
+  watch() {
+    if (!this.observer) return;
+    this.watching = true;
+    this.observer.unobserve(this.item);
+    this.observer.observe(this.item);
+  }
+
+  /** @private The sentinel came near the view: load the page before. */
+  onSeen(entries) {
+    if (entries.some((entry) => entry.isIntersecting) && this.state === "idle") {
+      this.load();
+    }
+  }
+
+  /** @private */
+  setState(state) {
+    this.state = state;
+    this.button.textContent = OLDER_LABELS[state];
+    this.button.setAttribute("aria-disabled", String(state === "loading"));
+    this.list.setAttribute("aria-busy", String(state === "loading"));
+    this.show();
+  }
+
+  /** @private */
+  show() {
+    this.item.hidden = this.before === null || !this.fetch;
+  }
+}
+
+/** A cursor from the server: a number, else null (nothing older). */
+function cursor(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}

@@ -1,0 +1,116 @@
+/**
+ * What the chat shows before the server stores it: the user's messages being sent (by the
+ * client_id echoed in `chat.accepted`) and the agents' streamed text (by invocation and
+ * author). A stored event replaces its pending or streamed version; a finished run leaves no
+ * streamed text behind. This module keeps the books; the chat places the nodes.
+ *
+ * @module dashboard/chat_unstored
+ */
+
+import { USER, hasText, pendingBubble, streamBubble } from "./chat_render.js";
+
+/** @typedef {{node: HTMLElement, text: Text}} Stream  a streamed bubble and its one text node */
+
+export class Unstored {
+  constructor() {
+    /** @type {Map<string, Stream>} by invocation|author */
+    this.streams = new Map();
+    /** @type {Map<string, HTMLElement>} messages being sent, by client_id */
+    this.pending = new Map();
+  }
+
+  /**
+   * A message being sent: its bubble (`data-client-id`), to be placed by the caller.
+   *
+   * @param {string} clientId
+   * @param {string} text
+   * @returns {HTMLElement}
+   */
+  send(clientId, text) {
+    const node = pendingBubble(text);
+    node.dataset.clientId = clientId;
+    this.pending.set(clientId, node);
+    return node;
+  }
+
+  /**
+   * The message was stored: its bubble learns its invocation (what the stored event is
+   * matched by).
+   *
+   * @param {string|undefined} clientId
+   * @param {string|undefined} invocationId
+   */
+  accepted(clientId, invocationId) {
+    const node = clientId ? this.pending.get(clientId) : undefined;
+    if (node && invocationId) node.dataset.invocationId = invocationId;
+  }
+
+  /** A request failed: the messages not accepted yet are marked `.failed`. */
+  markFailed() {
+    for (const node of this.pending.values()) {
+      if (!node.dataset.invocationId) node.classList.add("failed");
+    }
+  }
+
+  /**
+   * The pending bubble a stored user event replaces (no longer pending).
+   *
+   * @param {import("./chat.js").StoredEvent} event
+   * @returns {HTMLElement|undefined} undefined: none (or not the user's event)
+   */
+  take(event) {
+    if (event.author !== USER) return undefined;
+    for (const [clientId, node] of this.pending) {
+      if (!node.dataset.invocationId || node.dataset.invocationId === event.invocation_id) {
+        this.pending.delete(clientId);
+        return node;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * The stream of a partial's invocation and author.
+   *
+   * @param {{invocation_id: string, author: string}} partial
+   * @returns {{stream: Stream, opened: boolean}} `opened`: new, to be placed by the caller
+   */
+  stream(partial) {
+    const key = `${partial.invocation_id}|${partial.author}`;
+    const known = this.streams.get(key);
+    if (known) return { stream: known, opened: false };
+    const stream = streamBubble(partial.author);
+    this.streams.set(key, stream);
+    return { stream, opened: true };
+  }
+
+  /**
+   * A stored event with text (or the final one) ends its author's stream: removed.
+   *
+   * @param {import("./chat.js").StoredEvent} event
+   */
+  dropStream(event) {
+    if (!hasText(event) && !event.final) return;
+    const key = `${event.invocation_id}|${event.author}`;
+    const stream = this.streams.get(key);
+    if (stream) {
+      stream.node.remove();
+      this.streams.delete(key);
+    }
+  }
+
+  /**
+   * A finished run's streams are removed (its events are stored); all of them when the run's
+   * invocation is unknown.
+   *
+   * @param {{invocation_id?: string}} run
+   */
+  dropStreams(run) {
+    for (const [key, stream] of this.streams) {
+      if (!run.invocation_id || key.startsWith(`${run.invocation_id}|`)) {
+        stream.node.remove();
+        this.streams.delete(key);
+      }
+    }
+  }
+}
