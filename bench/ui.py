@@ -255,27 +255,30 @@ class Bench:
         found["dom"] = max(found["dom"], self.dom(page))
 
         last_id = session["last_span"]["span_id"]
-        page.evaluate(f"window.__want.detail = {_js(last_id)}")
-        page.locator(f'#span-tree [data-span-id="{last_id}"] .span-name').click()
-        shown = self.wait(page, "detail", 30)
-        probe = self.probe(page)
-        clicked = last_input(probe, "click")
-        found["details_ms"] = None if shown is None else shown - clicked
-        found["click_task_ms"] = longest(probe["tasks"], clicked, shown or clicked + 5_000)
+        took, task = self.timed_click(page, "detail", last_id, ".span-name")
+        found["details_ms"], found["click_task_ms"] = took, task
         found["dom"] = max(found["dom"], self.dom(page))
 
         page.evaluate(SCROLL, ["#span-tree", 1, True])
         root_id = session["first_root"]["span_id"]
-        page.evaluate(f"window.__want.collapsed = {_js(root_id)}")
-        page.locator(f'#span-tree [data-span-id="{root_id}"] .twisty').click()
-        collapsed = self.wait(page, "collapsed", 30)
-        probe = self.probe(page)
-        pressed = last_input(probe, "click")
-        found["collapse_ms"] = None if collapsed is None else collapsed - pressed
-        found["collapse_task_ms"] = longest(probe["tasks"], pressed, collapsed or pressed + 5_000)
+        took, task = self.timed_click(page, "collapsed", root_id, ".twisty")
+        found["collapse_ms"], found["collapse_task_ms"] = took, task
         found["dom"] = max(found["dom"], self.dom(page))
         found["heap_mb"] = self.heap_mb(cdp)
         return found
+
+    def timed_click(
+        self, page: Any, want: str, span_id: str, part: str
+    ) -> tuple[float | None, float | None]:
+        """Click ``part`` of the row of ``span_id`` and wait for the page to report ``want``
+        for it: (the time from the click's event to that, the longest task meanwhile)."""
+        page.evaluate(f"window.__want.{want} = {_js(span_id)}")
+        page.locator(f'#span-tree [data-span-id="{span_id}"] {part}').click()
+        done = self.wait(page, want, 30)
+        probe = self.probe(page)
+        clicked = last_input(probe, "click")
+        took = None if done is None else done - clicked
+        return took, longest(probe["tasks"], clicked, done or clicked + 5_000)
 
     # ── a session of chat events ──
     def events_once(self, session: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.db.models.fields.json import KT
 from agentdash.spans.models import Span
 from runtime.telemetry.attributes import AgentDash, GenAI
 
-SUMMARY_FIELDS = (
+_STORED = (
     "trace_id",
     "span_id",
     "parent_span_id",
@@ -25,6 +25,11 @@ SUMMARY_FIELDS = (
     "status_message",
     "run_id",
     "seq",
+)
+"""The span's own columns a summary starts with."""
+
+SUMMARY_FIELDS = (
+    *_STORED,
     "span_kind",
     "label",
     "outcome",
@@ -118,21 +123,7 @@ def span_summaries(
     values = (
         rows.order_by("start_time", "id")
         .annotate(**{alias: KT(f"attributes__{key}") for alias, key in _EXTRACTED.items()})
-        .values_list(
-            "id",
-            "trace_id",
-            "span_id",
-            "parent_span_id",
-            "name",
-            "kind",
-            "start_time",
-            "end_time",
-            "status",
-            "status_message",
-            "run_id",
-            "seq",
-            *_EXTRACTED,
-        )[: limit + 1]
+        .values_list("id", *_STORED, *_EXTRACTED)[: limit + 1]
     )
     found = list(values)
     more = len(found) > limit
