@@ -109,8 +109,6 @@ export class SpanTree {
     this.runs = new Map();
     /** @type {Map<any, Set<any>>} run id → its nodes that have no end */
     this.open = new Map();
-    /** @type {Map<any, number>} run id → end of its first span cancelled (Unix ns) */
-    this.cancelledAt = new Map();
     /** @type {Set<any>} nodes running now */
     this.running = new Set();
     /** @type {any[]} the rows: visible nodes in tree order */
@@ -195,8 +193,9 @@ export class SpanTree {
 
   /**
    * What a row shows: "running" (no end, its run active or unknown), "unfinished" (no end and
-   * its run is over), "cancelled" (of a cancelled run: no end, or an error the cancellation
-   * caused), "error" or "ok".
+   * its run is over), "cancelled" (of a cancelled run: no end, or ended by the cancellation —
+   * the runtime ends every span a cancel passes through with `CancelledError`), "error" or
+   * "ok".
    *
    * @returns {"running"|"unfinished"|"cancelled"|"error"|"ok"}
    */
@@ -207,12 +206,8 @@ export class SpanTree {
       return run.status === "cancelled" ? "cancelled" : "unfinished";
     }
     if (node.status !== "error") return "ok";
-    if (run && (run.status === "cancelled" || run.cancel_requested)) {
-      if (node.message.startsWith("CancelledError")) return "cancelled";
-      const at = this.cancelledAt.get(node.run);
-      if (at !== undefined && node.end >= at) return "cancelled";
-    }
-    return "error";
+    const cancelling = run && (run.status === "cancelled" || run.cancel_requested);
+    return cancelling && node.message.startsWith("CancelledError") ? "cancelled" : "error";
   }
 
   /**
@@ -390,13 +385,6 @@ export class SpanTree {
       }
     } else {
       this.unopen(node);
-      if (node.status === "error" && node.run !== null && node.message.startsWith("CancelledError")) {
-        const at = this.cancelledAt.get(node.run);
-        if (at === undefined || node.end < at) {
-          this.cancelledAt.set(node.run, node.end);
-          this.epoch += 1;
-        }
-      }
     }
     const running = this.stateOf(node) === "running";
     if (running !== node.running) {

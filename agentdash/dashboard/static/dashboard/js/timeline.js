@@ -12,8 +12,7 @@
  * @module dashboard/timeline
  */
 
-import { el } from "../../core/js/dom.js";
-import { nowNs } from "./format.js";
+import { formatCount, nowNs } from "./format.js";
 import { SpanDetail } from "./span_detail.js";
 import { fieldIndex, spanKind, summaryOfData, summaryOfRow } from "./span_summary.js";
 import { IGNORED, SpanTree } from "./span_tree.js";
@@ -25,7 +24,6 @@ export { spanKind };
 const TICK_MS = 100;
 const SLICE_MS = 10;
 const FINISH_AT_ONCE = 5_000; // rows: a few ms
-const NUMBER = new Intl.NumberFormat("en-US");
 const PHONE = "(max-width: 600px)";
 const COLORS = {
   agent: "--c-agent",
@@ -41,17 +39,14 @@ const COLORS = {
 export class Timeline {
   /**
    * @param {object} options
-   * @param {HTMLElement} [options.root] the `section.timeline-panel`
+   * @param {HTMLElement} options.root the `section.timeline-panel` (its parts: session.html)
    * @param {((traceId: string, spanId: string) => Promise<any>)|null} [options.fetchSpan] the
    *   full span (attributes, events, seq), or null when it is gone
    * @param {(spanId: string) => void} [options.onSelect] a span's details were opened
    * @param {() => void} [options.onComplete] every page is in and taken (see isComplete)
-   * @param {HTMLElement} [options.tree] (older pages: the tree element, inside the panel)
    */
-  constructor({ root, fetchSpan = null, onSelect, onComplete, tree } = {}) {
-    const panel = root || (tree && tree.closest(".timeline-panel"));
-    if (!panel) throw new Error("Timeline: no timeline panel");
-    this.root = /** @type {HTMLElement} */ (panel);
+  constructor({ root, fetchSpan = null, onSelect, onComplete }) {
+    this.root = root;
     this.data = new SpanTree();
     this.onSelect = onSelect || (() => {});
     this.onComplete = onComplete || (() => {});
@@ -89,26 +84,15 @@ export class Timeline {
   }
 
   /**
-   * Live span changes `{seq, kind: "span", data}` (full data; a bare span's data is taken
-   * too, its `seq` if any as its version). A version older than the one held is ignored.
+   * Live span changes `{seq, kind: "span", data}` (full data; the item's seq is its version).
+   * A version older than the one held is ignored.
    *
-   * @param {any[]} items
+   * @param {{seq: number, kind: string, data: any}[]} items
    */
   applySpans(items) {
-    if (!Array.isArray(items)) return;
     let changed = false;
-    for (const item of items) {
-      if (!item || typeof item !== "object") continue;
-      let data = item;
-      let seq = item.seq;
-      if (item.kind !== undefined && item.span_id === undefined) {
-        if (item.kind !== "span") continue;
-        data = item.data;
-      }
-      if (!data || typeof data !== "object" || data.span_id === null || data.span_id === undefined) {
-        continue;
-      }
-      if (!Number.isFinite(seq)) seq = Number.isFinite(data.seq) ? data.seq : 0;
+    for (const { seq, kind, data } of items) {
+      if (kind !== "span" || !data || typeof data.span_id !== "string") continue;
       if (this.data.upsert(summaryOfData(data), seq) === IGNORED) continue;
       this.detail.remember(data, seq);
       changed = true;
@@ -195,51 +179,24 @@ export class Timeline {
 
   // ── building ────────────────────────────────────────────────────────────────────────────
 
-  /** @private Find the panel's parts, make those the template lacks, add the waterfall's. */
+  /** @private The panel's parts (session.html) and the pieces that drive them. */
   build(fetchSpan) {
     const root = this.root;
-    const find = (selector, make) => /** @type {HTMLElement} */ (root.querySelector(selector) || make());
-    const head = find(".panel-head", () => root.insertBefore(el("header", { class: "panel-head" }), root.firstChild));
-    this.count = find("#span-count", () => head.appendChild(el("span", { class: "muted", attrs: { id: "span-count" } })));
-    const body = find(".timeline-body", () => root.appendChild(el("div", { class: "timeline-body" })));
-    this.tree = find("#span-tree", () => body.appendChild(el("div", { attrs: { id: "span-tree" } })));
-    this.empty = find("#timeline-empty", () => body.appendChild(el("p", { class: "empty", attrs: { id: "timeline-empty" } })));
-    const pane = find("#span-detail", () =>
-      root.appendChild(el("section", { class: "span-detail", attrs: { id: "span-detail", "aria-label": "Span details", hidden: true } })),
-    );
-    this.tree.classList.add("span-tree");
-    this.tree.setAttribute("role", "tree");
-    if (!this.tree.hasAttribute("aria-label")) this.tree.setAttribute("aria-label", "Spans");
+    const part = (selector) => /** @type {HTMLElement} */ (root.querySelector(selector));
+    this.count = part("#span-count");
+    this.tree = part("#span-tree");
+    this.empty = part("#timeline-empty");
+    const body = part(".timeline-body");
+    const axis = part(".tl-axis");
+    const ticks = part(".tl-ticks");
+    const overview = part(".tl-overview");
+    const canvas = /** @type {HTMLCanvasElement} */ (part(".tl-minimap"));
     root.style.setProperty("--row-h", `${ROW_H}px`);
-
-    const ticks = el("div", { class: "tl-ticks", attrs: { title: "Drag to pan; ctrl/⌘ + wheel zooms" } });
-    const axis = el("div", {
-      class: "tl-axis",
-      attrs: { "aria-hidden": "true" },
-      children: [el("span", { class: "tl-axis-label", text: "span" }), ticks, el("span", { class: "tl-axis-end" })],
-    });
-    body.insertBefore(axis, body.firstChild);
-    const canvas = /** @type {HTMLCanvasElement} */ (el("canvas", { class: "tl-minimap" }));
-    const overview = el("div", {
-      class: "tl-overview",
-      attrs: { "aria-hidden": "true", title: "The whole trace: click or drag to move the window" },
-      children: [canvas, el("div", { class: "tl-window" })],
-    });
-    const button = (text, label, action) => {
-      const b = el("button", { class: "tl-zoom-button", text, attrs: { type: "button", "aria-label": label, title: label } });
-      b.addEventListener("click", action);
-      return b;
-    };
-    const zoom = el("div", {
-      class: "tl-zoom",
-      attrs: { role: "group", "aria-label": "Time axis" },
-      children: [
-        button("−", "Zoom out (-)", () => this.waterfall.zoom(2)),
-        button("+", "Zoom in (+)", () => this.waterfall.zoom(0.5)),
-        button("Fit", "Fit the trace (0)", () => this.waterfall.fit()),
-      ],
-    });
-    root.insertBefore(el("div", { class: "tl-tools", children: [overview, zoom] }), body);
+    const zooms = { out: () => this.waterfall.zoom(2), in: () => this.waterfall.zoom(0.5), fit: () => this.waterfall.fit() };
+    for (const button of root.querySelectorAll(".tl-zoom-button")) {
+      const action = zooms[/** @type {HTMLElement} */ (button).dataset.zoom || ""];
+      if (action) button.addEventListener("click", action);
+    }
 
     this.waterfall = new Waterfall({ scope: root, ticks, onChange: () => this.syncOverview() });
     this.overview = new Overview({
@@ -248,7 +205,7 @@ export class Timeline {
       paint: (ctx, w, h) => this.paintOverview(ctx, w, h),
       onPick: (frac) => this.waterfall.center(frac * this.waterfall.extent),
     });
-    this.detail = new SpanDetail({ root: pane, fetchSpan, onClose: () => this.closeDetails() });
+    this.detail = new SpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
     this.view = new TreeView({
       tree: this.tree,
       body,
@@ -296,10 +253,10 @@ export class Timeline {
     const running = this.data.running.size;
     let text = "";
     if (!this.isLoaded && this.expected > n) {
-      text = `Loading ${NUMBER.format(n)} of ${NUMBER.format(this.expected)} spans…`;
+      text = `Loading ${formatCount(n)} of ${formatCount(this.expected)} spans…`;
     } else if (n) {
-      text = `${NUMBER.format(n)} span${n === 1 ? "" : "s"}`;
-      if (running) text += ` · ${NUMBER.format(running)} running`;
+      text = `${formatCount(n)} span${n === 1 ? "" : "s"}`;
+      if (running) text += ` · ${formatCount(running)} running`;
     }
     if (this.count.textContent !== text) this.count.textContent = text;
     this.empty.hidden = n > 0;
