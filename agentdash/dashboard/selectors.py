@@ -97,9 +97,10 @@ SNAPSHOT_RUNS = 200
 
 def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
     """What the session page loads first (docs/PROTOCOL.md, "Pages over HTTP"): the seq to
-    go live from, the latest runs and events, how many spans there are, and the state for
-    those who may edit it. The seq is read first: whatever changed after it is in the
-    socket's replay from it, and rows read later are at least as new."""
+    go live from, the latest runs and events, how many spans there are, the callback
+    switches for operators and the state for those who may edit it. The seq is read first:
+    whatever changed after it is in the socket's replay from it, and rows read later are at
+    least as new."""
     seq = session_last_seq(session_id=session.id)
     runs, runs_more = session_runs_latest(session_id=session.id, limit=SNAPSHOT_RUNS)
     events = session_events_page(session_id=session.id)
@@ -111,8 +112,10 @@ def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]
         "events_before": events.before,
         "spans_total": span_count(session_id=session.id),
     }
-    if is_operator(user) and can_edit_state(user):
-        view = session_state_view(session_id=session.id)
-        data["state"] = view.state
-        data["version"] = view.version
+    if is_operator(user):
+        data["callbacks"] = session_callback_switches(session=session)
+        if can_edit_state(user):
+            view = session_state_view(session_id=session.id)
+            data["state"] = view.state
+            data["version"] = view.version
     return data

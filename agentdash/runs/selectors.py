@@ -6,9 +6,19 @@ from agentdash.changes.items import Item
 from agentdash.runs.change_items import run_item
 from agentdash.runs.models import Run
 
+ACTIVE = (Run.Status.QUEUED, Run.Status.RUNNING)
+
 
 def session_runs_latest(*, session_id: str, limit: int) -> tuple[list[Item], bool]:
     """The session's latest ``limit`` runs as the live protocol sends them, oldest first,
-    and whether older runs exist."""
-    found = list(Run.objects.filter(session_id=session_id).order_by("-id")[: limit + 1])
-    return [run_item(run) for run in found[:limit][::-1]], len(found) > limit
+    plus any older one still queued or running (so a run a client was not sent has ended),
+    and whether older runs exist that were left out."""
+    runs = Run.objects.filter(session_id=session_id)
+    found = list(runs.order_by("-id")[: limit + 1])
+    latest = found[:limit]
+    older_active = (
+        list(runs.filter(status__in=ACTIVE, id__lt=latest[-1].id).order_by("-id"))
+        if len(found) > limit
+        else []
+    )
+    return [run_item(run) for run in (latest + older_active)[::-1]], len(found) > limit

@@ -165,10 +165,12 @@ def _text(value: Any) -> str:
 
 
 def _count(value: Any) -> int | None:
+    """A token count: a whole number (as a number or as text), else ``None``."""
     try:
-        return int(value) if value is not None and value != "" else None
+        number = float(value)
     except (TypeError, ValueError):
         return None
+    return int(number) if number.is_integer() else None
 
 
 def _flag(value: Any) -> bool:

@@ -17,6 +17,7 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.selectors import session_last_seq
 from agentdash.runs.models import Run
+from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.services import spans_store
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.summaries import SUMMARY_FIELDS
@@ -259,3 +260,22 @@ def test_the_page_tells_its_scripts_where_the_data_is(
     client.force_login(alice)
     page = client.get(url("session", session)).content.decode()
     assert f'"data_path": "/sessions/{session.id}/"' in page
+
+
+def test_older_runs_still_active_come_with_the_latest(session: AgentSession) -> None:
+    """A run the page is not sent has ended: the timeline stops the clocks of its spans."""
+
+    def run(status: str) -> Run:
+        return Run.objects.create(
+            session=session, agent_name="capital_agent", message={}, status=status,
+            invocation_id=f"i-{Run.objects.count()}",
+        )  # fmt: skip
+
+    stuck = run(Run.Status.RUNNING)
+    run(Run.Status.SUCCEEDED)
+    later = [run(Run.Status.SUCCEEDED), run(Run.Status.QUEUED)]
+    runs, more = session_runs_latest(session_id=session.id, limit=2)
+    assert [r["id"] for r in runs] == [stuck.pk] + [r.pk for r in later]
+    assert more is True
+    runs, more = session_runs_latest(session_id=session.id, limit=10)
+    assert len(runs) == 4 and more is False

@@ -107,14 +107,27 @@ export class Controls {
   }
 
   /**
+   * Replace the switches with a fresh read (the snapshot, each time the page is back live:
+   * `callback.changed` is not replayed).
+   *
+   * @param {CallbackSwitch[]} callbacks
+   */
+  loadCallbacks(callbacks) {
+    if (!Array.isArray(callbacks) || this.waiting["callback.toggle"].length) return;
+    this.switches.clear();
+    this.renderCallbacks(callbacks);
+  }
+
+  /**
    * Replace the state with a fresh read (the snapshot the page starts from).
    *
    * @param {object} state @param {number} version
    */
   loadState(state, version) {
     if (!this.state || !state || typeof state !== "object") return;
+    if (typeof version !== "number" || version < this.version) return; // older than what we have
     this.state = { ...state };
-    if (typeof version === "number") this.version = version;
+    this.version = version;
     this.renderState();
   }
 

@@ -85,6 +85,7 @@ async function main() {
       switch (message.type) {
         case "replay.done":
           chat.scrollToEnd();
+          if (controls) refreshControls(api, controls);
           break;
         case "partial":
           chat.applyPartial(message);
@@ -138,13 +139,37 @@ async function main() {
   if (snapshot.state) controls?.loadState(snapshot.state, snapshot.version);
   timeline.setExpected(snapshot.spans_total);
   socket.start(snapshot.seq);
+  let retried = false;
   try {
-    await api.allSpans((fields, rows) => timeline.loadRows(fields, rows));
-    timeline.loaded();
+    await api.allSpans(
+      (fields, rows) => {
+        timeline.loadRows(fields, rows);
+        if (retried) banner.hidden = true;
+        retried = false;
+      },
+      (error, pauseMs) => {
+        retried = true;
+        const inS = Math.ceil(pauseMs / 1000);
+        showBanner(banner, `Loading the spans failed (${error.message}); trying again in ${inS} s…`);
+      },
+    );
   } catch (error) {
     showBanner(banner, `The timeline could not load every span: ${error.message}. Reload the page.`);
   }
+  timeline.loaded(); // what came in is all there will be: the page must not wait for more
   badge.render();
+}
+
+/** What is not replayed (switch changes) or may have moved since the page's snapshot: the
+ * operator's switches and state, read again whenever the page is back live. */
+async function refreshControls(api, controls) {
+  try {
+    const fresh = await api.snapshot();
+    controls.loadCallbacks(fresh.callbacks);
+    if (fresh.state) controls.loadState(fresh.state, fresh.version);
+  } catch {
+    // the page stays as it was; the next time it is back live it tries again
+  }
 }
 
 /** The snapshot, retried while the server is away; null (with a banner) when refused. */

@@ -51,23 +51,25 @@ export class SessionData {
   }
 
   /**
-   * Every span summary, page after page, each page handed to `onPage` as it arrives; retries
-   * a failed page (server away) with a growing pause, gives up on a 4xx.
+   * Every span summary, page after page, each page handed to `onPage` as it arrives; a page
+   * that failed (server away) is asked again after a growing pause, told to `onRetry`;
+   * a 4xx answer throws.
    *
    * @param {(fields: string[], rows: any[][]) => void} onPage
-   * @param {() => boolean} [stopped] checked between pages
+   * @param {(error: DataError, pauseMs: number) => void} [onRetry]
    */
-  async allSpans(onPage, stopped = () => false) {
+  async allSpans(onPage, onRetry = () => {}) {
     let after = null;
     let limit = FIRST_PAGE;
     let pause = RETRY_FIRST_MS;
-    while (!stopped()) {
+    for (;;) {
       const query = `limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
       let page;
       try {
         page = await this.get(`spans/?${query}`);
       } catch (error) {
         if (!(error instanceof DataError) || !error.retryable) throw error;
+        onRetry(error, pause);
         await new Promise((resolve) => setTimeout(resolve, pause));
         pause = Math.min(RETRY_MAX_MS, pause * 2);
         continue;

@@ -58,13 +58,6 @@ export class SpanDetail {
     return this.node ? this.node.id : null;
   }
 
-  /** Forget the cache and close. */
-  reset() {
-    this.cache.clear();
-    this.loading.clear();
-    this.close();
-  }
-
   /**
    * Keep a span's full data (a live version) if it is at least as new as the one kept; the
    * pane shows it if it is the span open.

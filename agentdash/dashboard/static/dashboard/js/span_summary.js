@@ -85,7 +85,7 @@ function text(value, max = TEXT_CHARS) {
 function count(value) {
   if (value === null || value === undefined || value === "") return null;
   const n = Number(value);
-  return Number.isFinite(n) ? Math.trunc(n) : null;
+  return Number.isInteger(n) ? n : null; // as the server's summaries: a count or nothing
 }
 
 function flag(value) {

@@ -192,8 +192,8 @@ export class SpanTree {
   }
 
   /**
-   * What a row shows: "running" (no end, its run active or unknown), "unfinished" (no end and
-   * its run is over), "cancelled" (of a cancelled run: no end, or ended by the cancellation —
+   * What a row shows: "running" (no end, and its run active or of no run), "unfinished" (no
+   * end and its run is over or unknown), "cancelled" (of a cancelled run: no end, or ended by the cancellation —
    * the runtime ends every span a cancel passes through with `CancelledError`), "error" or
    * "ok".
    *
@@ -202,7 +202,10 @@ export class SpanTree {
   stateOf(node) {
     const run = node.run === null ? undefined : this.runs.get(node.run);
     if (node.end === null) {
-      if (!run || ACTIVE_RUN.has(run.status)) return "running";
+      // The page is sent every run still active (PROTOCOL.md), so a run it does not know
+      // has ended; a span of no run runs until it ends.
+      if (node.run === null || (run && ACTIVE_RUN.has(run.status))) return "running";
+      if (!run) return "unfinished";
       return run.status === "cancelled" ? "cancelled" : "unfinished";
     }
     if (node.status !== "error") return "ok";

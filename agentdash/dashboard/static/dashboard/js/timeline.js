@@ -14,12 +14,11 @@
 
 import { formatCount, nowNs } from "./format.js";
 import { SpanDetail } from "./span_detail.js";
-import { fieldIndex, spanKind, summaryOfData, summaryOfRow } from "./span_summary.js";
+import { fieldIndex, summaryOfData, summaryOfRow } from "./span_summary.js";
 import { IGNORED, SpanTree } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
 import { Overview, Waterfall, paintTrace } from "./waterfall.js";
 
-export { spanKind };
 
 const TICK_MS = 100;
 const SLICE_MS = 10;
@@ -93,8 +92,19 @@ export class Timeline {
     let changed = false;
     for (const { seq, kind, data } of items) {
       if (kind !== "span" || !data || typeof data.span_id !== "string") continue;
-      if (this.data.upsert(summaryOfData(data), seq) === IGNORED) continue;
-      this.detail.remember(data, seq);
+      // A change too large for one message comes without its attributes (PROTOCOL.md): its
+      // timing and status are news, its display fields and details are not — keep what the
+      // row has, and let the details be read from the server.
+      const trimmed = Boolean(data.attributes && data.attributes["agentdash.truncated"]);
+      const summary = summaryOfData(data);
+      const held = trimmed ? this.data.nodes.get(summary.id) : undefined;
+      if (held) {
+        for (const key of ["spanKind", "label", "outcome", "hook", "tin", "tout", "offline"]) {
+          summary[key] = held[key];
+        }
+      }
+      if (this.data.upsert(summary, seq) === IGNORED) continue;
+      if (!trimmed) this.detail.remember(data, seq);
       changed = true;
     }
     if (changed) this.dataChanged();
@@ -154,27 +164,6 @@ export class Timeline {
     this.view.reach(node, scroll);
     this.open(node);
     return true;
-  }
-
-  /** Forget every span, run and page. */
-  reset() {
-    this.data.reset();
-    this.queue = [];
-    clearTimeout(this.drainTimer);
-    this.drainTimer = 0;
-    this.isLoaded = false;
-    this.completeTold = false;
-    this.expected = 0;
-    this.pending = null;
-    this.focusTrace = null;
-    this.detail.reset();
-    this.view.reset();
-    this.waterfall.reset();
-    clearInterval(this.ticker);
-    this.ticker = 0;
-    this.countDirty = true;
-    this.overview.request();
-    this.requestFrame();
   }
 
   // ── building ────────────────────────────────────────────────────────────────────────────

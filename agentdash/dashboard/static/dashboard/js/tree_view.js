@@ -74,15 +74,6 @@ export class TreeView {
     return rows.length ? rows[Math.min(rows.length - 1, Math.floor(this.top / ROW_H))] : null;
   }
 
-  /** Forget the rows (the tree was emptied). */
-  reset() {
-    this.active = null;
-    this.selected = null;
-    for (const row of this.pool) hideRow(row);
-    this.tree.style.setProperty("--rows", "0");
-    this.scrollTo(0);
-  }
-
   /** One frame's work: the rows again if the tree changed (paced), then the rows in view. */
   frame() {
     if (this.data.changed) {
@@ -192,8 +183,29 @@ export class TreeView {
       }
     }
     for (const row of free) hideRow(row);
+    this.keepDomOrder(first, last);
     const stop = rows.length && !(this.active && this.active.row) ? "0" : "-1";
     if (this.tree.getAttribute("tabindex") !== stop) this.tree.setAttribute("tabindex", stop);
+  }
+
+  /** @private Pooled rows are reused in any order and placed by --y; a screen reader's
+   * browse mode reads the document's order, so the rows in view are put in row order again
+   * when reuse mixed them (focus stays where it was). */
+  keepDomOrder(start, end) {
+    const rows = this.data.rows;
+    let before = null;
+    let mixed = false;
+    for (let i = start; i < end && !mixed; i++) {
+      const el = rows[i].row.el;
+      mixed = before !== null && !(before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
+      before = el;
+    }
+    if (!mixed) return;
+    const focused = document.activeElement;
+    for (let i = start; i < end; i++) this.tree.append(rows[i].row.el);
+    if (focused instanceof HTMLElement && focused !== document.activeElement && this.tree.contains(focused)) {
+      focused.focus({ preventScroll: true });
+    }
   }
 
   /** @private */

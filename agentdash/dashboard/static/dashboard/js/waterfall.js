@@ -92,12 +92,6 @@ export class Waterfall {
     this.apply();
   }
 
-  /** Back to an empty trace, fitted. */
-  reset() {
-    this.auto = true;
-    this.setExtent(0);
-  }
-
   /**
    * The focused trace's length; while fitted, the window follows it.
    *
