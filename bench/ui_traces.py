@@ -112,6 +112,8 @@ class Trace:
     ) -> None:
         from agentdash.spans.span_version import SpanVersion
 
+        if message.startswith("CancelledError"):  # as the runtime's mark_error marks it
+            attributes = {**attributes, "agentdash.cancelled": True}
         self.spans.append(
             SpanVersion(
                 trace_id=self.trace_id,

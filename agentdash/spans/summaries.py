@@ -37,6 +37,7 @@ SUMMARY_FIELDS = (
     "tokens_in",
     "tokens_out",
     "offline",
+    "cancelled",
 )
 """The columns of a summary row, in order (docs/PROTOCOL.md, "Pages over HTTP")."""
 
@@ -69,6 +70,7 @@ _EXTRACTED = {
     "a_in": GenAI.USAGE_INPUT_TOKENS,
     "a_out": GenAI.USAGE_OUTPUT_TOKENS,
     "a_offline": AgentDash.MODEL_OFFLINE,
+    "a_cancelled": AgentDash.CANCELLED,
 }
 
 
@@ -157,6 +159,7 @@ def _summary_row(row: tuple[Any, ...]) -> list[Any]:
         _count(extracted["a_in"]),
         _count(extracted["a_out"]),
         _flag(extracted["a_offline"]),
+        _flag(extracted["a_cancelled"]),
     ]
 
 

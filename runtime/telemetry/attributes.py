@@ -55,6 +55,9 @@ class AgentDash:
     LONG_RUNNING = "agentdash.tool.long_running"
     MODEL_OFFLINE = "agentdash.model.offline"
     ERROR_MESSAGE = "agentdash.error.message"
+    CANCELLED = "agentdash.cancelled"
+    """True on a span that ended because its run was cancelled (the cancellation passed
+    through it): a stop someone asked for, not a failure of the step."""
     STORAGE_REPLACED = "agentdash.storage.replaced"
     """Set by the store on what it kept: how many characters it could not store as they were
     (NUL, lone surrogates → U+FFFD) plus how many too-deep values it cut."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from contextlib import contextmanager
@@ -11,6 +12,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
+
+from runtime.telemetry.attributes import AgentDash
 
 tracer = trace.get_tracer("agentdash.runtime")
 
@@ -106,8 +109,12 @@ async def iterate_in_span(
 
 def mark_error(span: LiveSpan | Span, exc: BaseException) -> None:
     """Set ``span``'s status to error; the exception itself is recorded (as a span event with
-    its traceback) only on the innermost span it passed through."""
+    its traceback) only on the innermost span it passed through. A cancellation
+    (``asyncio.CancelledError``) also sets ``agentdash.cancelled``: viewers show it as
+    stopped, not failed."""
     target = span.span if isinstance(span, LiveSpan) else span
+    if isinstance(exc, asyncio.CancelledError):
+        target.set_attribute(AgentDash.CANCELLED, True)
     if not getattr(exc, "_agentdash_recorded", False):
         target.record_exception(exc)
         with contextlib.suppress(AttributeError):

@@ -136,7 +136,7 @@ def test_a_summary_carries_what_a_row_shows_and_no_attributes(
                 name="execute_tool get_capital",
                 start_time=7,
                 session_id=session.id,
-                attributes={"gen_ai.tool.name": "get_capital"},
+                attributes={"gen_ai.tool.name": "get_capital", "agentdash.cancelled": True},
             ),
         ]
     )
@@ -151,6 +151,7 @@ def test_a_summary_carries_what_a_row_shows_and_no_attributes(
     assert (callback["hook"], callback["outcome"]) == ("before_model", "overridden")
     assert callback["tokens_in"] is None and callback["offline"] is False
     assert tool["span_kind"] == "tool" and tool["label"] == "get_capital"
+    assert tool["cancelled"] is True and model["cancelled"] is False
     assert "x" * 100 not in json.dumps(body)
 
 

@@ -489,3 +489,41 @@ async def test_span_tree_matches_golden(
         f"span tree differs from {golden.name}; if intended, regenerate with UPDATE_GOLDEN=1 "
         "and review the diff"
     )
+
+
+async def test_a_cancelled_run_marks_the_spans_it_stopped(spans: InMemorySpanExporter) -> None:
+    """Cancelling the task that runs an agent (what a worker does when a cancel is asked for)
+    ends every open span with ``agentdash.cancelled``; spans that had ended do not get it."""
+    import asyncio
+
+    started = asyncio.Event()
+
+    async def slow_lookup(city: str) -> str:
+        """Looks a city up, slowly."""
+        started.set()
+        await asyncio.sleep(30)
+        return city
+
+    script = [_call("slow_lookup", city="x"), _answer("unreached")]
+    agent = Agent(name="a", model=ScriptedLlm(responses=script), tools=[slow_lookup], callbacks=[])
+    service = InMemorySessionService()
+    session = await service.acreate_session(app_name="app", user_id="u")
+    runner = Runner(agent=agent, app_name="app", session_service=service)
+
+    async def drive() -> None:
+        message = types.Content(role="user", parts=[types.Part(text="go")])
+        async for _ in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+            pass
+
+    task = asyncio.create_task(drive())
+    await asyncio.wait_for(started.wait(), 10)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    finished = {s.name: s for s in spans.get_finished_spans()}
+    cancelled = {n for n, s in finished.items() if s.attributes.get("agentdash.cancelled")}
+    assert "execute_tool slow_lookup" in cancelled and "invoke_agent a" in cancelled
+    for name in cancelled:
+        assert finished[name].status.status_code is StatusCode.ERROR
+    model_call = next(n for n in finished if n.startswith("generate_content"))
+    assert model_call not in cancelled  # it had ended before the cancel

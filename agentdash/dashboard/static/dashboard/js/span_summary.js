@@ -25,6 +25,7 @@ export const ATTR = {
   tokensIn: "gen_ai.usage.input_tokens",
   tokensOut: "gen_ai.usage.output_tokens",
   offline: "agentdash.model.offline",
+  cancelled: "agentdash.cancelled",
 };
 const LABEL_OF_KIND = { callback: ATTR.callback, tool: ATTR.tool, agent: ATTR.agent, model: ATTR.model };
 const MESSAGE_CHARS = 500;
@@ -49,6 +50,7 @@ const TEXT_CHARS = 200;
  * @property {number|null} tin
  * @property {number|null} tout
  * @property {boolean} offline
+ * @property {boolean} cancelled ended by its run's cancellation (the runtime marks it)
  */
 
 /**
@@ -133,6 +135,7 @@ export function summaryOfData(data) {
     tin: count(attrs[ATTR.tokensIn]),
     tout: count(attrs[ATTR.tokensOut]),
     offline: flag(attrs[ATTR.offline]),
+    cancelled: flag(attrs[ATTR.cancelled]),
   };
 }
 
@@ -182,6 +185,7 @@ export function summaryOfRow(row, ix) {
     tin: count(at("tokens_in")),
     tout: count(at("tokens_out")),
     offline: flag(at("offline")),
+    cancelled: flag(at("cancelled")),
     seq: Number(at("seq")) || 0,
   };
 }

@@ -43,6 +43,7 @@ function makeNode(s) {
     tin: null,
     tout: null,
     offline: false,
+    cancelled: false,
     running: false,
     // Set by flatten(): the row index, the flatten it belongs to, position among siblings.
     vi: -1,
@@ -160,6 +161,7 @@ export class SpanTree {
     node.tin = s.tin;
     node.tout = s.tout;
     node.offline = s.offline;
+    node.cancelled = s.cancelled;
     if (s.run !== node.run) {
       this.unopen(node);
       node.run = s.run;
@@ -193,9 +195,9 @@ export class SpanTree {
 
   /**
    * What a row shows: "running" (no end, and its run active or of no run), "unfinished" (no
-   * end and its run is over or unknown), "cancelled" (of a cancelled run: no end, or ended by the cancellation —
-   * the runtime ends every span a cancel passes through with `CancelledError`), "error" or
-   * "ok".
+   * end and its run is over or unknown), "cancelled" (no end and its run cancelled, or ended by the cancellation:
+   * `agentdash.cancelled`, set by the runtime on every span a cancel passes through), "error"
+   * or "ok".
    *
    * @returns {"running"|"unfinished"|"cancelled"|"error"|"ok"}
    */
@@ -208,9 +210,8 @@ export class SpanTree {
       if (!run) return "unfinished";
       return run.status === "cancelled" ? "cancelled" : "unfinished";
     }
-    if (node.status !== "error") return "ok";
-    const cancelling = run && (run.status === "cancelled" || run.cancel_requested);
-    return cancelling && node.message.startsWith("CancelledError") ? "cancelled" : "error";
+    if (node.cancelled) return "cancelled";
+    return node.status === "error" ? "error" : "ok";
   }
 
   /**

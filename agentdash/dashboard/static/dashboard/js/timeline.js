@@ -99,7 +99,7 @@ export class Timeline {
       const summary = summaryOfData(data);
       const held = trimmed ? this.data.nodes.get(summary.id) : undefined;
       if (held) {
-        for (const key of ["spanKind", "label", "outcome", "hook", "tin", "tout", "offline"]) {
+        for (const key of ["spanKind", "label", "outcome", "hook", "tin", "tout", "offline", "cancelled"]) {
           summary[key] = held[key];
         }
       }
