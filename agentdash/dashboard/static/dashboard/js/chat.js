@@ -35,8 +35,9 @@ import {
   userBubble,
   workingItem,
 } from "./chat_render.js";
-import { RunOutcomes, endedBadly, isActive } from "./chat_runs.js";
+import { RunOutcomes, endedBadly } from "./chat_runs.js";
 import { Unstored } from "./chat_unstored.js";
+import { isActive } from "./run_status.js";
 
 const NEAR_END_PX = 80; // scrolling down to within this of the end sticks to the end again
 const AT_END_PX = 4; // scrolling up unsticks unless the list is (still) at its very end

@@ -7,8 +7,8 @@
  */
 
 import { runNote } from "./chat_render.js";
+import { isActive } from "./run_status.js";
 
-const ACTIVE_RUN = new Set(["queued", "running"]);
 const ENDED_BADLY = new Set(["failed", "cancelled"]);
 
 /**
@@ -18,16 +18,6 @@ const ENDED_BADLY = new Set(["failed", "cancelled"]);
  * @property {string} [invocation_id]
  * @property {string} [error]
  */
-
-/**
- * Whether a status is a run's queued or running one.
- *
- * @param {string|undefined} status
- * @returns {boolean}
- */
-export function isActive(status) {
-  return ACTIVE_RUN.has(status ?? "");
-}
 
 /**
  * Whether a status is a failed or cancelled run's.
@@ -70,7 +60,7 @@ export class RunOutcomes {
     const id = String(run.id);
     const before = this.runs.get(id)?.status;
     this.runs.set(id, run);
-    if (ACTIVE_RUN.has(run.status)) this.active.add(id);
+    if (isActive(run.status)) this.active.add(id);
     else this.active.delete(id);
     return before;
   }

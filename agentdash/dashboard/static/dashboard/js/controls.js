@@ -12,8 +12,8 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatInline, formatJson } from "./format.js";
+import { isActive } from "./run_status.js";
 
-const CANCELLABLE = new Set(["queued", "running"]);
 const RUN_STATES = new Set(["queued", "running", "succeeded", "failed", "cancelled"]);
 
 /**
@@ -366,7 +366,7 @@ export class Controls {
         run.error ? el("div", { class: "run-error", text: String(run.error) }) : null,
       ],
     });
-    if (CANCELLABLE.has(run.status)) item.append(this.cancelButton(run));
+    if (isActive(run.status)) item.append(this.cancelButton(run));
     return item;
   }
 

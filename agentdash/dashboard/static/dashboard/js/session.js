@@ -13,6 +13,7 @@ import { Controls } from "./controls.js";
 import { LiveSocket } from "../../live/js/socket.js";
 import { setupPanels } from "./panels.js";
 import { SessionData } from "./session_data.js";
+import { isActive } from "./run_status.js";
 import { Timeline } from "./timeline.js";
 
 const CONNECTION_LABELS = {
@@ -23,7 +24,6 @@ const CONNECTION_LABELS = {
   forbidden: "Not allowed",
   "not-found": "Session gone",
 };
-const ACTIVE_RUN = new Set(["queued", "running"]);
 const SNAPSHOT_RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000];
 
 /** @param {string} id @returns {HTMLElement} */
@@ -212,7 +212,7 @@ class RunBadge {
     const run = this.latest;
     if (!run) return;
     const status = String(run.status);
-    const active = ACTIVE_RUN.has(status);
+    const active = isActive(status);
     const shown = active || this.timeline?.isComplete ? status : "loading";
     this.node.hidden = false;
     this.node.dataset.status = shown;

@@ -12,7 +12,7 @@
  * @module dashboard/span_tree
  */
 
-const ACTIVE_RUN = new Set(["queued", "running"]);
+import { isActive } from "./run_status.js";
 
 /** @typedef {import("./span_summary.js").Summary} Summary */
 
@@ -206,7 +206,7 @@ export class SpanTree {
     if (node.end === null) {
       // The page is sent every run still active (PROTOCOL.md), so a run it does not know
       // has ended; a span of no run runs until it ends.
-      if (node.run === null || (run && ACTIVE_RUN.has(run.status))) return "running";
+      if (node.run === null || (run && isActive(run.status))) return "running";
       if (!run) return "unfinished";
       return run.status === "cancelled" ? "cancelled" : "unfinished";
     }
