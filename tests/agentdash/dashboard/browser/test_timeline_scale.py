@@ -346,3 +346,26 @@ def test_the_run_badge_never_says_finished_while_spans_are_loading(
     )
     assert "succeeded" in badge.inner_text()
     browser.console.assert_clean()
+
+
+def test_spans_of_two_traces_with_the_same_ids_stay_apart(browser: Browser) -> None:
+    """Span ids are unique only within a trace (PROTOCOL.md): the timeline's tree keys a
+    span by both, so a second trace reusing ids neither replaces nor adopts the first's."""
+    browser.log_in("alice")
+    shape = browser.page.evaluate(
+        """async () => {
+          const { SpanTree } = await import("/static/dashboard/js/span_tree.js");
+          const { summaryOfData } = await import("/static/dashboard/js/span_summary.js");
+          const tree = new SpanTree();
+          const spans = [["b", "2", "1"], ["a", "1", null], ["a", "2", "1"], ["b", "1", null]];
+          for (const [trace, id, parent] of spans) {
+            const data = { trace_id: trace, span_id: id, parent_span_id: parent,
+              name: trace + id, start_time: 1, end_time: 2, status: "ok", attributes: {} };
+            tree.upsert(summaryOfData(data), 1);
+          }
+          return { nodes: tree.nodes.size,
+            roots: tree.roots.map((r) => [r.name, r.children.map((c) => c.name)]) };
+        }"""
+    )
+    assert shape["nodes"] == 4
+    assert sorted(shape["roots"]) == [["a1", ["a2"]], ["b1", ["b2"]]]

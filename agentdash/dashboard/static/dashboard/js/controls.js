@@ -241,7 +241,7 @@ export class Controls {
         type: "callback.toggle", agent: cb.agent, callback: cb.name, enabled, scope, reason,
       };
       const sent = this.request(message, (ok, answer) => {
-        if (ok) cb[scope] = enabled;
+        if (ok) cb[scope] = answer.setting?.enabled ?? enabled; // as stored
         const text = ok ? `${cb.name} ${enabled ? "on" : "off"} (${where}).` : errorText(answer);
         this.status("callbacks-status", text, ok ? "ok" : "error");
         boxes.forEach((box) => (box.disabled = false));

@@ -8,6 +8,7 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatDuration, formatJson, formatNsTimestamp, nowNs } from "./format.js";
+import { spanKey } from "./span_tree.js";
 
 const CACHE_SIZE = 200;
 const STATE_TEXT = {
@@ -66,13 +67,13 @@ export class SpanDetail {
    * @param {number} seq
    */
   remember(data, seq) {
-    const id = String(data.span_id);
-    const had = this.cache.get(id);
+    const key = spanKey(String(data.trace_id), String(data.span_id));
+    const had = this.cache.get(key);
     if (had && had.seq > seq) return;
-    this.cache.delete(id);
-    this.cache.set(id, { data, seq });
+    this.cache.delete(key);
+    this.cache.set(key, { data, seq });
     if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value);
-    if (this.node && this.node.id === id) this.drawAttributes();
+    if (this.node && this.node.key === key) this.drawAttributes();
   }
 
   /**
@@ -150,7 +151,7 @@ export class SpanDetail {
   drawAttributes() {
     const n = this.node;
     if (!n) return;
-    const kept = this.cache.get(n.id);
+    const kept = this.cache.get(n.key);
     if (!kept) {
       const note = this.fetchSpan ? "Loading…" : "Not available.";
       this.attrsPart.replaceChildren(el("p", { class: "muted", text: note }));
@@ -167,21 +168,21 @@ export class SpanDetail {
 
   /** @private Fetch the full span unless the cache has this version. */
   load(node) {
-    const kept = this.cache.get(node.id);
-    if (!this.fetchSpan || (kept && kept.seq >= node.seq) || this.loading.has(node.id)) return;
+    const kept = this.cache.get(node.key);
+    if (!this.fetchSpan || (kept && kept.seq >= node.seq) || this.loading.has(node.key)) return;
     const job = Promise.resolve()
       .then(() => this.fetchSpan(node.trace, node.id))
       .then(
         (data) => {
-          this.loading.delete(node.id);
+          this.loading.delete(node.key);
           if (data && typeof data === "object") {
             this.remember(data, Number.isFinite(data.seq) ? data.seq : node.seq);
-          } else if (this.node === node && !this.cache.has(node.id)) {
+          } else if (this.node === node && !this.cache.has(node.key)) {
             this.attrsPart.replaceChildren(el("p", { class: "muted", text: "Not available: this span is gone." }));
           }
         },
         () => {
-          this.loading.delete(node.id);
+          this.loading.delete(node.key);
           if (this.node !== node) return;
           const retry = el("button", { class: "link", text: "Retry", attrs: { type: "button" } });
           retry.addEventListener("click", () => this.load(node));
@@ -190,7 +191,7 @@ export class SpanDetail {
           );
         },
       );
-    this.loading.set(node.id, job);
+    this.loading.set(node.key, job);
   }
 }
 

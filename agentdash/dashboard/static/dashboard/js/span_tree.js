@@ -14,6 +14,15 @@
 
 import { isActive } from "./run_status.js";
 
+/**
+ * A span's key: span ids are unique only within their trace (PROTOCOL.md).
+ *
+ * @param {string} traceId @param {string} spanId
+ */
+export function spanKey(traceId, spanId) {
+  return `${traceId}:${spanId}`;
+}
+
 /** @typedef {import("./span_summary.js").Summary} Summary */
 
 /** A tree node: a span's summary plus its place in the tree and in the flattened rows. */
@@ -21,6 +30,7 @@ function makeNode(s) {
   return {
     id: s.id,
     trace: s.trace,
+    key: spanKey(s.trace, s.id),
     parentId: s.parentId === s.id ? null : s.parentId,
     /** @type {any} */ parent: null,
     /** @type {any[]} */ children: [],
@@ -134,11 +144,11 @@ export class SpanTree {
    * @returns {number}
    */
   upsert(s, seq) {
-    let node = this.nodes.get(s.id);
+    let node = this.nodes.get(spanKey(s.trace, s.id));
     let result = UPDATED;
     if (!node) {
       node = makeNode(s);
-      this.nodes.set(node.id, node);
+      this.nodes.set(node.key, node);
       result = ADDED;
     } else if (seq < node.seq) {
       return IGNORED;
@@ -299,7 +309,8 @@ export class SpanTree {
 
   /** @private Under its parent, or at the top level (waiting for it). */
   attach(node) {
-    const parent = node.parentId === null ? undefined : this.nodes.get(node.parentId);
+    const parentKey = node.parentId === null ? null : spanKey(node.trace, node.parentId);
+    const parent = parentKey === null ? undefined : this.nodes.get(parentKey);
     if (parent) {
       node.parent = parent;
       node.orphan = false;
@@ -309,9 +320,9 @@ export class SpanTree {
     node.parent = null;
     if (node.parentId !== null) {
       node.orphan = true;
-      const waiting = this.orphans.get(node.parentId);
+      const waiting = this.orphans.get(parentKey);
       if (waiting) waiting.push(node);
-      else this.orphans.set(node.parentId, [node]);
+      else this.orphans.set(parentKey, [node]);
     }
     insertSorted(this.roots, node);
   }
@@ -321,10 +332,11 @@ export class SpanTree {
     if (node.parent) removeSorted(node.parent.children, node);
     else removeSorted(this.roots, node);
     if (node.orphan) {
-      const waiting = this.orphans.get(node.parentId) || [];
+      const parentKey = spanKey(node.trace, node.parentId);
+      const waiting = this.orphans.get(parentKey) || [];
       const at = waiting.indexOf(node);
       if (at >= 0) waiting.splice(at, 1);
-      if (!waiting.length) this.orphans.delete(node.parentId);
+      if (!waiting.length) this.orphans.delete(parentKey);
     }
     node.parent = null;
     node.orphan = false;
@@ -333,9 +345,9 @@ export class SpanTree {
   /** @private The children that arrived before `parent` move under it (never making a cycle:
    * a child that is also an ancestor of `parent` stays at the top level). */
   adopt(parent) {
-    const waiting = this.orphans.get(parent.id);
+    const waiting = this.orphans.get(parent.key);
     if (!waiting) return;
-    this.orphans.delete(parent.id);
+    this.orphans.delete(parent.key);
     const kept = [];
     for (const child of waiting) {
       let cycle = false;
@@ -354,7 +366,7 @@ export class SpanTree {
       child.parent = parent;
       insertSorted(parent.children, child);
     }
-    if (kept.length) this.orphans.set(parent.id, kept);
+    if (kept.length) this.orphans.set(parent.key, kept);
   }
 
   /** @private */

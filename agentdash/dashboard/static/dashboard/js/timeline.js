@@ -15,7 +15,7 @@
 import { formatCount, nowNs } from "./format.js";
 import { SpanDetail } from "./span_detail.js";
 import { fieldIndex, summaryOfData, summaryOfRow } from "./span_summary.js";
-import { IGNORED, SpanTree } from "./span_tree.js";
+import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
 import { Overview, Waterfall, paintTrace } from "./waterfall.js";
 
@@ -55,7 +55,7 @@ export class Timeline {
     this.expected = 0;
     this.isLoaded = false;
     this.completeTold = false;
-    /** @type {{id: string, scroll: boolean}|null} a select() waiting for its span */
+    /** @type {{key: string, traceId: string, spanId: string, scroll: boolean}|null} a select() waiting for its span */
     this.pending = null;
     this.frameId = 0;
     this.ticker = 0;
@@ -97,7 +97,7 @@ export class Timeline {
       // row has, and let the details be read from the server.
       const trimmed = Boolean(data.attributes && data.attributes["agentdash.truncated"]);
       const summary = summaryOfData(data);
-      const held = trimmed ? this.data.nodes.get(summary.id) : undefined;
+      const held = trimmed ? this.data.nodes.get(spanKey(summary.trace, summary.id)) : undefined;
       if (held) {
         for (const key of ["spanKind", "label", "outcome", "hook", "tin", "tout", "offline", "cancelled"]) {
           summary[key] = held[key];
@@ -150,14 +150,16 @@ export class Timeline {
    * Show a span: expand its ancestors, scroll to it, select it and open its details. A span
    * not here yet is shown when it arrives.
    *
+   * @param {string} traceId
    * @param {string} spanId
    * @param {{scroll?: boolean}} [options]
    * @returns {boolean} whether the span was here
    */
-  select(spanId, { scroll = true } = {}) {
-    const node = this.data.nodes.get(String(spanId));
+  select(traceId, spanId, { scroll = true } = {}) {
+    const key = spanKey(String(traceId), String(spanId));
+    const node = this.data.nodes.get(key);
     if (!node) {
-      this.pending = { id: String(spanId), scroll };
+      this.pending = { key, traceId, spanId, scroll };
       return false;
     }
     this.pending = null;
@@ -289,9 +291,9 @@ export class Timeline {
   /** @private */
   dataChanged() {
     this.countDirty = true;
-    if (this.pending && this.data.nodes.has(this.pending.id)) {
-      const { id, scroll } = this.pending;
-      this.select(id, { scroll });
+    if (this.pending && this.data.nodes.has(this.pending.key)) {
+      const { traceId, spanId, scroll } = this.pending;
+      this.select(traceId, spanId, { scroll });
     }
     if (this.data.running.size && !this.ticker) this.ticker = setInterval(() => this.tick(), TICK_MS);
     this.overview.request();
