@@ -36,7 +36,7 @@ export class SpanDetail {
     this.root = root;
     this.fetchSpan = fetchSpan;
     this.onClose = onClose;
-    /** @type {Map<string, {data: any, seq: number}>} span id → full data, least recent first */
+    /** @type {Map<string, {data: any, seq: number}>} span key → full data, least recent first */
     this.cache = new Map();
     /** @type {Map<string, Promise<void>>} */
     this.loading = new Map();
@@ -46,6 +46,14 @@ export class SpanDetail {
     /** @type {Element|null} the duration cell, updated while the span runs */
     this.duration = null;
     this.attrsPart = el("div", { class: "detail-attrs" });
+    // Built once: a refresh (a new version, a run ending) redraws the tables, never the
+    // header, so keyboard focus on Close stays.
+    this.title = el("h3");
+    const close = el("button", { class: "link", text: "Close", attrs: { type: "button" } });
+    close.addEventListener("click", () => this.onClose());
+    this.head = el("header", { class: "detail-head", children: [this.title, close] });
+    this.summary = el("div");
+    this.attrsTitle = el("h4", { text: "Attributes" });
     root.addEventListener("keydown", (event) => {
       if (event.key === "Escape") {
         event.preventDefault();
@@ -87,13 +95,13 @@ export class SpanDetail {
     const same = this.node === node;
     this.node = node;
     this.state = state;
-    const close = el("button", { class: "link", text: "Close", attrs: { type: "button" } });
-    close.addEventListener("click", () => this.onClose());
-    const head = el("header", {
-      class: "detail-head",
-      children: [el("h3", { text: node.label || node.name || node.id }), close],
-    });
-    this.root.replaceChildren(head, this.summaryTable(), el("h4", { text: "Attributes" }), this.attrsPart);
+    this.title.textContent = node.label || node.name || node.id;
+    const summary = this.summaryTable();
+    this.summary.replaceWith(summary);
+    this.summary = summary;
+    if (this.head.parentNode !== this.root) {
+      this.root.replaceChildren(this.head, this.summary, this.attrsTitle, this.attrsPart);
+    }
     this.root.dataset.spanId = node.id;
     this.root.dataset.state = state;
     this.root.hidden = false;
@@ -118,7 +126,6 @@ export class SpanDetail {
     this.node = null;
     this.duration = null;
     this.root.hidden = true;
-    this.root.replaceChildren();
     this.attrsPart.replaceChildren();
   }
 
