@@ -65,12 +65,15 @@ def session_callback_switches(*, session: AgentSession) -> list[dict[str, Any]]:
     return out
 
 
-def session_page_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
+def session_page_data(
+    *, session: AgentSession, user: Any, snapshot: dict[str, Any]
+) -> dict[str, Any]:
     """What the session page passes to its scripts (through ``json_script``).
 
     Everyone who may see the session gets its id, agent, model and websocket path; operators
     also get the agent's callback switches and, with the permission to edit state, the merged
-    state and the version an edit is based on."""
+    state and the version an edit is based on — those two taken from ``snapshot`` (what
+    :func:`session_snapshot_data` read for this user), not read again."""
     record = AgentRecord.objects.filter(name=session.app_name).values("model").first()
     operator = is_operator(user)
     data: dict[str, Any] = {
@@ -81,14 +84,11 @@ def session_page_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
         "data_path": reverse("dashboard:session", kwargs={"session_id": session.id}),
         "is_operator": operator,
         "can_edit_state": operator and can_edit_state(user),
-        "callbacks": [],
+        "callbacks": snapshot.get("callbacks", []),
     }
-    if operator:
-        data["callbacks"] = session_callback_switches(session=session)
     if data["can_edit_state"]:
-        view = session_state_view(session_id=session.id)
-        data["state"] = view.state
-        data["version"] = view.version
+        data["state"] = snapshot["state"]
+        data["version"] = snapshot["version"]
     return data
 
 

@@ -51,13 +51,14 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     session is a 404 (``session_get_for_user``), as is a missing one. The snapshot the page
     starts from comes with it (no round trip before the latest messages show)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
+    snapshot = session_snapshot_data(session=session, user=request.user)
     return render(
         request,
         "dashboard/session.html",
         {
             "session": session,
             "is_operator": is_operator(request.user),
-            "page_data": session_page_data(session=session, user=request.user),
-            "snapshot": session_snapshot_data(session=session, user=request.user),
+            "page_data": session_page_data(session=session, user=request.user, snapshot=snapshot),
+            "snapshot": snapshot,
         },
     )

@@ -125,7 +125,7 @@ export class Controls {
    */
   loadState(state, version) {
     if (!this.state || !state || typeof state !== "object") return;
-    if (typeof version !== "number" || version < this.version) return; // older than what we have
+    if (typeof version !== "number" || version <= this.version) return; // not newer than ours
     this.state = { ...state };
     this.version = version;
     this.renderState();
