@@ -5,6 +5,7 @@ parameter is a 400 naming it, as JSON."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -42,6 +43,7 @@ class BadParameter(ValueError):
 def _data_view(view: View) -> View:
     """Login, GET only, never cached, gzipped; ``BadParameter`` → 400 naming the field."""
 
+    @functools.wraps(view)
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
         try:
             return view(request, *args, **kwargs)
@@ -49,8 +51,6 @@ def _data_view(view: View) -> View:
             error = {"code": "bad_request", "field": exc.field, "message": str(exc)}
             return JsonResponse({"error": error}, status=400)
 
-    wrapped.__name__ = view.__name__
-    wrapped.__doc__ = view.__doc__
     return login_required(require_GET(never_cache(gzip_page(wrapped))))
 
 
