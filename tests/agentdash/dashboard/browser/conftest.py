@@ -107,6 +107,21 @@ def phone(
         yield found
 
 
+ABROAD = {  # a reader far from UTC, in a locale with its own digits
+    "timezone_id": "Asia/Kolkata",  # UTC+05:30 all year
+    "locale": "ar-EG",
+}
+
+
+@pytest.fixture
+def abroad(
+    playwright_driver: Any, agentdash_server: LiveServer, tmp_path: Path
+) -> Iterator[Browser]:
+    """:func:`browser`, in Kolkata's time zone and an Arabic (Egypt) locale."""
+    with _watched(playwright_driver, agentdash_server, tmp_path, **ABROAD) as found:
+        yield found
+
+
 @contextlib.contextmanager
 def _watched(driver: Any, server: LiveServer, tmp_path: Path, **options: Any) -> Iterator[Browser]:
     options.setdefault("viewport", {"width": 1440, "height": 900})

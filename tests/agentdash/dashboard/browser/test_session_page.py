@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -180,6 +182,25 @@ def test_a_chat_with_the_capital_agent(browser: Browser) -> None:
 
     screenshot(browser, "session-user.png")
     browser.console.assert_clean()
+
+
+def test_a_message_shows_the_time_it_was_sent_in_the_readers_zone(abroad: Browser) -> None:
+    abroad.log_in("alice")
+    path = abroad.new_chat("capital_agent")
+    ask(abroad, QUESTION)
+    wait_for_answer(abroad, "Paris")
+    page = abroad.page
+    event_id = page.locator(".msg-user .msg-part[data-event-id]").first.get_attribute(
+        "data-event-id"
+    )
+    shown = page.locator(".msg-user .msg-meta time").first.inner_text()
+
+    events = page.request.get(f"{abroad.server.url}{path}events/").json()["events"]
+    (event,) = [e for e in events if e["id"] == event_id]
+    sent = datetime.fromtimestamp(event["timestamp"], ZoneInfo("Asia/Kolkata"))
+    # The reader's wall clock, 24-hour, in ASCII digits like the durations beside it.
+    assert shown == sent.strftime("%H:%M:%S"), (shown, event["timestamp"])
+    abroad.console.assert_clean()
 
 
 def test_the_operator_watches_and_steers(browser: Browser) -> None:

@@ -50,14 +50,21 @@ export function formatCount(n) {
 }
 
 /**
- * A clock time ("14:03:27") from Unix seconds.
+ * A 24-hour clock time ("14:03:27") from Unix seconds, in the reader's time zone, with ASCII
+ * digits like the durations. Built from the date's own fields: an
+ * `Intl.DateTimeFormat` (or `toLocaleTimeString` with options, which makes one per call)
+ * costs 12–16 ms to create in a fresh tab, about half of drawing the latest page of chat.
  *
  * @param {number|null|undefined} seconds
  * @returns {string}
  */
 export function formatClock(seconds) {
   if (typeof seconds !== "number" || !Number.isFinite(seconds)) return "";
-  return new Date(seconds * 1000).toLocaleTimeString([], { hour12: false });
+  const at = new Date(seconds * 1000);
+  if (Number.isNaN(at.getTime())) return "";
+  return [at.getHours(), at.getMinutes(), at.getSeconds()]
+    .map((part) => String(part).padStart(2, "0"))
+    .join(":");
 }
 
 /**
