@@ -22,6 +22,9 @@ from agentdash.agent_sessions.selectors import (
     session_get_for_user,
 )
 from agentdash.dashboard.selectors import session_snapshot_data
+from agentdash.spans.search import LIMIT_DEFAULT as SEARCH_DEFAULT
+from agentdash.spans.search import LIMIT_MAX as SEARCH_MAX
+from agentdash.spans.search import BadSearch, span_search
 from agentdash.spans.selectors import span_detail
 from agentdash.spans.summaries import (
     PAGE_DEFAULT,
@@ -85,6 +88,20 @@ def session_spans(request: HttpRequest, session_id: str) -> JsonResponse:
     except BadCursor as exc:
         raise BadParameter("after", str(exc)) from exc
     return JsonResponse({"fields": SUMMARY_FIELDS, "rows": page.rows, "next": page.next})
+
+
+@_data_view
+def session_span_search(request: HttpRequest, session_id: str) -> JsonResponse:
+    """The spans whose attributes, events, name or status message contain ``?q=`` (any case):
+    their keys in start order, at most ``?limit=<1..10000>``; ``truncated`` when more match."""
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    limit = _int_param(request, "limit", default=SEARCH_DEFAULT, low=1, high=SEARCH_MAX)
+    text = request.GET.get("q", "")
+    try:
+        found = span_search(session_id=session.id, text=text, limit=limit or SEARCH_DEFAULT)
+    except BadSearch as exc:
+        raise BadParameter("q", str(exc)) from exc
+    return JsonResponse({"q": text, "keys": found.keys, "truncated": found.truncated})
 
 
 @_data_view

@@ -16,6 +16,11 @@ urlpatterns = [
     ),
     path("sessions/<session_id:session_id>/spans/", data_views.session_spans, name="session_spans"),
     path(
+        "sessions/<session_id:session_id>/spans/search/",
+        data_views.session_span_search,
+        name="session_span_search",
+    ),
+    path(
         "sessions/<session_id:session_id>/spans/<str:trace_id>/<str:span_id>/",
         data_views.session_span,
         name="session_span",

@@ -168,6 +168,7 @@ ACCESS: dict[str, list[Case]] = {
                     "session_id": _session_of(_user("carol")),
                     **extra,
                 },
+                data=query,
             ),
             Case(
                 signed_in(OK),
@@ -175,10 +176,12 @@ ACCESS: dict[str, list[Case]] = {
                     "session_id": _session_of(users["alice"]),
                     **extra,
                 },
+                data=query,
             ),
             Case(
                 roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
                 kwargs=lambda users, extra=extra: {"session_id": "no-such-session", **extra},
+                data=query,
             ),
             Case(
                 roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
@@ -189,10 +192,11 @@ ACCESS: dict[str, list[Case]] = {
                 },
             ),
         ]
-        for route, extra in (
-            ("sessions/<session_id:session_id>/snapshot/", {}),
-            ("sessions/<session_id:session_id>/spans/", {}),
-            ("sessions/<session_id:session_id>/events/", {}),
+        for route, extra, query in (
+            ("sessions/<session_id:session_id>/snapshot/", {}, {}),
+            ("sessions/<session_id:session_id>/spans/", {}, {}),
+            ("sessions/<session_id:session_id>/spans/search/", {}, {"q": "tool"}),
+            ("sessions/<session_id:session_id>/events/", {}, {}),
         )
     },
     # One span: found only in its session (none exists here, so 404 for everyone signed in).

@@ -240,6 +240,12 @@ def test_the_snapshot_says_where_the_socket_goes_on_from(
         ("session_events", "before=-1", "before"),
         ("session_events", "limit=201", "limit"),
         ("session_events", "before=%ED%A0%80", "before"),  # a lone surrogate, UTF-8 style
+        ("session_span_search", "", "q"),
+        ("session_span_search", "q=+++", "q"),
+        ("session_span_search", "q=" + "x" * 201, "q"),
+        ("session_span_search", "q=tool&limit=0", "limit"),
+        ("session_span_search", "q=tool&limit=10001", "limit"),
+        ("session_span_search", "q=%00", "q"),
     ],
 )
 def test_a_bad_parameter_is_a_400_naming_it(
