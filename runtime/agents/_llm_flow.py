@@ -19,8 +19,8 @@ from runtime.events.event_actions import EventActions
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
-from runtime.telemetry.attributes import CONTENT_CAPTURE, AgentDash, GenAI, Operation
-from runtime.telemetry.payloads import contents_to_messages, to_json
+from runtime.telemetry.attributes import AgentDash, GenAI, Operation
+from runtime.telemetry.payloads import contents_to_messages, to_json, tool_definitions
 from runtime.telemetry.tracing import (
     LiveSpan,
     iterate_in_span,
@@ -36,9 +36,7 @@ if TYPE_CHECKING:
 
 def capture_content(ctx: InvocationContext) -> bool:
     """Whether message content goes on spans: the run's setting and the switchboard agree."""
-    return ctx.run_config.capture_content and ctx.switchboard.is_enabled(
-        agent_name=ctx.agent.name, callback_name=CONTENT_CAPTURE, session_id=ctx.session.id
-    )
+    return ctx.captures_content()
 
 
 def base_attributes(ctx: InvocationContext) -> dict[str, Any]:
@@ -116,6 +114,9 @@ async def _model_steps(
             span.set_attribute(
                 GenAI.SYSTEM_INSTRUCTIONS, to_json([{"type": "text", "content": system}])
             )
+        tools = tool_definitions(request.config.tools)
+        if tools:
+            span.set_attribute(GenAI.TOOL_DEFINITIONS, to_json(tools))
     final = await run_adk_callbacks(
         ctx,
         "before_model",

@@ -14,6 +14,7 @@ from runtime.callbacks.any_agent import Context
 from runtime.callbacks.switchboard import AllEnabled, Switchboard
 from runtime.errors import LlmCallsLimitExceededError
 from runtime.sessions.session import Session
+from runtime.telemetry.attributes import CONTENT_CAPTURE
 
 if TYPE_CHECKING:
     from runtime.agents.base_agent import BaseAgent
@@ -70,6 +71,13 @@ class InvocationContext:
 
     def for_agent(self, agent: BaseAgent, *, branch: str | None = None) -> InvocationContext:
         return dataclasses.replace(self, agent=agent, branch=branch or self.branch)
+
+    def captures_content(self) -> bool:
+        """Whether message content goes on spans: the run's setting and the switchboard (the
+        built-in ``gen_ai.content_capture`` step, switchable like a callback) agree."""
+        return self.run_config.capture_content and self.switchboard.is_enabled(
+            agent_name=self.agent.name, callback_name=CONTENT_CAPTURE, session_id=self.session.id
+        )
 
     def count_llm_call(self) -> None:
         """Count a model call; raise when ``run_config.max_llm_calls`` is exceeded."""

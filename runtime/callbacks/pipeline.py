@@ -11,6 +11,7 @@ from runtime.callbacks.any_agent import Callback, overrides
 from runtime.callbacks.naming import callback_name
 from runtime.errors import CallbackError
 from runtime.telemetry.attributes import AgentDash, Outcome
+from runtime.telemetry.payloads import returned_value, to_json
 from runtime.telemetry.tracing import LiveSpan, start_span, trace_id_hex
 
 if TYPE_CHECKING:
@@ -83,7 +84,10 @@ async def run_adk_callbacks(
 
     A switched-off callback is skipped (its span says ``disabled``). A return value that is not
     ``expected`` is an error, like an exception: the run stops with :class:`CallbackError`.
-    When one overrides, its name is written on ``step_span`` under ``mark``.
+    When one overrides, its name is written on ``step_span`` under ``mark``, and (when the
+    invocation captures content) its span records what it returned and, for a callback given
+    a response, result or error (``llm_response``, ``tool_response``, ``error``), what that
+    return replaced.
     """
     for cb in callbacks:
         with start_span(
@@ -110,10 +114,25 @@ async def run_adk_callbacks(
                 span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.PASSED)
                 continue
             span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.OVERRIDDEN)
+            if ictx.captures_content():
+                _record_override(span, result, kwargs)
             if step_span is not None:
                 step_span.set_attribute(mark, cb.name)
             return result
     return None
+
+
+_REPLACEABLE = ("llm_response", "tool_response", "error")
+"""The keyword arguments that hold what an overriding callback's return replaces."""
+
+
+def _record_override(span: LiveSpan, result: Any, kwargs: dict[str, Any]) -> None:
+    span.set_attribute(AgentDash.CALLBACK_RETURNED, to_json(returned_value(result)))
+    for name in _REPLACEABLE:
+        if name in kwargs:
+            replaced = to_json(returned_value(kwargs[name]))
+            span.set_attribute(AgentDash.CALLBACK_REPLACED, replaced)
+            return
 
 
 async def run_any_agent_hook(

@@ -25,6 +25,9 @@ class GenAI:
     INPUT_MESSAGES = "gen_ai.input.messages"
     OUTPUT_MESSAGES = "gen_ai.output.messages"
     SYSTEM_INSTRUCTIONS = "gen_ai.system_instructions"
+    TOOL_DEFINITIONS = "gen_ai.tool.definitions"
+    """The tools declared to the model: ``[{type: "function", name, description, parameters}]``
+    (``parameters`` a JSON Schema), recorded with the message content."""
 
 
 class Operation:
@@ -46,6 +49,12 @@ class AgentDash:
     CALLBACK_HOOK = "agentdash.callback.hook"
     CALLBACK_OUTCOME = "agentdash.callback.outcome"
     CALLBACK_STYLE = "agentdash.callback.style"  # adk | any-agent
+    CALLBACK_RETURNED = "agentdash.callback.returned"
+    """On an ``overridden`` callback's span: what it returned (JSON; a model response or a
+    content in the GenAI message shape), recorded with the message content."""
+    CALLBACK_REPLACED = "agentdash.callback.replaced"
+    """On an ``overridden`` after/error callback's span: what its return value replaced (the
+    model's response, the tool's result, or the error's text), recorded with the content."""
     SKIPPED_BY = "agentdash.skipped_by"  # callback that short-circuited this step
     REPLACED_BY = "agentdash.replaced_by"  # callback that replaced this step's result
     STEP_SUMMARY = "agentdash.step.summary"

@@ -96,3 +96,52 @@ def contents_to_messages(contents: list[types.Content]) -> list[dict[str, Any]]:
         }
         for c in contents
     ]
+
+
+def tool_definitions(tools: list[Any] | None) -> list[dict[str, Any]]:
+    """A request's declared tools in the GenAI conventions' tool-definition shape:
+    ``{"type": "function", "name", "description", "parameters"}`` per function declaration
+    (``parameters`` as JSON Schema), ``{"type": kind, "name": kind}`` for a built-in tool
+    (``google_search``, ``code_execution``, …). Anything that is not a ``types.Tool`` is
+    skipped."""
+    found: list[dict[str, Any]] = []
+    for tool in tools or []:
+        if not isinstance(tool, types.Tool):
+            continue
+        for declaration in tool.function_declarations or []:
+            found.append(_function_definition(declaration))
+        for kind, value in tool:
+            if kind != "function_declarations" and value is not None:
+                found.append({"type": kind, "name": kind})
+    return found
+
+
+def _function_definition(declaration: types.FunctionDeclaration) -> dict[str, Any]:
+    definition: dict[str, Any] = {"type": "function", "name": declaration.name or ""}
+    if declaration.description:
+        definition["description"] = declaration.description
+    if declaration.parameters_json_schema is not None:
+        definition["parameters"] = declaration.parameters_json_schema
+    elif declaration.parameters is not None:
+        try:  # Gemini's Schema (types "OBJECT", "STRING") as standard JSON Schema
+            schema = declaration.parameters.json_schema
+            definition["parameters"] = schema.model_dump(mode="json", exclude_none=True)
+        except (ValueError, TypeError):
+            definition["parameters"] = declaration.parameters.model_dump(
+                mode="json", exclude_none=True
+            )
+    return definition
+
+
+def returned_value(value: Any) -> Any:
+    """What a callback returned, for its span: a ``types.Content``, or a model response that
+    carries one, in the GenAI message shape (``[{role, parts}]``); anything else as it is
+    (serialized by :func:`to_json`)."""
+    if isinstance(value, types.Content):
+        return contents_to_messages([value])
+    content = getattr(value, "content", None)
+    if isinstance(value, BaseModel) and isinstance(content, types.Content):
+        return contents_to_messages([content])
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    return value
