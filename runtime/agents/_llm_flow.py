@@ -27,6 +27,7 @@ from runtime.telemetry.tracing import (
     mark_error,
     open_span,
 )
+from runtime.telemetry.usage import usage_attributes
 from runtime.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
@@ -48,12 +49,8 @@ def base_attributes(ctx: InvocationContext) -> dict[str, Any]:
 
 
 def _record_response(span: LiveSpan, response: LlmResponse, capture: bool) -> None:
-    usage = response.usage_metadata
-    if usage is not None:
-        if usage.prompt_token_count is not None:
-            span.set_attribute(GenAI.USAGE_INPUT_TOKENS, usage.prompt_token_count)
-        if usage.candidates_token_count is not None:
-            span.set_attribute(GenAI.USAGE_OUTPUT_TOKENS, usage.candidates_token_count)
+    for key, count in usage_attributes(response.usage_metadata).items():
+        span.set_attribute(key, count)
     if response.finish_reason is not None:
         span.set_attribute(GenAI.RESPONSE_FINISH_REASONS, [response.finish_reason.value.lower()])
     if response.model_version:

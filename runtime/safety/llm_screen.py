@@ -26,6 +26,7 @@ from runtime.models.llm_request import LlmRequest
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import AgentDash, GenAI, Operation
 from runtime.telemetry.tracing import mark_error, start_span
+from runtime.telemetry.usage import usage_attributes
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.tool_context import ToolContext
 
@@ -148,10 +149,8 @@ class LlmScreen:
             else:
                 safe, reason = parse_verdict(final.text if final is not None else "")
                 usage = final.usage_metadata if final is not None else None
-                if usage is not None and usage.prompt_token_count is not None:
-                    span.set_attribute(GenAI.USAGE_INPUT_TOKENS, usage.prompt_token_count)
-                if usage is not None and usage.candidates_token_count is not None:
-                    span.set_attribute(GenAI.USAGE_OUTPUT_TOKENS, usage.candidates_token_count)
+                for key, count in usage_attributes(usage).items():
+                    span.set_attribute(key, count)
             span.set_attribute(VERDICT_ATTRIBUTE, "safe" if safe else "unsafe")
         return safe, reason
 
