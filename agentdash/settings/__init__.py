@@ -77,6 +77,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "agentdash.core.context_processors.csp_nonce",
+                "agentdash.core.context_processors.theme",
             ],
         },
     }

@@ -12,6 +12,7 @@
  * @module dashboard/timeline
  */
 
+import { onThemeChange } from "../../core/js/theme.js";
 import { formatCount, nowNs } from "./format.js";
 import { SpanDetail } from "./span_detail.js";
 import { fieldIndex, summaryOfData, summaryOfRow } from "./span_summary.js";
@@ -195,6 +196,11 @@ export class Timeline {
       canvas,
       paint: (ctx, w, h) => this.paintOverview(ctx, w, h),
       onPick: (frac) => this.waterfall.center(frac * this.waterfall.extent),
+    });
+    // Another theme: the overview's colours are read again (paintOverview) and repainted.
+    onThemeChange(() => {
+      this.colors = null;
+      this.overview.request();
     });
     this.detail = new SpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
     this.view = new TreeView({
@@ -403,7 +409,7 @@ export class Timeline {
       const style = getComputedStyle(this.root);
       this.colors = {};
       for (const [name, property] of Object.entries(COLORS)) {
-        this.colors[name] = style.getPropertyValue(property).trim() || "#667085";
+        this.colors[name] = style.getPropertyValue(property).trim() || style.color;
       }
     }
     const colorOf = (node) => {

@@ -363,7 +363,7 @@ export function paintTrace(ctx, w, h, trace, nowNs, colors, colorOf) {
     path.rect(x0, index * rowH, Math.max(1, x1 - x0), lineH);
   });
   for (const [color, path] of paths) {
-    ctx.fillStyle = colors[color] || "#98a2b3";
+    ctx.fillStyle = colors[color] || colors.other;
     ctx.fill(path);
   }
 }
