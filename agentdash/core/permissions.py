@@ -21,6 +21,9 @@ OPERATOR_PERMISSIONS = (
     "controls.change_policy",
     "core.view_auditentry",
     "spans.view_span",
+    "spans.view_modelprice",
+    "spans.add_modelprice",
+    "spans.change_modelprice",
     "changes.view_sessionchange",
     "registry.view_agentrecord",
 )

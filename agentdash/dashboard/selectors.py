@@ -18,6 +18,7 @@ from agentdash.registry.models import AgentRecord
 from agentdash.registry.selectors import agent_callbacks, agent_get
 from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.summaries import span_count
+from agentdash.spans.totals import session_usage
 from runtime import LlmAgent
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 
@@ -97,12 +98,16 @@ SNAPSHOT_RUNS = 200
 
 def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
     """What the session page loads first (docs/PROTOCOL.md, "Pages over HTTP"): the seq to
-    go live from, the latest runs and events, how many spans there are, the callback
+    go live from, the latest runs and events, how many spans there are, what the session's
+    model calls used and cost (``usage``, read with the runs' own: they agree), the callback
     switches for operators and the state for those who may edit it. The seq is read first:
     whatever changed after it is in the socket's replay from it, and rows read later are at
     least as new."""
     seq = session_last_seq(session_id=session.id)
-    runs, runs_more = session_runs_latest(session_id=session.id, limit=SNAPSHOT_RUNS)
+    usage, usage_of_runs = session_usage(session_id=session.id)
+    runs, runs_more = session_runs_latest(
+        session_id=session.id, limit=SNAPSHOT_RUNS, usage=usage_of_runs
+    )
     events = session_events_page(session_id=session.id)
     data: dict[str, Any] = {
         "seq": seq,
@@ -111,6 +116,7 @@ def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]
         "events": events.events,
         "events_before": events.before,
         "spans_total": span_count(session_id=session.id),
+        "usage": usage.as_json(),
     }
     if is_operator(user):
         data["callbacks"] = session_callback_switches(session=session)

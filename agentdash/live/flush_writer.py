@@ -17,6 +17,7 @@ from agentdash.changes.items import Item, SeqKey, items_after_many
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
+from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_item
 from agentdash.spans.services import (
@@ -26,6 +27,7 @@ from agentdash.spans.services import (
 )
 from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
+from agentdash.spans.totals import price_book
 
 MAX_REMEMBERED = 10_000
 
@@ -71,18 +73,27 @@ class FlushWriter:
         ours: dict[str, list[Item]] = {}  # the same, as change items, by session
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
+        prices = price_book()
+        used: set[tuple[str, int]] = set()  # runs whose model calls' totals grew
         for version, write in zip(versions, writes, strict=True):
             if write.seq is None or version.session_id is None:
                 continue
             known = hints.get(version.session_id)
             hints[version.session_id] = write.seq if known is None else min(known, write.seq)
+            if version.run_id is not None and (
+                version.tokens_in is not None or version.tokens_out is not None
+            ):
+                used.add((version.session_id, version.run_id))
             if not as_given:  # some were stored reduced: what was stored is read back
                 continue
-            item = span_item(version)
+            item = span_item(version, prices)
             fresh[(version.session_id, write.seq)] = item
             ours.setdefault(version.session_id, []).append(
                 {"seq": write.seq, "kind": "span", "data": item}
             )
+        # A run's totals are part of its data: each run whose totals grew is a change of its
+        # own, sent with the spans (so its session's batch is read, not sent as stored).
+        regrown = run_usage_changed(runs=used) if used else {}
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
         # A session whose only new changes are this flush's spans, right after what it
         # published, goes out as stored: the spans' seqs were taken as one block, so nothing
@@ -93,7 +104,8 @@ class FlushWriter:
             items.sort(key=lambda i: i["seq"])
             seqs, after = [i["seq"] for i in items], afters[session_id]
             in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
-            if in_line and session_id not in dirty and len(items) <= self.publish_limit:
+            fast = session_id not in dirty and session_id not in regrown
+            if in_line and fast and len(items) <= self.publish_limit:
                 found[session_id] = items
         unread = {s: after for s, after in afters.items() if s not in found}
         found.update(items_after_many(unread, limit=self.publish_limit, fresh=fresh))

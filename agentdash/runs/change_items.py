@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.runs.models import Run
+from agentdash.spans.totals import runs_usage
+from agentdash.spans.usage import Totals
 
 
-def run_item(run: Run) -> Item:
-    """The ``data`` of a ``run`` change: the run's current status."""
+def run_item(run: Run, usage: Totals | None = None) -> Item:
+    """The ``data`` of a ``run`` change: the run's current status, and ``usage``: the totals
+    of its model calls (``usage``; none given: no calls)."""
     return {
         "id": run.id,
         "status": run.status,
@@ -17,19 +20,23 @@ def run_item(run: Run) -> Item:
         "error": run.error,
         "trace_id": run.trace_id,
         "cancel_requested": run.cancel_requested,
+        "usage": (usage or Totals()).as_json(),
     }
 
 
 def runs_load(refs: set[RowKey]) -> dict[RowKey, Item]:
-    """The data of the runs named ``(session id, run id)``, in one query."""
+    """The data of the runs named ``(session id, run id)``, in two queries (the runs, their
+    usage)."""
     if not refs:
         return {}
     ids = [int(ref) for _, ref in refs if ref.isdigit()]
-    rows = Run.objects.filter(session_id__in={s for s, _ in refs}, pk__in=ids)
+    sessions = {s for s, _ in refs}
+    rows = Run.objects.filter(session_id__in=sessions, pk__in=ids)
+    usage = runs_usage(session_ids=sessions, run_ids=ids)
     return items_of_rows(
         refs,
         rows,
         session_of=lambda run: run.session_id,
         ref_of=lambda run: str(run.pk),
-        item_of=run_item,
+        item_of=lambda run: run_item(run, usage.get(run.pk)),
     )

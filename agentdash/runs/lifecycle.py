@@ -47,6 +47,20 @@ def run_change_record(*, run: Run) -> int:
     )
 
 
+def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[str, int]:
+    """Record a change of each run ``(session id, run id)`` whose model calls' totals grew
+    (its spans just stored), unannounced: the live pipeline, which stores those spans, sends
+    the runs' new data with them. Returns, per session, the first seq recorded."""
+    first: dict[str, int] = {}
+    with transaction.atomic():
+        for session_id, run_id in sorted(runs):
+            seq = session_change_next(
+                session_id=session_id, kind=SessionChange.Kind.RUN, ref=str(run_id), announce=False
+            )
+            first.setdefault(session_id, seq)
+    return first
+
+
 def run_claim(*, run_id: int, worker: str) -> Run | None:
     """Take a queued run for ``worker``: running, attempt + 1, started and heartbeat now.
 

@@ -7,11 +7,15 @@ from typing import Any
 from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
+from agentdash.spans.totals import price_book
+from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
 
 
-def span_item(span: Span | SpanVersion) -> Item:
+def span_item(span: Span | SpanVersion, prices: PriceBook | None = None) -> Item:
     """The ``data`` of a ``span`` change: the span's stored (latest) version (a row, or the
-    version just stored)."""
+    version just stored), with its ``usage`` when it is a model call (``None`` otherwise;
+    costed from ``prices``, else from the price table read now)."""
+    columns = {column: getattr(span, column) for column in USAGE_COLUMNS}
     return {
         "trace_id": span.trace_id,
         "span_id": span.span_id,
@@ -25,6 +29,7 @@ def span_item(span: Span | SpanVersion) -> Item:
         "attributes": span.attributes,
         "events": span.events,
         "run_id": span.run_id,
+        "usage": span_usage(columns, prices or price_book()),
     }
 
 
@@ -38,12 +43,13 @@ def spans_load(refs: set[RowKey]) -> dict[RowKey, Item]:
         trace_id__in={t for t, *_ in ids},
         span_id__in={s for *_, s in ids},
     )
+    prices = price_book()
     return items_of_rows(
         refs,
         rows,
         session_of=lambda row: row.session_id,
         ref_of=lambda row: f"{row.trace_id}:{row.span_id}",
-        item_of=span_item,
+        item_of=lambda row: span_item(row, prices),
     )
 
 

@@ -1,7 +1,9 @@
-"""The span store: every OpenTelemetry span of a session's runs, as last written."""
+"""The span store: every OpenTelemetry span of a session's runs, as last written; the prices
+its model calls are costed at."""
 
 from __future__ import annotations
 
+from django.core.validators import MinValueValidator
 from django.db import models
 
 
@@ -38,6 +40,16 @@ class Span(models.Model):
     seq = models.PositiveBigIntegerField(
         default=0, help_text="The session change that last wrote this span."
     )
+    # A model call's usage, read out of its attributes by the store when the span is written
+    # (agentdash.spans.usage): totals over a session's spans then add up columns of one small
+    # index instead of parsing every span's JSON.
+    usage_model = models.CharField(
+        max_length=128, blank=True, help_text="The model that answered (else the one asked)."
+    )
+    tokens_in = models.BigIntegerField(null=True, blank=True)
+    tokens_out = models.BigIntegerField(null=True, blank=True)
+    tokens_cached = models.BigIntegerField(null=True, blank=True)
+    tokens_thinking = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -48,7 +60,100 @@ class Span(models.Model):
             models.Index(fields=["session", "seq"]),
             models.Index(fields=["run"]),
             models.Index(fields=["session", "start_time", "id"], name="span_session_start"),
+            # Only model calls, and every column a total reads: the totals never touch the
+            # table (measured in docs/BENCHMARKS.md).
+            models.Index(
+                fields=[
+                    "session",
+                    "run",
+                    "usage_model",
+                    "tokens_in",
+                    "tokens_out",
+                    "tokens_cached",
+                    "tokens_thinking",
+                ],
+                name="span_usage",
+                condition=models.Q(tokens_in__isnull=False) | models.Q(tokens_out__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name
+
+
+MODEL_PRICE_TARGET = "spans.modelprice"
+"""Audit ``target_type`` of a price row."""
+
+NOT_NEGATIVE = MinValueValidator(0, message="A price cannot be negative.")
+PRICE_DIGITS = {"max_digits": 12, "decimal_places": 6, "validators": [NOT_NEGATIVE]}
+
+
+class ModelPrice(models.Model):
+    """What a model's tokens cost, in US dollars per million tokens: a span's cost is read
+    from the row of its model when the cost is shown, so an edited price applies to every
+    span at once. A model without a row has tokens but no cost ("unknown")."""
+
+    class Match(models.TextChoices):
+        EXACT = "exact", "the exact name"
+        PREFIX = "prefix", "every name that starts with it"
+
+    model = models.CharField(
+        max_length=128,
+        unique=True,
+        help_text='As the model reports it, e.g. "gemini-2.5-flash" (case does not matter; '
+        'a leading "models/" is ignored).',
+    )
+    match = models.CharField(
+        max_length=8,
+        choices=Match.choices,
+        default=Match.PREFIX,
+        help_text="A prefix row prices every version of a model (gemini-2.5-flash-001); an "
+        "exact row wins over any prefix, a longer prefix over a shorter one.",
+    )
+    input_per_mtok = models.DecimalField(
+        "input, $ per 1M tokens",
+        help_text="Every input token not read from a cache.",
+        **PRICE_DIGITS,
+    )
+    output_per_mtok = models.DecimalField(
+        "output, $ per 1M tokens",
+        help_text="Every output token (thinking too, unless it has its own price).",
+        **PRICE_DIGITS,
+    )
+    cached_input_per_mtok = models.DecimalField(
+        "cached input, $ per 1M tokens",
+        null=True,
+        blank=True,
+        help_text="Input tokens read from the provider's cache. Empty: priced as input.",
+        **PRICE_DIGITS,
+    )
+    thinking_per_mtok = models.DecimalField(
+        "thinking, $ per 1M tokens",
+        null=True,
+        blank=True,
+        help_text="Output tokens spent thinking. Empty: priced as output.",
+        **PRICE_DIGITS,
+    )
+    as_of = models.DateField(help_text="The day these figures were read from the source.")
+    source = models.CharField(
+        max_length=500, help_text="Where the figures come from (a URL, an invoice, …)."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["model"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(input_per_mtok__gte=0)
+                & models.Q(output_per_mtok__gte=0)
+                & (
+                    models.Q(cached_input_per_mtok__isnull=True)
+                    | models.Q(cached_input_per_mtok__gte=0)
+                )
+                & (models.Q(thinking_per_mtok__isnull=True) | models.Q(thinking_per_mtok__gte=0)),
+                name="model_price_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.model

@@ -7,6 +7,7 @@ from typing import Any
 
 from agentdash.core.hygiene import storable, text_storable
 from agentdash.spans.models import Span
+from agentdash.spans.usage import usage_columns
 from runtime.telemetry.attributes import AgentDash
 
 MAX_NAME_CHARS = Span._meta.get_field("name").max_length or 255
@@ -30,8 +31,19 @@ class SpanVersion:
     events: list[Any] = field(default_factory=list)
     session_id: str | None = None
     run_id: int | None = None
+    # A model call's usage, read out of the attributes (agentdash.spans.usage).
+    usage_model: str = field(default="", init=False)
+    tokens_in: int | None = field(default=None, init=False)
+    tokens_out: int | None = field(default=None, init=False)
+    tokens_cached: int | None = field(default=None, init=False)
+    tokens_thinking: int | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
+        self._make_storable()
+        for column, value in usage_columns(self.attributes).items():
+            object.__setattr__(self, column, value)
+
+    def _make_storable(self) -> None:
         # What a span carries comes from agents, models and tools: stored, never refused
         # (core.hygiene). NUL and lone surrogates become U+FFFD, values nested too deeply are
         # cut, a name longer than its column is cut; the span then counts the changes in

@@ -11,6 +11,8 @@ from django.db.models import Q
 from django.db.models.fields.json import KT
 
 from agentdash.spans.models import Span
+from agentdash.spans.totals import price_book
+from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 _STORED = (
@@ -38,6 +40,9 @@ SUMMARY_FIELDS = (
     "tokens_out",
     "offline",
     "cancelled",
+    "tokens_cached",
+    "tokens_thinking",
+    "cost_usd",
 )
 """The columns of a summary row, in order (docs/PROTOCOL.md, "Pages over HTTP")."""
 
@@ -67,8 +72,6 @@ _EXTRACTED = {
     "a_model": GenAI.REQUEST_MODEL,
     "a_outcome": AgentDash.CALLBACK_OUTCOME,
     "a_hook": AgentDash.CALLBACK_HOOK,
-    "a_in": GenAI.USAGE_INPUT_TOKENS,
-    "a_out": GenAI.USAGE_OUTPUT_TOKENS,
     "a_offline": AgentDash.MODEL_OFFLINE,
     "a_cancelled": AgentDash.CANCELLED,
 }
@@ -125,19 +128,25 @@ def span_summaries(
     values = (
         rows.order_by("start_time", "id")
         .annotate(**{alias: KT(f"attributes__{key}") for alias, key in _EXTRACTED.items()})
-        .values_list("id", *_STORED, *_EXTRACTED)[: limit + 1]
+        .values_list("id", *_STORED, *USAGE_COLUMNS, *_EXTRACTED)[: limit + 1]
     )
     found = list(values)
     more = len(found) > limit
     found = found[:limit]
-    out = [_summary_row(row) for row in found]
+    prices = price_book()
+    out = [_summary_row(row, prices) for row in found]
     last = found[-1] if found else None
     return SummaryPage(rows=out, next=f"{last[6]}.{last[0]}" if more and last else None)
 
 
-def _summary_row(row: tuple[Any, ...]) -> list[Any]:
-    (_, trace, span, parent, name, kind, start, end, status, message, run, seq) = row[:12]
-    extracted = dict(zip(_EXTRACTED, row[12:], strict=True))
+_USAGE_AT = 12
+_EXTRACTED_AT = _USAGE_AT + len(USAGE_COLUMNS)
+
+
+def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
+    (_, trace, span, parent, name, kind, start, end, status, message, run, seq) = row[:_USAGE_AT]
+    usage = span_usage(dict(zip(USAGE_COLUMNS, row[_USAGE_AT:_EXTRACTED_AT], strict=True)), prices)
+    extracted = dict(zip(_EXTRACTED, row[_EXTRACTED_AT:], strict=True))
     span_kind = span_kind_of(kind_attribute=extracted["a_kind"], name=name)
     label = extracted.get(_LABEL_OF_KIND.get(span_kind, "")) or name or span
     return [
@@ -156,24 +165,18 @@ def _summary_row(row: tuple[Any, ...]) -> list[Any]:
         str(label),
         _text(extracted["a_outcome"]),
         _text(extracted["a_hook"]),
-        _count(extracted["a_in"]),
-        _count(extracted["a_out"]),
+        usage and usage["input"],
+        usage and usage["output"],
         _flag(extracted["a_offline"]),
         _flag(extracted["a_cancelled"]),
+        usage and usage["cached"],
+        usage and usage["thinking"],
+        usage and usage["cost_usd"],
     ]
 
 
 def _text(value: Any) -> str:
     return "" if value is None else str(value)[:200]
-
-
-def _count(value: Any) -> int | None:
-    """A token count: a whole number (as a number or as text), else ``None``."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return int(number) if number.is_integer() else None
 
 
 def _flag(value: Any) -> bool:

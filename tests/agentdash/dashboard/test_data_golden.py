@@ -5,6 +5,8 @@ data (``"<int>"``, ``"<str>"``, ``"<float>"`` stand for any value of that type).
 from __future__ import annotations
 
 import json
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from agentdash.agent_sessions._state_store import event_append
 from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.runs.models import Run
-from agentdash.spans.services import spans_store
+from agentdash.spans.services import model_price_set, spans_store
 from agentdash.spans.span_version import SpanVersion
 from runtime.events.event import Event
 from tests.agentdash.live.test_golden import matches
@@ -32,6 +34,17 @@ TOOL = "00f067aa0ba902b7"
 
 
 def fixture_session(owner: User) -> AgentSession:
+    # The price the goldens' costs are computed at (the seeded one, set again: a test's
+    # figures do not depend on what the migrations seed).
+    model_price_set(
+        model="gemini-2.5-flash",
+        input_per_mtok=Decimal("0.30"),
+        output_per_mtok=Decimal("2.50"),
+        cached_input_per_mtok=Decimal("0.03"),
+        as_of=date(2026, 11, 24),
+        source="https://ai.google.dev/gemini-api/docs/pricing",
+        actor=None,
+    )
     session = AgentSession.objects.create(
         id="s-golden", app_name="capital_agent", user_id="u", owner=owner, last_update_time=1.0
     )
@@ -69,6 +82,7 @@ def fixture_session(owner: User) -> AgentSession:
                     "gen_ai.request.model": "gemini-2.5-flash",
                     "gen_ai.usage.input_tokens": 50,
                     "gen_ai.usage.output_tokens": 3,
+                    "gen_ai.usage.cache_read.input_tokens": 20,
                 },
             ),
             SpanVersion(
@@ -94,6 +108,7 @@ ANSWERS = {
     "http.snapshot": ("dashboard:session_snapshot", {}),
     "http.spans": ("dashboard:session_spans", {}),
     "http.span": ("dashboard:session_span", {"trace_id": TRACE, "span_id": TOOL}),
+    "http.span_model": ("dashboard:session_span", {"trace_id": TRACE, "span_id": ROOT}),
     "http.events": ("dashboard:session_events", {}),
 }
 

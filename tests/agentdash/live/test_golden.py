@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ from agentdash.controls.services import callback_setting_set
 from agentdash.controls.switch_announce import switch_current
 from agentdash.live import access, actions, protocol
 from agentdash.runs.models import Run
-from agentdash.spans.services import span_upsert
+from agentdash.spans.services import model_price_set, span_upsert
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 
@@ -155,10 +157,35 @@ def _run(user: User) -> dict[str, Any]:
         error="ModelCallError: 503 after 5 attempts",
         trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
     )
+    # Its one model call (seq 1): the run's usage sums its model calls, at this price.
+    model_price_set(
+        model="gemini-2.5-flash",
+        input_per_mtok=Decimal("0.30"),
+        output_per_mtok=Decimal("2.50"),
+        cached_input_per_mtok=Decimal("0.03"),
+        as_of=date(2026, 11, 24),
+        source="https://ai.google.dev/gemini-api/docs/pricing",
+        actor=None,
+    )
+    span_upsert(
+        trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
+        span_id="53995c3f42cd8ad8",
+        name="generate_content gemini-2.5-flash",
+        start_time=1_700_000_000_000_000_000,
+        end_time=1_700_000_000_250_000_000,
+        attributes={
+            "gen_ai.request.model": "gemini-2.5-flash",
+            "gen_ai.usage.input_tokens": 1200,
+            "gen_ai.usage.output_tokens": 40,
+            "gen_ai.usage.reasoning.output_tokens": 32,
+        },
+        session_id="s-golden",
+        run_id=run.pk,
+    )
     session_change_next(session_id="s-golden", kind="run", ref=str(run.pk))
     session_change_next(session_id="s-golden", kind="run", ref="999999")  # a run since deleted
     return protocol.changes_message(
-        items_after(session_id="s-golden", after_seq=0, limit=10), replay=False
+        items_after(session_id="s-golden", after_seq=1, limit=10), replay=False
     )
 
 

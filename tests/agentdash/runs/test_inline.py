@@ -60,10 +60,11 @@ async def test_the_capital_agent_runs_on_the_servers_loop(
     state = (await sync_to_async(session_state_view)(session_id=session.id)).state
     assert state["last_capital_lookup"] == "France" and state["last_answer"] == answer
 
-    # Every change is in the session's log: the run's (queued, running, trace, succeeded),
-    # the events', and, stored by the live pipeline, the spans'.
+    # Every change is in the session's log: the run's (queued, running, trace, succeeded,
+    # and its totals growing: one per flush that stored a model call of it — the agent made
+    # two), the events', and, stored by the live pipeline, the spans'.
     kinds = [k async for k in SessionChange.objects.filter(session=session).values_list("kind")]
-    assert [k for (k,) in kinds].count("run") == 4
+    assert 4 + 1 <= [k for (k,) in kinds].count("run") <= 4 + 2
     assert [k for (k,) in kinds].count("event") == 4
 
     async def spans_stored() -> bool:

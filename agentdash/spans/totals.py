@@ -1,0 +1,81 @@
+"""Reads of what model calls used and cost: the price table, and totals per run, per session
+and per list of sessions — each one aggregate query over the spans' usage columns, grouped by
+model, priced from the table as it is when read (agentdash.spans.usage)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet, Sum
+
+from agentdash.spans.models import ModelPrice, Span
+from agentdash.spans.usage import PriceBook, Totals
+
+MODEL_CALLS = Q(tokens_in__isnull=False) | Q(tokens_out__isnull=False)
+"""The spans that count: model calls. The same condition as the ``span_usage`` index's, so
+that a total reads that index alone."""
+
+_SUMS = {
+    "tokens_in": Sum("tokens_in"),
+    "tokens_out": Sum("tokens_out"),
+    "tokens_cached": Sum("tokens_cached"),
+    "tokens_thinking": Sum("tokens_thinking"),
+    "calls": Count("id"),
+}
+
+
+def price_book() -> PriceBook:
+    """The price table as it is when first asked (one query, only if asked; the table is
+    small)."""
+    return PriceBook(lambda: list(ModelPrice.objects.all()))
+
+
+def _groups(rows: QuerySet[Span], *by: str) -> Iterable[dict[str, Any]]:
+    return rows.filter(MODEL_CALLS).values(*by, "usage_model").annotate(**_SUMS).order_by()
+
+
+def session_usage(
+    *, session_id: str, prices: PriceBook | None = None
+) -> tuple[Totals, dict[int, Totals]]:
+    """The session's totals and those of each of its runs that made model calls, by run id,
+    from one read (so they agree: the session's is the sum of its runs' plus that of spans
+    of no run)."""
+    prices = prices or price_book()
+    session, runs = Totals(), {}
+    for group in _groups(Span.objects.filter(session_id=session_id), "run_id"):
+        session.add_group(group, prices)
+        if group["run_id"] is not None:
+            runs.setdefault(group["run_id"], Totals()).add_group(group, prices)
+    return session, runs
+
+
+def runs_usage(
+    *, session_ids: Iterable[str], run_ids: Iterable[int], prices: PriceBook | None = None
+) -> dict[int, Totals]:
+    """The totals of the runs ``run_ids`` (of the sessions ``session_ids``) that made model
+    calls, by run id, in one query."""
+    run_ids = set(run_ids)
+    if not run_ids:
+        return {}
+    prices = prices or price_book()
+    rows = Span.objects.filter(session_id__in=set(session_ids), run_id__in=run_ids)
+    found: dict[int, Totals] = {}
+    for group in _groups(rows, "run_id"):
+        found.setdefault(group["run_id"], Totals()).add_group(group, prices)
+    return found
+
+
+def sessions_usage(
+    *, session_ids: Iterable[str], prices: PriceBook | None = None
+) -> dict[str, Totals]:
+    """The totals of each of the sessions ``session_ids`` that made model calls, by session
+    id, in one query (for a list of sessions)."""
+    session_ids = set(session_ids)
+    if not session_ids:
+        return {}
+    prices = prices or price_book()
+    found: dict[str, Totals] = {}
+    for group in _groups(Span.objects.filter(session_id__in=session_ids), "session_id"):
+        found.setdefault(group["session_id"], Totals()).add_group(group, prices)
+    return found
