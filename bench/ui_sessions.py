@@ -258,12 +258,15 @@ def _answer(index: int, country: str) -> Any:
 
 
 def _span_landmarks(session_id: str) -> dict[str, Any]:
-    """The session's first and last span in the page's order (start, then id), and its
-    first root, for tests to find."""
+    """The session's first and last span in the page's order (start, then id), its first
+    root, its last tool call, its last failed span and how many failed, for tests to find."""
     from agentdash.spans.models import Span
 
     spans = Span.objects.filter(session_id=session_id).order_by("start_time", "id")
     fields = ("trace_id", "span_id", "name", "parent_span_id", "status", "status_message")
+
+    # Failed, not cancelled (a cancelled span may carry an error status: it reads "cancelled").
+    failed = spans.filter(status="error").exclude(attributes__has_key="agentdash.cancelled")
 
     def one(rows: Any) -> dict[str, Any] | None:
         found = rows.values(*fields, "attributes").first()
@@ -279,7 +282,10 @@ def _span_landmarks(session_id: str) -> dict[str, Any]:
         "first_span": one(spans),
         "last_span": one(spans.reverse()),
         "first_root": one(spans.filter(parent_span_id="")),
+        "last_tool": one(spans.filter(name__startswith="execute_tool").reverse()),
+        "last_error": one(failed.reverse()),
         "roots": spans.filter(parent_span_id="").count(),
+        "errors": failed.count(),
     }
 
 

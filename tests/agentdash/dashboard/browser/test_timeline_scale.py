@@ -369,3 +369,162 @@ def test_spans_of_two_traces_with_the_same_ids_stay_apart(browser: Browser) -> N
     )
     assert shape["nodes"] == 4
     assert sorted(shape["roots"]) == [["a1", ["a2"]], ["b1", ["b2"]]]
+
+
+# ── Find, link, keys (a big session) ────────────────────────────────────────────────────────
+def wait_detail(browser: Browser, span_id: str) -> None:
+    """Wait until the details pane shows ``span_id``."""
+    browser.page.wait_for_function(
+        """(id) => {
+          const pane = document.querySelector("#span-detail");
+          return pane && !pane.hidden && pane.dataset.spanId === id;
+        }""",
+        arg=span_id,
+        timeout=LOAD_TIMEOUT,
+    )
+
+
+def shown_matches(browser: Browser) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = browser.page.evaluate(
+        """() => [...document.querySelectorAll('#span-tree [data-match]:not([hidden])')]
+              .map((row) => ({
+                id: row.dataset.spanId, match: row.dataset.match,
+                kind: row.dataset.kind, state: row.dataset.state,
+                marked: row.querySelector(".span-name mark")?.textContent ?? null,
+              }))"""
+    )
+    return found
+
+
+def test_find_narrows_a_big_session_to_its_matches_and_walks_them(
+    browser: Browser, big_session: dict[str, Any]
+) -> None:
+    open_session(browser, big_session)
+    page = browser.page
+    tool = big_session["last_tool"]
+
+    # A value only the span's attributes hold (its tool call id): the server finds it.
+    page.fill("#find-text", tool["tool_call_id"])
+    page.wait_for_selector('#span-tree[data-matches="1"]', state="attached", timeout=LOAD_TIMEOUT)
+    page.wait_for_selector(f'#span-tree [data-match="hit"][data-span-id="{tool["span_id"]}"]')
+    rows = shown_matches(browser)
+    assert [r["id"] for r in rows if r["match"] == "hit"] == [tool["span_id"]]
+    assert {r["match"] for r in rows if r["id"] != tool["span_id"]} <= {"context"}
+    assert [r["kind"] for r in rows if r["match"] == "context"][:1] == ["invocation"]
+    assert page.locator("#find-count").inner_text().startswith("1 match")
+    page.press("#find-text", "Enter")
+    wait_detail(browser, tool["span_id"])
+    assert in_view(browser, tool["span_id"])
+    assert page.locator("#find-count").inner_text().startswith("1 of 1 match")
+
+    # Text the rows hold is marked in the name; kind narrows too.
+    page.fill("#find-text", "capital_c")
+    page.select_option("#find-kind", "tool")
+    page.wait_for_function(
+        "() => document.querySelector('#find-count').textContent.includes('matches')"
+    )
+    page.wait_for_selector('#span-tree [data-match="hit"] .span-name mark')
+    rows = shown_matches(browser)
+    hits = [r for r in rows if r["match"] == "hit"]
+    assert hits and all(r["kind"] == "tool" and r["marked"] == "capital_c" for r in hits)
+    matches = int(page.locator("#span-tree").get_attribute("data-matches") or 0)
+    assert matches > 1_000  # every get_capital_city call of the session, not only those in view
+
+    # Errors: the status filter and "next error" agree on the session's failed spans.
+    page.locator("#span-find button[type=reset]").click()
+    page.wait_for_function("() => document.querySelector('#span-tree').dataset.matches === ''")
+    page.select_option("#find-status", "error")
+    page.wait_for_selector(f'#span-tree[data-matches="{big_session["errors"]}"]', state="attached")
+    assert all(r["state"] == "error" for r in shown_matches(browser) if r["match"] == "hit")
+    page.locator("#span-find button[data-find='error']").click()
+    page.wait_for_function(
+        "() => document.querySelector('#span-detail:not([hidden])')?.dataset.spanId"
+    )
+    opened = page.locator("#span-detail").get_attribute("data-span-id")
+    assert (
+        page.locator(f'#span-tree [data-span-id="{opened}"]').get_attribute("data-state") == "error"
+    )
+    # A bad duration is marked and left out, not an error.
+    page.fill("#find-min", "-5")
+    page.wait_for_selector("#find-min[aria-invalid]")
+    browser.console.assert_clean()
+
+
+def test_a_link_opens_its_span_and_the_history_walks_selections(
+    browser: Browser, big_session: dict[str, Any]
+) -> None:
+    browser.log_in("alice")
+    page = browser.page
+    last, root = big_session["last_span"], big_session["first_root"]
+    browser.goto(f"{big_session['path']}?trace={last['trace_id']}&span={last['span_id']}")
+    wait_detail(browser, last["span_id"])
+    page.wait_for_timeout(200)  # a frame or two for the pane to take its place
+    assert in_view(browser, last["span_id"]), "the linked span is not scrolled to"
+    wait_complete(browser, big_session["spans"])
+
+    # Opening another span is a new place in the history; back and forward walk them.
+    page.locator(f'#span-tree [data-span-id="{last["span_id"]}"]').focus()
+    page.keyboard.press("Home")
+    page.keyboard.press("Enter")
+    wait_detail(browser, root["span_id"])
+    assert f"span={root['span_id']}" in page.url
+    page.go_back()
+    wait_detail(browser, last["span_id"])
+    assert f"span={last['span_id']}" in page.url
+    page.go_forward()
+    wait_detail(browser, root["span_id"])
+    page.keyboard.press("Escape")  # closing the details is a place too
+    page.wait_for_selector("#span-detail", state="hidden")
+    assert "span=" not in page.url
+    page.go_back()
+    wait_detail(browser, root["span_id"])
+
+    # A run's link opens its first span; a link to a span that is not here says so.
+    run = big_session["runs"][0]
+    browser.goto(f"{big_session['path']}?run={run['id']}")
+    wait_detail(browser, root["span_id"])
+    assert f"trace={run['trace_id']}" in page.url
+    browser.goto(f"{big_session['path']}?trace={'0' * 32}&span={'0' * 16}")
+    wait_complete(browser, big_session["spans"])
+    banner = page.locator("#banner")
+    banner.wait_for()
+    assert "not in this session" in banner.inner_text()
+    browser.console.assert_clean()
+
+
+def test_the_page_keys(browser: Browser, big_session: dict[str, Any]) -> None:
+    open_session(browser, big_session)
+    page = browser.page
+    page.keyboard.press("?")
+    assert page.locator("#keymap").evaluate("(d) => d.open")
+    assert "Next error" in page.locator("#keymap").inner_text()
+    page.keyboard.press("Escape")
+    assert not page.locator("#keymap").evaluate("(d) => d.open")
+
+    page.keyboard.press("j")  # the first row
+    wait_detail(browser, big_session["first_root"]["span_id"])
+    page.keyboard.press("j")
+    page.wait_for_function(
+        "(id) => document.querySelector('#span-detail').dataset.spanId !== id",
+        arg=big_session["first_root"]["span_id"],
+    )
+    page.keyboard.press("k")
+    wait_detail(browser, big_session["first_root"]["span_id"])
+    page.keyboard.press("e")
+    page.wait_for_function(
+        """() => {
+          const id = document.querySelector('#span-detail').dataset.spanId;
+          const row = document.querySelector(`#span-tree [data-span-id="${id}"]`);
+          return row?.dataset.state === "error";
+        }"""
+    )
+    page.keyboard.press("/")
+    assert page.evaluate("() => document.activeElement.id") == "find-text"
+    page.keyboard.type("j")  # typed into the box, not a key of the page
+    assert page.locator("#find-text").input_value() == "j"
+    page.keyboard.press("Escape")  # clears the box first
+    assert page.locator("#find-text").input_value() == ""
+    page.evaluate("() => document.activeElement.blur()")
+    page.keyboard.press("c")
+    assert page.evaluate("() => document.activeElement.id") == "composer-text"
+    browser.console.assert_clean()

@@ -10,10 +10,13 @@
 import { readJsonScript } from "../../core/js/dom.js";
 import { Chat } from "./chat.js";
 import { Controls } from "./controls.js";
+import { FindBar } from "./find_bar.js";
 import { LiveSocket } from "../../live/js/socket.js";
+import { setupPageKeys } from "./page_keys.js";
 import { setupPanels } from "./panels.js";
 import { SessionData } from "./session_data.js";
 import { isActive } from "./run_status.js";
+import { SpanLinks } from "./span_links.js";
 import { Timeline } from "./timeline.js";
 
 const CONNECTION_LABELS = {
@@ -40,14 +43,38 @@ async function main() {
     fetchOlder: (before) => api.events(before),
   });
   const badge = new RunBadge(byId("run-status"));
+  const banner = byId("banner");
+  /** @type {SpanLinks|null} */
+  let links = null;
   const timeline = new Timeline({
     root: /** @type {HTMLElement} */ (document.querySelector(".timeline-panel")),
     fetchSpan: (traceId, spanId) => api.span(traceId, spanId),
     onSelect: () => panels.showPanel("timeline"),
-    onComplete: () => badge.render(),
+    onComplete: () => {
+      badge.render();
+      links?.complete();
+    },
   });
   badge.timeline = timeline;
-  const banner = byId("banner");
+  const find = new FindBar({
+    form: /** @type {HTMLFormElement} */ (byId("span-find")),
+    timeline,
+    search: (text, signal) => api.searchSpans(text, signal),
+  });
+  /** @type {Map<string, string>} run id → its trace, for links to a run */
+  const traceOfRun = new Map();
+  links = new SpanLinks({
+    timeline,
+    traceOfRun: (id) => traceOfRun.get(id) || null,
+    onMissing: (text) => showBanner(banner, text),
+  });
+  setupPageKeys({
+    dialog: /** @type {HTMLDialogElement} */ (byId("keymap")),
+    timeline,
+    find,
+    composer: /** @type {HTMLTextAreaElement|null} */ (document.getElementById("composer-text")),
+    panels,
+  });
   /** @type {Controls|null} */
   let controls = null;
   if (data.is_operator) {
@@ -56,6 +83,7 @@ async function main() {
   }
 
   const applyRun = (run) => {
+    if (run.trace_id) traceOfRun.set(String(run.id), String(run.trace_id));
     chat.applyRun(run);
     timeline.applyRun(run);
     controls?.applyRun(run);
@@ -138,6 +166,7 @@ async function main() {
   for (const run of snapshot.runs) applyRun(run);
   if (snapshot.state) controls?.loadState(snapshot.state, snapshot.version);
   timeline.setExpected(snapshot.spans_total);
+  links.start();
   socket.start(snapshot.seq);
   let retried = false;
   try {

@@ -45,6 +45,17 @@ export class SessionData {
     }
   }
 
+  /**
+   * The spans whose attributes, events, name or status message hold `text` (any case).
+   *
+   * @param {string} text
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<{q: string, keys: [string, string][], truncated: boolean}>}
+   */
+  searchSpans(text, signal) {
+    return this.get(`spans/search/?q=${encodeURIComponent(text)}`, signal);
+  }
+
   /** @param {number} before @returns {Promise<{events: object[], before: number|null}>} */
   events(before) {
     return this.get(`events/?before=${encodeURIComponent(String(before))}`);

@@ -11,6 +11,7 @@ import { el } from "../../core/js/dom.js";
 import { formatDuration } from "./format.js";
 
 const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
+const NO_FIND = { match: null, text: "" };
 
 /**
  * @typedef {object} Row  a pooled row element and its parts
@@ -77,8 +78,10 @@ export function placeRow(row, node, { active, selected }) {
  * @param {string} state from SpanTree#stateOf
  * @param {{start: number, end: number}|undefined} trace the span's trace (its extent)
  * @param {number} now Unix ns
+ * @param {{match: "hit"|"context"|null, text: string}} [find] while a filter is set: a match,
+ *   or an ancestor kept for one; the filter's text (lower case) to mark in the name
  */
-export function paintRow(row, node, state, trace, now) {
+export function paintRow(row, node, state, trace, now, find = NO_FIND) {
   const kind = node.spanKind || "other";
   setAttr(row, "data-span-id", node.id);
   setAttr(row, "data-kind", kind);
@@ -88,7 +91,8 @@ export function paintRow(row, node, state, trace, now) {
   setAttr(row, "title", (state === "error" || state === "cancelled") && node.message ? node.message : null);
   row.badge.textContent = kind === "invocation" ? "run" : kind;
   row.badge.className = `kind-badge kind-${kind}`;
-  row.name.textContent = node.label;
+  setAttr(row, "data-match", find.match);
+  paintName(row.name, node.label, find.match === "hit" ? find.text : "");
   row.name.title = node.name;
   paintMeta(row, node, state, kind);
   const start = trace ? trace.start : node.start;
@@ -110,8 +114,26 @@ export function hideRow(row) {
   if (row.el.hidden) return;
   row.el.hidden = true;
   row.ver = -1;
-  for (const name of ["data-span-id", "data-state", "data-kind", "data-name"]) setAttr(row, name, null);
+  for (const name of ["data-span-id", "data-state", "data-kind", "data-name", "data-match"]) setAttr(row, name, null);
   setAttr(row, "tabindex", "-1");
+}
+
+/** The name, with the filter's text in it marked (`<mark>`, text nodes only). */
+function paintName(name, label, needle) {
+  const text = String(label);
+  const lower = needle ? text.toLowerCase() : "";
+  // Lower case may change a string's length (e.g. "İ"): then offsets would not line up.
+  const at = needle && lower.length === text.length ? lower.indexOf(needle) : -1;
+  if (at < 0) {
+    if (name.firstElementChild || name.textContent !== text) name.textContent = text;
+    return;
+  }
+  const end = at + needle.length;
+  name.replaceChildren(
+    text.slice(0, at),
+    el("mark", { text: text.slice(at, end) }),
+    text.slice(end),
+  );
 }
 
 /** A callback's outcome and hook, a model call's tokens, an error or a cancellation. */

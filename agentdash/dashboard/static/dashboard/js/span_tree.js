@@ -55,6 +55,9 @@ function makeNode(s) {
     offline: false,
     cancelled: false,
     running: false,
+    // Set by span_find.js: the filter pass that found it a match / kept it (0: none).
+    hit: 0,
+    keep: 0,
     // Set by flatten(): the row index, the flatten it belongs to, position among siblings.
     vi: -1,
     vs: 0,
@@ -129,6 +132,10 @@ export class SpanTree {
     /** Bumped when rows may show differently without their own change (a trace's start
      * moved, a run changed): the view redraws its rows. */
     this.epoch = 0;
+    /** While a filter is set (span_find.js), the pass whose kept spans alone are rows. */
+    this.keepStamp = 0;
+    /** The filter's text in lower case, for the rows to mark ("" when none). */
+    this.findText = "";
   }
 
   get size() {
@@ -241,7 +248,8 @@ export class SpanTree {
 
   /**
    * Rebuild the rows (visible nodes in tree order) with each node's depth, position among
-   * its siblings and row index. O(visible rows).
+   * its siblings and row index. O(visible rows); while a filter is set, only the spans it
+   * kept are rows, and each expanded list is read whole.
    *
    * @returns {any[]}
    */
@@ -251,7 +259,9 @@ export class SpanTree {
     this.stamp += 1;
     const stamp = this.stamp;
     const stack = [];
-    let list = this.roots;
+    const keep = this.keepStamp;
+    const kept = (nodes) => (keep ? nodes.filter((node) => node.keep === keep) : nodes);
+    let list = kept(this.roots);
     let i = 0;
     let depth = 0;
     for (;;) {
@@ -266,7 +276,7 @@ export class SpanTree {
         out.push(node);
         if (!node.collapsed && node.children.length) {
           stack.push(list, i);
-          list = node.children;
+          list = kept(node.children);
           i = 0;
           depth += 1;
         }

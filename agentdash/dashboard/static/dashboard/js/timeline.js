@@ -42,14 +42,15 @@ export class Timeline {
    * @param {HTMLElement} options.root the `section.timeline-panel` (its parts: session.html)
    * @param {((traceId: string, spanId: string) => Promise<any>)|null} [options.fetchSpan] the
    *   full span (attributes, events, seq), or null when it is gone
-   * @param {(spanId: string) => void} [options.onSelect] a span's details were opened
+   * @param {(node: any) => void} [options.onSelect] a span's details were opened
    * @param {() => void} [options.onComplete] every page is in and taken (see isComplete)
    */
   constructor({ root, fetchSpan = null, onSelect, onComplete }) {
     this.root = root;
     this.data = new SpanTree();
-    this.onSelect = onSelect || (() => {});
     this.onComplete = onComplete || (() => {});
+    /** @type {Record<"select"|"close"|"data", ((node?: any) => void)[]>} see {@link on} */
+    this.listeners = { select: onSelect ? [onSelect] : [], close: [], data: [] };
     /** @type {{ix: Record<string, number>, rows: any[][], at: number}[]} pages being taken */
     this.queue = [];
     this.drainTimer = 0;
@@ -167,6 +168,17 @@ export class Timeline {
     this.view.reach(node, scroll);
     this.open(node);
     return true;
+  }
+
+  /**
+   * Hear of the timeline: "select" (a span's details opened; the span's node), "close" (the
+   * details closed), "data" (spans or runs changed).
+   *
+   * @param {"select"|"close"|"data"} what
+   * @param {(node?: any) => void} listener
+   */
+  on(what, listener) {
+    this.listeners[what].push(listener);
   }
 
   // ── building ────────────────────────────────────────────────────────────────────────────
@@ -297,6 +309,7 @@ export class Timeline {
   /** @private */
   dataChanged() {
     this.countDirty = true;
+    for (const listener of this.listeners.data) listener();
     if (this.pending && this.data.nodes.has(this.pending.key)) {
       const { traceId, spanId, scroll } = this.pending;
       this.select(traceId, spanId, { scroll });
@@ -340,7 +353,7 @@ export class Timeline {
     this.detail.show(node, this.data.stateOf(node), { scroll: window.matchMedia(PHONE).matches });
     view.render();
     this.requestFrame();
-    this.onSelect(node.id);
+    for (const listener of this.listeners.select) listener(node);
   }
 
   /** @private Esc in the tree: closes the details, if open. */
@@ -350,7 +363,7 @@ export class Timeline {
     return true;
   }
 
-  /** @private */
+  /** Close the details, if open (the row keeps the keyboard if the details had it). */
   closeDetails() {
     const inside = this.detail.root.contains(document.activeElement);
     this.view.selected = null;
@@ -358,6 +371,7 @@ export class Timeline {
     this.view.render();
     if (inside) this.view.focusActive();
     this.requestFrame();
+    for (const listener of this.listeners.close) listener();
   }
 
   // ── the time axis and the overview ──────────────────────────────────────────────────────

@@ -108,6 +108,7 @@ export class TreeView {
       }
     }
     this.ensureRows();
+    if (!this.data.isShown(node)) return; // a filter hides it (span_find.js)
     this.active = node;
     if (scroll) {
       this.scrollToRow(node.vi, true);
@@ -179,7 +180,7 @@ export class TreeView {
       if (row.ver !== node.ver || row.epoch !== data.epoch) {
         row.ver = node.ver;
         row.epoch = data.epoch;
-        paintRow(row, node, data.stateOf(node), data.traces.get(node.trace), now);
+        paintRow(row, node, data.stateOf(node), data.traces.get(node.trace), now, findOf(data, node));
       }
     }
     for (const row of free) hideRow(row);
@@ -343,4 +344,10 @@ export class TreeView {
     this.top = Math.max(0, top);
     this.body.scrollTop = this.top;
   }
+}
+
+/** How a row shows the filter (span_find.js): a match, an ancestor kept for one, or neither. */
+function findOf(data, node) {
+  if (!data.keepStamp) return undefined;
+  return { match: node.hit === data.keepStamp ? "hit" : "context", text: data.findText };
 }
