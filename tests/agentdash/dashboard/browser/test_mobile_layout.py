@@ -154,7 +154,8 @@ def test_a_span_opened_on_a_phone_shows_its_details_in_view(
     rows.nth(2).tap()
     detail = page.locator("#span-detail")
     detail.wait_for(state="visible")
-    page.locator("#span-detail table[aria-label='attributes']").wait_for()
+    # Drawn (the raw attributes' table is there, collapsed for kinds with a view of their own).
+    page.locator("#span-detail table[aria-label='attributes']").wait_for(state="attached")
     page.wait_for_timeout(400)  # a smooth scroll, if any, has ended
     box = page.evaluate(
         """() => {

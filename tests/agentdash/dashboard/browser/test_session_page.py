@@ -173,10 +173,11 @@ def test_a_chat_with_the_capital_agent(browser: Browser) -> None:
     assert tree.locator(".span[data-kind='model'] .tokens").count() >= 1
     assert tree.locator(".span[data-state='running']").count() == 0
 
-    # Clicking a span shows its attributes, as text.
+    # Clicking a span shows its details; its raw attributes, one click away, are text.
     tool.locator(":scope > .span-row").click()
     detail = page.locator("#span-detail")
     detail.wait_for()
+    detail.locator("details.raw-attrs > summary").click()
     row = detail.locator("tr", has=page.locator("th", has_text=re.compile(r"^gen_ai\.tool\.name$")))
     assert row.locator("td").inner_text() == "get_capital_city"
 

@@ -132,8 +132,11 @@ def in_view(browser: Browser, span_id: str) -> bool:
 
 
 def attribute(browser: Browser, key: str) -> str:
-    """The value of ``key`` in the open details pane's attributes."""
+    """The value of ``key`` in the open details pane's raw attributes (opened if closed)."""
     pane = browser.page.locator("#span-detail")
+    raw = pane.locator("details.raw-attrs")
+    if raw.get_attribute("open") is None:
+        raw.locator("summary").click()
     header = browser.page.locator("th", has_text=re.compile(f"^{re.escape(key)}$"))
     return pane.locator("tr", has=header).first.locator("td").inner_text()
 
@@ -172,7 +175,7 @@ def test_a_big_session_scrolls_to_its_end_and_opens_its_last_span(
     row.click()
     detail = page.locator("#span-detail")
     detail.wait_for(state="visible")
-    page.locator("#span-detail table[aria-label='attributes']").wait_for()
+    page.locator("#span-detail table[aria-label='attributes']").wait_for(state="attached")
     assert attribute(browser, "agentdash.callback.name") == last["callback_name"] == "StepLogger"
     assert attribute(browser, "agentdash.callback.hook") == "after_agent"
     assert attribute(browser, "gen_ai.agent.name") == "capital_agent"
@@ -256,7 +259,7 @@ def test_the_tree_is_one_tab_stop_and_works_by_keyboard(
     detail = page.locator("#span-detail")
     detail.wait_for(state="visible")
     assert detail.get_attribute("data-span-id") == child["id"]
-    page.locator("#span-detail table[aria-label='attributes']").wait_for()
+    page.locator("#span-detail table[aria-label='attributes']").wait_for(state="attached")
     assert attribute(browser, "gen_ai.agent.name") == "capital_agent"
     page.keyboard.press("Escape")
     detail.wait_for(state="hidden")

@@ -1,13 +1,25 @@
 /**
- * The details of one span: its summary at once (from the tree), then its attributes and
- * events, from a bounded cache of full span data (recent live versions and earlier fetches)
- * or fetched (the session's span endpoint). All span text is untrusted: textContent only.
+ * The details of one span: its summary at once (from the tree), then — from a bounded cache
+ * of full span data (recent live versions and earlier fetches) or fetched (the session's span
+ * endpoint) — a view made for its kind (a model call as the conversation the model saw, a
+ * tool call's arguments and result, a callback's outcome and what it returned:
+ * span_detail_model.js, span_detail_tool.js, span_detail_callback.js), its events, and its
+ * raw attributes (a table labelled "attributes", in a collapsed section for the kinds that
+ * have a view). Under the header, the span's status and duration come first, its ids after
+ * its content. All span text is untrusted: textContent only, and never more of a value than
+ * span_detail_value.js allows.
  *
  * @module dashboard/span_detail
  */
 
 import { el } from "../../core/js/dom.js";
-import { formatDuration, formatJson, formatNsTimestamp, nowNs } from "./format.js";
+import { formatCount, formatDuration, formatNsTimestamp, nowNs } from "./format.js";
+import { callbackView } from "./span_detail_callback.js";
+import { modelView } from "./span_detail_model.js";
+import { facts, notice } from "./span_detail_parts.js";
+import { attributesTable, eventsList, plainTable } from "./span_detail_tables.js";
+import { toolView } from "./span_detail_tool.js";
+import { spanKind } from "./span_summary.js";
 import { spanKey } from "./span_tree.js";
 
 const CACHE_SIZE = 200;
@@ -18,6 +30,8 @@ const STATE_TEXT = {
   unfinished: "unfinished (its run ended without its end)",
   cancelled: "cancelled",
 };
+/** The view of each kind of span that has one. */
+const VIEWS = { model: modelView, tool: toolView, callback: callbackView };
 
 /**
  * @typedef {object} Shown  what the pane is showing
@@ -36,24 +50,32 @@ export class SpanDetail {
     this.root = root;
     this.fetchSpan = fetchSpan;
     this.onClose = onClose;
-    /** @type {Map<string, {data: any, seq: number}>} span key → full data, least recent first */
+    /** @type {Map<string, {data: any, seq: number, fetched: boolean}>} span key → full data,
+     * least recent first; fetched: read from the server (live versions lack its extras) */
     this.cache = new Map();
     /** @type {Map<string, Promise<void>>} */
     this.loading = new Map();
     /** @type {any} */
     this.node = null;
     this.state = "";
-    /** @type {Element|null} the duration cell, updated while the span runs */
-    this.duration = null;
-    this.attrsPart = el("div", { class: "detail-attrs" });
+    /** @type {Element[]} where the duration is shown, updated while the span runs */
+    this.durations = [];
+    /** The content drawn from the full span data: its view and events. */
+    this.attrsPart = el("div", { class: "detail-body" });
+    /** The raw attributes, drawn with the view. */
+    this.rawPart = el("div", { class: "detail-raw" });
+    /** @type {Set<string>} value blocks of the span shown that the reader expanded */
+    this.expanded = new Set();
+    /** @type {boolean|null} the reader's choice for the raw attributes (null: by kind) */
+    this.rawOpen = null;
     // Built once: a refresh (a new version, a run ending) redraws the tables, never the
     // header, so keyboard focus on Close stays.
     this.title = el("h3");
     const close = el("button", { class: "link", text: "Close", attrs: { type: "button" } });
     close.addEventListener("click", () => this.onClose());
     this.head = el("header", { class: "detail-head", children: [this.title, close] });
+    this.status = el("div");
     this.summary = el("div");
-    this.attrsTitle = el("h4", { text: "Attributes" });
     root.addEventListener("keydown", (event) => {
       if (event.key === "Escape") {
         event.preventDefault();
@@ -73,13 +95,14 @@ export class SpanDetail {
    *
    * @param {any} data
    * @param {number} seq
+   * @param {boolean} [fetched] read from the server (not a live version)
    */
-  remember(data, seq) {
+  remember(data, seq, fetched = false) {
     const key = spanKey(String(data.trace_id), String(data.span_id));
     const had = this.cache.get(key);
     if (had && had.seq > seq) return;
     this.cache.delete(key);
-    this.cache.set(key, { data, seq });
+    this.cache.set(key, { data, seq, fetched });
     if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value);
     if (this.node && this.node.key === key) this.drawAttributes();
   }
@@ -93,14 +116,19 @@ export class SpanDetail {
    */
   show(node, state, { scroll = false } = {}) {
     const same = this.node === node;
+    if (!same) this.expanded = new Set();
     this.node = node;
     this.state = state;
     this.title.textContent = node.label || node.name || node.id;
+    this.durations = [];
+    const status = this.statusLine();
+    this.status.replaceWith(status);
+    this.status = status;
     const summary = this.summaryTable();
     this.summary.replaceWith(summary);
     this.summary = summary;
     if (this.head.parentNode !== this.root) {
-      this.root.replaceChildren(this.head, this.summary, this.attrsTitle, this.attrsPart);
+      this.root.replaceChildren(this.head, this.status, this.attrsPart, this.summary, this.rawPart);
     }
     this.root.dataset.spanId = node.id;
     this.root.dataset.state = state;
@@ -117,30 +145,46 @@ export class SpanDetail {
 
   /** While the span shown runs: its duration. */
   tick(nowNs) {
-    if (this.duration && this.node && this.state === "running") {
-      this.duration.textContent = `${formatDuration(nowNs - this.node.start)} …`;
+    if (this.node && this.state === "running") {
+      for (const cell of this.durations) cell.textContent = `${formatDuration(nowNs - this.node.start)} …`;
     }
   }
 
   close() {
     this.node = null;
-    this.duration = null;
+    this.durations = [];
     this.root.hidden = true;
     this.attrsPart.replaceChildren();
+    this.rawPart.replaceChildren();
+    this.expanded = new Set();
   }
 
-  /** @private */
+  /** @private The span's duration as text (ticking while it runs). */
+  durationText() {
+    const n = this.node;
+    if (n.end !== null && n.end !== undefined) return formatDuration(n.end - n.start);
+    return this.state === "running" ? `${formatDuration(nowNs() - n.start)} …` : "—";
+  }
+
+  /** @private What the reader wants first: how the span went and how long it took. */
+  statusLine() {
+    const n = this.node;
+    const status = STATE_TEXT[this.state] || this.state;
+    const line = facts([["status", n.message ? `${status}: ${n.message}` : status], ["duration", this.durationText()]], "status");
+    const part = el("div", { class: "detail-status", children: [line] });
+    const cell = part.querySelector('[data-fact="duration"] dd');
+    if (cell) this.durations.push(cell);
+    return part;
+  }
+
+  /** @private The span's identity and timing, under its content. */
   summaryTable() {
     const n = this.node;
-    const end = n.end ?? null;
-    let duration = "—";
-    if (end !== null) duration = formatDuration(end - n.start);
-    else if (this.state === "running") duration = `${formatDuration(nowNs() - n.start)} …`;
     const status = STATE_TEXT[this.state] || this.state;
     const rows = [
       ["name", n.name],
       ["status", n.message ? `${status}: ${n.message}` : status],
-      ["duration", duration],
+      ["duration", this.durationText()],
       ["start", formatNsTimestamp(n.start)],
       ["span_id", n.id],
       ["parent_span_id", n.parentId || "—"],
@@ -149,12 +193,14 @@ export class SpanDetail {
       ["kind", n.kind],
     ];
     if (n.spanKind) rows.push(["agentdash kind", n.spanKind]);
-    const table = kvTable(rows, "span");
-    this.duration = table.querySelectorAll(".kv-value")[2] || null;
-    return table;
+    const table = plainTable(rows, "span");
+    const cell = table.querySelectorAll(".kv-value")[2];
+    if (cell) this.durations.push(cell);
+    return el("section", { class: "detail-span", children: [el("h4", { text: "Span" }), table] });
   }
 
-  /** @private Attributes and events of the span shown, from the cache. */
+  /** @private The view, events and raw attributes of the span shown, from the cache. A
+   * redraw (a new version) keeps what the reader expanded and the focused control. */
   drawAttributes() {
     const n = this.node;
     if (!n) return;
@@ -162,30 +208,70 @@ export class SpanDetail {
     if (!kept) {
       const note = this.fetchSpan ? "Loading…" : "Not available.";
       this.attrsPart.replaceChildren(el("p", { class: "muted", text: note }));
+      this.rawPart.replaceChildren();
       return;
     }
     const data = kept.data || {};
     const attrs = data.attributes && typeof data.attributes === "object" ? data.attributes : {};
-    const entries = Object.entries(attrs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    this.attrsPart.replaceChildren(
-      entries.length ? kvTable(entries, "attributes") : el("p", { class: "muted", text: "None." }),
-      ...eventsList(data.events),
-    );
+    const focused = focusKey(this.attrsPart) || focusKey(this.rawPart);
+    const view = VIEWS[n.spanKind || spanKind(data)];
+    let parts = [];
+    let failed = false;
+    if (view) {
+      const draw = { attrs, expanded: this.expanded, node: n, ended: n.end !== null && n.end !== undefined };
+      try {
+        parts = view(data, draw);
+      } catch (error) {
+        failed = true; // a shape no view expects: the raw attributes still say everything
+        parts = [notice("error", [`This span could not be drawn as a ${n.spanKind} step (${String(error)}): its raw attributes are below.`])];
+      }
+    }
+    this.attrsPart.replaceChildren(...parts.filter(Boolean), ...eventsList(data.events, this.expanded));
+    this.rawPart.replaceChildren(this.rawSection(attrs, failed || !view));
+    if (focused) {
+      const again = this.root.querySelector(`[data-focus="${CSS.escape(focused)}"]`);
+      if (again instanceof HTMLElement) again.focus();
+    }
+  }
+
+  /** @private The raw attributes: a table in a section, open as the reader last left it
+   * (or, until they choose, open only for spans without a view of their own). */
+  rawSection(attrs, openByDefault) {
+    const table = attributesTable(attrs, this.expanded);
+    const summary = el("summary", {
+      text: `Raw attributes (${formatCount(Object.keys(attrs).length)})`,
+      attrs: { "data-focus": "raw" },
+    });
+    const section = el("details", {
+      class: "raw-attrs",
+      attrs: { open: this.rawOpen ?? openByDefault },
+      children: [summary, table],
+    });
+    // A click on the summary (a key press on it clicks too) is the reader's choice, kept
+    // for the next span; opening it from script (the default) is not.
+    summary.addEventListener("click", () => {
+      this.rawOpen = !section.open;
+    });
+    return section;
   }
 
   /** @private Fetch the full span unless the cache has this version. */
   load(node) {
     const kept = this.cache.get(node.key);
-    if (!this.fetchSpan || (kept && kept.seq >= node.seq) || this.loading.has(node.key)) return;
+    if (!this.fetchSpan || this.loading.has(node.key)) return;
+    // A live version is enough, but for an ended model call: the server adds its usage.
+    const enough = kept && kept.seq >= node.seq && (kept.fetched || node.spanKind !== "model" || node.end === null);
+    if (enough) return;
     const job = Promise.resolve()
       .then(() => this.fetchSpan(node.trace, node.id))
       .then(
         (data) => {
           this.loading.delete(node.key);
           if (data && typeof data === "object") {
-            this.remember(data, Number.isFinite(data.seq) ? data.seq : node.seq);
+            this.remember(data, Number.isFinite(data.seq) ? data.seq : node.seq, true);
           } else if (this.node === node && !this.cache.has(node.key)) {
             this.attrsPart.replaceChildren(el("p", { class: "muted", text: "Not available: this span is gone." }));
+            this.rawPart.replaceChildren();
           }
         },
         () => {
@@ -202,43 +288,9 @@ export class SpanDetail {
   }
 }
 
-/** A two-column table; values that are not strings are shown as JSON. */
-function kvTable(rows, label) {
-  return el("table", {
-    class: "kv",
-    attrs: { "aria-label": label },
-    children: [
-      el("tbody", {
-        children: rows.map(([key, value]) => {
-          const text = formatJson(value ?? "");
-          const multi = text.includes("\n") || text.length > 80;
-          return el("tr", {
-            children: [
-              el("th", { text: key, attrs: { scope: "row" } }),
-              el("td", { children: [el(multi ? "pre" : "span", { class: "kv-value", text })] }),
-            ],
-          });
-        }),
-      }),
-    ],
-  });
-}
-
-/** The span's events (exceptions, logs), if any. */
-function eventsList(events) {
-  if (!Array.isArray(events) || !events.length) return [];
-  return [
-    el("h4", { text: "Events" }),
-    el("ul", {
-      class: "span-events",
-      children: events.map((event) =>
-        el("li", {
-          children: [
-            el("strong", { text: String((event && event.name) || "event") }),
-            el("pre", { class: "kv-value", text: formatJson((event && event.attributes) || {}) }),
-          ],
-        }),
-      ),
-    }),
-  ];
+/** The `data-focus` name of the focused control inside `part`, if any. */
+function focusKey(part) {
+  const active = document.activeElement;
+  if (!(active instanceof HTMLElement) || !part.contains(active)) return "";
+  return active.dataset.focus || "";
 }

@@ -1,0 +1,326 @@
+"""The span details pane in a real browser, on real chats (see conftest.py): a model call reads
+as the conversation the model saw, a tool call shows its arguments and result as JSON with
+Copy buttons, a callback says its hook, its outcome and what it returned and replaced; long
+values are collapsed, huge ones capped; the raw attributes stay one click away; hostile
+values (markup, NUL, lone surrogates, megabytes, deep nesting) stay text.
+
+This module runs its own server: besides the demo agents it offers
+:mod:`tests.agentdash.dashboard.browser.hostile_agent`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.agentdash.dashboard.browser.harness import (
+    Browser,
+    LiveServer,
+    ServerError,
+    server_start,
+    server_stop,
+)
+from tests.agentdash.dashboard.browser.hostile_agent import AGENT_NAME, HUGE_CHARS, MARKUP
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LIVE_TIMEOUT = 30_000  # ms: a run on the offline model takes well under a second
+SHOWN_CHARS = 100_000  # span_detail_value.js: the most characters one value puts in the page
+HOSTILE_AGENTS = (
+    "agentdash.demo.capital:root_agent,tests.agentdash.dashboard.browser.hostile_agent:root_agent"
+)
+
+
+@pytest.fixture(scope="module")
+def agentdash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """This module's server: the embedded default, offering the hostile agent too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AGENTDASH_AGENTS", HOSTILE_AGENTS)
+        try:
+            server = server_start(tmp_path_factory.mktemp("span-detail-server"))
+        except ServerError as exc:
+            pytest.fail(str(exc))
+    try:
+        yield server
+    finally:
+        server_stop(server)
+
+
+# ── Helpers ────────────────────────────────────────────────────────────────────────────────
+def chat(browser: Browser, agent: str, text: str) -> None:
+    """Log in as alice, start a chat with ``agent`` by sending ``text``, wait for the answer
+    and for every span to end."""
+    browser.log_in("alice")
+    page = browser.page
+    browser.goto("/")
+    page.click(f"form.new-chat button[data-agent='{agent}']")
+    page.wait_for_selector("#composer-text")
+    if page.locator("#new-chat-form").count():  # the first message makes the session
+        page.fill("#composer-text", text)
+        with page.expect_navigation():
+            page.click("#composer-send")
+    else:
+        page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+        page.fill("#composer-text", text)
+        page.press("#composer-text", "Enter")
+    page.locator(".msg-agent:not(.streaming) .msg-body.md").first.wait_for(timeout=LIVE_TIMEOUT)
+    page.wait_for_selector("#run-status", state="attached")
+    page.locator("#span-tree .span[data-state='running']").first.wait_for(
+        state="detached", timeout=LIVE_TIMEOUT
+    )
+
+
+def open_span(browser: Browser, selector: str) -> Any:
+    """Click the row of the span ``selector`` names; the pane, once its view is drawn."""
+    page = browser.page
+    row = page.locator(f"#span-tree {selector}").last
+    span_id = row.get_attribute("data-span-id")
+    row.locator(":scope > .span-row").click()
+    page.wait_for_function(
+        """(id) => {
+          const pane = document.querySelector("#span-detail");
+          return pane && !pane.hidden && pane.dataset.spanId === id &&
+            !!pane.querySelector('table[aria-label="attributes"]');
+        }""",
+        arg=span_id,
+        timeout=LIVE_TIMEOUT,
+    )
+    return page.locator("#span-detail")
+
+
+def fact(pane: Any, name: str) -> str:
+    return str(pane.locator(f'.facts [data-fact="{name}"] dd').first.inner_text())
+
+
+def raw_attributes(pane: Any) -> dict[str, str]:
+    """The raw attributes table, opened, as key → shown text."""
+    section = pane.locator("details.raw-attrs")
+    if section.get_attribute("open") is None:
+        section.locator("summary").click()
+    rows = pane.locator('table[aria-label="attributes"] tr')
+    return {
+        rows.nth(i).locator("th").inner_text(): rows.nth(i).locator("td pre").inner_text()
+        for i in range(rows.count())
+    }
+
+
+def no_markup_ran(browser: Browser) -> None:
+    page = browser.page
+    assert page.locator("#span-detail img, #span-detail script, #span-detail b").count() == 0
+    assert page.evaluate("window.__xss") is None
+
+
+# ── A model call ───────────────────────────────────────────────────────────────────────────
+def test_a_model_call_reads_as_the_conversation_the_model_saw(browser: Browser) -> None:
+    chat(browser, "capital_agent", "What is the capital of France?")
+    pane = open_span(browser, ".span[data-kind='model']")  # the last: the one that answered
+
+    request = pane.locator("section[aria-label='Request']")
+    assert (
+        "You answer questions about capital cities"
+        in request.locator(".turn[data-role='system']").inner_text()
+    )
+    turns = request.locator("ol.turns > li.turn")
+    assert [turns.nth(i).get_attribute("data-role") for i in range(turns.count())] == [
+        "user",
+        "model",
+        "tool",
+    ]
+    assert turns.nth(0).inner_text().endswith("What is the capital of France?")
+    call = turns.nth(1).locator(".part-call")
+    assert call.locator(".part-head code").inner_text() == "get_capital_city"
+    assert json.loads(call.locator("pre").inner_text()) == {"country": "France"}
+    result = turns.nth(2).locator(".part-result")
+    assert result.locator(".part-head code").inner_text() == "get_capital_city"
+    assert json.loads(result.locator("pre").inner_text()) == {"result": "Paris"}
+    declared = request.locator(".tool-def")
+    assert declared.count() == 1
+    assert declared.locator(".part-head code").inner_text() == "get_capital_city"
+
+    response = pane.locator("section[aria-label='Response']")
+    answer = response.locator("li.turn[data-role='model']").inner_text()
+    assert "Paris" in answer and "(checked by after_model)" in answer
+    assert "Replaced by the callback add_disclaimer" in response.inner_text()
+    assert fact(pane, "finish reason") == "stop"
+
+    # Tokens: the server's usage when it sends one (with cost), else the span's attributes;
+    # either way the numbers are the span's.
+    raw = raw_attributes(pane)
+    assert fact(pane, "input tokens") == raw["gen_ai.usage.input_tokens"]
+    assert fact(pane, "output tokens") == raw["gen_ai.usage.output_tokens"]
+    # The cost is the server's to say (the span's usage): shown when it is sent, never made up.
+    data = browser.page.request.get(span_url(browser, pane)).json()
+    costs = pane.locator('.facts [data-fact="cost"]')
+    if data.get("usage"):
+        assert costs.count() == 1 and costs.inner_text().startswith("cost")
+    else:
+        assert costs.count() == 0
+    browser.console.assert_clean()
+
+
+def span_url(browser: Browser, pane: Any) -> str:
+    """The one-span endpoint of the span the pane shows (its ids from the pane's table)."""
+    ids = {
+        name: pane.locator(
+            "table[aria-label='span'] tr",
+            has=browser.page.locator("th", has_text=re.compile(f"^{name}$")),
+        )
+        .locator("td")
+        .inner_text()
+        for name in ("trace_id", "span_id")
+    }
+    path = browser.page.url.removeprefix(browser.server.url).split("?")[0]
+    return f"{browser.server.url}{path}spans/{ids['trace_id']}/{ids['span_id']}/"
+
+
+def test_a_long_value_is_collapsed_and_shows_all_on_request(browser: Browser) -> None:
+    chat(browser, "capital_agent", "What is the capital of Japan?")
+    pane = open_span(browser, ".span[data-kind='model']")
+    parameters = pane.locator(".tool-def .value").filter(has_text="Parameters")
+    toggle = parameters.locator("button.value-toggle")
+    collapsed = parameters.locator("pre").inner_text()
+    assert (
+        toggle.inner_text().startswith("Show all")
+        and toggle.get_attribute("aria-expanded") == "false"
+    )
+    toggle.focus()
+    browser.page.keyboard.press("Enter")
+    expanded = parameters.locator("pre").inner_text()
+    assert len(expanded) > len(collapsed) and expanded.startswith(collapsed)
+    assert json.loads(expanded)["properties"]["country"]["type"] == "string"
+    assert toggle.inner_text() == "Show less" and toggle.get_attribute("aria-expanded") == "true"
+    assert browser.page.evaluate("document.activeElement.textContent") == "Show less"
+    toggle.click()
+    assert parameters.locator("pre").inner_text() == collapsed
+    browser.console.assert_clean()
+
+
+# ── A tool call ────────────────────────────────────────────────────────────────────────────
+def test_a_tool_call_shows_its_arguments_and_result_with_copy_buttons(browser: Browser) -> None:
+    chat(browser, "capital_agent", "What is the capital of Italy?")
+    page = browser.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=browser.server.url)
+    pane = open_span(browser, ".span[data-kind='tool']")
+    assert fact(pane, "tool") == "get_capital_city"
+    arguments = pane.locator(".value").filter(
+        has=page.locator(".value-label", has_text="Arguments")
+    )
+    result = pane.locator(".value").filter(has=page.locator(".value-label", has_text="Result"))
+    assert json.loads(arguments.locator("pre").inner_text()) == {"country": "Italy"}
+    assert json.loads(result.locator("pre").inner_text()) == {"result": "Rome"}
+
+    result.locator("button.value-copy").click()
+    result.locator(".value-status", has_text="Copied").wait_for()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert json.loads(copied) == {"result": "Rome"}
+    assert copied == result.locator("pre").inner_text()
+
+    # The raw attributes are there, collapsed, and agree.
+    section = pane.locator("details.raw-attrs")
+    assert section.get_attribute("open") is None
+    assert raw_attributes(pane)["gen_ai.tool.name"] == "get_capital_city"
+    # Opened once, they stay open for the next span.
+    pane = open_span(browser, ".span[data-kind='model']")
+    assert pane.locator("details.raw-attrs").get_attribute("open") is not None
+    browser.console.assert_clean()
+
+
+def test_copy_works_without_the_clipboard_api(browser: Browser) -> None:
+    """Where the page may not use navigator.clipboard, Copy selects and copies the text with
+    the browser's copy command, and still says so."""
+    browser.page.add_init_script(
+        """window.__clipboard = navigator.clipboard;
+           Object.defineProperty(Navigator.prototype, "clipboard", { get: () => undefined });"""
+    )
+    chat(browser, "capital_agent", "What is the capital of Spain?")
+    page = browser.page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=browser.server.url)
+    assert page.evaluate("navigator.clipboard === undefined")
+    pane = open_span(browser, ".span[data-kind='tool']")
+    arguments = pane.locator(".value").filter(
+        has=page.locator(".value-label", has_text="Arguments")
+    )
+    button = arguments.locator("button.value-copy")
+    button.click()
+    arguments.locator(".value-status", has_text="Copied").wait_for()
+    assert json.loads(page.evaluate("window.__clipboard.readText()")) == {"country": "Spain"}
+    assert page.evaluate("document.activeElement.classList.contains('value-copy')")
+    assert page.locator("textarea.copy-buffer").count() == 0
+    browser.console.assert_clean()
+
+
+# ── A callback ─────────────────────────────────────────────────────────────────────────────
+def test_a_callback_says_its_hook_outcome_and_what_it_returned_and_replaced(
+    browser: Browser,
+) -> None:
+    chat(browser, "capital_agent", "What is the capital of Germany?")
+    pane = open_span(browser, ".span[data-name='callback add_disclaimer']:has(.outcome-overridden)")
+    assert fact(pane, "hook") == "after_model"
+    assert fact(pane, "outcome") == "overridden"
+    assert fact(pane, "step").startswith("generate_content")
+    assert "The model's response was replaced by what the callback returned." in pane.inner_text()
+    returned = pane.locator("section[aria-label='Returned'] li.turn[data-role='model']")
+    replaced = pane.locator("section[aria-label='Replaced'] li.turn[data-role='model']")
+    assert "Berlin" in returned.inner_text() and "(checked by after_model)" in returned.inner_text()
+    assert "Berlin" in replaced.inner_text() and "checked by" not in replaced.inner_text()
+
+    pane = open_span(browser, ".span[data-name='callback block_keyword_guardrail']")
+    assert fact(pane, "hook") == "before_model"
+    assert fact(pane, "outcome") == "passed"
+    assert "Passed: it returned nothing" in pane.inner_text()
+    assert pane.locator("section[aria-label='Returned']").count() == 0
+
+    # Esc closes the pane; the focus goes back to the tree's row.
+    pane.locator(".detail-head button").focus()
+    browser.page.keyboard.press("Escape")
+    pane.wait_for(state="hidden")
+    assert browser.page.evaluate("document.activeElement.closest('#span-tree') !== null"), (
+        "the focus left the tree"
+    )
+    browser.console.assert_clean()
+
+
+# ── Hostile values ─────────────────────────────────────────────────────────────────────────
+def test_hostile_values_stay_text_and_huge_ones_are_capped(browser: Browser) -> None:
+    chat(browser, AGENT_NAME, f"hostile lookup of Atlantis {MARKUP}")
+    page = browser.page
+    pane = open_span(browser, ".span[data-kind='tool']")
+    result = pane.locator(".value").filter(has=page.locator(".value-label", has_text="Result"))
+    shown = result.locator("pre").inner_text()
+    assert "<script>window.__xss=2</script>" in shown  # as text
+    assert '"before\\u0000after"' in shown  # NUL: escaped in the JSON, shown as written
+    no_markup_ran(browser)
+
+    # The result is nested 200 deep: collapsed, all of it on request, indented.
+    result.locator("button.value-toggle").click()
+    assert result.locator("pre").inner_text().count('"deeper"') == 200
+
+    # A 3 MB attribute: a few lines, then at most SHOWN_CHARS, and the rest counted.
+    raw = pane.locator("details.raw-attrs")
+    raw.locator("summary").click()
+    huge = pane.locator("tr", has=page.locator("th", has_text=re.compile(r"^hostile\.huge$")))
+    collapsed = huge.locator("pre").inner_text()
+    assert collapsed.startswith(MARKUP) and len(collapsed) < 1_000
+    huge.locator("button.value-toggle").click()
+    assert len(huge.locator("pre").evaluate("e => e.textContent")) == SHOWN_CHARS
+    assert huge.locator(".value-hidden").inner_text() == (
+        f"{HUGE_CHARS - SHOWN_CHARS:,} more characters not shown"
+    )
+    assert page.evaluate("document.querySelector('#span-detail').textContent.length") < 400_000
+
+    # JSON text nested 50,000 deep is shown as it was recorded, not parsed into a stall.
+    nested = pane.locator("tr", has=page.locator("th", has_text=re.compile(r"^hostile\.nested$")))
+    assert nested.locator("pre").inner_text().startswith("[[[[")
+    no_markup_ran(browser)
+
+    # The model call: the instruction and the user's words, markup and all, as text.
+    pane = open_span(browser, ".span[data-kind='model']")
+    request = pane.locator("section[aria-label='Request']")
+    assert MARKUP in request.locator(".turn[data-role='system']").inner_text()
+    assert MARKUP in request.locator("li.turn[data-role='user']").first.inner_text()
+    no_markup_ran(browser)
+    browser.console.assert_clean()
