@@ -104,12 +104,13 @@ def fixture_session(owner: User) -> AgentSession:
     return session
 
 
-ANSWERS = {
-    "http.snapshot": ("dashboard:session_snapshot", {}),
-    "http.spans": ("dashboard:session_spans", {}),
-    "http.span": ("dashboard:session_span", {"trace_id": TRACE, "span_id": TOOL}),
-    "http.span_model": ("dashboard:session_span", {"trace_id": TRACE, "span_id": ROOT}),
-    "http.events": ("dashboard:session_events", {}),
+ANSWERS: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {
+    "http.snapshot": ("dashboard:session_snapshot", {}, {}),
+    "http.spans": ("dashboard:session_spans", {}, {}),
+    "http.span": ("dashboard:session_span", {"trace_id": TRACE, "span_id": TOOL}, {}),
+    "http.span_model": ("dashboard:session_span", {"trace_id": TRACE, "span_id": ROOT}, {}),
+    "http.span_search": ("dashboard:session_span_search", {}, {"q": "FRANCE"}),
+    "http.events": ("dashboard:session_events", {}, {}),
 }
 
 
@@ -122,9 +123,9 @@ def test_the_golden_answer_is_what_the_view_answers(
     name: str, client: Client, operator_user: User
 ) -> None:
     session = fixture_session(operator_user)
-    route, kwargs = ANSWERS[name]
+    route, kwargs, query = ANSWERS[name]
     client.force_login(operator_user)
-    response = client.get(reverse(route, kwargs={"session_id": session.id, **kwargs}))
+    response = client.get(reverse(route, kwargs={"session_id": session.id, **kwargs}), query)
     assert response.status_code == 200
     golden: Any = json.loads((GOLDEN / f"{name}.json").read_text())
     matches(golden, response.json())
