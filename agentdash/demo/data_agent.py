@@ -68,8 +68,10 @@ def _database(policy: QueryPolicy) -> sqlite3.Connection:
 
 
 def run_query(sql: str, tool_context: ToolContext) -> dict[str, Any]:
-    """Runs one SQL query on the shop database (tables customers and orders) and returns
-    the columns and rows.
+    """Runs one SQL query on the shop database and returns the columns and rows.
+
+    Tables: customers(id INTEGER, name TEXT, email TEXT, city TEXT) and
+    orders(id INTEGER, customer_id INTEGER, product TEXT, amount REAL, placed_on DATE).
 
     Args:
       sql: one SQLite statement, e.g. SELECT name, city FROM customers.
@@ -88,7 +90,8 @@ def run_query(sql: str, tool_context: ToolContext) -> dict[str, Any]:
         rows = cursor.fetchmany(MAX_ROWS)
         columns = [c[0] for c in cursor.description or []]
         changed = db.total_changes - before
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, ValueError, UnicodeError, OverflowError) as exc:
+        # sqlite3 raises ValueError for a NUL, UnicodeEncodeError for a lone surrogate.
         return {"error": f"Error: the database refused the query: {exc}."}
     finally:
         db.close()

@@ -1,13 +1,18 @@
 """A support desk: a front-desk agent hands customers to a billing or a technical agent.
 
-Transfers work on the offline model too: it transfers when the customer's words name an agent
-it may transfer to ("billing", "tech").
+Transfers work on the offline model too: it transfers when the customer's words match an
+agent's name or description — "invoice", "refund", "charged", "payment" go to billing;
+"error", "crash", "bug", "login", "vpn" to tech. Each of them has a tool for a specific case
+(an invoice number, a service's status) and one that answers in general (billing policies,
+known issues), so every question gets an answer.
 """
 
 from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from runtime import Agent, CallbackContext
 from runtime.examples.capital import default_model
@@ -26,21 +31,115 @@ SERVICES = {
 }
 
 
-def lookup_invoice(invoice_number: str) -> dict[str, str]:
+BILLING_POLICIES = (
+    (
+        ("twice", "double", "duplicat", "charg"),
+        "A charge shown twice is most often a card pre-authorisation, which drops off within 3 "
+        "working days. If both are still there after that, we refund the second one.",
+    ),
+    (
+        ("refund", "reimburs", "money", "cancel"),
+        "Refunds go back to the card or account you paid with, within 5 working days; ask for "
+        "one within 30 days of the payment.",
+    ),
+    (
+        ("due", "overdue", "late", "fee", "remind"),
+        "Invoices are due 30 days after they are issued; an overdue invoice gets a reminder, "
+        "then a 5.00 EUR fee 14 days later.",
+    ),
+    (
+        ("pay", "card", "transfer", "fail", "declin", "method"),
+        "We take cards and SEPA transfers. A failed card payment is tried again after 3 days; "
+        "you can also pay the invoice by transfer.",
+    ),
+)
+
+KNOWN_ISSUES = (
+    (
+        ("login", "log", "password", "sign", "locked"),
+        "Sign-in fails right after a password change",
+        "sign out on every device, then sign in again; a fix ships on 2026-12-01.",
+    ),
+    (
+        ("crash", "freez", "hang", "start"),
+        "The desktop app 4.2 crashes at start with some graphics drivers",
+        "update to 4.2.1, or start it with --safe-mode.",
+    ),
+    (
+        ("error", "500", "bug", "broken"),
+        "Error 500 when opening an invoice in the web app",
+        "fixed in today's release: reload the page.",
+    ),
+    (
+        ("slow", "vpn", "connect", "timeout"),
+        "Slow VPN connections in eu-west since 09:40 UTC",
+        "connect through eu-central until it is fixed.",
+    ),
+)
+
+
+def _stems(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def _best(text: str, entries: Sequence[tuple[Any, ...]]) -> Any:
+    """The entry whose keywords (word prefixes) ``text`` hits most; the first of equals;
+    ``None`` when none is hit."""
+    words = _stems(text)
+    hits = [sum(w.startswith(k) for w in words for k in entry[0]) for entry in entries]
+    best = max(hits, default=0)
+    return entries[hits.index(best)] if best else None
+
+
+def lookup_invoice(invoice_number: str = "") -> dict[str, str]:
     """Looks up an invoice: amount, status and due date.
 
     Args:
       invoice_number: the invoice number, e.g. INV-1234 (the digits are enough).
     """
     found = re.search(r"\d+", invoice_number)
-    invoice = INVOICES.get(found.group(0)) if found else None
+    if found is None:
+        return {"error": "Which invoice? Give its number, e.g. INV-1234 (it is on the invoice)."}
+    invoice = INVOICES.get(found.group(0))
     if invoice is None:
         return {"error": f"No invoice {invoice_number!r}. Invoice numbers look like INV-1234."}
-    return {"invoice": f"INV-{found.group(0)}", **invoice}  # type: ignore[union-attr]
+    return {"invoice": f"INV-{found.group(0)}", **invoice}
+
+
+def billing_policy(topic: str) -> dict[str, str]:
+    """Explains our billing policies: refunds, charges shown twice, failed payments, fees
+    and due dates.
+
+    Args:
+      topic: the customer's question, in their words.
+    """
+    found = _best(topic, BILLING_POLICIES)
+    if found is None:
+        return {
+            "result": "Our billing policies cover refunds, charges shown twice, payments and "
+            "due dates; for one invoice, give its number (e.g. INV-1234)."
+        }
+    return {"result": found[1]}
+
+
+def search_known_issues(problem: str) -> dict[str, str]:
+    """Searches the known issues (errors, crashes, bugs, trouble to log in or with a
+    password, slowness) for one matching the problem, with its workaround.
+
+    Args:
+      problem: the problem as the customer describes it.
+    """
+    found = _best(problem, KNOWN_ISSUES)
+    if found is None:
+        return {
+            "result": "No known issue matches. Tell us the exact error message, or ask for a "
+            f"service's status ({', '.join(SERVICES)})."
+        }
+    return {"known_issue": found[1], "workaround": found[2]}
 
 
 def check_service_status(service: str) -> dict[str, str]:
-    """Checks the current status of one of our services.
+    """Checks whether one of our services (email, vpn, website, api) is up, down or slow.
 
     Args:
       service: the service's name.
@@ -64,23 +163,28 @@ def greet_customer(callback_context: CallbackContext) -> None:
 billing_agent = Agent(
     name="billing_agent",
     model=default_model(),
-    description="Handles billing questions: invoices, payments, amounts due.",
+    description="Handles billing: invoices, payments, cards, refunds, charges, fees, amounts due.",
     instruction=(
         "You handle billing questions. Look invoices up with lookup_invoice and answer with "
-        "the amount, the status and the due date."
+        "the amount, the status and the due date; explain refunds, double charges, payments "
+        "and fees with billing_policy."
     ),
-    tools=[lookup_invoice],
+    tools=[lookup_invoice, billing_policy],
 )
 
 tech_agent = Agent(
     name="tech_agent",
     model=default_model(),
-    description="Handles tech problems: outages, service status, connection trouble.",
-    instruction=(
-        "You handle technical problems. Check the service with check_service_status and say "
-        "whether it works."
+    description=(
+        "Handles technical trouble: errors, crashes, bugs, login and password problems (when "
+        "you cannot log in), services that are down or slow (email, vpn, website, api)."
     ),
-    tools=[check_service_status],
+    instruction=(
+        "You handle technical problems. Check a service with check_service_status and say "
+        "whether it works; look errors, crashes and login trouble up with search_known_issues "
+        "and give the workaround."
+    ),
+    tools=[check_service_status, search_known_issues],
 )
 
 root_agent = Agent(

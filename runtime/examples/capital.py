@@ -12,7 +12,15 @@ from typing import Any
 
 from google.genai import types
 
-from runtime import Agent, BaseTool, CallbackContext, LlmRequest, LlmResponse, ToolContext
+from runtime import (
+    Agent,
+    BaseTool,
+    CallbackContext,
+    LlmRequest,
+    LlmResponse,
+    ReadonlyContext,
+    ToolContext,
+)
 
 CAPITALS = {
     "united states": "Washington, D.C.",
@@ -99,14 +107,28 @@ def annotate_usa(
     return None
 
 
+INSTRUCTION = (
+    "You answer questions about capital cities. Use the get_capital_city tool, then answer in "
+    "one sentence."
+)
+
+
+def capital_instruction(context: ReadonlyContext) -> str:
+    """The instruction with the session's last lookup (``last_capital_lookup``, written by
+    :func:`annotate_usa` after each tool call). Before the first lookup of a session there is
+    none, and the instruction says so: a ``{last_capital_lookup?}`` template would leave an
+    empty gap in the sentence on every session's first model call."""
+    last = context.state.get("last_capital_lookup")
+    if last:
+        return f"{INSTRUCTION} The last country looked up was {last}."
+    return f"{INSTRUCTION} No country has been looked up yet in this session."
+
+
 root_agent = Agent(
     name="capital_agent",
     model=default_model(),
     description="Answers questions about the capital cities of countries.",
-    instruction=(
-        "You answer questions about capital cities. Use the get_capital_city tool, then "
-        "answer in one sentence. The last country asked about was {last_capital_lookup?}."
-    ),
+    instruction=capital_instruction,
     tools=[get_capital_city],
     before_model_callback=block_keyword_guardrail,
     after_model_callback=add_disclaimer,

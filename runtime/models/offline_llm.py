@@ -1,7 +1,11 @@
 """A deterministic stand-in model for running agents without an API key or network.
 
-It picks a declared tool by word overlap with the user's message, fills the arguments from
-the message, answers from tool results, and otherwise echoes the user's words verbatim.
+It is a handful of rules, not a language model, and says so: every text answer starts with
+"Offline model: ". It picks the declared tool or transfer target whose name and description
+share the most words with the user's message, fills the arguments from the message (a SQL
+parameter from a statement the message contains, or from its plain English over the tables
+the tool documents), answers from tool results, and otherwise echoes the user's words
+verbatim with the first sentence of its instructions.
 """
 
 from __future__ import annotations
@@ -10,73 +14,31 @@ import json
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from google.genai import types
 
+from runtime.models._offline_answer import PREFIX, answer_from
+from runtime.models._offline_sql import is_sql_param, schema_from, sql_for, typed_sql
+from runtime.models._offline_text import fill_args, keys, name_keys, params, score
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
 
-_STOP_WORDS = (
-    "the a an is of what to for in on and or me my please can you i it be with about do does "
-    "tell show give how where when who which why are was this that at by from"
-)
-_STOP = frozenset(_STOP_WORDS.split())
 _TRANSFER = "transfer_to_agent"
 _CONTEXT = "For context:"
-_NUMBER = r"(?<!\w)-?\d+(?:\.\d+)?"
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "es", "s"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
-
-
-def _keys(text: str) -> set[str]:
-    """Stemmed content words: no stop words, no tokens shorter than three characters."""
-    return {_stem(w) for w in _words(text) if w not in _STOP and len(w) > 2}
-
-
-def _name_keys(name: str) -> set[str]:
-    return _keys(re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name).replace("_", " "))
+_FOLLOW_UP = re.compile(r"\s*(and|also|what about|how about)\b", re.IGNORECASE)
+MAX_MESSAGE = 20_000
+"""Longer messages are echoed, not searched for tools (the rules are for questions)."""
 
 
 @dataclass
-class _Param:
-    name: str
-    type: str
-    enum: list[str]
-    description: str
+class _Choice:
+    """A tool call to make, or (``call`` None) why the chosen tool cannot be called."""
 
-
-def _params(decl: types.FunctionDeclaration) -> list[_Param]:
-    """The declared parameters, from a ``types.Schema`` or a JSON schema dict."""
-    schema: Any = decl.parameters_json_schema
-    if decl.parameters is not None:
-        schema = decl.parameters.model_dump(mode="json", exclude_none=True)
-    if not isinstance(schema, dict):
-        return []
-    out: list[_Param] = []
-    for name, raw in (schema.get("properties") or {}).items():
-        js: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        kind = js.get("type", "")
-        if isinstance(kind, list):  # JSON schema ["string", "null"]
-            kind = next((k for k in kind if k != "null"), "")
-        enum = [str(e) for e in js.get("enum") or []]
-        desc = str(js.get("description") or "")
-        out.append(_Param(name, str(kind).lower(), enum, desc))
-    return out
-
-
-def _score(message: set[str], name: str, description: str) -> int:
-    return 3 * len(message & _name_keys(name)) + len(message & _keys(description))
+    score: int
+    call: types.FunctionCall | None
+    why_not: str = ""
 
 
 def _agents(instruction: str) -> list[tuple[str, str]]:
@@ -86,94 +48,49 @@ def _agents(instruction: str) -> list[tuple[str, str]]:
     return re.findall(r"^- ([\w.-]+): ?(.*)$", text, flags=re.MULTILINE)
 
 
-def _guess(text: str, exclude: set[str]) -> str:
-    """The message's own words minus stop words and words describing the tool."""
-    kept = [
-        w
-        for w in re.findall(r"[^\W_]+", text)
-        if w.lower() not in _STOP
-        and (len(w) > 1 or w.isdigit())
-        and _stem(w.lower()) not in exclude
+def _declarations(request: LlmRequest) -> list[types.FunctionDeclaration]:
+    return [
+        decl
+        for tool in request.config.tools or []
+        for decl in getattr(tool, "function_declarations", None) or []
     ]
-    return " ".join(kept)
 
 
-def _named_value(text: str, name: str) -> str | None:
-    """The value following ``name`` in the message: ``city Paris``, ``city: "New York"``."""
-    label = re.escape(name).replace("_", "[_ ]")
-    m = re.search(rf"\b{label}\b\s*[:=]?\s*(?:\"([^\"]*)\"|(.*))", text, flags=re.IGNORECASE)
-    if m is None:
-        return None
-    if m.group(1) is not None:
-        return m.group(1)
-    rest = [w for w in re.findall(r"[^\W_]+", m.group(2)) if w.lower() not in _STOP]
-    return rest[0] if rest else None
+def _sql_param(decl: types.FunctionDeclaration) -> str | None:
+    """The name of ``decl``'s string parameter taking SQL, if it has one."""
+    return next(
+        (
+            p.name
+            for p in params(decl)
+            if p.type == "string" and is_sql_param(p.name, p.description)
+        ),
+        None,
+    )
 
 
-def _args(decl: types.FunctionDeclaration, text: str) -> dict[str, Any]:
-    params = _params(decl)
-    naming = _name_keys(decl.name or "") | {k for p in params for k in _name_keys(p.name)}
-    # Words of the description are dropped too, unless that leaves nothing: a docstring's
-    # example ("e.g. France") must not swallow the very value the user gave.
-    guess = _guess(text, naming | _keys(decl.description or "")) or _guess(text, naming)
-    numbers = re.findall(_NUMBER, text)
-    args: dict[str, Any] = {}
-    for p in params:
-        if p.type == "string" and p.enum:
-            hit = next((e for e in p.enum if re.search(rf"\b{re.escape(e)}\b", text, re.I)), None)
-            if hit is not None:
-                args[p.name] = hit
-        elif p.type == "string":
-            value = _named_value(text, p.name) or guess
-            if value:
-                args[p.name] = value
-        elif p.type in ("integer", "number") and numbers:
-            raw = _named_value(text, p.name)
-            raw = raw if raw and re.fullmatch(_NUMBER, raw) else numbers.pop(0)
-            args[p.name] = int(float(raw)) if p.type == "integer" else float(raw)
-        elif p.type == "boolean" and _name_keys(p.name) & _keys(text):
-            args[p.name] = True
-    return args
+def _call(decl: types.FunctionDeclaration, text: str, score_: int) -> _Choice:
+    """A call of ``decl`` with arguments from ``text``, or why the SQL could not be made."""
+    name = decl.name or ""
+    sql_param = _sql_param(decl)
+    if sql_param is None:
+        return _Choice(score_, types.FunctionCall(name=name, args=fill_args(decl, text)))
+    documented = " ".join([decl.description or "", *(p.description for p in params(decl))])
+    draft = sql_for(text, documented)
+    if draft.sql is None:
+        tables = ", ".join(t.describe() for t in schema_from(documented)) or "none are documented"
+        why = f"{draft.why_not}. The tables I know: {tables}"
+        return _Choice(score_, None, why)
+    return _Choice(score_, types.FunctionCall(name=name, args={sql_param: draft.sql}))
 
 
-def _render(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "nothing"
-    return json.dumps(value, default=str, ensure_ascii=False, sort_keys=True)
-
-
-def _answer_from(responses: list[types.FunctionResponse]) -> str:
-    sentences = []
-    for fr in responses:
-        data = fr.response or {}
-        if "error" in data:
-            sentences.append(f'{fr.name} reported an error: "{_render(data["error"])}".')
-            continue
-        if set(data) == {"result"}:
-            shown = _render(data["result"])
-        else:
-            shown = ", ".join(f"{k}: {_render(v)}" for k, v in data.items()) or "nothing"
-        sentences.append(f"{fr.name} returned {shown.rstrip('.')}.")
-    return "Offline model: " + " ".join(sentences)
-
-
-def _count(request: LlmRequest) -> int:
-    words = len(system_instruction_text(request).split())
-    for content in request.contents:
-        for p in content.parts or []:
-            if p.text:
-                words += len(p.text.split())
-            for obj in (p.function_call, p.function_response):
-                if obj is not None:
-                    words += len(json.dumps(obj.model_dump(exclude_none=True), default=str).split())
-    return words
+def _quote(text: str) -> str:
+    return f'"{text}"'
 
 
 class OfflineLlm(BaseLlm):
     """A keyless, deterministic model: tool choice by word overlap, answers from tool results,
-    otherwise an echo of the user's words with the first sentence of the instruction."""
+    otherwise an echo of the user's words with the first sentence of the instruction. Every
+    text answer starts with "Offline model: "."""
 
     model: str = "offline"
     provider: ClassVar[str] = "offline"
@@ -190,55 +107,101 @@ class OfflineLlm(BaseLlm):
                 turn = i
         parts = (contents[turn].parts or []) if turn is not None else []
         results = [p.function_response for p in parts if p.function_response]
-        if results:
-            return types.Part(text=_answer_from(results))
+        if results and turn is not None:
+            before = contents[turn - 1] if turn > 0 else None
+            calls = [p.function_call for p in (before.parts or []) if p.function_call] if (
+                before is not None and before.role == "model"
+            ) else []  # fmt: skip
+            return types.Part(text=answer_from(results, calls))
         text = "".join(p.text for p in parts if p.text and not p.thought)
-        call = self._pick(request, text)
-        if call is not None:
-            later = contents[turn + 1 :] if turn is not None else []
-            last_model = next((c for c in reversed(later) if c.role == "model"), None)
-            previous = [p.function_call for p in (last_model.parts or [])] if last_model else []
-            if any(fc and fc.name == call.name and fc.args == call.args for fc in previous):
-                old = [
-                    p.function_response
-                    for c in contents
-                    for p in c.parts or []
-                    if p.function_response and p.function_response.name == call.name
-                ]
-                if old:
-                    return types.Part(text=_answer_from(old[-1:]))
-                return types.Part(text=f"Offline model: {call.name} was already called.")
+        choice = self._pick(request, text) if len(text) <= MAX_MESSAGE else None
+        if choice is None and _FOLLOW_UP.match(text) and len(text) <= MAX_MESSAGE:
+            choice = self._follow_up(request, text, contents[: turn or 0])
+        if choice is not None and choice.call is None:
+            return types.Part(
+                text=f"{PREFIX}I could not turn {_quote(text)} into SQL: {choice.why_not}."
+            )
+        if choice is not None and choice.call is not None:
+            return self._unless_repeated(choice.call, contents, turn)
+        return types.Part(text=self._echo(request, text))
+
+    def _unless_repeated(
+        self, call: types.FunctionCall, contents: list[types.Content], turn: int | None
+    ) -> types.Part:
+        """``call``, unless the model just made the same call in this turn: then the answer
+        from its result (a tool that keeps matching must not loop)."""
+        later = contents[turn + 1 :] if turn is not None else []
+        last_model = next((c for c in reversed(later) if c.role == "model"), None)
+        previous = [p.function_call for p in (last_model.parts or [])] if last_model else []
+        if not any(fc and fc.name == call.name and fc.args == call.args for fc in previous):
             return types.Part(function_call=call)
+        old = [
+            p.function_response
+            for c in contents
+            for p in c.parts or []
+            if p.function_response and p.function_response.name == call.name
+        ]
+        if old:
+            return types.Part(text=answer_from(old[-1:], [call]))
+        return types.Part(text=f"{PREFIX}{call.name} was already called.")
+
+    def _echo(self, request: LlmRequest, text: str) -> str:
         instruction = " ".join(system_instruction_text(request).split())
         m = re.match(r"(.+?[.!?])(\s|$)", instruction)
         first = (m.group(1) if m else instruction)[:200].rstrip(".")
-        answer = f'Offline model (no API key set): you said "{text}".'
-        return types.Part(text=f"{answer} My instructions: {first}." if first else answer)
+        answer = f"{PREFIX}you said {_quote(text)}."
+        if first:
+            answer += f" My instructions: {first}."
+        declared = _declarations(request)
+        tools = [d.name or "" for d in declared if d.name != _TRANSFER]
+        transfers = len(tools) < len(declared)
+        agents = [a for a, _ in _agents(system_instruction_text(request))] if transfers else []
+        if len(text) > MAX_MESSAGE:
+            answer += f" (Messages over {MAX_MESSAGE:,} characters are not searched for tools.)"
+        elif tools or agents:
+            listed = "; ".join(
+                f"{what}: {', '.join(names)}"
+                for what, names in (("tools", tools), ("agents", agents))
+                if names
+            )
+            answer += f" Nothing I can call matched your words ({listed})."
+        return answer
 
-    def _pick(self, request: LlmRequest, text: str) -> types.FunctionCall | None:
-        message = _keys(text)
-        best: tuple[int, types.FunctionCall] | None = None
-        for tool in request.config.tools or []:
-            for decl in getattr(tool, "function_declarations", None) or []:
-                name = decl.name or ""
-                if name == _TRANSFER:
-                    scored = [
-                        (_score(message, a, d), a)
-                        for a, d in _agents(system_instruction_text(request))
-                        if message & _name_keys(a)
-                    ]
-                    if not scored:
-                        continue
-                    score, agent = max(scored, key=lambda s: s[0])  # first of equals
-                    call = types.FunctionCall(name=name, args={"agent_name": agent})
-                else:
-                    words = " ".join(f"{p.name} {p.description}" for p in _params(decl))
-                    score = _score(message, name, decl.description or "")
-                    score += len(message & (_keys(words) | _name_keys(words)))
-                    call = types.FunctionCall(name=name, args=_args(decl, text))
-                if score > 0 and (best is None or score > best[0]):
-                    best = (score, call)
-        return best[1] if best else None
+    def _pick(self, request: LlmRequest, text: str) -> _Choice | None:
+        message = keys(text)
+        typed = typed_sql(text) is not None
+        best: _Choice | None = None
+        for decl in _declarations(request):
+            name = decl.name or ""
+            if name == _TRANSFER:
+                scored = [
+                    (score(message, agent, description, vague=False), agent)
+                    for agent, description in _agents(system_instruction_text(request))
+                ]
+                points, agent = max(scored, key=lambda s: s[0], default=(0, ""))
+                choice = _Choice(points, types.FunctionCall(name=name, args={"agent_name": agent}))
+            else:
+                words = " ".join(f"{p.name} {p.description}" for p in params(decl))
+                points = score(message, name, decl.description or "")
+                points += len(message & (keys(words) | name_keys(words)))
+                if typed and _sql_param(decl) is not None:
+                    points += 5  # a statement typed out is meant for the SQL tool
+                choice = _Choice(points, None) if points <= 0 else _call(decl, text, points)
+            if choice.score > 0 and (best is None or choice.score > best.score):
+                best = choice
+        return best
+
+    def _follow_up(
+        self, request: LlmRequest, text: str, history: list[types.Content]
+    ) -> _Choice | None:
+        """ "And Japan?": the tool this agent called last, again, with the new words."""
+        declared = {d.name: d for d in _declarations(request) if d.name != _TRANSFER}
+        for content in reversed(history):
+            for part in reversed(content.parts or []) if content.role == "model" else []:
+                call = part.function_call
+                if call is not None and call.name in declared:
+                    return _call(declared[call.name], text, 1)
+        return None
 
     async def generate_content_async(
         self, llm_request: LlmRequest, stream: bool = False
@@ -272,3 +235,15 @@ class OfflineLlm(BaseLlm):
             ),
             model_version=self.model,
         )
+
+
+def _count(request: LlmRequest) -> int:
+    words = len(system_instruction_text(request).split())
+    for content in request.contents:
+        for p in content.parts or []:
+            if p.text:
+                words += len(p.text.split())
+            for obj in (p.function_call, p.function_response):
+                if obj is not None:
+                    words += len(json.dumps(obj.model_dump(exclude_none=True), default=str).split())
+    return words

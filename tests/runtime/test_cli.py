@@ -35,7 +35,9 @@ def test_chat_with_trace_prints_spans_as_they_start_and_the_answer() -> None:
     assert "▸ execute_tool get_capital_city" in starts
     assert "▸ callback redirect_canada" in starts
     assert "[capital_agent] calls get_capital_city({'country': 'France'})" in lines
-    assert lines[-1].startswith("[capital_agent] Offline model: get_capital_city returned Paris.")
+    assert lines[-1].startswith(
+        '[capital_agent] Offline model: `get_capital_city(country="France")` returned Paris.'
+    )
 
 
 def test_chat_reports_a_bad_agent_path() -> None:

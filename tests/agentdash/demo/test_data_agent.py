@@ -97,3 +97,76 @@ def test_sqlite_enforces_the_policy_even_when_the_check_is_bypassed(
     session = chat(data_agent.root_agent)
     assert "database refused" in session.send(SELECT_SALARIES).results[0]["error"]
     assert "database refused" in session.send(UPDATE_CUSTOMERS).results[0]["error"]
+
+
+# ── Plain English on the offline model ─────────────────────────────────────────────────────
+ANSWERED = {
+    "How many customers do we have?": "returned COUNT(*) = 3.",
+    "List customer names and cities": "| Alice Martin | Lyon |",
+    "Which customers live in Milan?": "| 3 | Chiara Rossi | chiara@example.com | Milan |",
+    "How many customers per city?": "| Toronto | 1 |",
+    "What is the most expensive order?": "| 2 | 1 | monitor | 249.0 | 2026-10-02 |",
+    "How many orders did customer 1 place?": "returned COUNT(*) = 2.",
+    "What's the average order amount?": "returned ROUND(AVG(amount), 2) = 109.35.",
+    "SELECT name FROM customers": "| Chiara Rossi |",
+    "select name from customers where city = 'Lyon'": "returned name = Alice Martin.",
+}
+
+
+@pytest.mark.parametrize("question", ANSWERED)
+def test_a_question_in_english_is_answered_from_a_select(chat, question: str) -> None:  # type: ignore[no-untyped-def]
+    turn = chat(data_agent.root_agent).send(question)
+    ((_, tool, args),) = turn.calls
+    assert tool == "run_query" and args["sql"].upper().startswith("SELECT")
+    assert "error" not in turn.results[0]
+    assert turn.answer.startswith("Offline model: `run_query(sql=")
+    assert ANSWERED[question] in turn.answer
+
+
+REFUSED = {
+    "delete all customers": "only SELECT queries are allowed; this one starts with DELETE",
+    "drop the orders table": "only SELECT queries are allowed; this one starts with DROP",
+    "Change the city of customer 1 to Paris": "this one starts with UPDATE",
+    "Show me the salaries table": "Query targets unauthorized tables: salaries",
+    "DROP TABLE customers": "this one starts with DROP",
+}
+
+
+@pytest.mark.parametrize("question", REFUSED)
+def test_only_what_the_policy_forbids_is_refused(chat, question: str) -> None:  # type: ignore[no-untyped-def]
+    turn = chat(data_agent.root_agent).send(question)
+    assert REFUSED[question] in turn.results[0]["error"]
+    assert turn.answer.startswith("Offline model: ")
+    assert REFUSED[question] in turn.answer  # the answer says why, in the policy's words
+
+
+def test_a_write_in_english_runs_once_the_policy_allows_it(chat) -> None:  # type: ignore[no-untyped-def]
+    attach_policy(select_only=False, tables=["customers", "orders"])
+    turn = chat(data_agent.root_agent).send("Change the city of customer 1 to Paris")
+    assert turn.calls[0][2] == {"sql": "UPDATE customers SET city = 'Paris' WHERE id = 1"}
+    assert turn.results == [{"result": "1 row(s) changed."}]
+
+
+HOSTILE = {
+    "nul": "How many customers\x00 do we have?",
+    "nul in sql": "SELECT name FROM customers WHERE name = 'a\x00b'",
+    "surrogate in sql": "SELECT name FROM customers WHERE name = '\ud800'",
+    "injection in english": "show customers named x' OR '1'='1'; DROP TABLE customers; --",
+    "stacked statements": "SELECT name FROM customers; DELETE FROM customers",
+    "comment trick": "SELECT name FROM customers /* hidden */ UNION SELECT employee FROM salaries",
+    "nested": "SELECT " + "(" * 2000 + "1" + ")" * 2000 + " FROM customers",
+    "huge": "How many customers " + "really " * 20_000 + "do we have?",
+    "markup": "customers named <img src=x onerror=alert(1)>",
+}
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_questions_end_in_a_refusal_or_a_clear_answer(chat, name: str) -> None:  # type: ignore[no-untyped-def]
+    session = chat(data_agent.root_agent)
+    turn = session.send(HOSTILE[name])
+    assert turn.answer.startswith("Offline model: "), turn.answer[:300]
+    for result in turn.results:  # the salaries never come back, nothing was written
+        assert "employee" not in str(result.get("columns", ""))
+        assert "changed" not in str(result.get("result", ""))
+    # The agent is still there for the next question.
+    assert "COUNT(*) = 3" in session.send("How many customers do we have?").answer

@@ -111,7 +111,12 @@ def test_the_support_desk_tree_is_mirrored() -> None:
     agents_mirror()
     record = AgentRecord.objects.get(name="support_desk")
     assert [s["name"] for s in record.sub_agents] == ["billing_agent", "tech_agent"]
-    assert record.tools == ["lookup_invoice", "check_service_status"]
+    assert record.tools == [
+        "lookup_invoice",
+        "billing_policy",
+        "check_service_status",
+        "search_known_issues",
+    ]
     assert {"agent": "support_desk", "slot": "before_agent", "name": "greet_customer"} in [
         {k: c[k] for k in ("agent", "slot", "name")} for c in record.callbacks
     ]

@@ -1,12 +1,15 @@
-"""The offline model: tool choice, argument filling, answers from results, echo, streaming."""
+"""The offline model: tool choice, argument filling, answers from results, echo, streaming,
+transfers, follow-ups, and the note that says it is offline."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Literal
 
+import pytest
 from google.genai import types
 
+from runtime.models._offline_answer import PREFIX
 from runtime.models.llm_request import LlmRequest
 from runtime.models.llm_response import LlmResponse
 from runtime.models.offline_llm import OfflineLlm
@@ -121,7 +124,8 @@ async def test_no_matching_tool_echoes_hostile_text_verbatim() -> None:
     req = request(user(hostile), tools=[get_stock_price], instruction="Be nice. Answer briefly.")
     response = await final(req)
     assert response.text == (
-        f'Offline model (no API key set): you said "{hostile}". My instructions: Be nice.'
+        f'Offline model: you said "{hostile}". My instructions: Be nice. '
+        "Nothing I can call matched your words (tools: get_stock_price)."
     )
     assert response.finish_reason == types.FinishReason.STOP
 
@@ -134,17 +138,18 @@ async def test_tool_result_is_answered_in_text() -> None:
         tools=[get_capital_city],
     )
     response = await final(req)
-    assert response.text == "Offline model: get_capital_city returned Paris."
+    # The call is shown as it was made, in a code span; then what came back.
+    assert response.text == 'Offline model: `get_capital_city(country="France")` returned Paris.'
     multi = request(user("weather?"), result("get_weather", {"forecast": "sunny", "temp": 21}))
     assert (await final(multi)).text == (
-        "Offline model: get_weather returned forecast: sunny, temp: 21."
+        "Offline model: `get_weather()` returned forecast: sunny, temp: 21."
     )
 
 
 async def test_error_result_is_reported() -> None:
     req = request(user("capital?"), result("get_capital_city", {"error": "unknown country"}))
     text = (await final(req)).text
-    assert text == 'Offline model: get_capital_city reported an error: "unknown country".'
+    assert text == "Offline model: `get_capital_city()` reported an error: unknown country."
 
 
 async def test_loop_guard_answers_instead_of_calling_again() -> None:
@@ -174,9 +179,15 @@ async def test_transfer_by_agent_name() -> None:
     )
     fc = function_call(await final(req))
     assert fc.name == "transfer_to_agent" and fc.args == {"agent_name": "travel_agent"}
-    # words matching only a description do not trigger a transfer
+    # words of a description transfer too, words that fit any desk do not
     req.contents = [user("refunds please")]
-    assert "you said" in (await final(req)).text
+    assert function_call(await final(req)).args == {"agent_name": "billing_agent"}
+    req.contents = [user("I have a question for an agent")]
+    echo = (await final(req)).text
+    assert echo.endswith(
+        "Nothing I can call matched your words "
+        "(tools: get_stock_price; agents: billing_agent, travel_agent)."
+    )
 
 
 async def test_integer_argument_and_missing_number() -> None:
@@ -190,9 +201,7 @@ async def test_json_mime_type_wraps_answer() -> None:
     req = request(user("hello"), instruction="Greet.")
     req.config.response_mime_type = "application/json"
     data = json.loads((await final(req)).text)
-    assert data == {
-        "answer": 'Offline model (no API key set): you said "hello". My instructions: Greet.'
-    }
+    assert data == {"answer": 'Offline model: you said "hello". My instructions: Greet.'}
 
 
 async def test_streaming_chunks_join_to_final_text() -> None:
@@ -216,3 +225,134 @@ async def test_deterministic() -> None:
     assert [r.model_dump() for r in first] == [r.model_dump() for r in second]
     echo = request(user("nothing matches here"), instruction="X.")
     assert (await final(echo)).model_dump() == (await final(echo)).model_dump()
+
+
+# ── Every answer says it is offline, once ──────────────────────────────────────────────────
+def lookup_invoice(invoice_number: str) -> dict[str, str]:
+    """Looks up an invoice: amount, status and due date."""
+    return {}
+
+
+def check_service_status(service: str) -> dict[str, str]:
+    """Checks whether one of our services (email, vpn, website or api) is up."""
+    return {}
+
+
+def search_known_issues(problem: str) -> dict[str, str]:
+    """Searches the known issues: errors, crashes, login trouble."""
+    return {}
+
+
+ANSWERED = {
+    "echo": request(user("hello"), tools=[get_capital_city], instruction="Be brief."),
+    "result": request(user("capital?"), result("get_capital_city", {"result": "Paris"})),
+    "error": request(user("capital?"), result("get_capital_city", {"error": "no such country"})),
+    "two results": request(
+        user("both"),
+        result("get_capital_city", {"result": "Paris"}),
+        result("get_weather", {"forecast": "sunny"}),
+    ),
+    "huge": request(user("capital " * 5000), tools=[get_capital_city]),
+}
+
+
+@pytest.mark.parametrize("name", ANSWERED)
+async def test_every_text_answer_starts_by_saying_it_is_offline_and_says_it_once(
+    name: str,
+) -> None:
+    text = (await final(ANSWERED[name])).text or ""
+    assert text.startswith(PREFIX)
+    assert text.count("Offline model") == 1, text
+    streamed = await run(ANSWERED[name], stream=True)
+    assert "".join(r.text or "" for r in streamed[:-1]) == text  # the chunks carry it once
+
+
+# ── Arguments ──────────────────────────────────────────────────────────────────────────────
+async def test_a_code_with_digits_fills_a_number_parameter() -> None:
+    req = request(user("I have a question about invoice INV-1002"), tools=[lookup_invoice])
+    assert function_call(await final(req)).args == {"invoice_number": "INV-1002"}
+
+
+async def test_a_choice_listed_in_the_description_fills_the_parameter() -> None:
+    # "vpn" is a word of the description, so the plain guess would drop it.
+    req = request(user("Tech trouble: is the vpn up?"), tools=[check_service_status])
+    assert function_call(await final(req)).args == {"service": "vpn"}
+
+
+async def test_a_free_text_parameter_gets_the_whole_message() -> None:
+    req = request(user("My  login fails\nwith an error"), tools=[search_known_issues])
+    assert function_call(await final(req)).args == {"problem": "My login fails with an error"}
+
+
+async def test_word_forms_match_one_another() -> None:
+    for text in ("it crashed", "it keeps crashing", "crashes again"):
+        fc = function_call(await final(request(user(text), tools=[search_known_issues])))
+        assert fc.name == "search_known_issues", text
+
+
+# ── Follow-ups and transfers ───────────────────────────────────────────────────────────────
+async def test_a_follow_up_calls_the_last_tool_again_with_the_new_words() -> None:
+    req = request(
+        user("What is the capital of France?"),
+        call("get_capital_city", country="France"),
+        result("get_capital_city", {"result": "Paris"}),
+        types.Content(role="model", parts=[types.Part(text="Paris.")]),
+        user("And Japan?"),
+        tools=[get_capital_city, get_weather],
+    )
+    fc = function_call(await final(req))
+    assert (fc.name, fc.args) == ("get_capital_city", {"country": "Japan"})
+    # Without "and …" / "what about …" nothing is guessed.
+    req.contents[-1] = user("Japan")
+    assert "you said" in ((await final(req)).text or "")
+
+
+async def test_a_transfer_goes_to_the_agent_whose_description_fits_best() -> None:
+    instruction = (
+        "Front desk.\n\nAgents you can transfer to:\n"
+        "- billing_agent: Handles billing: invoices, payments, refunds, charges.\n"
+        "- tech_agent: Handles technical trouble: errors, crashes, bugs, login problems."
+    )
+    expected = {
+        "I was charged twice": "billing_agent",
+        "My payment failed": "billing_agent",
+        "The app crashed with an error": "tech_agent",
+        "I cannot log in, login is broken": "tech_agent",
+    }
+    for text, agent in expected.items():
+        req = request(user(text), tools=[TransferToAgentTool()], instruction=instruction)
+        assert function_call(await final(req)).args == {"agent_name": agent}, text
+
+
+# ── Answers from tables ────────────────────────────────────────────────────────────────────
+async def test_rows_are_answered_as_a_markdown_table_and_one_value_as_a_sentence() -> None:
+    rows = {"columns": ["name", "note"], "rows": [["Ann", "a | b"], ["Bo", "line\nbreak"]]}
+    req = request(
+        user("q"), call("run_query", sql="SELECT name, note FROM t"), result("run_query", rows)
+    )
+    assert (await final(req)).text == (
+        'Offline model: `run_query(sql="SELECT name, note FROM t")` returned 2 rows:\n\n'
+        "| name | note |\n| --- | --- |\n| Ann | a \\| b |\n| Bo | line break |"
+    )
+    one = {"columns": ["COUNT(*)"], "rows": [[3]], "row_count": 1}
+    req = request(
+        user("q"), call("run_query", sql="SELECT COUNT(*) FROM t"), result("run_query", one)
+    )
+    assert (await final(req)).text == (
+        'Offline model: `run_query(sql="SELECT COUNT(*) FROM t")` returned COUNT(*) = 3.'
+    )
+    none = {"columns": ["name"], "rows": []}
+    req = request(user("q"), result("run_query", none))
+    assert (await final(req)).text == "Offline model: `run_query()` returned no rows."
+
+
+async def test_a_call_with_backticks_stays_one_code_span() -> None:
+    req = request(user("q"), call("echo", text="a `tick` here"), result("echo", {"result": "ok"}))
+    assert (await final(req)).text == ('Offline model: ``echo(text="a `tick` here")`` returned ok.')
+
+
+async def test_a_very_long_message_is_echoed_without_looking_for_tools() -> None:
+    text = "capital of France " * 2000
+    answer = (await final(request(user(text), tools=[get_capital_city]))).text or ""
+    assert answer.startswith(f'Offline model: you said "{text}".')
+    assert answer.endswith("(Messages over 20,000 characters are not searched for tools.)")
