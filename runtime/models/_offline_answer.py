@@ -97,9 +97,12 @@ def result_sentence(response: types.FunctionResponse, call: types.FunctionCall |
         return f"{made} returned {tabular}"
     if set(data) == {"result"}:
         said = shown(data["result"])
+        if len(said.split()) > 3:  # a sentence of its own, kept as it is
+            return f"{made} returned: {said}{'' if said[-1:] in '.!?' else '.'}"
     else:
-        said = ", ".join(f"{k}: {shown(v)}" for k, v in data.items()) or "nothing"
-    return f"{made} returned {said.rstrip('.')}."
+        # Keys as words ("known issue: …"); values as they are.
+        said = ", ".join(f"{k.replace('_', ' ')}: {shown(v)}" for k, v in data.items())
+    return f"{made} returned {(said or 'nothing').rstrip('.')}."
 
 
 def answer_from(responses: list[types.FunctionResponse], calls: list[types.FunctionCall]) -> str:

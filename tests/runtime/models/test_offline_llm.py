@@ -144,6 +144,13 @@ async def test_tool_result_is_answered_in_text() -> None:
     assert (await final(multi)).text == (
         "Offline model: `get_weather()` returned forecast: sunny, temp: 21."
     )
+    # A sentence comes after a colon, as written; keys are said as words.
+    prose = request(user("why?"), result("explain", {"result": "It rained all day long"}))
+    assert (await final(prose)).text == (
+        "Offline model: `explain()` returned: It rained all day long."
+    )
+    keyed = request(user("issue?"), result("search", {"known_issue": "slow vpn"}))
+    assert (await final(keyed)).text == "Offline model: `search()` returned known issue: slow vpn."
 
 
 async def test_error_result_is_reported() -> None:
