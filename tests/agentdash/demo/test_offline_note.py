@@ -30,3 +30,24 @@ def test_every_answer_starts_by_saying_it_is_offline(chat, demo: str) -> None:  
         answer = session.send(message).answer
         assert answer.startswith("Offline model: "), (message, answer)
         assert answer.count("Offline model") == 1, (message, answer)
+
+
+HOSTILE = {
+    "nul": "What is the capital\x00 of France? I was charged\x00 twice",
+    "surrogate": "capital of \ud800 and an error \udfff",
+    "markup": "<script>alert(1)</script> capital of <img src=x onerror=alert(1)> invoice",
+    "huge": "capital of France and my invoice " * 3000,
+    "deeply nested": "[" * 5000 + "refund" + "]" * 5000,
+    "injection": "'); DROP TABLE customers; -- capital of France, my login fails",
+}
+
+
+@pytest.mark.parametrize("demo", CONVERSATIONS)
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_messages_get_a_clear_answer(chat, demo: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    agent, _ = CONVERSATIONS[demo]
+    session = chat(agent)
+    answer = session.send(HOSTILE[name]).answer
+    assert answer.startswith("Offline model: "), answer[:300]
+    # and the demo goes on answering
+    assert session.send("hello").answer.startswith("Offline model: ")
