@@ -21,6 +21,7 @@ from tests.agentdash.dashboard.browser.harness import (
     Browser,
     LiveServer,
     ServerError,
+    screenshot,
     server_start,
     server_stop,
 )
@@ -146,6 +147,8 @@ def test_a_model_call_reads_as_the_conversation_the_model_saw(browser: Browser) 
     assert "Paris" in answer and "(checked by after_model)" in answer
     assert "Replaced by the callback add_disclaimer" in response.inner_text()
     assert fact(pane, "finish reason") == "stop"
+    pane.evaluate("pane => { pane.scrollTop = 0; }")
+    screenshot(browser, "span-detail-model.png")
 
     # Tokens: the server's usage when it sends one (with cost), else the span's attributes;
     # either way the numbers are the span's.
@@ -199,6 +202,44 @@ def test_a_long_value_is_collapsed_and_shows_all_on_request(browser: Browser) ->
     browser.console.assert_clean()
 
 
+def test_a_redraw_keeps_what_the_reader_expanded_and_focused(browser: Browser) -> None:
+    """A model call's details are drawn at once from its live version, then again when the
+    server's copy (with its usage) arrives: the reader's expanded value and focus survive."""
+    chat(browser, "capital_agent", "What is the capital of Canada?")
+    page = browser.page
+    held: list[Any] = []
+    page.route(re.compile(r"/spans/[0-9a-f]+/[0-9a-f]+/$"), lambda route: held.append(route))
+    row = page.locator("#span-tree .span[data-kind='model']").last
+    row.locator(":scope > .span-row").click()
+    pane = page.locator("#span-detail")
+    parameters = pane.locator(".tool-def .value").filter(has_text="Parameters")
+    toggle = parameters.locator("button.value-toggle")
+    toggle.focus()
+    page.keyboard.press("Enter")  # drawn from the live version; the server's copy is held
+    assert toggle.get_attribute("aria-expanded") == "true"
+    toggle.evaluate("button => { button.dataset.before = 'yes'; }")
+    for _ in range(200):  # the route's handler runs as Playwright dispatches events
+        if held:
+            break
+        page.wait_for_timeout(25)
+    assert len(held) == 1, "the pane did not ask the server for the model call"
+    held[0].continue_()
+    # Drawn again (a new button), expanded as the reader left it, and focused.
+    page.wait_for_function(
+        """() => {
+          const button = document.querySelector("#span-detail .tool-def button.value-toggle");
+          return !!button && !button.dataset.before;
+        }""",
+        timeout=LIVE_TIMEOUT,
+    )
+    assert page.evaluate(
+        """() => document.activeElement ===
+             document.querySelector("#span-detail .tool-def button.value-toggle")"""
+    ), "the focus was lost when the details were drawn again"
+    assert parameters.locator("button.value-toggle").get_attribute("aria-expanded") == "true"
+    browser.console.assert_clean()
+
+
 # ── A tool call ────────────────────────────────────────────────────────────────────────────
 def test_a_tool_call_shows_its_arguments_and_result_with_copy_buttons(browser: Browser) -> None:
     chat(browser, "capital_agent", "What is the capital of Italy?")
@@ -218,6 +259,8 @@ def test_a_tool_call_shows_its_arguments_and_result_with_copy_buttons(browser: B
     copied = page.evaluate("navigator.clipboard.readText()")
     assert json.loads(copied) == {"result": "Rome"}
     assert copied == result.locator("pre").inner_text()
+    pane.evaluate("pane => { pane.scrollTop = 0; }")
+    screenshot(browser, "span-detail-tool.png")
 
     # The raw attributes are there, collapsed, and agree.
     section = pane.locator("details.raw-attrs")
@@ -267,6 +310,8 @@ def test_a_callback_says_its_hook_outcome_and_what_it_returned_and_replaced(
     replaced = pane.locator("section[aria-label='Replaced'] li.turn[data-role='model']")
     assert "Berlin" in returned.inner_text() and "(checked by after_model)" in returned.inner_text()
     assert "Berlin" in replaced.inner_text() and "checked by" not in replaced.inner_text()
+    pane.evaluate("pane => { pane.scrollTop = 0; }")
+    screenshot(browser, "span-detail-callback.png")
 
     pane = open_span(browser, ".span[data-name='callback block_keyword_guardrail']")
     assert fact(pane, "hook") == "before_model"

@@ -46,7 +46,7 @@ export function toolView(data, draw) {
     ),
   ];
   if (a[A.description]) {
-    out.push(valueBlock(String(a[A.description]), { key: "desc", expanded: draw.expanded, mono: false }));
+    out.push(valueBlock(String(a[A.description]), { key: "desc", expanded: draw.expanded, label: "Description", mono: false }));
   }
   if (a[A.skippedBy]) {
     out.push(notice("warn", ["Not run: the before_tool callback ", el("code", { text: String(a[A.skippedBy]) }), " answered instead."]));
