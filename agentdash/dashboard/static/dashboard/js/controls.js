@@ -45,6 +45,12 @@ export class Controls {
     this.runs = new Map();
     this.state = data.state && typeof data.state === "object" ? { ...data.state } : null;
     this.version = typeof data.version === "number" ? data.version : 0;
+    /** the version the state was read at; `keyAt`: the version of each value written since */
+    this.loadedAt = this.version;
+    /** @type {Map<string, number>} */
+    this.keyAt = new Map();
+    /** @type {{key: string, version: number}|null} the last edit saved, for its message */
+    this.lastSave = null;
     /** @type {Map<string, {cb: CallbackSwitch, sync: () => void}>} by "agent|name" */
     this.switches = new Map();
     this.renderCallbacks(Array.isArray(data.callbacks) ? data.callbacks : []);
@@ -128,13 +134,15 @@ export class Controls {
     if (typeof version !== "number" || version <= this.version) return; // not newer than ours
     this.state = { ...state };
     this.version = version;
+    this.loadedAt = version;
+    this.keyAt.clear();
     this.renderState();
   }
 
   /** A `state` change: the session state after an edit. */
   applyState(change) {
     this.seeVersion(change.version);
-    this.mergeDelta(change.delta);
+    this.mergeDelta(change.delta, change.version);
   }
 
   /**
@@ -143,7 +151,7 @@ export class Controls {
    */
   applyEvent(event) {
     this.seeVersion(event.version);
-    this.mergeDelta(event.state_delta);
+    this.mergeDelta(event.state_delta, event.version);
   }
 
   /** @private */
@@ -158,10 +166,22 @@ export class Controls {
     this.renderState();
   }
 
-  /** @private */
-  mergeDelta(delta) {
+  /**
+   * @private Lay `delta`, written at `version`, over the state key by key: a key keeps a value
+   * from a newer write. Writes can come out of order: an edit's answer travels apart from the
+   * session's changes, and the replay after a snapshot may hold writes the snapshot has.
+   *
+   * @param {object} delta @param {unknown} [version]
+   */
+  mergeDelta(delta, version) {
     if (!this.state || !delta || typeof delta !== "object" || !Object.keys(delta).length) return;
-    Object.assign(this.state, delta);
+    for (const [key, value] of Object.entries(delta)) {
+      if (typeof version === "number") {
+        if (version <= (this.keyAt.get(key) ?? this.loadedAt)) continue; // older than shown
+        this.keyAt.set(key, version);
+      }
+      this.state[key] = value;
+    }
     this.renderState();
   }
 
@@ -295,14 +315,36 @@ export class Controls {
       const sent = this.request(message, (ok, answer) => {
         this.part("state-conflict").replaceChildren();
         if (!ok) return this.showConflict(answer);
-        this.seeVersion(answer.version);
-        this.mergeDelta(delta);
-        this.status("state-status", `Saved ${key} (version ${this.version}).`, "ok");
+        this.stateSaved(key, delta, answer.version);
         field("reason").value = "";
       });
       if (!sent) return this.status("state-status", "Not connected: nothing was saved.", "error");
       this.status("state-status", `Saving ${key}…`);
     });
+  }
+
+  /**
+   * @private The `ack` of an edit: it was stored as `version`. The answer travels apart from
+   * the session's changes, so the edit's own event and later ones may have come first; the
+   * page may then be past `version` already. The message names the version the edit made,
+   * and says so when the state has moved on since (the header shows the current one); the
+   * table keeps any newer value of the key.
+   *
+   * @param {string} key @param {object} delta @param {unknown} version
+   */
+  stateSaved(key, delta, version) {
+    this.seeVersion(version);
+    this.mergeDelta(delta, version);
+    this.lastSave = { key, version: typeof version === "number" ? version : this.version };
+    this.showSaved();
+  }
+
+  /** @private The saved message, kept true as the version moves on. */
+  showSaved() {
+    if (!this.lastSave) return;
+    const { key, version } = this.lastSave;
+    const since = this.version > version ? `; changed since (now v${this.version})` : "";
+    this.status("state-status", `Saved ${key} as v${version}${since}.`, "ok");
   }
 
   /** @private An `error` answer to `state.edit`; a conflict shows the current values. */
@@ -342,6 +384,7 @@ export class Controls {
     });
     table.replaceChildren(el("tbody", { children: rows }));
     this.part("state-version").textContent = `v${this.version}`;
+    if (this.part("state-status").dataset.kind === "ok") this.showSaved();
     this.part("state-empty").hidden = keys.length > 0;
     const options = keys.map((key) => el("option", { attrs: { value: key } }));
     this.part("state-keys").replaceChildren(...options);
