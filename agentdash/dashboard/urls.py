@@ -7,8 +7,11 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("sessions/", views.session_new, name="session_new"),
+    path("chat/", views.chat_new, name="chat_new"),  # New chat: ?agent=<name>
+    path("sessions/", views.session_new, name="session_new"),  # a chat's first message
     path("sessions/<session_id:session_id>/", views.session_detail, name="session"),
+    path("sessions/<session_id:session_id>/rename/", views.session_rename, name="session_rename"),
+    path("sessions/<session_id:session_id>/delete/", views.session_delete, name="session_delete"),
     path(
         "sessions/<session_id:session_id>/snapshot/",
         data_views.session_snapshot,

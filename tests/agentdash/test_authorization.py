@@ -53,6 +53,7 @@ OK = Outcome(200)
 FORBIDDEN = Outcome(403)
 NOT_FOUND = Outcome(404)
 NOT_ALLOWED = Outcome(405)
+BAD_REQUEST = Outcome(400)
 
 
 def redirect(to: str) -> Outcome:
@@ -137,12 +138,68 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(OK), method="head"),
         Case(everyone(NOT_ALLOWED), method="post"),
     ],
-    "sessions/": [  # dashboard:session_new ("New chat")
+    "chat/": [  # dashboard:chat_new ("New chat": stores nothing until the first message)
+        Case(signed_in(OK), data={"agent": "capital_agent"}),
+        Case(signed_in(NOT_FOUND), data={"agent": "no_such_agent"}),
+        Case(signed_in(NOT_ALLOWED), method="post", data={"agent": "capital_agent"}),
+    ],
+    "sessions/": [  # dashboard:session_new (a chat's first message starts its session)
         Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED)),
         Case(
             roles(anonymous=LOGIN, alice=redirect("/sessions/"), operator=redirect("/sessions/")),
             method="post",
-            data={"agent": "capital_agent"},
+            data={"agent": "capital_agent", "text": "What is the capital of France?"},
+        ),
+        Case(signed_in(BAD_REQUEST), method="post", data={"agent": "capital_agent"}),
+    ],
+    # Renaming: the owner only (operators see the session: 403; other users: 404).
+    "sessions/<session_id:session_id>/rename/": [
+        Case(
+            roles(anonymous=LOGIN, alice=OK, operator=FORBIDDEN),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=redirect("/"), operator=FORBIDDEN),
+            method="post",
+            data={"title": "Renamed"},
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=FORBIDDEN),
+            method="post",
+            data={"title": "Renamed"},
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="put",
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+    ],
+    # Deleting: the owner or an operator (GET asks to confirm; POST deletes).
+    "sessions/<session_id:session_id>/delete/": [
+        Case(
+            roles(anonymous=LOGIN, alice=OK, operator=OK),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=redirect("/")),
+            method="post",
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            signed_in(redirect("/")),
+            method="post",
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
+            method="post",
+            kwargs=lambda users: {"session_id": "no-such-session"},
         ),
     ],
     "sessions/<session_id:session_id>/": [  # dashboard:session

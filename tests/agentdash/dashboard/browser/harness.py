@@ -239,11 +239,23 @@ class Browser:
         with self.page.expect_navigation():
             self.page.click(".topbar form button[type=submit]")
 
-    def new_chat(self, agent: str = "capital_agent") -> str:
-        """Click "New chat" for ``agent`` on the home page; the session page's path."""
+    def new_chat(self, agent: str = "capital_agent", first: str | None = None) -> str:
+        """Click "New chat" for ``agent`` on the home page: its new-chat page, where nothing
+        is stored yet (its path is returned). With ``first``, that is sent as the first
+        message too (:meth:`send_first`): the session's page then, its path returned."""
         self.goto("/")
         with self.page.expect_navigation():
             self.page.click(f"form.new-chat button[data-agent='{agent}']")
+        path = self.page.url.removeprefix(self.server.url)
+        assert path.startswith("/chat/?agent="), path
+        return path if first is None else self.send_first(first)
+
+    def send_first(self, text: str) -> str:
+        """On a new-chat page, send ``text``: the session starts with it and its page opens;
+        that page's path."""
+        with self.page.expect_navigation(url=re.compile(r"/sessions/[^/]+/$")):
+            self.page.fill("#composer-text", text)
+            self.page.press("#composer-text", "Enter")
         path = self.page.url.removeprefix(self.server.url)
         assert re.fullmatch(r"/sessions/[^/]+/", path), path
         return path
