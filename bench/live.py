@@ -102,18 +102,17 @@ async def poller(db: Database, seen: dict[tuple[str, str], int], stop: asyncio.E
         conn.close()
 
 
-async def stored_spans(db: Database, session_id: str) -> int:
-    """How many spans the session has once all are stored and ended (the run has ended;
-    the pipeline may still be writing its last spans)."""
+async def stored_spans(db: Database, run_id: int) -> int:
+    """How many spans the run has once all are stored and ended (the run has ended; the
+    pipeline may still be writing its last spans)."""
     query = (
-        "SELECT count(*), count(*) - count(end_time) FROM spans_span "
-        f"WHERE session_id = {db.param()}"
+        f"SELECT count(*), count(*) - count(end_time) FROM spans_span WHERE run_id = {db.param()}"
     )
     last = None
     conn = db.connect()
     try:
         while True:
-            found = tuple(conn.execute(query, (session_id,)).fetchone())
+            found = tuple(conn.execute(query, (run_id,)).fetchone())
             if found == last and found[1] == 0:
                 return int(found[0])
             last = found
@@ -173,9 +172,9 @@ async def latency(url: str, db: Database, clients_n: int, rounds: int) -> dict[s
     for _ in range(clients_n):
         http = Browserless(url)
         http.log_in("alice")
-        client = LiveClient(http, http.new_chat("capital_agent"))
+        client = LiveClient(http, http.new_chat("capital_agent"))  # its first run has ended
         await client.open()
-        await client.hello()
+        await client.hello(http.runs_settled(client.session_id))  # only what comes next
         clients.append(client)
     polled: dict[tuple[str, str], int] = {}
     stop = asyncio.Event()
@@ -211,12 +210,12 @@ async def throughput(url: str, db: Database, runs: int) -> list[tuple[int, float
     http.log_in("alice")
     results = []
     for _ in range(runs):
-        client = LiveClient(http, http.new_chat("burst_agent"))
+        client = LiveClient(http, http.new_chat("burst_agent"))  # its first run has ended
         await client.open()
-        await client.hello()
+        await client.hello(http.runs_settled(client.session_id))  # only what comes next
         sent = time.time_ns()
-        await ask(client, "go", timeout=600)
-        stored = await stored_spans(db, client.session_id)
+        run_id = await ask(client, "go", timeout=600)
+        stored = await stored_spans(db, run_id)
         await client.wait_for(lambda _, c=client, n=stored: len(final_seen(c)) >= n, "every span")
         last = max(final_seen(client).values())
         results.append((stored, stored / ((last - sent) / 1e9)))

@@ -22,7 +22,19 @@ class AgentSession(models.Model):
         related_name="agent_sessions",
         help_text="The dashboard user this session belongs to, if any.",
     )
-    title = models.CharField(max_length=200, blank=True)
+    title = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="What the sessions list calls it: its first message shortened, or what its "
+        "owner renamed it to (agentdash.agent_sessions.titles).",
+    )
+    first_message = models.CharField(
+        max_length=500,
+        blank=True,
+        default="",
+        help_text="The start of the first user message, on one line: searched by the "
+        "sessions list.",
+    )
     state = models.JSONField(default=dict, blank=True)
     version = models.PositiveBigIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
@@ -32,7 +44,13 @@ class AgentSession(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["app_name", "user_id", "-last_update_time"]),
-            models.Index(fields=["owner", "-last_update_time"]),
+            # The sessions list, newest activity first, paged by (last_update_time, id):
+            # everyone's (operators), one owner's, one agent's.
+            models.Index(fields=["-last_update_time", "-id"], name="session_recent"),
+            models.Index(fields=["owner", "-last_update_time", "-id"], name="session_owner_recent"),
+            models.Index(
+                fields=["app_name", "-last_update_time", "-id"], name="session_app_recent"
+            ),
         ]
         permissions = [
             ("view_all_sessions", "Can see every user's sessions and runs"),

@@ -1,4 +1,4 @@
-"""Writes of sessions: creation, deletion and operator edits of state.
+"""Writes of sessions: creation, titles, deletion and operator edits of state.
 
 Agent writes arrive through :class:`~agentdash.agent_sessions.session_service.
 DjangoSessionService`; both paths append events through the same compare-and-swap
@@ -25,7 +25,13 @@ from agentdash.agent_sessions._state_store import (
 )
 from agentdash.agent_sessions.errors import KeyConflict, StateConflictError
 from agentdash.agent_sessions.event_data import event_serialize
-from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.agent_sessions.models import (
+    AgentSession,
+    MemoryRecord,
+    SessionEvent,
+    StoredArtifact,
+)
+from agentdash.agent_sessions.titles import first_message_of, title_clean, title_from_message
 from agentdash.core.services import audit_record
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
@@ -103,20 +109,37 @@ def session_delete(
     app_name: str | None = None,
     user_id: str | None = None,
 ) -> bool:
-    """Delete the session and its events (only if it matches ``app_name``/``user_id`` when
-    given). Returns whether one was deleted; a missing session is not an error. With an
-    ``actor`` the deletion is audited as ``session.delete`` (before = what was lost)."""
+    """Delete the session and every row of it, in one transaction: its events (the state's
+    history), runs, spans, change log, callback switches, artifacts and memory records
+    (only if it matches ``app_name``/``user_id`` when given). Returns whether one was
+    deleted; a missing session is not an error. With an ``actor`` the deletion is audited as
+    ``session.delete``: before = what was lost (its app, user, owner, title, version, state,
+    and how many rows of each kind went)."""
     with transaction.atomic():
         sessions = AgentSession.objects.filter(pk=session_id)
         if app_name is not None:
             sessions = sessions.filter(app_name=app_name)
         if user_id is not None:
             sessions = sessions.filter(user_id=user_id)
-        before = sessions.values("app_name", "user_id", "version", "event_count", "state").first()
+        before = sessions.values(
+            "app_name", "user_id", "owner__username", "title", "version", "event_count", "state"
+        ).first()
         if before is None:
             return False
-        sessions.delete()
+        # Rows that name the session by id rather than by a foreign key.
+        own = {"app_name": before["app_name"], "user_id": before["user_id"]}
+        _, artifacts = StoredArtifact.objects.filter(**own, session_id=session_id).delete()
+        _, memories = MemoryRecord.objects.filter(**own, session_id=session_id).delete()
+        # The rest go with the session (foreign keys with CASCADE, named by label in the apps
+        # above this one: runs, spans, changes, controls).
+        _, removed = sessions.delete()
         if actor is not None:
+            before["owner"] = before.pop("owner__username")
+            before["rows"] = {
+                label: count
+                for label, count in sorted({**removed, **artifacts, **memories}.items())
+                if count
+            }
             audit_record(
                 actor=actor,
                 action="session.delete",
@@ -126,6 +149,46 @@ def session_delete(
                 reason=reason,
             )
     return True
+
+
+def session_first_message_record(*, session_id: str, text: str) -> bool:
+    """Keep ``text`` as the session's first message (:mod:`~agentdash.agent_sessions.titles`)
+    and, when the session has no title yet, make its title of it. Only the first message
+    with text counts: once one is kept, later calls change nothing. Returns whether this one
+    was kept."""
+    first = first_message_of(text)
+    if not first:
+        return False
+    kept = AgentSession.objects.filter(pk=session_id, first_message="").update(first_message=first)
+    if kept:
+        AgentSession.objects.filter(pk=session_id, title="").update(title=title_from_message(text))
+    return bool(kept)
+
+
+def session_title_update(*, session_id: str, title: str, actor: Any) -> str:
+    """Rename the session (the title people typed, cleaned by
+    :func:`~agentdash.agent_sessions.titles.title_clean`), audited as ``session.rename``
+    with the old and new titles, in one transaction. Returns the stored title.
+
+    Raises ``ValueError`` for a title that cannot be one (empty, too long, a NUL) and
+    ``AgentSession.DoesNotExist`` for a missing session. Who may rename is the caller's
+    question (the dashboard: the owner)."""
+    cleaned = title_clean(title)
+    with transaction.atomic():
+        session = AgentSession.objects.select_for_update().get(pk=session_id)
+        if session.title == cleaned:
+            return cleaned
+        before = session.title
+        AgentSession.objects.filter(pk=session_id).update(title=cleaned)
+        audit_record(
+            actor=actor,
+            action="session.rename",
+            target_type="session",
+            target_id=session_id,
+            before={"title": before},
+            after={"title": cleaned},
+        )
+    return cleaned
 
 
 def session_state_update(

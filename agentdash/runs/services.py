@@ -1,4 +1,5 @@
-"""The writes people ask of runs: start one (queue it and hand it to the executor), stop one.
+"""The writes people ask of runs: start one (queue it and hand it to the executor), stop one;
+start a chat (a session with its first run), delete a session no run is using.
 
 Both record the run's change seq in their transaction (a client sees them at once); a cancel
 is audited. The worker's side of a run's life — claim, heartbeat, outcome — is in
@@ -16,6 +17,11 @@ from django.utils import timezone
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.services import (
+    session_create,
+    session_delete,
+    session_first_message_record,
+)
 from agentdash.core.hygiene import value_problem
 from agentdash.core.services import audit_record
 from agentdash.core.threads import in_worker_thread
@@ -71,9 +77,10 @@ def run_enqueue(
 ) -> Run:
     """Queue a run of root agent ``agent_name`` answering ``message`` in ``session``.
 
-    Creates the run (``queued``, a new invocation id) and its change seq in one transaction;
-    once that commits, the run id goes to the executor (and the change seq, as every one,
-    is announced to the live pipeline).
+    Creates the run (``queued``, a new invocation id) and its change seq in one transaction,
+    in which the session's first message with text is also kept (and titles a session that
+    has no title: ``session_first_message_record``); once that commits, the run id goes to
+    the executor (and the change seq, as every one, is announced to the live pipeline).
     Raises ``ValidationError`` (keys ``agent_name``, ``session``, ``message``) when the agent
     is not configured, the session belongs to another app than the agent's, or the message is
     empty or holds what cannot be stored (NUL, a lone surrogate: ``core.hygiene``). Call it
@@ -94,7 +101,9 @@ def run_enqueue(
         )
     data = _message_clean(message)
     user = requested_by if getattr(requested_by, "is_authenticated", False) else None
+    text = " ".join(p.get("text", "") for p in data["parts"] if isinstance(p.get("text"), str))
     with transaction.atomic():
+        session_first_message_record(session_id=session.pk, text=text)
         run = Run.objects.create(
             session=session,
             agent_name=agent.name,
@@ -121,6 +130,63 @@ async def arun_enqueue(
         session=session, agent_name=agent_name, message=message, requested_by=requested_by
     )
     return run
+
+
+def session_start(
+    *, agent_name: str, text: str, requested_by: Actor, session_id: str | None = None
+) -> Run:
+    """A chat's first message: a session of root agent ``agent_name`` owned by
+    ``requested_by`` (a signed-in user), titled by ``text``, and the run answering ``text``,
+    created together in one transaction (no session is left without its message) and audited
+    as ``session.create``. Returns the run (``run.session`` is the session).
+
+    ``session_id`` names the session (``None``: a new uuid hex). Raises ``ValidationError``
+    as :func:`run_enqueue` does — nothing is stored then — ``SessionExistsError`` for a taken
+    id and ``ValueError`` for an id outside the alphabet (``agent_sessions.ids``).
+    """
+    if not getattr(requested_by, "is_authenticated", False):
+        raise ValidationError({"requested_by": ["a chat is started by a signed-in user"]})
+    message = types.Content(role="user", parts=[types.Part(text=text)])
+    with transaction.atomic():
+        session = session_create(
+            app_name=agent_name,
+            user_id=str(requested_by.pk),
+            owner=requested_by,
+            session_id=session_id,
+            actor=requested_by,
+        )
+        return run_enqueue(
+            session=session, agent_name=agent_name, message=message, requested_by=requested_by
+        )
+
+
+class SessionBusy(Exception):
+    """The session has a run queued or running: it cannot be deleted under it."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        super().__init__(
+            "This session has a run in progress: cancel it or wait until it ends, then delete "
+            "the session."
+        )
+
+
+def session_delete_idle(*, session_id: str, actor: Actor, reason: str = "") -> bool:
+    """Delete the session and every row of it (``agent_sessions.services.session_delete``,
+    audited as ``session.delete``) unless a run of it is queued or running: then
+    :class:`SessionBusy`, and nothing changes. The session's row is locked first, so no run
+    can be queued between the check and the deletion. Returns whether a session was
+    deleted (``False``: it was already gone). Who may delete is the caller's question."""
+    with transaction.atomic():
+        found = AgentSession.objects.select_for_update().filter(pk=session_id).exists()
+        if not found:
+            return False
+        if Run.objects.filter(session_id=session_id, status__in=_ACTIVE).exists():
+            raise SessionBusy(session_id)
+        return session_delete(session_id=session_id, actor=actor, reason=reason)
+
+
+_ACTIVE = (Run.Status.QUEUED, Run.Status.RUNNING)
 
 
 def run_dispatch(*, run_id: int) -> None:

@@ -181,12 +181,32 @@ class Browserless:
         landed = self.post("/login/", "/login/", {"username": username, "password": password})
         assert landed == "/", f"login as {username} failed (landed on {landed})"
 
-    def new_chat(self, agent: str) -> str:
-        """A new session of ``agent`` (the home page's "New chat" form); its id."""
-        path = self.post("/sessions/", "/", {"agent": agent})
+    def new_chat(self, agent: str, text: str = "Hello") -> str:
+        """A new session of ``agent``, started as the new-chat page starts one: by its first
+        message, ``text``. Its run is waited for (:meth:`runs_settled`), so the session is
+        idle when its id is returned."""
+        path = self.post("/sessions/", f"/chat/?agent={agent}", {"agent": agent, "text": text})
         found = re.fullmatch(r"/sessions/([^/]+)/", path)
         assert found, path
+        self.runs_settled(found.group(1))
         return found.group(1)
+
+    def snapshot(self, session_id: str) -> dict[str, Any]:
+        """The session page's snapshot (docs/PROTOCOL.md, "Pages over HTTP")."""
+        with self.opener.open(f"{self.url}/sessions/{session_id}/snapshot/", timeout=30) as got:
+            found: dict[str, Any] = json.loads(got.read())
+        return found
+
+    def runs_settled(self, session_id: str, timeout: float = 300.0) -> int:
+        """Wait until no run of the session is queued or running; the session's last seq
+        then (a socket that says hello with it gets only what comes after)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.snapshot(session_id)
+            if all(run["status"] not in ("queued", "running") for run in found["runs"]):
+                return int(found["seq"])
+            assert time.monotonic() < deadline, f"runs of {session_id} still going: {found}"
+            time.sleep(0.2)
 
     def cookie_header(self) -> str:
         return "; ".join(f"{c.name}={c.value}" for c in self.jar)

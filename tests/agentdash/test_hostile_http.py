@@ -34,7 +34,11 @@ pytestmark = pytest.mark.django_db
 
 ROUTES = sorted(project_routes())
 # Fields of forms that a route takes but no page of it shows (a POST-only view).
-POSTED_FIELDS = {"sessions/": ("agent",)}
+POSTED_FIELDS = {
+    "sessions/": ("agent", "text", "start"),
+    "sessions/<session_id:session_id>/rename/": ("title", "next"),
+    "sessions/<session_id:session_id>/delete/": ("next",),
+}
 # A URL parameter as a client may write it: NUL, double-encoded NUL, a lone surrogate's
 # bytes, too long, dot segments, an encoded slash.
 JUNK_IN_PATH = ("%00", "%2500", "%ED%A0%80", "%25ED%25A0%2580", "x" * 300, "..", "%252E%252E",

@@ -16,7 +16,10 @@ from tests.agentdash.stored import session_of
 
 pytestmark = pytest.mark.django_db
 
-_LINK = re.compile(r'<a href="(/sessions/[^"]+)"><code>([^<]*)</code></a>')
+_LINK = re.compile(
+    r'<a class="session-title[^"]*" href="(/sessions/[^"]+)"[^>]*>[^<]*</a>\s*'
+    r'<code class="session-id">([^<]*)</code>'
+)
 
 
 def _links(html: str) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""The "New chat" form and the session page: who gets what, and what the page hands its
-scripts through ``json_script``."""
+"""The session page: who gets what, and what the page hands its scripts through
+``json_script``. (Starting a chat: test_chat_start.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from django.urls import reverse
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import session_create, session_state_update
 from agentdash.controls.services import callback_setting_set
-from agentdash.core.models import AuditEntry
 from agentdash.dashboard.selectors import session_ws_path
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 from tests.agentdash.stored import session_of
@@ -39,48 +38,6 @@ def page_data(html: str, element: str = "session-data") -> dict[str, Any]:
     found = re.search(rf'<script id="{element}" type="application/json">(.*?)</script>', html)
     assert found, f"the page has no json_script element #{element}"
     return json.loads(found.group(1))
-
-
-# ── New chat ───────────────────────────────────────────────────────────────────────────────
-def test_new_chat_creates_a_session_owned_by_the_user(client: Client, alice: User) -> None:
-    client.force_login(alice)
-    response = client.post(reverse("dashboard:session_new"), {"agent": "capital_agent"})
-    session = AgentSession.objects.get()
-    assert response.status_code == 302
-    assert response["Location"] == reverse("dashboard:session", kwargs={"session_id": session.id})
-    assert (session.app_name, session.owner) == ("capital_agent", alice)
-    assert session.user_id == str(alice.pk)
-    audit = AuditEntry.objects.get(action="session.create")
-    assert (audit.actor, audit.target_id) == (alice, session.id)
-
-
-def test_new_chat_refuses_an_unknown_agent(client: Client, alice: User) -> None:
-    client.force_login(alice)
-    response = client.post(reverse("dashboard:session_new"), {"agent": "no_such_agent"})
-    assert response.status_code == 400
-    assert not AgentSession.objects.exists()
-
-
-def test_new_chat_needs_the_csrf_token(alice: User) -> None:
-    browser = Client(enforce_csrf_checks=True)
-    browser.force_login(alice)
-    response = browser.post(reverse("dashboard:session_new"), {"agent": "capital_agent"})
-    assert response.status_code == 403
-    assert not AgentSession.objects.exists()
-
-
-def test_the_home_page_offers_a_new_chat_per_agent_and_links_sessions(
-    client: Client, alice: User
-) -> None:
-    session = capital_session(alice)
-    client.force_login(alice)
-    page = client.get(reverse("dashboard:home")).content.decode()
-    form_tag = '<form method="post" action="/sessions/" class="new-chat">'
-    forms = re.findall(re.escape(form_tag) + r"(.*?)</form>", page, re.S)
-    agents = set(re.findall(r'name="agent" value="([^"]+)"', "".join(forms)))
-    assert agents == {"capital_agent", "support_desk", "data_agent"}
-    assert all("csrfmiddlewaretoken" in form for form in forms)
-    assert f'href="/sessions/{session.id}/"' in page
 
 
 # ── The session page ───────────────────────────────────────────────────────────────────────

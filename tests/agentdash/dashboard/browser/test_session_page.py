@@ -36,7 +36,13 @@ def screenshot(browser: Browser, name: str) -> None:
 
 
 def ask(browser: Browser, text: str) -> None:
+    """Send ``text`` in the chat: on a new-chat page it starts the session (whose page
+    opens), on a session's page it goes over the live connection."""
     page = browser.page
+    if page.locator("#new-chat-form").count():
+        browser.send_first(text)
+        page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+        return
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     page.fill("#composer-text", text)
     page.press("#composer-text", "Enter")
@@ -72,8 +78,18 @@ def test_a_wrong_password_is_refused(browser: Browser) -> None:
 
 def test_new_chat_opens_the_session_page(browser: Browser) -> None:
     browser.log_in("alice")
-    path = browser.new_chat("capital_agent")
     page = browser.page
+    listed = page.locator("tr.session-row").evaluate_all("rows => rows.map(r => r.outerHTML)")
+    browser.new_chat("capital_agent")
+    assert page.locator("#composer-text").is_visible()
+    assert page.locator(".pill.model").inner_text() == "offline model"
+    browser.goto("/")  # New chat alone stores nothing:
+    assert page.locator("tr.session-row").evaluate_all("rows => rows.map(r => r.outerHTML)") == (
+        listed
+    )
+
+    browser.new_chat("capital_agent")
+    path = browser.send_first(QUESTION)
     assert page.locator(".crumbs h1").inner_text() == "capital_agent"
     assert page.locator(".pill.model").inner_text() == "offline model"
     for selector in ("#messages", "#composer-text", "#span-tree"):
@@ -93,13 +109,14 @@ def test_the_pages_are_csp_clean(browser: Browser) -> None:
     browser.goto("/login/")
     browser.log_in("operator")
     browser.new_chat("support_desk")
+    browser.send_first("Hello")
     browser.page.wait_for_timeout(500)  # let the modules run and the socket try
     browser.console.assert_clean(allow_websocket_failures=True)
 
 
 def test_alice_cannot_open_bobs_session(browser: Browser) -> None:
     browser.log_in("bob")
-    bobs = browser.new_chat("capital_agent")
+    bobs = browser.new_chat("capital_agent", first=QUESTION)
     browser.log_out()
     browser.log_in("alice")
     response = browser.goto(bobs)
@@ -110,7 +127,7 @@ def test_alice_cannot_open_bobs_session(browser: Browser) -> None:
 
 def test_the_operator_sees_the_controls(browser: Browser) -> None:
     browser.log_in("operator")
-    browser.new_chat("capital_agent")
+    browser.new_chat("capital_agent", first=QUESTION)
     page = browser.page
     controls = page.locator("#controls")
     assert controls.is_visible()
@@ -126,7 +143,7 @@ def test_the_operator_sees_the_controls(browser: Browser) -> None:
         "gen_ai.content_capture",
     }
     assert page.locator("#callbacks input[data-scope='session']:checked").count() == 6
-    for selector in ("#state-form", "#runs-empty", "#control-reason"):
+    for selector in ("#state-form", "#runs", "#control-reason"):
         assert page.locator(selector).is_visible()
     browser.console.assert_clean(allow_websocket_failures=True)
 
@@ -187,9 +204,10 @@ def test_a_chat_with_the_capital_agent(browser: Browser) -> None:
 
 def test_a_message_shows_the_time_it_was_sent_in_the_readers_zone(abroad: Browser) -> None:
     abroad.log_in("alice")
-    path = abroad.new_chat("capital_agent")
+    abroad.new_chat("capital_agent")
     ask(abroad, QUESTION)
     wait_for_answer(abroad, "Paris")
+    path = abroad.page.url.removeprefix(abroad.server.url)
     page = abroad.page
     event_id = page.locator(".msg-user .msg-part[data-event-id]").first.get_attribute(
         "data-event-id"
@@ -282,8 +300,10 @@ def test_a_dropped_connection_resumes_without_gaps_or_duplicates(browser: Browse
     page.route_web_socket(re.compile(r"/ws/sessions/"), route)
     browser.log_in("alice")
     browser.new_chat("capital_agent")
-    ask(browser, QUESTION)
+    ask(browser, QUESTION)  # starts the session: its page opens from a snapshot
     wait_for_answer(browser, "Paris")
+    ask(browser, "And the capital of Spain?")  # this one arrives over the socket
+    wait_for_answer(browser, "Madrid")
     messages = page.locator("#messages > .msg").count()
     spans = page.locator("#span-tree .span").count()
 
@@ -291,12 +311,12 @@ def test_a_dropped_connection_resumes_without_gaps_or_duplicates(browser: Browse
     page.wait_for_function("document.querySelector('#connection').dataset.state !== 'live'")
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     assert len(hellos) == 2
-    assert hellos[0]["after_seq"] == 0 and hellos[1]["after_seq"] > 0
+    assert hellos[1]["after_seq"] > hellos[0]["after_seq"] > 0  # from the snapshot's, on
     assert page.locator("#messages > .msg").count() == messages
     assert page.locator("#span-tree .span").count() == spans
 
     ask(browser, "And the capital of Japan?")
     wait_for_answer(browser, "Tokyo")
     assert page.locator(".msg-agent .msg-body.md", has_text="Paris").count() == 1
-    assert page.locator(".msg-user").count() == 2
+    assert page.locator(".msg-user").count() == 3
     browser.console.assert_clean()

@@ -1,0 +1,237 @@
+"""Reads for the sessions list (the home page): one page of the sessions a user may see,
+filtered, newest activity first, each with what the list shows of its runs and spans.
+
+Pages are keyset pages on ``(last_update_time, id)`` — the indexes ``session_recent``,
+``session_owner_recent`` and ``session_app_recent`` serve them — so the hundredth page costs
+what the first does; the per-session columns are correlated subqueries, computed for the
+rows of the page only. A column is one entry of :data:`COLUMNS` (and one cell in
+``dashboard/home.html``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from django.db.models import (
+    Count,
+    Exists,
+    Expression,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
+from django.db.models.functions import Coalesce
+
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.agent_sessions.selectors import session_list_for_user
+from agentdash.core.permissions import is_operator
+from agentdash.runs.models import Run
+from agentdash.spans.models import Span
+
+PAGE_SIZE = 50
+
+# What the status filter offers: a latest run's status, any active one, or no run at all.
+STATUS_ACTIVE = "active"
+STATUS_NONE = "none"
+STATUS_FILTERS = (STATUS_ACTIVE, *Run.Status.values, STATUS_NONE)
+
+
+def _count(rows: QuerySet[Any]) -> Expression:
+    """How many of ``rows`` (filtered on ``OuterRef``) there are, 0 for none."""
+    counted = rows.order_by().values("session_id").annotate(n=Count("pk")).values("n")[:1]
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def _session_spans() -> QuerySet[Span]:
+    return Span.objects.filter(session_id=OuterRef("pk"))
+
+
+def _latest_run_status() -> Expression:
+    latest = Run.objects.filter(session_id=OuterRef("pk")).order_by("-created_at", "-id")
+    return Subquery(latest.values("status")[:1])
+
+
+COLUMNS: dict[str, Callable[[], Expression]] = {
+    "run_status": _latest_run_status,  # of the latest run; None: no run yet
+    "span_count": lambda: _count(_session_spans()),
+    "error_count": lambda: _count(_session_spans().filter(status=Span.Status.ERROR)),
+}
+"""The columns computed per session, by name: each makes the expression annotated on the
+page's rows (a row is a dict; the template reads ``row.<name>``)."""
+
+_FIELDS = (
+    "id",
+    "title",
+    "first_message",
+    "app_name",
+    "user_id",
+    "owner_id",
+    "owner__username",
+    "created_at",
+    "last_update_time",
+    "event_count",
+)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """A place in the list: the last activity and id of a row (the sort key)."""
+
+    last_update_time: float
+    id: str
+
+    def __str__(self) -> str:
+        return f"{self.last_update_time!r}:{self.id}"
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor | None:
+        """The cursor ``str()`` wrote, or ``None`` for anything else."""
+        when, sep, session_id = text.partition(":")
+        try:
+            at = float(when)
+        except ValueError:
+            return None
+        if not sep or not session_id or not math.isfinite(at):
+            return None
+        return cls(at, session_id)
+
+
+@dataclass(frozen=True)
+class SessionListFilters:
+    """What the list is narrowed to. ``q`` matches a title or first message (any case) or
+    the start of an id; ``owner`` (a username) counts for operators only. ``after`` asks
+    the page of rows older than that cursor, ``before`` the page newer than it."""
+
+    q: str = ""
+    agent: str = ""
+    status: str = ""
+    errors: bool = False
+    owner: str = ""
+    after: Cursor | None = None
+    before: Cursor | None = None
+
+
+@dataclass(frozen=True)
+class SessionListPage:
+    """One page of rows (dicts: the session's fields, ``owner`` (a username or ""),
+    ``last_activity`` (an aware datetime), ``can_rename``, ``can_delete`` and every
+    :data:`COLUMNS` entry), with the cursors of the pages around it (``None``: no such
+    page)."""
+
+    rows: list[dict[str, Any]]
+    newer: Cursor | None
+    older: Cursor | None
+
+
+def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
+    sessions = session_list_for_user(user=user)
+    if filters.q:
+        sessions = sessions.filter(
+            Q(title__icontains=filters.q)
+            | Q(first_message__icontains=filters.q)
+            | Q(id__startswith=filters.q)
+        )
+    if filters.agent:
+        sessions = sessions.filter(app_name=filters.agent)
+    if filters.owner and is_operator(user):
+        sessions = sessions.filter(owner__username=filters.owner)
+    if filters.errors:
+        sessions = sessions.filter(
+            Exists(_session_spans().filter(status=Span.Status.ERROR).values("pk"))
+        )
+    sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
+    if filters.status == STATUS_ACTIVE:
+        sessions = sessions.filter(run_status__in=(Run.Status.QUEUED, Run.Status.RUNNING))
+    elif filters.status == STATUS_NONE:
+        sessions = sessions.filter(run_status__isnull=True)
+    elif filters.status in Run.Status.values:
+        sessions = sessions.filter(run_status=filters.status)
+    return sessions
+
+
+def _older_than(cursor: Cursor) -> Q:
+    # The plain bound first: it lets the database start its index scan at the cursor.
+    at = cursor.last_update_time
+    return Q(last_update_time__lte=at) & (
+        Q(last_update_time__lt=at) | Q(last_update_time=at, id__lt=cursor.id)
+    )
+
+
+def _newer_than(cursor: Cursor) -> Q:
+    at = cursor.last_update_time
+    return Q(last_update_time__gte=at) & (
+        Q(last_update_time__gt=at) | Q(last_update_time=at, id__gt=cursor.id)
+    )
+
+
+def _cursor(row: dict[str, Any]) -> Cursor:
+    return Cursor(row["last_update_time"], row["id"])
+
+
+def session_list_page(
+    *, user: Any, filters: SessionListFilters, limit: int = PAGE_SIZE
+) -> SessionListPage:
+    """One page of the sessions ``user`` may see (``session_list_for_user``: operators all,
+    others their own), narrowed by ``filters``, newest activity first.
+
+    Without a cursor it is the first page. With ``after`` it is the rows older than it;
+    with ``before`` the rows newer than it — or the first page, when fewer than ``limit``
+    are newer (paging back ends on a full first page)."""
+    sessions = _filtered(user, filters).values(*_FIELDS, *COLUMNS)
+    newest_first = sessions.order_by("-last_update_time", "-id")
+    if filters.before is not None:
+        found = list(
+            sessions.filter(_newer_than(filters.before)).order_by("last_update_time", "id")[
+                : limit + 1
+            ]
+        )
+        if len(found) <= limit:
+            return session_list_page(user=user, filters=_first_page(filters), limit=limit)
+        rows = found[:limit][::-1]
+        return _page(user, rows, newer=_cursor(rows[0]), older=_cursor(rows[-1]))
+    if filters.after is not None:
+        newest_first = newest_first.filter(_older_than(filters.after))
+    found = list(newest_first[: limit + 1])
+    rows = found[:limit]
+    older = _cursor(rows[-1]) if len(found) > limit else None
+    newer = _cursor(rows[0]) if filters.after is not None and rows else None
+    return _page(user, rows, newer=newer, older=older)
+
+
+def _first_page(filters: SessionListFilters) -> SessionListFilters:
+    return SessionListFilters(
+        q=filters.q,
+        agent=filters.agent,
+        status=filters.status,
+        errors=filters.errors,
+        owner=filters.owner,
+    )
+
+
+def _page(
+    user: Any, rows: list[dict[str, Any]], *, newer: Cursor | None, older: Cursor | None
+) -> SessionListPage:
+    operator = is_operator(user)
+    for row in rows:
+        row["owner"] = row.pop("owner__username") or ""
+        row["last_activity"] = datetime.fromtimestamp(row["last_update_time"], tz=UTC)
+        mine = row["owner_id"] is not None and row["owner_id"] == user.pk
+        row["can_rename"] = mine
+        row["can_delete"] = mine or operator
+    return SessionListPage(rows=rows, newer=newer, older=older)
+
+
+def session_contents(*, session: AgentSession) -> dict[str, int]:
+    """What deleting ``session`` removes, counted: ``events``, ``runs``, ``spans``."""
+    return {
+        "events": SessionEvent.objects.filter(session_id=session.pk).count(),
+        "runs": Run.objects.filter(session_id=session.pk).count(),
+        "spans": Span.objects.filter(session_id=session.pk).count(),
+    }
