@@ -100,6 +100,12 @@ def test_the_main_views_keep_aa_contrast(browser: Browser, theme: str) -> None:
     failures += contrast_failures(browser, "session")
     screenshot(browser, f"theme-{theme}-session.png")
 
+    # Finding spans: matches marked, the rows around them dimmed — and still readable.
+    page.fill("#find-text", "redirect")
+    page.wait_for_selector("#span-tree [data-match='hit']")
+    page.wait_for_selector("#span-tree [data-match='context']")
+    failures += contrast_failures(browser, "session, finding spans")
+
     browser.goto("/")
     page.wait_for_selector("main table, main .card")
     failures += contrast_failures(browser, "home")
