@@ -216,8 +216,9 @@ class Totals:
 
     def as_json(self) -> dict[str, Any]:
         """``input``, ``output``, ``cached``, ``thinking`` (``None``: no call reported any),
-        ``calls``, ``cost_usd`` (of the priced calls; ``None`` when calls were made and none
-        has a price, 0 with no calls), ``unpriced`` (the models without a price, sorted)."""
+        ``calls``, ``priced_calls`` (those whose model has a price), ``cost_usd`` (of the
+        priced calls; ``None`` when calls were made and none has a price, 0 with no calls),
+        ``unpriced`` (the models without a price, sorted)."""
         unknown = self.calls > 0 and self.priced_calls == 0
         return {
             "input": self.input,
@@ -225,6 +226,7 @@ class Totals:
             "cached": self.cached,
             "thinking": self.thinking,
             "calls": self.calls,
+            "priced_calls": self.priced_calls,
             "cost_usd": None if unknown else money(self.cost),
             "unpriced": sorted(self.unpriced),
         }

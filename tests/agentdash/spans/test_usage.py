@@ -340,6 +340,7 @@ def test_a_session_of_unknown_models_has_tokens_and_no_cost() -> None:
         "cached": None,
         "thinking": None,
         "calls": 2,
+        "priced_calls": 0,
         "cost_usd": None,
         "unpriced": ["", "my-own"],
     }

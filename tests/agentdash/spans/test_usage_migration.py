@@ -59,6 +59,7 @@ def test_old_spans_get_their_usage_columns() -> None:
         "cached": None,
         "thinking": None,
         "calls": 2,
+        "priced_calls": 1,
         "cost_usd": 0.00055,
         "unpriced": ["m"],
     }

@@ -83,7 +83,11 @@ export class Chat {
     this.frame = 0;
 
     this.working = workingItem(agentName);
-    this.outcomes = new RunOutcomes({ list, place: (note, after) => this.placeNote(note, after) });
+    this.outcomes = new RunOutcomes({
+      list,
+      place: (note, after) => this.placeNote(note, after),
+      working: this.working,
+    });
     this.older = new OlderPages({
       list,
       fetch: typeof fetchOlder === "function" ? fetchOlder : null,
@@ -180,6 +184,17 @@ export class Chat {
     this.unstored.dropStream(event);
     const node = renderEvent(event, true);
     if (node === null) return;
+    const parked = this.outcomes.park(event.invocation_id);
+    try {
+      this.showEvent(event, node);
+    } finally {
+      this.outcomes.unpark(parked);
+    }
+    this.outcomes.told(event);
+  }
+
+  /** @private {@link Chat#applyEvent}'s placing of a rendered event. */
+  showEvent(event, node) {
     const seen = this.events.get(event.id);
     this.events.set(event.id, node);
     if (seen) {
@@ -202,7 +217,6 @@ export class Chat {
         this.append(addPart(agentBubble(event), node));
       }
     }
-    this.outcomes.told(event);
   }
 
   /**

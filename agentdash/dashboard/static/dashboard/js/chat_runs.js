@@ -1,13 +1,16 @@
 /**
- * The chat's runs: which are queued or running (the "working" line), and how a failed or
+ * The chat's runs: which are queued or running (the "working" line), how a failed or
  * cancelled run is told — once: by its event when one tells it (the server reports most),
- * else by a note after the run's messages.
+ * else by a note after the run's messages — and what each run used: its tokens and cost on
+ * the "working" line while it runs, then on a line of its own after its messages.
  *
  * @module dashboard/chat_runs
  */
 
+import { el } from "../../core/js/dom.js";
 import { runNote } from "./chat_render.js";
 import { isActive } from "./run_status.js";
+import { hasUsage, usageText, usageTitle } from "./usage.js";
 
 const ENDED_BADLY = new Set(["failed", "cancelled"]);
 
@@ -17,6 +20,7 @@ const ENDED_BADLY = new Set(["failed", "cancelled"]);
  * @property {string} status
  * @property {string} [invocation_id]
  * @property {string} [error]
+ * @property {import("./usage.js").Usage} [usage] its model calls' totals
  */
 
 /**
@@ -35,10 +39,14 @@ export class RunOutcomes {
    * @param {HTMLElement} parts.list the message list (its items carry `data-invocation-id`)
    * @param {(note: HTMLElement, after: HTMLElement|null) => void} parts.place puts a run's
    *   note in the list: right after `after`, or at the end when `after` is null
+   * @param {HTMLElement} [parts.working] the "working" line (it tells the running runs' usage)
    */
-  constructor({ list, place }) {
+  constructor({ list, place, working }) {
     this.list = list;
     this.place = place;
+    this.working = working || null;
+    /** @type {Map<string, HTMLElement>} an ended run's usage line, by run id */
+    this.usages = new Map();
     /** @type {Map<string, Run>} runs by id, as last told */
     this.runs = new Map();
     /** @type {Set<string>} ids of the runs queued or running */
@@ -62,7 +70,84 @@ export class RunOutcomes {
     this.runs.set(id, run);
     if (isActive(run.status)) this.active.add(id);
     else this.active.delete(id);
+    this.workingUsage();
+    if (!isActive(run.status)) this.usage(run);
     return before;
+  }
+
+  /**
+   * An ended run's tokens and cost, on a line after its messages (kept current). Nothing
+   * for a run without model calls, or (until they are) without its messages shown.
+   *
+   * @param {Run} run
+   */
+  usage(run) {
+    const id = String(run.id);
+    const invocation = run.invocation_id || "";
+    if (!hasUsage(run.usage)) return;
+    const text = `run · ${usageText(run.usage)}`;
+    const title = usageTitle(run.usage);
+    const shown = this.usages.get(id);
+    if (shown) {
+      if (shown.textContent !== text) shown.textContent = text;
+      shown.title = title;
+      return;
+    }
+    const after = invocation ? this.lastOfInvocation(invocation) : null;
+    if (!after) return;
+    const line = el("li", {
+      class: "msg msg-usage",
+      text,
+      attrs: { "data-run-id": id, "data-usage-invocation": invocation, title },
+    });
+    this.usages.set(id, line);
+    this.place(line, after);
+  }
+
+  /**
+   * Take an invocation's usage line out of the list while one of its events is added (a
+   * message of its run arriving after the line was placed must join its bubble, not start
+   * one below the line); {@link RunOutcomes#unpark} puts it back after its last message.
+   *
+   * @param {string|undefined} invocation
+   * @returns {HTMLElement|null} the line taken out
+   */
+  park(invocation) {
+    if (!invocation || !this.usages.size) return null;
+    for (const line of this.usages.values()) {
+      if (line.dataset.usageInvocation === invocation && line.isConnected) {
+        line.remove();
+        return line;
+      }
+    }
+    return null;
+  }
+
+  /** @param {HTMLElement|null} line a line {@link RunOutcomes#park} took out */
+  unpark(line) {
+    if (!line) return;
+    const after = this.lastOfInvocation(line.dataset.usageInvocation || "");
+    if (after) this.place(line, after);
+    else this.usages.delete(line.dataset.runId || "");
+  }
+
+  /** @private The running runs' tokens and cost so far, on the "working" line. */
+  workingUsage() {
+    if (!this.working) return;
+    let part = /** @type {HTMLElement|null} */ (this.working.querySelector(".working-usage"));
+    const running = [...this.active].map((id) => this.runs.get(id)).filter((r) => hasUsage(r?.usage));
+    if (running.length !== 1) {
+      // None has called a model yet, or several run at once: no line to say it on.
+      part?.remove();
+      return;
+    }
+    const usage = /** @type {import("./usage.js").Usage} */ (running[0]?.usage);
+    if (!part) {
+      part = el("span", { class: "working-usage" });
+      this.working.append(part);
+    }
+    part.textContent = usageText(usage);
+    part.title = usageTitle(usage);
   }
 
   /** @returns {boolean} whether a run is queued or running */
@@ -107,16 +192,18 @@ export class RunOutcomes {
     this.place(note, after);
   }
 
-  /** Notes for the runs known before their messages were shown. */
+  /** Notes and usage lines for the runs known before their messages were shown. */
   placeAll() {
     for (const run of this.runs.values()) {
       if (ENDED_BADLY.has(run.status)) this.note(run, false);
+      if (!isActive(run.status)) this.usage(run);
     }
   }
 
-  /** Forget the notes no longer in the page (dropped with the oldest items). */
+  /** Forget the notes and usage lines no longer in the page (dropped with the oldest items). */
   forgetRemoved() {
     for (const [id, note] of this.notes) if (!note.isConnected) this.notes.delete(id);
+    for (const [id, line] of this.usages) if (!line.isConnected) this.usages.delete(id);
   }
 
   /** @private The last item of an invocation's messages, or null. */

@@ -13,6 +13,7 @@
 import { el } from "../../core/js/dom.js";
 import { formatInline, formatJson } from "./format.js";
 import { isActive } from "./run_status.js";
+import { hasUsage, usageText, usageTitle } from "./usage.js";
 
 const RUN_STATES = new Set(["queued", "running", "succeeded", "failed", "cancelled"]);
 
@@ -75,7 +76,7 @@ export class Controls {
    * A `run` change: the runs list, newest first, with Cancel on queued and running runs.
    *
    * @param {{id: number, status: string, invocation_id?: string, attempt?: number,
-   *   error?: string}} run
+   *   error?: string, usage?: import("./usage.js").Usage}} run
    */
   applyRun(run) {
     const id = String(run.id);
@@ -406,6 +407,13 @@ export class Controls {
           attrs: { title: "Invocation id" },
         }),
         run.attempt > 1 ? el("span", { class: "muted", text: `attempt ${run.attempt}` }) : null,
+        hasUsage(run.usage)
+          ? el("span", {
+              class: "run-usage",
+              text: usageText(run.usage),
+              attrs: { title: usageTitle(run.usage) },
+            })
+          : null,
         run.error ? el("div", { class: "run-error", text: String(run.error) }) : null,
       ],
     });

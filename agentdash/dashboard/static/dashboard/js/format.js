@@ -112,3 +112,23 @@ export function formatInline(value, max = 160) {
   const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? "";
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
+
+/** @type {Intl.NumberFormat|null} */
+let dollars = null;
+
+/**
+ * US dollars for people, with 4 to 6 significant digits ("$0.001710", "$4.02952",
+ * "$12,345.7"); "$0" for nothing spent; "—" for an unknown cost (null: no price).
+ *
+ * @param {number|null|undefined} usd
+ * @returns {string}
+ */
+export function formatCost(usd) {
+  if (typeof usd !== "number" || !Number.isFinite(usd)) return "—";
+  if (usd === 0) return "$0";
+  dollars ??= new Intl.NumberFormat("en-US", {
+    minimumSignificantDigits: 4,
+    maximumSignificantDigits: 6,
+  });
+  return `${usd < 0 ? "−" : ""}$${dollars.format(Math.abs(usd))}`;
+}

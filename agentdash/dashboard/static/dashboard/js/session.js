@@ -18,6 +18,7 @@ import { SessionData } from "./session_data.js";
 import { isActive } from "./run_status.js";
 import { SpanLinks } from "./span_links.js";
 import { Timeline } from "./timeline.js";
+import { SessionUsage, usageText, usageTitle } from "./usage.js";
 
 const CONNECTION_LABELS = {
   connecting: "Connecting…",
@@ -43,6 +44,7 @@ async function main() {
     fetchOlder: (before) => api.events(before),
   });
   const badge = new RunBadge(byId("run-status"));
+  const usage = new UsageTotal(byId("session-usage"));
   const banner = byId("banner");
   /** @type {SpanLinks|null} */
   let links = null;
@@ -88,6 +90,7 @@ async function main() {
     timeline.applyRun(run);
     controls?.applyRun(run);
     badge.run(run);
+    usage.run(run);
   };
 
   const socket = new LiveSocket(data.ws_path, {
@@ -163,6 +166,7 @@ async function main() {
   const snapshot = inline ? readJsonScript("session-snapshot") : await snapshotWithRetries(api, banner);
   if (!snapshot) return;
   chat.loadLatest(snapshot.events, snapshot.events_before);
+  usage.load(snapshot.usage, snapshot.runs);
   for (const run of snapshot.runs) applyRun(run);
   if (snapshot.state) controls?.loadState(snapshot.state, snapshot.version);
   timeline.setExpected(snapshot.spans_total);
@@ -217,6 +221,45 @@ async function snapshotWithRetries(api, banner) {
       showBanner(banner, `Loading the session failed (${error.message}); trying again…`);
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
+  }
+}
+
+/**
+ * The header's total: the session's tokens and cost, as the server counts them (the
+ * snapshot's, then growing with each run's totals). Its numbers are on the element too
+ * (`data-input`, `data-output`, `data-cost-usd`: "" when unknown).
+ */
+class UsageTotal {
+  constructor(node) {
+    this.node = node;
+    this.totals = new SessionUsage();
+    this.shown = "";
+  }
+
+  load(total, runs) {
+    this.totals.load(total, Array.isArray(runs) ? runs : []);
+    this.render();
+  }
+
+  run(run) {
+    if (!this.totals.rest) return; // before the snapshot: load() counts it
+    this.totals.run(run);
+    this.render();
+  }
+
+  render() {
+    const total = this.totals.total;
+    if (!total || !this.node) return;
+    const text = usageText(total);
+    if (text !== this.shown) {
+      this.shown = text;
+      this.node.hidden = false;
+      this.node.textContent = text;
+    }
+    this.node.title = `This session: ${usageTitle(total)}`;
+    this.node.dataset.input = String(total.input ?? "");
+    this.node.dataset.output = String(total.output ?? "");
+    this.node.dataset.costUsd = total.cost_usd === null ? "" : String(total.cost_usd);
   }
 }
 

@@ -9,6 +9,7 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatDuration } from "./format.js";
+import { usageText, usageTitle } from "./usage.js";
 
 const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
 const NO_FIND = { match: null, text: "" };
@@ -145,7 +146,8 @@ function paintMeta(row, node, state, kind) {
     if (node.hook) parts.push(["tag", node.hook]);
   } else if (kind === "model") {
     if (node.tin !== null || node.tout !== null) {
-      parts.push(["tokens", `${node.tin ?? "?"} → ${node.tout ?? "?"} tok`]);
+      const usage = { input: node.tin, output: node.tout, cached: node.tcached, thinking: node.tthinking, cost_usd: node.cost };
+      parts.push(["tokens", usageText(usage), usageTitle(usage)]);
     }
     if (node.offline && node.label !== "offline") parts.push(["tag tag-offline", "offline"]);
   }
@@ -157,6 +159,8 @@ function paintMeta(row, node, state, kind) {
     if (!want) return;
     if (part.className !== want[0]) part.className = want[0];
     if (part.textContent !== want[1]) part.textContent = want[1];
+    const title = want[2] ?? "";
+    if (part.title !== title) part.title = title;
   });
 }
 

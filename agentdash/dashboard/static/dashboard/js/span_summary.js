@@ -47,8 +47,11 @@ const TEXT_CHARS = 200;
  * @property {string} label
  * @property {string} outcome
  * @property {string} hook
- * @property {number|null} tin
- * @property {number|null} tout
+ * @property {number|null} tin input tokens (a model call's)
+ * @property {number|null} tout output tokens
+ * @property {number|null} tcached cached input tokens (when the model reported them)
+ * @property {number|null} tthinking thinking tokens (when the model reported them)
+ * @property {number|null} cost US dollars, as the server priced it (null: no price, or no call)
  * @property {boolean} offline
  * @property {boolean} cancelled ended by its run's cancellation (the runtime marks it)
  */
@@ -88,6 +91,31 @@ function count(value) {
   if (value === null || value === undefined || value === "") return null;
   const n = Number(value);
   return Number.isInteger(n) ? n : null; // as the server's summaries: a count or nothing
+}
+
+function money(value) {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * A live span's tokens and cost: its `usage` as the server counted and priced it; data
+ * without that field (older) counts the attributes' tokens, unpriced.
+ *
+ * @param {Record<string, any>} data
+ * @param {Record<string, unknown>} attrs
+ */
+function usageOfData(data, attrs) {
+  if (!("usage" in data)) {
+    return { tin: count(attrs[ATTR.tokensIn]), tout: count(attrs[ATTR.tokensOut]), tcached: null, tthinking: null, cost: null };
+  }
+  const u = data.usage && typeof data.usage === "object" ? data.usage : {};
+  return {
+    tin: count(u.input),
+    tout: count(u.output),
+    tcached: count(u.cached),
+    tthinking: count(u.thinking),
+    cost: money(u.cost_usd),
+  };
 }
 
 function flag(value) {
@@ -132,8 +160,7 @@ export function summaryOfData(data) {
     label: text(labelValue, Infinity) || name || id,
     outcome: text(attrs[ATTR.outcome]),
     hook: text(attrs[ATTR.hook]),
-    tin: count(attrs[ATTR.tokensIn]),
-    tout: count(attrs[ATTR.tokensOut]),
+    ...usageOfData(data, attrs),
     offline: flag(attrs[ATTR.offline]),
     cancelled: flag(attrs[ATTR.cancelled]),
   };
@@ -184,6 +211,9 @@ export function summaryOfRow(row, ix) {
     hook: text(at("hook")),
     tin: count(at("tokens_in")),
     tout: count(at("tokens_out")),
+    tcached: count(at("tokens_cached")),
+    tthinking: count(at("tokens_thinking")),
+    cost: money(at("cost_usd")),
     offline: flag(at("offline")),
     cancelled: flag(at("cancelled")),
     seq: Number(at("seq")) || 0,

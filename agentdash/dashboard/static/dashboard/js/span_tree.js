@@ -52,6 +52,9 @@ function makeNode(s) {
     hook: "",
     tin: null,
     tout: null,
+    tcached: null,
+    tthinking: null,
+    cost: null,
     offline: false,
     cancelled: false,
     running: false,
@@ -177,6 +180,9 @@ export class SpanTree {
     node.hook = s.hook;
     node.tin = s.tin;
     node.tout = s.tout;
+    node.tcached = s.tcached;
+    node.tthinking = s.tthinking;
+    node.cost = s.cost;
     node.offline = s.offline;
     node.cancelled = s.cancelled;
     if (s.run !== node.run) {
