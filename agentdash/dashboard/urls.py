@@ -1,7 +1,7 @@
 from django.urls import path
 
 from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
-from agentdash.dashboard import data_views, views
+from agentdash.dashboard import data_views, export_views, views
 
 app_name = "dashboard"
 
@@ -32,5 +32,21 @@ urlpatterns = [
         "sessions/<session_id:session_id>/events/",
         data_views.session_events,
         name="session_events",
+    ),
+    # Downloads (docs/EXPORT.md): the session document, its spans as OTLP/JSON, one trace.
+    path(
+        "sessions/<session_id:session_id>/export/session/",
+        export_views.session_export,
+        name="session_export",
+    ),
+    path(
+        "sessions/<session_id:session_id>/export/otlp/",
+        export_views.session_export_otlp,
+        name="session_export_otlp",
+    ),
+    path(
+        "sessions/<session_id:session_id>/export/otlp/<str:trace_id>/",
+        export_views.session_export_trace,
+        name="session_export_trace",
     ),
 ]

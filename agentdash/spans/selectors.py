@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from agentdash.spans.change_items import span_item
 from agentdash.spans.models import Span
@@ -18,6 +19,61 @@ def spans_for_trace(*, trace_id: str) -> QuerySet[Span]:
 def spans_for_session(*, session_id: str) -> QuerySet[Span]:
     """The session's spans in start order."""
     return Span.objects.filter(session_id=session_id).order_by("start_time", "id")
+
+
+EXPORT_BATCH = 1_000
+
+_ITEM_FIELDS = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "kind",
+    "start_time",
+    "end_time",
+    "status",
+    "status_message",
+    "attributes",
+    "events",
+    "run_id",
+)
+
+
+def spans_batched(
+    *, session_id: str, trace_id: str | None = None, batch: int = EXPORT_BATCH
+) -> Iterator[list[dict[str, Any]]]:
+    """The session's spans (only those of ``trace_id`` when given) in start order, ties by
+    id, ``batch`` at a time, each as stored (the fields of a ``span`` change's data from the
+    span's own columns: ids, name, kind, times, status, attributes, events, run id): one
+    query per batch, resuming after the last span of the batch before. A span's start never changes,
+    so every span stored before its batch is read comes exactly once, however the session
+    grows meanwhile; only one batch is held at a time."""
+    if batch < 1:
+        raise ValueError("batch must be at least 1")
+    rows = Span.objects.filter(session_id=session_id)
+    if trace_id is not None:
+        rows = rows.filter(trace_id=trace_id)
+    after: tuple[int, int] | None = None
+    while True:
+        page = rows
+        if after is not None:
+            start, pk = after
+            page = rows.filter(Q(start_time__gt=start) | Q(start_time=start, id__gt=pk))
+        found = list(page.order_by("start_time", "id").values("id", *_ITEM_FIELDS)[:batch])
+        if not found:
+            return
+        after = (found[-1]["start_time"], found[-1]["id"])
+        for span in found:
+            del span["id"]
+            span["parent_span_id"] = span["parent_span_id"] or None
+        yield found
+        if len(found) < batch:
+            return
+
+
+def session_has_trace(*, session_id: str, trace_id: str) -> bool:
+    """Whether the session has a span of the trace."""
+    return Span.objects.filter(session_id=session_id, trace_id=trace_id).exists()
 
 
 def span_detail(*, session_id: str, trace_id: str, span_id: str) -> dict[str, Any] | None:

@@ -121,6 +121,19 @@ def _session_of(owner: User | None) -> str:
     return session_create(app_name="capital_agent", user_id=str(owner.pk), owner=owner).id
 
 
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def _session_with_trace(owner: User | None) -> str:
+    """:func:`_session_of`, with one span of trace :data:`TRACE`."""
+    from agentdash.spans.services import span_upsert
+
+    session_id = _session_of(owner)
+    span_upsert(trace_id=TRACE, span_id="00f067aa0ba902b7", name="s", start_time=1,
+                session_id=session_id)  # fmt: skip
+    return session_id
+
+
 # ── The table. Keys are full routes as Django spells them (``str(pattern)`` joined). ──────────
 ACCESS: dict[str, list[Case]] = {
     "login/": [
@@ -254,8 +267,41 @@ ACCESS: dict[str, list[Case]] = {
             ("sessions/<session_id:session_id>/spans/", {}, {}),
             ("sessions/<session_id:session_id>/spans/search/", {}, {"q": "tool"}),
             ("sessions/<session_id:session_id>/events/", {}, {}),
+            # Downloads (docs/EXPORT.md): as the page itself.
+            ("sessions/<session_id:session_id>/export/session/", {}, {}),
+            ("sessions/<session_id:session_id>/export/otlp/", {}, {}),
         )
     },
+    # One trace's download: found only in its session; a trace of another session is a 404
+    # like a missing one.
+    "sessions/<session_id:session_id>/export/otlp/<str:trace_id>/": [
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {
+                "session_id": _session_with_trace(_user("carol")),
+                "trace_id": TRACE,
+            },
+        ),
+        Case(
+            signed_in(OK),
+            kwargs=lambda users: {
+                "session_id": _session_with_trace(users["alice"]),
+                "trace_id": TRACE,
+            },
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"]), "trace_id": TRACE},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="post",
+            kwargs=lambda users: {
+                "session_id": _session_with_trace(users["alice"]),
+                "trace_id": TRACE,
+            },
+        ),
+    ],
     # One span: found only in its session (none exists here, so 404 for everyone signed in).
     "sessions/<session_id:session_id>/spans/<str:trace_id>/<str:span_id>/": [
         Case(

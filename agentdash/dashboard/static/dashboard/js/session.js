@@ -10,6 +10,7 @@
 import { readJsonScript } from "../../core/js/dom.js";
 import { Chat } from "./chat.js";
 import { Controls } from "./controls.js";
+import { setupExportMenu } from "./export_menu.js";
 import { FindBar } from "./find_bar.js";
 import { LiveSocket } from "../../live/js/socket.js";
 import { setupPageKeys } from "./page_keys.js";
@@ -37,6 +38,7 @@ async function main() {
   const data = readJsonScript("session-data");
   const api = new SessionData(data.data_path);
   const panels = setupPanels();
+  setupExportMenu();
   const chat = new Chat({
     list: byId("messages"),
     empty: byId("chat-empty"),

@@ -1,0 +1,202 @@
+"""A session written out whole, as one JSON document streamed in parts: the session, its
+state, runs, events, state history and spans (``agentdash.session/1``), or its spans — every
+trace, or one — as OTLP/JSON (``spans.otlp_json``). Formats: docs/EXPORT.md.
+
+Each part costs one query (a batch of rows, read after the last one of the batch before),
+so a session of any size is written with one batch in memory. A session still running is
+written as its rows were when each batch was read. Whatever the rows hold, the text is
+valid JSON (UTF-8, no NaN, no lone surrogate, nesting bounded): stored values pass through
+``core.hygiene.storable`` on the way out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.agent_sessions.selectors import session_state_view
+from agentdash.core.hygiene import storable
+from agentdash.runs.models import Run
+from agentdash.spans.otlp_json import otlp_json_parts
+from agentdash.spans.selectors import EXPORT_BATCH, spans_batched
+
+FORMAT = "agentdash.session/1"
+"""The session document's ``format``; a change that breaks a reader gets a new number."""
+
+MAX_DEPTH = 256
+"""Deepest value written; stored rows are far shallower (``core.hygiene``), but a row
+written by other means must not fail the export (deeper parts: ``"[nested too deep]"``)."""
+
+_EVENT_FIELDS = ("seq", "event_id", "invocation_id", "author", "timestamp", "version", "data")
+
+
+def session_for_export(*, session_id: str) -> AgentSession | None:
+    """The session, whoever owns it (for ``manage.py export_session``: people reach
+    exports through ``session_get_for_user``); ``None`` when there is none."""
+    return AgentSession.objects.select_related("owner").filter(pk=session_id).first()
+
+
+def session_json_parts(*, session: AgentSession, batch: int = EXPORT_BATCH) -> Iterator[str]:
+    """The session document (``agentdash.session/1``) as JSON text in parts; joined, one
+    JSON object. Reads lazily: nothing is read before the first part is asked for."""
+    state = session_state_view(session_id=session.id)
+    head = {
+        "format": FORMAT,
+        "exported_at": timezone.now().isoformat(),
+        "session": {
+            "id": session.id,
+            "app_name": session.app_name,
+            "user_id": session.user_id,
+            "owner": session.owner.get_username() if session.owner is not None else None,
+            "title": session.title,
+            "created_at": _time(session.created_at),
+            "last_update_time": session.last_update_time,
+            "version": state.version,
+            "event_count": state.event_count,
+        },
+        "state": state.state,
+        "state_versions": {
+            "session": state.version,
+            "app": state.app_version,
+            "user": state.user_version,
+        },
+    }
+    yield _dumps(head).removesuffix("}")
+    yield from _array("runs", _runs_batched(session_id=session.id, batch=batch))
+    yield from _array("events", _events_batched(session_id=session.id, batch=batch))
+    history = _events_batched(session_id=session.id, batch=batch, with_state_delta=True)
+    yield from _array("state_history", ([_state_change(e) for e in b] for b in history))
+    yield from _array("spans", spans_batched(session_id=session.id, batch=batch))
+    yield "}"
+
+
+def session_otlp_parts(
+    *, session: AgentSession, trace_id: str | None = None, batch: int = EXPORT_BATCH
+) -> Iterator[str]:
+    """The session's spans (only those of ``trace_id`` when given) as an OTLP/JSON
+    ``ExportTraceServiceRequest`` in parts: one resource — ``service.name`` the session's
+    agent, ``agentdash.session.id`` the session — with one scope holding every span."""
+    resource = {"service.name": session.app_name, "agentdash.session.id": session.id}
+    spans = spans_batched(session_id=session.id, trace_id=trace_id, batch=batch)
+    return otlp_json_parts(resource=resource, span_batches=spans)
+
+
+# ── reads ───────────────────────────────────────────────────────────────────────────────────
+def _runs_batched(*, session_id: str, batch: int) -> Iterator[list[dict[str, Any]]]:
+    after = 0
+    while True:
+        found = list(Run.objects.filter(session_id=session_id, id__gt=after)
+                     .select_related("requested_by").order_by("id")[:batch])  # fmt: skip
+        if not found:
+            return
+        after = found[-1].id
+        yield [_run(run) for run in found]
+        if len(found) < batch:
+            return
+
+
+def _events_batched(
+    *, session_id: str, batch: int, with_state_delta: bool = False
+) -> Iterator[list[dict[str, Any]]]:
+    rows = SessionEvent.objects.filter(session_id=session_id)
+    if with_state_delta:
+        rows = rows.exclude(state_delta_keys=[])
+    after = 0
+    while True:
+        found = list(rows.filter(seq__gt=after).order_by("seq").values(*_EVENT_FIELDS)[:batch])
+        if not found:
+            return
+        after = found[-1]["seq"]
+        yield [_event(row) for row in found]
+        if len(found) < batch:
+            return
+
+
+# ── items ───────────────────────────────────────────────────────────────────────────────────
+def _run(run: Run) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "agent": run.agent_name,
+        "invocation_id": run.invocation_id,
+        "status": run.status,
+        "message": run.message,
+        "requested_by": run.requested_by.get_username() if run.requested_by else None,
+        "attempt": run.attempt,
+        "created_at": _time(run.created_at),
+        "queued_at": _time(run.queued_at),
+        "started_at": _time(run.started_at),
+        "finished_at": _time(run.finished_at),
+        "trace_id": run.trace_id,
+        "error": run.error,
+        "cancel_requested": run.cancel_requested,
+        "cancel_reason": run.cancel_reason,
+    }
+
+
+def _event(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored event: where it is in the session, the session version its state delta
+    produced, and the event whole as the runtime serializes it (``data``)."""
+    return {
+        "position": row["seq"],
+        "id": row["event_id"],
+        "invocation_id": row["invocation_id"],
+        "author": row["author"],
+        "timestamp": row["timestamp"],
+        "version": row["version"],
+        "data": row["data"],
+    }
+
+
+def _state_change(event: dict[str, Any]) -> dict[str, Any]:
+    """One state change as it was recorded: the event that carried it, its delta, and for
+    an operator's edit who made it and why (the event's ``custom_metadata``)."""
+    data = _mapping(event["data"])
+    change = {
+        "position": event["position"],
+        "event_id": event["id"],
+        "invocation_id": event["invocation_id"],
+        "author": event["author"],
+        "timestamp": event["timestamp"],
+        "version": event["version"],
+        "delta": _mapping(_mapping(data.get("actions")).get("state_delta")),
+    }
+    if event["author"] == "operator":
+        metadata = _mapping(data.get("custom_metadata"))
+        change["actor"] = metadata.get("actor")
+        change["reason"] = metadata.get("reason")
+    return change
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+# ── text ────────────────────────────────────────────────────────────────────────────────────
+def _array(name: str, batches: Iterable[list[Any]]) -> Iterator[str]:
+    """``,"name":[`` items ``]``, one part per non-empty batch."""
+    yield f',"{name}":['
+    first = True
+    for batch in batches:
+        if not batch:
+            continue
+        text = ",".join(_dumps(item) for item in batch)
+        yield text if first else "," + text
+        first = False
+    yield "]"
+
+
+def _safe(value: Any) -> Any:
+    return storable(value, max_depth=MAX_DEPTH)[0]
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(_safe(value), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def _time(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None

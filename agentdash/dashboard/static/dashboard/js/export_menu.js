@@ -1,0 +1,64 @@
+/**
+ * The session page's Export menu (docs/EXPORT.md): downloads of the session as JSON, of
+ * every trace as OTLP JSON, and of the trace of the span whose details are open — that link
+ * follows the details pane (`#span-detail`: shown or hidden, its `data-trace-id`). The
+ * downloads themselves are plain links to the server; nothing here reads span data.
+ *
+ * @module dashboard/export_menu
+ */
+
+const PLACEHOLDER = "Open a span to export its trace";
+
+/**
+ * @param {object} [parts]
+ * @param {HTMLDetailsElement|null} [parts.menu] the `<details>` menu
+ * @param {HTMLElement|null} [parts.detail] the span details pane
+ */
+export function setupExportMenu({
+  menu = /** @type {HTMLDetailsElement|null} */ (document.getElementById("export-menu")),
+  detail = document.getElementById("span-detail"),
+} = {}) {
+  if (!menu) return;
+  const link = /** @type {HTMLAnchorElement} */ (menu.querySelector("[data-export='trace']"));
+  const note = /** @type {HTMLElement} */ (menu.querySelector(".export-note"));
+  const base = menu.dataset.traceBase || "";
+
+  const follow = () => {
+    const traceId = detail && !detail.hidden ? detail.dataset.traceId || "" : "";
+    if (traceId) {
+      link.setAttribute("href", `${base}${encodeURIComponent(traceId)}/`);
+      link.removeAttribute("aria-disabled");
+      note.textContent = `trace ${traceId}`;
+      note.title = traceId;
+    } else {
+      link.removeAttribute("href"); // no href: not a link, not focusable
+      link.setAttribute("aria-disabled", "true");
+      note.textContent = PLACEHOLDER;
+      note.removeAttribute("title");
+    }
+  };
+  if (detail) {
+    new MutationObserver(follow).observe(detail, {
+      attributes: true,
+      attributeFilter: ["hidden", "data-trace-id"],
+    });
+  }
+  follow();
+
+  // A menu closes as menus do: a choice made, a click elsewhere, Esc.
+  menu.addEventListener("click", (event) => {
+    const target = /** @type {Element} */ (event.target);
+    if (target.closest("a[href]")) menu.open = false;
+  });
+  document.addEventListener("click", (event) => {
+    if (menu.open && !menu.contains(/** @type {Node} */ (event.target))) menu.open = false;
+  });
+  menu.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && menu.open) {
+      event.preventDefault();
+      event.stopPropagation(); // the page's own Esc (close the details) is for another time
+      menu.open = false;
+      /** @type {HTMLElement} */ (menu.querySelector("summary")).focus();
+    }
+  });
+}
