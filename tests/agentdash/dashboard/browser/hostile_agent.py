@@ -5,9 +5,10 @@ real runtime, span store and pages, on the offline model (no key, no network).""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from runtime import Agent, Callback, Context
+from runtime import Agent, Callback, Context, LlmRequest
 
 AGENT_NAME = "hostile_agent"
 MARKUP = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script><b>bold</b>'
@@ -40,9 +41,25 @@ def hostile_lookup(topic: str) -> dict[str, Any]:
     }
 
 
+HUGE_MESSAGES = 5_000
+"""Messages :class:`Flood` records as the second model call's request (≈ 1 MB of JSON)."""
+
+
 class Flood(Callback):
     """Before every tool call: a huge attribute (markup repeated, with newlines) and a deeply
-    nested JSON text on the tool's span."""
+    nested JSON text on the tool's span. Before the model call that reads the tool's result:
+    a request of megabytes recorded in place of the real one (as a callback may)."""
+
+    def before_llm_call(self, context: Context, *args: Any, **kwargs: Any) -> Context:
+        request = kwargs.get("llm_request")
+        span = context.current_span
+        answered = isinstance(request, LlmRequest) and any(
+            p.function_response for c in request.contents for p in c.parts or []
+        )
+        if span is not None and answered:
+            turn = {"role": "user", "parts": [{"type": "text", "content": f"{MARKUP} " * 2}]}
+            span.set_attribute("gen_ai.input.messages", json.dumps([turn] * HUGE_MESSAGES))
+        return context
 
     def before_tool_execution(self, context: Context, *args: Any, **kwargs: Any) -> Context:
         span = context.current_span

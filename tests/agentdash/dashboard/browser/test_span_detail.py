@@ -75,10 +75,12 @@ def chat(browser: Browser, agent: str, text: str) -> None:
     )
 
 
-def open_span(browser: Browser, selector: str) -> Any:
-    """Click the row of the span ``selector`` names; the pane, once its view is drawn."""
+def open_span(browser: Browser, selector: str, *, first: bool = False) -> Any:
+    """Click the row (the last, or the ``first``) of the spans ``selector`` names; the pane,
+    once its view is drawn."""
     page = browser.page
-    row = page.locator(f"#span-tree {selector}").last
+    rows = page.locator(f"#span-tree {selector}")
+    row = rows.first if first else rows.last
     span_id = row.get_attribute("data-span-id")
     row.locator(":scope > .span-row").click()
     page.wait_for_function(
@@ -362,10 +364,23 @@ def test_hostile_values_stay_text_and_huge_ones_are_capped(browser: Browser) -> 
     assert nested.locator("pre").inner_text().startswith("[[[[")
     no_markup_ran(browser)
 
-    # The model call: the instruction and the user's words, markup and all, as text.
-    pane = open_span(browser, ".span[data-kind='model']")
+    # The first model call: the instruction and the user's words, markup and all, as text.
+    pane = open_span(browser, ".span[data-kind='model']", first=True)
     request = pane.locator("section[aria-label='Request']")
     assert MARKUP in request.locator(".turn[data-role='system']").inner_text()
     assert MARKUP in request.locator("li.turn[data-role='user']").first.inner_text()
+    no_markup_ran(browser)
+
+    # The second: a request of a megabyte (a callback recorded it) is not read as a
+    # conversation, but shown as recorded, capped, with the reason.
+    pane = open_span(browser, ".span[data-kind='model']")
+    messages = pane.locator("section[aria-label='Request'] .value").filter(
+        has=page.locator(".value-label", has_text="Messages")
+    )
+    assert "too large to read here" in messages.locator(".value-note").inner_text()
+    assert pane.locator("section[aria-label='Request'] li.turn").count() == 0
+    messages.locator("button.value-toggle").click()
+    assert len(messages.locator("pre").evaluate("e => e.textContent")) == SHOWN_CHARS
+    assert messages.locator(".value-hidden").inner_text().endswith("(Copy copies all)")
     no_markup_ran(browser)
     browser.console.assert_clean()

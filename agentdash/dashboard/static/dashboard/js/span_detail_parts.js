@@ -10,7 +10,7 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatCount } from "./format.js";
-import { parseJson, valueBlock } from "./span_detail_value.js";
+import { PRETTY_CHARS, parseJson, valueBlock } from "./span_detail_value.js";
 
 /** Parts drawn per conversation at most; the rest is counted (the raw attributes have all). */
 const MAX_PARTS = 300;
@@ -80,7 +80,9 @@ export function jsonAttribute(raw) {
 
 /** What to say about a payload that could not be read as JSON. */
 export function unparsedNote(text) {
-  return text.endsWith("…[truncated]") ? "cut at the runtime's size cap: shown as recorded" : "not JSON: shown as recorded";
+  if (text.length > PRETTY_CHARS) return "too large to read here: shown as recorded";
+  if (text.endsWith("…[truncated]")) return "cut at the runtime's size cap: shown as recorded";
+  return "not JSON: shown as recorded";
 }
 
 /**

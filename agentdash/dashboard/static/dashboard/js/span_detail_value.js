@@ -18,7 +18,7 @@ export const COLLAPSED_CHARS = 600;
 /** The most characters ever put in the page for one value, expanded. */
 export const SHOWN_CHARS = 100_000;
 /** Longer JSON text is shown as it is, not parsed and indented (that would stall the page). */
-const PRETTY_CHARS = 200_000;
+export const PRETTY_CHARS = 200_000;
 const STATUS_MS = 3000;
 
 /**
@@ -145,6 +145,7 @@ export function valueBlock(value, { label, name, key, expanded, copy = false, mo
     return block;
   }
   const lines = lineCount(text);
+  const size = lines > 100_000 ? "100,000+ lines" : lines > 1 ? `${formatCount(lines)} lines` : `${formatCount(text.length)} characters`;
   const toggle = el("button", {
     class: "link value-toggle",
     attrs: { type: "button", "data-focus": key ? `${key}:toggle` : null },
@@ -153,7 +154,7 @@ export function valueBlock(value, { label, name, key, expanded, copy = false, mo
   const draw = (open) => {
     const shown = open ? cut(text, SHOWN_CHARS) : short;
     pre.textContent = shown;
-    toggle.textContent = open ? "Show less" : `Show all (${lines > 100_000 ? "100,000+" : formatCount(lines)} lines)`;
+    toggle.textContent = open ? "Show less" : `Show all (${size})`;
     toggle.setAttribute("aria-expanded", String(open));
     const left = text.length - shown.length;
     hidden.textContent = left > 0 ? `${formatCount(left)} more characters not shown${copy ? " (Copy copies all)" : ""}` : "";
