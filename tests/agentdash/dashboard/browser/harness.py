@@ -113,10 +113,11 @@ def _wait_until_up(server: LiveServer) -> None:
     )
 
 
-def server_start(tmp: Path) -> LiveServer:
+def server_start(tmp: Path, *, env_extra: dict[str, str] | None = None) -> LiveServer:
     """Migrate and seed a fresh SQLite file in ``tmp``, then start daphne on 127.0.0.1 on a
-    free port; returns once it answers. Raises :class:`ServerError`."""
-    env = server_env(tmp)
+    free port; returns once it answers. ``env_extra`` adds to (or overrides) the server's
+    environment, e.g. ``AGENTDASH_AGENTS``. Raises :class:`ServerError`."""
+    env = {**server_env(tmp), **(env_extra or {})}
     _manage(env, "migrate", "--noinput")
     _manage(env, "seed_demo")
     port = _free_port()
