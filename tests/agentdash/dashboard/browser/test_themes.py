@@ -12,6 +12,7 @@ icon buttons; it fails naming each element, its text and its ratio.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,23 @@ def test_the_system_decides_until_someone_chooses_and_the_choice_sticks(
     assert body_background(browser) == BACKGROUND["dark"]
     overview_has(browser, "--c-agent")
     browser.console.assert_clean()
+
+
+@pytest.mark.parametrize("width", [390, 360, 320])
+def test_the_toggle_fits_the_top_bar_of_a_phone(phone: Browser, width: int) -> None:
+    """The operator's bar is the longest (Sessions, Admin, the name, Log out): nothing in it
+    overlaps the toggle or leaves the screen."""
+    phone.page.set_viewport_size({"width": width, "height": 700})
+    phone.log_in("operator")
+    boxes: list[dict[str, Any]] = phone.page.evaluate(
+        """() => [...document.querySelectorAll(".topbar .brand, .topbar nav > *, .theme-switch")]
+          .filter((el) => el.getClientRects().length)
+          .map((el) => {
+            const r = el.getBoundingClientRect();
+            return { what: el.className || el.textContent.trim(), left: r.left, right: r.right };
+          })"""
+    )
+    assert boxes[-1]["what"] == "theme-switch"
+    assert all(b["left"] >= 0 and b["right"] <= width for b in boxes), boxes
+    for before, after in itertools.pairwise(boxes):
+        assert before["right"] <= after["left"] + 0.5, (before, after)
