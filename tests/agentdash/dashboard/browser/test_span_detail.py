@@ -331,6 +331,26 @@ def test_a_callback_says_its_hook_outcome_and_what_it_returned_and_replaced(
     browser.console.assert_clean()
 
 
+def test_a_model_call_a_callback_skipped_says_so_on_both_spans(browser: Browser) -> None:
+    """The capital agent's guardrail answers any message with BLOCK in it itself: the model
+    is never called."""
+    chat(browser, "capital_agent", "BLOCK the capital of France")
+    pane = open_span(browser, ".span[data-kind='model']")
+    assert "Not called: the before_model callback block_keyword_guardrail answered instead." in (
+        pane.locator(".detail-notice").first.inner_text()
+    )
+    response = pane.locator("section[aria-label='Response'] li.turn[data-role='model']")
+    assert "it contains 'BLOCK'" in response.inner_text()
+
+    pane = open_span(browser, ".span[data-name='callback block_keyword_guardrail']")
+    assert fact(pane, "outcome") == "overridden"
+    assert "The model was not called" in pane.locator(".detail-notice").inner_text()
+    returned = pane.locator("section[aria-label='Returned'] li.turn[data-role='model']")
+    assert "it contains 'BLOCK'" in returned.inner_text()
+    assert pane.locator("section[aria-label='Replaced']").count() == 0
+    browser.console.assert_clean()
+
+
 # ── Hostile values ─────────────────────────────────────────────────────────────────────────
 def test_hostile_values_stay_text_and_huge_ones_are_capped(browser: Browser) -> None:
     chat(browser, AGENT_NAME, f"hostile lookup of Atlantis {MARKUP}")
