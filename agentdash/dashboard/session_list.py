@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import (
@@ -34,6 +35,8 @@ from agentdash.agent_sessions.selectors import session_list_for_user
 from agentdash.core.permissions import is_operator
 from agentdash.runs.models import Run
 from agentdash.spans.models import Span
+from agentdash.spans.totals import sessions_usage
+from agentdash.spans.usage import Totals
 
 PAGE_SIZE = 50
 
@@ -41,6 +44,7 @@ PAGE_SIZE = 50
 STATUS_ACTIVE = "active"
 STATUS_NONE = "none"
 STATUS_FILTERS = (STATUS_ACTIVE, *Run.Status.values, STATUS_NONE)
+_ACTIVE = (Run.Status.QUEUED.value, Run.Status.RUNNING.value)
 
 
 def _count(rows: QuerySet[Any]) -> Expression:
@@ -121,9 +125,10 @@ class SessionListFilters:
 @dataclass(frozen=True)
 class SessionListPage:
     """One page of rows (dicts: the session's fields, ``owner`` (a username or ""),
-    ``last_activity`` (an aware datetime), ``can_rename``, ``can_delete`` and every
-    :data:`COLUMNS` entry), with the cursors of the pages around it (``None``: no such
-    page)."""
+    ``last_activity`` (an aware datetime), ``can_rename``, ``can_delete``, every
+    :data:`COLUMNS` entry, and what its model calls used: ``usage`` (totals, as the session
+    page's snapshot has them), ``usage_tokens`` and ``usage_cost`` (as the page writes
+    them)), with the cursors of the pages around it (``None``: no such page)."""
 
     rows: list[dict[str, Any]]
     newer: Cursor | None
@@ -147,12 +152,16 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
             Exists(_session_spans().filter(status=Span.Status.ERROR).values("pk"))
         )
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
-    if filters.status == STATUS_ACTIVE:
-        sessions = sessions.filter(run_status__in=(Run.Status.QUEUED, Run.Status.RUNNING))
-    elif filters.status == STATUS_NONE:
+    statuses = _ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
+    if filters.status == STATUS_NONE:
         sessions = sessions.filter(run_status__isnull=True)
-    elif filters.status in Run.Status.values:
-        sessions = sessions.filter(run_status=filters.status)
+    elif set(statuses) <= set(Run.Status.values):
+        if set(statuses) <= set(_ACTIVE):
+            # Few runs are in progress at a time: start from them (the index on a run's
+            # status), not from every session, when there may be none to find.
+            in_progress = Run.objects.filter(status__in=statuses).values("session_id")
+            sessions = sessions.filter(pk__in=in_progress)
+        sessions = sessions.filter(run_status__in=statuses)
     return sessions
 
 
@@ -219,13 +228,44 @@ def _page(
     user: Any, rows: list[dict[str, Any]], *, newer: Cursor | None, older: Cursor | None
 ) -> SessionListPage:
     operator = is_operator(user)
+    used = sessions_usage(session_ids=[row["id"] for row in rows])  # one query for the page
     for row in rows:
+        usage = used.get(row["id"], Totals()).as_json()
+        row["usage"] = usage
+        row["usage_tokens"] = tokens_text(usage)
+        row["usage_cost"] = cost_text(usage)
         row["owner"] = row.pop("owner__username") or ""
         row["last_activity"] = datetime.fromtimestamp(row["last_update_time"], tz=UTC)
         mine = row["owner_id"] is not None and row["owner_id"] == user.pk
         row["can_rename"] = mine
         row["can_delete"] = mine or operator
     return SessionListPage(rows=rows, newer=newer, older=older)
+
+
+def tokens_text(usage: dict[str, Any]) -> str:
+    """Input → output tokens, with thousands separators ("1,234 → 56"; the column's head
+    says they are tokens); "—" for a session that made no model call."""
+    if not usage.get("calls"):
+        return "—"
+    return f"{usage['input']:,} → {usage['output']:,}"
+
+
+def cost_text(usage: dict[str, Any]) -> str:
+    """The cost as the session page writes it (dashboard/js/format.js ``formatCost``): US
+    dollars with 4 to 6 significant digits, "$0" for nothing spent, "—" without a price,
+    "≥ " before a cost that leaves out calls of models without one."""
+    usd = usage.get("cost_usd")
+    if usd is None or not math.isfinite(usd):
+        return "—"
+    if usd == 0:
+        return "$0"
+    value = Decimal(repr(abs(usd)))
+    top = value.adjusted()  # the place of the first significant digit
+    rounded = value.quantize(Decimal(1).scaleb(top - 5))  # 6 significant digits
+    exponent = rounded.normalize().as_tuple().exponent
+    decimals = max(0, -exponent if isinstance(exponent, int) else 0, 3 - rounded.adjusted())
+    text = f"{'−' if usd < 0 else ''}${rounded:,.{decimals}f}"
+    return f"≥ {text}" if usage.get("unpriced") else text
 
 
 def session_contents(*, session: AgentSession) -> dict[str, int]:
