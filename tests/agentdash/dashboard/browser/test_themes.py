@@ -101,6 +101,17 @@ def test_the_main_views_keep_aa_contrast(browser: Browser, theme: str) -> None:
     failures += contrast_failures(browser, "session")
     screenshot(browser, f"theme-{theme}-session.png")
 
+    # A tool call's and a callback's details; the keys dialog.
+    for kind in ("tool", "callback"):
+        row = page.locator(f"#span-tree .span[data-kind='{kind}']").first
+        row.locator("> .span-row").click()
+        page.wait_for_selector(f"#span-detail[data-span-id='{row.get_attribute('data-span-id')}']")
+        failures += contrast_failures(browser, f"session, a {kind}'s details")
+    page.click(".keys-button")
+    page.wait_for_selector("#keymap[open]")
+    failures += contrast_failures(browser, "session, the keys dialog")
+    page.keyboard.press("Escape")
+
     # Finding spans: matches marked, the rows around them dimmed — and still readable.
     page.fill("#find-text", "redirect")
     page.wait_for_selector("#span-tree [data-match='hit']")
