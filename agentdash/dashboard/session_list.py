@@ -269,9 +269,12 @@ def cost_text(usage: dict[str, Any]) -> str:
 
 
 def session_contents(*, session: AgentSession) -> dict[str, int]:
-    """What deleting ``session`` removes, counted: ``events``, ``runs``, ``spans``."""
+    """What deleting ``session`` removes, counted: ``events``, ``runs``, ``spans``; and
+    ``active``, its runs still queued or running (while there are any it is not deleted)."""
+    runs = Run.objects.filter(session_id=session.pk)
     return {
         "events": SessionEvent.objects.filter(session_id=session.pk).count(),
-        "runs": Run.objects.filter(session_id=session.pk).count(),
+        "runs": runs.count(),
         "spans": Span.objects.filter(session_id=session.pk).count(),
+        "active": runs.filter(status__in=_ACTIVE).count(),
     }

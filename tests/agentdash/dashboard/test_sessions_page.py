@@ -191,6 +191,7 @@ def test_an_operator_deletes_anyones_and_others_cannot(
 def test_a_session_with_a_run_in_progress_is_kept(client: Client, alice: User) -> None:
     make("s1", owner=alice, runs=("running",))
     client.force_login(alice)
+    assert "still in progress" in client.get(delete_url("s1")).content.decode()  # said first
     response = client.post(delete_url("s1"))
     assert response.status_code == 409 and "in progress" in response.content.decode()
     assert AgentSession.objects.exists()
