@@ -3,7 +3,7 @@ for the browser tests (tests/agentdash/dashboard/browser/test_xss_corpus.py). Lo
 ``AGENTDASH_AGENTS=...,tests.security.xss_agent:root_agent``.
 
 Its model is the scripted model (``ScriptedLlm``, every response computed from the
-request, its text streamed in a few pieces). A run is asked for with a first line
+request, its text streamed in a few pieces). A run is asked for with a line
 ``xss ids: <id> <id> …`` (vector ids of tests/security/xss_corpus.json). For each vector,
 in order, the model answers the vector as its text (streamed as partial text, then stored
 as an event: Markdown through the sanitizer) together with a call of ``echo_vector`` whose
@@ -84,9 +84,9 @@ def _asked(request: LlmRequest) -> tuple[list[Vector], int]:
         for part in content.parts or []:
             if part.function_response is not None:
                 done += 1
-            if content.role == "user" and part.text and part.text.startswith(ASK):
-                first_line = part.text.splitlines()[0]
-                ids = first_line.removeprefix(ASK).split()
+            if content.role == "user" and part.text and ASK in part.text:
+                line = next(line for line in part.text.splitlines() if line.startswith(ASK))
+                ids = line.removeprefix(ASK).split()
                 return [by_id(vector_id) for vector_id in ids], done
     return [], done
 

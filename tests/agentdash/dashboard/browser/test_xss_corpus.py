@@ -24,14 +24,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 
 from agentdash.core.conf import DEMO_AGENTS
 from tests.agentdash.dashboard.browser import conftest as browser_conftest
 from tests.agentdash.dashboard.browser.harness import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
     Browser,
+    Console,
     LiveServer,
     ServerError,
     server_start,
@@ -121,9 +126,10 @@ def wait_for_done(browser: Browser) -> None:
 
 
 def ask_for(batch: tuple[Vector, ...]) -> str:
-    """The run's message: the ids, then what a person could type of the batch."""
+    """The run's message: what a person could type of the batch (the first of it becomes
+    the session's title), then the ids for the probe agent."""
     typed = [v.text for v in batch if v.typeable]
-    return "\n\n".join([f"{ASK} {' '.join(v.id for v in batch)}", *typed])
+    return "\n\n".join([*typed, f"{ASK} {' '.join(v.id for v in batch)}"])
 
 
 def start_chat(browser: Browser, agent: str, text: str) -> str:
@@ -275,3 +281,267 @@ def test_oversized_agent_output(browser: Browser, watch: XssWatch) -> None:
     assert parts >= len(BIG), parts
     open_spans(browser)
     check(watch, browser, "span details of oversized output")
+
+
+# ── One probe session for the views around it ───────────────────────────────────────────
+SAMPLE = tuple(SMALL[::5])  # every kind, a fifth of the small vectors
+
+
+@pytest.fixture(scope="module")
+def probe_session(
+    playwright_driver: Any, agentdash_server: LiveServer, tmp_path_factory: pytest.TempPathFactory
+) -> str:
+    """The path of one operator's session of the probe agent, run on :data:`SAMPLE`."""
+    context = playwright_driver.chromium.launch_persistent_context(
+        user_data_dir=str(tmp_path_factory.mktemp("probe-profile")),
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        headless=True,
+    )
+    try:
+        context.set_default_timeout(15_000)
+        page = context.pages[0] if context.pages else context.new_page()
+        made = Browser(page=page, console=Console(), server=agentdash_server)
+        return run_probe(made, SAMPLE)
+    finally:
+        context.close()
+
+
+def typed_sample() -> list[Vector]:
+    """What a person could type: a third of the typeable vectors, every kind among them."""
+    return [v for v in vectors() if v.typeable][::3]
+
+
+# ── What people type ────────────────────────────────────────────────────────────────────
+def test_the_operators_state_editor(browser: Browser, watch: XssWatch, probe_session: str) -> None:
+    """Each vector as a key, as a JSON string value and as the reason: saved or refused
+    with a message, the state table and the chat's operator notes show it as text."""
+    log_in(browser, "operator")
+    page = browser.page
+    browser.goto(probe_session)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    status = page.locator("#state-status")
+    saved = 0
+    for vector in typed_sample():
+        page.fill("#state-key", vector.text[:200])
+        page.fill("#state-value", json.dumps(vector.text))
+        page.fill("#state-reason", vector.text[:500])
+        page.click("#state-form button[type=submit]")
+        page.wait_for_function(
+            "() => { const s = document.querySelector('#state-status');"
+            " return s.dataset.kind === 'ok' || s.dataset.kind === 'error'; }",
+            timeout=LIVE_TIMEOUT,
+        )
+        saved += status.get_attribute("data-kind") == "ok"
+        status.evaluate("(s) => { delete s.dataset.kind; }")  # the next answer's mark
+    assert saved >= len(typed_sample()) // 2, saved  # blank keys are refused, the rest saved
+    check(watch, browser, "state editor: keys, values, reasons; the operator notes")
+    page.reload()
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    check(watch, browser, "state editor's writes, the page loaded again")
+
+
+def test_names_and_switches(browser: Browser, watch: XssWatch, probe_session: str) -> None:
+    """Hostile callback names and the agent's description on the home page, the new-chat
+    page and the controls; each callback switched off and on with a hostile reason."""
+    log_in(browser, "operator")
+    page = browser.page
+    check(watch, browser, "home page: sessions list and agents (names, description)")
+    browser.new_chat(AGENT_NAME)
+    check(watch, browser, "new-chat page (description, tools)")
+    browser.goto(probe_session)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    switches = page.locator(f"#callbacks .callback[data-agent='{AGENT_NAME}']")
+    assert switches.count() >= 3, switches.count()
+    reasons = iter(typed_sample())
+    for i in range(switches.count()):
+        box = switches.nth(i).locator("input[data-scope='session']")
+        for _ in range(2):  # off, then on again
+            page.fill("#control-reason", next(reasons).text[:500])
+            box.evaluate("(input) => input.click()")  # the checkbox is drawn as a track
+            page.locator("#callbacks-status[data-kind='ok']").wait_for(timeout=LIVE_TIMEOUT)
+            page.locator("#callbacks-status").evaluate("(s) => { delete s.dataset.kind; }")
+    check(watch, browser, "callback switches with hostile names and reasons")
+    browser.goto("/admin/controls/callbacksetting/")
+    check(watch, browser, "admin: callback settings")
+
+
+def test_renamed_and_searched_sessions(
+    browser: Browser, watch: XssWatch, probe_session: str
+) -> None:
+    """Vectors as session titles (renamed in place on the sessions list) and as the list's
+    search."""
+    log_in(browser, "operator")
+    page = browser.page
+    session_id = probe_session.strip("/").split("/")[-1]
+    link = page.locator(f".session-title[href='{probe_session}']")
+    row = page.locator("tr", has=link)
+    for vector in typed_sample()[::4]:
+        title = vector.text[:120].strip()
+        if not title:
+            continue
+        row.locator(".rename-link").click()
+        row.locator(".rename-form input[name=title]").fill(title)
+        with page.expect_response(lambda r: f"/sessions/{session_id}/rename/" in r.url):
+            row.locator(".rename-form button[type=submit]").click()
+        check(watch, browser, f"sessions list renamed {vector.id}")
+    page.reload()
+    check(watch, browser, "sessions list with a hostile title, loaded again")
+    for vector in typed_sample()[::6]:
+        browser.goto("/?" + urlencode({"q": vector.text[:200]}))
+        check(watch, browser, f"sessions list searched for {vector.id}")
+
+
+# ── Policies, and the admin's views of hostile rows ─────────────────────────────────────
+def admin_save(browser: Browser) -> None:
+    with browser.page.expect_navigation():
+        browser.page.click("#content-main input[name=_save]")
+
+
+def test_policies_in_the_admin(browser: Browser, watch: XssWatch) -> None:
+    """Policies named by vectors, with vectors in their config, agents and reasons; the
+    list, the form, a version's diff, and refused configs whose errors quote the vectors."""
+    log_in(browser, "operator")
+    page = browser.page
+    sample = [v for v in typed_sample() if v.text.strip()]
+    values = [v.text for v in sample]
+    for n, vector in enumerate(sample[:6]):
+        browser.goto("/admin/controls/policy/add/")
+        page.fill("#id_name", f"{n} {vector.text[:120]}")
+        page.select_option("#id_kind", "tool_guard")
+        config = {
+            "tools": {
+                "echo_vector": {
+                    "allowed_values": {"text": values},
+                    "patterns": {"vector_id": ".*|" + "|".join(v.id for v in sample)},
+                    "max_length": {vector.text[:60] or "k": 10},
+                }
+            }
+        }
+        page.fill("#id_config", json.dumps(config))
+        page.fill("#id_agents_text", f"nobody_{n}")
+        page.fill("#id_reason", vector.text[:500])
+        admin_save(browser)
+        check(watch, browser, f"admin: policy {vector.id} saved, the list")
+    page.locator("#result_list tbody a").first.click()
+    page.wait_for_load_state()
+    config = json.loads(page.input_value("#id_config"))
+    config["tools"]["echo_vector"]["allowed_values"]["text"] = [*values[::-1], "<b>new</b>"]
+    page.fill("#id_config", json.dumps(config))
+    page.fill("#id_reason", values[-1][:500])
+    admin_save(browser)
+    page.locator("#result_list tbody a").first.click()
+    page.wait_for_load_state()
+    assert page.locator(".policy-diff").count() == 1
+    check(watch, browser, "admin: a policy's form with its last change (diff)")
+    # Refused: the errors quote what was typed.
+    browser.goto("/admin/controls/policy/add/")
+    page.fill("#id_name", values[0][:120])
+    page.select_option("#id_kind", "query")
+    page.fill("#id_config", json.dumps({"tables": values[:20], values[1][:40]: values[2]}))
+    page.fill("#id_reason", "refused")
+    admin_save(browser)
+    assert page.locator(".errorlist").count() >= 1
+    check(watch, browser, "admin: a refused policy, its errors quoting the vectors")
+
+
+ADMIN_PAGES = (
+    "/admin/agent_sessions/agentsession/",
+    "/admin/agent_sessions/agentsession/{id}/change/",
+    "/admin/agent_sessions/agentsession/{id}/state/",
+    "/admin/agent_sessions/sessionevent/",
+    "/admin/spans/span/",
+    "/admin/runs/run/",
+    "/admin/changes/sessionchange/",
+    "/admin/core/auditentry/",
+)
+
+
+def test_admin_views_of_the_probe_session(
+    browser: Browser, watch: XssWatch, probe_session: str
+) -> None:
+    log_in(browser, "operator")
+    session_id = probe_session.strip("/").split("/")[-1]
+    for template in ADMIN_PAGES:
+        path = template.format(id=session_id)
+        response = browser.goto(path)
+        assert response is not None and response.status == 200, path
+        check(watch, browser, f"admin: {path}")
+    for listing in ("/admin/agent_sessions/sessionevent/", "/admin/spans/span/"):
+        browser.goto(listing)
+        browser.page.locator("#result_list tbody a").first.click()
+        browser.page.wait_for_load_state()
+        check(watch, browser, f"admin: a row of {listing}")
+
+
+def test_data_endpoints_opened_directly(
+    browser: Browser, watch: XssWatch, probe_session: str
+) -> None:
+    """The page's JSON, opened as a page: served as JSON (never sniffed as HTML), shown as
+    text."""
+    log_in(browser, "operator")
+    page = browser.page.request.get(f"{browser.server.url}{probe_session}spans/").json()
+    first = dict(zip(page["fields"], page["rows"][0], strict=True))
+    paths = [
+        "snapshot/",
+        "events/",
+        "spans/",
+        f"spans/{first['trace_id']}/{first['span_id']}/",
+        "spans/search/?" + urlencode({"q": "<script>"}),
+    ]
+    for path in paths:
+        response = browser.goto(probe_session + path)
+        assert response is not None and response.status == 200, path
+        headers = response.headers
+        assert headers["content-type"].startswith("application/json"), (path, headers)
+        assert headers.get("x-content-type-options") == "nosniff", (path, headers)
+        check(watch, browser, f"{path} opened directly")
+
+
+# ── The views around the timeline: find, export ─────────────────────────────────────────
+FIND = ("<img", "onerror", "<svg onload", "xss(", "javascript:", "{{ 7*7 }}", "\u202e")
+
+
+def test_find_and_its_highlights(browser: Browser, watch: XssWatch, probe_session: str) -> None:
+    """Vectors and their pieces typed into the timeline's find bar: names marked, the
+    server's attribute search asked, the next match opened."""
+    log_in(browser, "operator")
+    page = browser.page
+    browser.goto(probe_session)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    needles = [*FIND, *(v.text[:200] for v in typed_sample()[::8])]
+    for needle in needles:
+        with page.expect_response(lambda r: "/spans/search/" in r.url):
+            page.fill("#find-text", needle)
+        page.press("#find-text", "Enter")  # the next match, its details opened
+        check(watch, browser, f"find {needle[:40]!r}")
+    page.fill("#find-text", "onerror")
+    marks = page.locator("#span-tree .span:not([hidden]) mark")
+    marks.first.wait_for(timeout=LIVE_TIMEOUT)
+    marked = marks.all_inner_texts()
+    assert marked and all(text.lower() == "onerror" for text in marked), marked
+
+
+def test_export_downloads(browser: Browser, watch: XssWatch, probe_session: str) -> None:
+    """The session and its traces downloaded from the Export menu: attachments of JSON (a
+    browser saves them, never renders them), holding the vectors as data."""
+    log_in(browser, "operator")
+    page = browser.page
+    browser.goto(probe_session)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    for which in ("session", "otlp"):
+        if not page.locator("#export-menu").evaluate("(menu) => menu.open"):
+            page.click("#export-menu summary")
+        link = page.locator(f"#export-menu a[data-export='{which}']")
+        with page.expect_download() as download_info:
+            link.click()
+        document = json.loads(Path(download_info.value.path()).read_text(encoding="utf-8"))
+        assert document, which
+        response = page.request.get(f"{browser.server.url}{link.get_attribute('href')}")
+        headers = response.headers
+        assert headers["content-type"].startswith("application/json"), headers
+        assert headers["content-disposition"].startswith("attachment"), headers
+        assert headers.get("x-content-type-options") == "nosniff", headers
+    check(watch, browser, "export menu and downloads")
+    dumped = json.dumps(document)
+    assert "onerror" in dumped  # the vectors travel as data

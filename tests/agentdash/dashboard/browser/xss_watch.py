@@ -12,10 +12,11 @@ What is counted, per surface:
 - **popup** — a new window or tab;
 - **dom** — what the page holds after it drew everything: an ``on*`` attribute anywhere, a
   ``javascript:``/``data:``/``vbscript:`` URL in any URL-taking attribute, an embedding
-  element (iframe, object, embed, frame, base, portal), an image or script not served by the
-  test server's /static/, a style, link or meta element in the body, the SVG and MathML
-  elements that run or load something (foreignObject, animate, set, use, image, …), and any
-  element outside the sanitizer's allowlist inside server-sanitized HTML (``.md``).
+  element (iframe, object, embed, frame, base, portal), a script from another origin or
+  inline without the page's nonce, an image (or SVG use/image) not served by the test
+  server's /static/, a style, link or meta element in the body, the SVG and MathML elements
+  that run something (foreignObject, animate, set, handler, maction, annotation-xml), and
+  any element outside the sanitizer's allowlist inside server-sanitized HTML (``.md``).
 
 Playwright's ``evaluate`` runs over the DevTools protocol, so the audit is not subject to the
 page's CSP; the trap's reports go through an exposed binding, which survives navigations.
@@ -53,12 +54,11 @@ AUDIT_SCRIPT = """
   const urlAttrs = new Set(["href", "src", "action", "formaction", "xlink:href", "data",
     "poster", "background", "srcset", "ping", "to", "values", "from", "by"]);
   const scriptUrl = /^[\\u0000-\\u0020]*(javascript|data|vbscript):/i;
-  const ownStatic = (url) => {
-    try {
-      const u = new URL(url, location.href);
-      return u.origin === location.origin && u.pathname.startsWith("/static/");
-    } catch (e) { return false; }
+  const url = (text) => {
+    try { return new URL(text, location.href); } catch (e) { return null; }
   };
+  const sameOrigin = (text) => url(text)?.origin === location.origin;
+  const ownStatic = (text) => sameOrigin(text) && url(text).pathname.startsWith("/static/");
   const name = (el) => `<${el.localName}${el.id ? "#" + el.id : ""}>`;
   for (const el of document.querySelectorAll("*")) {
     for (const attr of el.attributes) {
@@ -72,15 +72,21 @@ AUDIT_SCRIPT = """
     if (["iframe", "frame", "object", "embed", "base", "portal", "applet"].includes(tag)) {
       found.push(`${name(el)} element`);
     }
-    // SVG and MathML parts that run or load something (the page's own icons have none).
-    if (["foreignobject", "animate", "set", "use", "image", "feimage", "handler",
-      "maction", "annotation-xml"].includes(tag.toLowerCase())) {
+    // SVG and MathML parts that run or load something; the admin's icons use its own files.
+    const lower = tag.toLowerCase();
+    if (["foreignobject", "animate", "set", "handler", "maction", "annotation-xml"]
+      .includes(lower)) {
       found.push(`${name(el)} element`);
+    }
+    if (["use", "image", "feimage"].includes(lower)) {
+      const href = el.getAttribute("href") || el.getAttribute("xlink:href") || "";
+      const local = href.startsWith("#") || ownStatic(href);  // this page's, or our file's
+      if (!local) found.push(`${name(el)} href=${href.slice(0, 60)}`);
     }
     if (tag === "img" && !ownStatic(el.getAttribute("src") || "")) found.push(`${name(el)} src`);
     if (tag === "script") {
       const json = el.type === "application/json";
-      const ours = el.src ? ownStatic(el.src) : Boolean(el.nonce);
+      const ours = el.src ? sameOrigin(el.src) : Boolean(el.nonce);
       if (!json && !ours) found.push(`${name(el)} not ours: ${el.outerHTML.slice(0, 80)}`);
     }
     if (["style", "link", "meta"].includes(tag) && el.closest("body")) {
