@@ -18,6 +18,7 @@ import html
 import re
 from collections import Counter
 from html.parser import HTMLParser
+from pathlib import Path
 
 import nh3
 import pytest
@@ -129,3 +130,13 @@ def test_template_syntax_is_shown_as_written(vector: Vector) -> None:
     text = html.unescape("".join(parsed(render_untrusted(vector.text)).text))
     for mark in TEMPLATE_MARKS:
         assert text.count(mark) >= vector.text.count(mark), (mark, vector.id, text)
+
+
+def test_the_readme_counts_the_corpus() -> None:
+    """README's security section says how many vectors of each kind there are."""
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    said = re.search(r"`tests/security/xss_corpus\.json`, (\d+) strings", readme)
+    assert said is not None and int(said.group(1)) == len(vectors()), said
+    section = readme[said.start() : said.start() + 1200]
+    shown = sorted(int(n) for n in re.findall(r"\((\d+)\)", section))
+    assert shown == sorted(Counter(v.kind for v in vectors()).values()), shown
