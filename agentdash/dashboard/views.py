@@ -57,6 +57,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "page": session_list_page(user=request.user, filters=filters),
             "filters": form,
             "filtered": bool(kept),
+            "paged": filters.after is not None or filters.before is not None,
             "query": urlencode(kept),  # the filters, for the pages' links
             "here": request.get_full_path(),  # where renaming or deleting comes back to
             "agents": agent_list(),

@@ -105,6 +105,15 @@ def test_no_sessions_yet_says_how_to_start(client: Client, alice: User) -> None:
     assert "No sessions yet" in page and "first message" in page
 
 
+def test_a_page_left_empty_says_so(client: Client, alice: User) -> None:
+    """Its sessions were deleted (or became active, moving up) since the link was made."""
+    make("s1", owner=alice, at=5)
+    client.force_login(alice)
+    page = client.get(HOME, {"after": "1.0:zz", "agent": "capital_agent"}).content.decode()
+    assert rows(page) == [] and "No sessions yet" not in page
+    assert "No sessions on this page" in page and 'href="?agent=capital_agent"' in page
+
+
 # ── Rename ─────────────────────────────────────────────────────────────────────────────────
 def test_the_owner_renames_and_goes_back_to_the_list(client: Client, alice: User) -> None:
     make("s1", owner=alice, title="Old")
