@@ -16,7 +16,9 @@ vectors go through in batches, one run and one page per batch:
 - the names: agents and callbacks on the home page and in the controls, switched;
 - policies in the admin (name, config, agents, reason; a version diff; refused configs
   whose errors quote them), and the admin's lists and pages of the hostile rows;
-- the session's data endpoints opened directly (JSON shown as text, never as HTML).
+- the session's data endpoints opened directly (JSON shown as text, never as HTML);
+- the timeline's find bar, the Export downloads, and the query strings and fragments the
+  pages read (span links, filters, where a form goes back to).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 import pytest
 
@@ -43,7 +45,7 @@ from tests.agentdash.dashboard.browser.harness import (
     server_stop,
 )
 from tests.agentdash.dashboard.browser.xss_watch import XssWatch, watched
-from tests.security.corpus import Vector, batches, vectors
+from tests.security.corpus import Vector, batches, by_id, vectors
 from tests.security.xss_agent import AGENT_NAME, ASK
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -547,3 +549,41 @@ def test_export_downloads(browser: Browser, watch: XssWatch, probe_session: str)
     check(watch, browser, "export menu and downloads")
     dumped = json.dumps(document)
     assert "onerror" in dumped  # the vectors travel as data
+
+
+# ── Addresses ───────────────────────────────────────────────────────────────────────────
+ADDRESS_VALUES = (
+    "javascript:xss(1)",
+    "//evil.example/",
+    "https://evil.example/",
+    *(by_id(i).text for i in ("attr-break-tag", "script-close-json", "django-var")),
+)
+
+
+def test_hostile_addresses(browser: Browser, watch: XssWatch, probe_session: str) -> None:
+    """Vectors in the query strings and fragments the pages read (span links, the sessions
+    list's filters, where renaming and deleting go back to, where logging in goes)."""
+    page = browser.page
+    browser.goto("/login/?" + urlencode({"next": "javascript:xss(1)"}))
+    page.fill("#id_username", "operator")
+    page.fill("#id_password", browser.server.password)
+    with page.expect_navigation():
+        page.press("#id_password", "Enter")
+    assert page.url.startswith(browser.server.url), page.url
+    check(watch, browser, "logged in with a hostile next")
+    for value in ADDRESS_VALUES:
+        link = {"span": value, "trace": value, "run": value}
+        browser.goto(f"{probe_session}?{urlencode(link)}#{quote(value)}")
+        page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+        check(watch, browser, f"session page linked to {value!r}")
+        filters = {"q": value, "agent": value, "status": value, "with_errors": value}
+        browser.goto("/?" + urlencode({**filters, "owner": value}))
+        check(watch, browser, f"sessions list filtered by {value!r}")
+        browser.goto(f"{probe_session}delete/?" + urlencode({"next": value}))
+        check(watch, browser, f"delete page going back to {value!r}")
+        browser.goto(f"{probe_session}rename/?" + urlencode({"next": value}))
+        page.fill("#id_title", value[:120])
+        with page.expect_navigation():
+            page.click("main form button[type=submit]")
+        assert page.url.startswith(browser.server.url + "/"), page.url
+        check(watch, browser, f"renamed, going back to {value!r}")
