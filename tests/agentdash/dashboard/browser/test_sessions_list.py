@@ -32,28 +32,51 @@ OWNER = "carol"
 PROBES = 60  # more than a page (50)
 ROW = "tr.session-row"
 
+# carol's first messages, by agent: each session asks one, with an order number (1000 + n).
+QUESTIONS = {
+    "capital_agent": ("What is the capital of France?", "And the capital of Japan?",
+                      "Which city is the capital of Canada?"),
+    "support_desk": ("I was charged twice this month", "Why does login fail after a password "
+                     "change?", "Is invoice INV-1002 overdue?"),
+    "data_agent": ("How many customers do we have?", "List customer names and cities",
+                   "Which orders shipped last week?"),
+}  # fmt: skip
+
 MAKE_SESSIONS = """
+import uuid
 from django.contrib.auth.models import User
 from agentdash.agent_sessions.services import session_create, session_first_message_record
+from agentdash.runs.models import Run
+
+def chat(owner, agent, text, status=None):
+    session = session_create(app_name=agent, user_id=str(owner.pk), owner=owner)
+    session_first_message_record(session_id=session.id, text=text)
+    if status:
+        Run.objects.create(session=session, agent_name=agent, status=status, message={{}},
+                           invocation_id=f"e-{{uuid.uuid4().hex}}")
+
+questions = {questions!r}
+agents = list(questions)
 owner = User.objects.create_user({owner!r}, password={password!r})
 for n in range({count}):
-    session = session_create(app_name="capital_agent", user_id=str(owner.pk), owner=owner)
-    session_first_message_record(session_id=session.id, text=f"Paging probe number {{n}}")
-session = session_create(app_name="data_agent", user_id=str(owner.pk), owner=owner)
-session_first_message_record(session_id=session.id, text="Plan a trip to Lisbon, please")
+    agent = agents[n % 3]
+    text = f"{{questions[agent][n // 3 % 3]}} (order {{1000 + n}})"
+    chat(owner, agent, text, "failed" if n % 7 == 3 else "succeeded")
+chat(owner, "data_agent", "Plan a trip to Lisbon, please")
 dave = User.objects.create_user("dave", password={password!r})
 for text in ("Keep this one", "Notes to rename and delete"):
-    session = session_create(app_name="capital_agent", user_id=str(dave.pk), owner=dave)
-    session_first_message_record(session_id=session.id, text=text)
+    chat(dave, "capital_agent", text)
 """
 
 
 @pytest.fixture(scope="module")
 def carols(agentdash_server: LiveServer) -> dict[str, Any]:
-    """carol with PROBES sessions of the capital agent, one of the data agent (a trip to
-    Lisbon) and, newest, a big one with a failed run (its spans, errors among them); dave
-    with two sessions to rename and delete."""
-    code = MAKE_SESSIONS.format(owner=OWNER, password=agentdash_server.password, count=PROBES)
+    """carol with PROBES sessions of the three demo agents (a run each, one in seven
+    failed), one of the data agent without a run (a trip to Lisbon) and, newest, a big one
+    (its spans, errors among them); dave with two sessions to rename and delete."""
+    code = MAKE_SESSIONS.format(
+        owner=OWNER, password=agentdash_server.password, count=PROBES, questions=QUESTIONS
+    )
     manage(agentdash_server.env, "shell", "-c", code)
     return session_generate(
         agentdash_server, "spans", "--count", "1200", "--per-run", "400", "--owner", OWNER,
@@ -132,12 +155,20 @@ def test_search_filters_and_pages(browser: Browser, carols: dict[str, Any]) -> N
     assert page.locator(ROW).first.locator(".session-agent").inner_text() == "data_agent"
     search(browser, lisbon[:10])  # the start of an id
     assert row_ids(browser) == [lisbon]
-    search(browser, "PROBE NUMBER 7")  # any case (and no probe 70 to 79: one)
+    search(browser, "ORDER 1007")  # any case; orders run from 1000 to 1059: one
     assert len(row_ids(browser)) == 1
 
     search(browser, "")
     with page.expect_navigation():  # a filter applies as soon as it changes
         page.select_option(".session-filters select[name=agent]", "data_agent")
+    agents = page.locator(f"{ROW} .session-agent").all_inner_texts()
+    assert len(agents) == PROBES // 3 + 1 and set(agents) == {"data_agent"}
+    with page.expect_navigation():
+        page.select_option(".session-filters select[name=status]", "failed")
+    statuses = page.locator(f"{ROW} .run-status").all_inner_texts()
+    assert statuses and set(statuses) == {"failed"}  # data_agent's, one in seven
+    with page.expect_navigation():
+        page.select_option(".session-filters select[name=status]", "none")
     assert row_ids(browser) == [lisbon]
     with page.expect_navigation():
         page.check(".session-filters input[name=with_errors]")
