@@ -16,9 +16,10 @@ from tests.agentdash.stored import session_of
 
 pytestmark = pytest.mark.django_db
 
-_LINK = re.compile(
-    r'<a class="session-title[^"]*" href="(/sessions/[^"]+)"[^>]*>[^<]*</a>\s*'
-    r'<code class="session-id">([^<]*)</code>'
+_LINK = re.compile(  # a row's title link, then (past its owner's rename form) its id
+    r'<a class="session-title[^"]*" href="(/sessions/[^"]+)"[^>]*>[^<]*</a>'
+    r'(?:(?!</td>).)*?<code class="session-id">([^<]*)</code>',
+    re.S,
 )
 
 
