@@ -1,6 +1,7 @@
 /**
- * The sessions list: times in the reader's zone, renaming in place, filters that apply as
- * they change. Titles are text: set with textContent only.
+ * The sessions list: times in the reader's zone, renaming in place. Titles are text: set
+ * with textContent only. (Filters apply with their Filter button or Enter, never while a
+ * choice is being made: a keyboard's arrows change a select's value one step at a time.)
  *
  * @module dashboard/home
  */
@@ -152,13 +153,6 @@ document.addEventListener("submit", (event) => {
   if (!form.classList.contains("rename-form")) return;
   event.preventDefault();
   void rename(form);
-});
-
-// A filter applies as soon as it changes (the search box waits for Enter or Filter).
-const filters = /** @type {HTMLFormElement|null} */ (document.querySelector(".session-filters"));
-filters?.addEventListener("change", (event) => {
-  const target = /** @type {Element} */ (event.target);
-  if (target.matches("select, input[type=checkbox]")) filters.requestSubmit();
 });
 
 showTimes();
