@@ -20,8 +20,10 @@ from typing import Any, Protocol
 
 from runtime.telemetry.attributes import GenAI
 
-MAX_TOKENS = 2**53 - 1
-"""The largest count kept (a browser reads counts as doubles); anything above is no count."""
+MAX_TOKENS = 10**12
+"""The largest count kept; anything above is no count. A trillion tokens in one call is far
+beyond any model, and the bound keeps sums exact: 9 million such spans before a 64-bit sum
+(SQLite's) would overflow, and a browser reads them as doubles without loss."""
 
 MODEL_CHARS = 128
 MILLION = Decimal(1_000_000)

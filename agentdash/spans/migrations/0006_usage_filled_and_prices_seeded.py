@@ -37,7 +37,7 @@ _KEYS = (
     ("tokens_cached", "gen_ai.usage.cache_read.input_tokens"),
     ("tokens_thinking", "gen_ai.usage.reasoning.output_tokens"),
 )
-_MAX = 2**53 - 1
+_MAX = 10**12
 BATCH = 1_000
 
 

@@ -361,3 +361,19 @@ def test_an_edited_price_applies_to_every_span_at_once() -> None:
     assert session_usage(session_id=session.id)[0].as_json()["cost_usd"] == 3.0
     ModelPrice.objects.filter(model="m").delete()
     assert session_usage(session_id=session.id)[0].as_json()["cost_usd"] is None
+
+
+@pytest.mark.django_db
+def test_hostile_counts_never_break_a_total() -> None:
+    """A model endpoint may report anything: counts past the bound are no counts, so that
+    no sum overflows (SQLite's SUM raises past 2**63: 1,100 spans of 2**53 tokens would) and
+    the page still opens."""
+    _prices()
+    session = session_make("s-huge")
+    versions = [
+        _span(n, session.id, None, {IN: 2**53 - 1, OUT: 5, "gen_ai.request.model": "m"})
+        for n in range(1, 1_101)
+    ] + [_span(2_000, session.id, None, {IN: MAX_TOKENS, OUT: 1, "gen_ai.request.model": "m"})]
+    spans_store(versions=versions)
+    total, _ = session_usage(session_id=session.id)
+    assert (total.calls, total.input, total.output) == (1_101, MAX_TOKENS, 5_501)
