@@ -151,10 +151,23 @@ def start_chat(browser: Browser, agent: str, text: str) -> str:
     return str(page.url).removeprefix(browser.server.url)
 
 
-def run_probe(browser: Browser, batch: tuple[Vector, ...], user: str = "operator") -> str:
+def run_probe(
+    browser: Browser,
+    batch: tuple[Vector, ...],
+    watch: XssWatch | None = None,
+    user: str = "operator",
+) -> str:
+    """A run of the probe agent on ``batch`` in a new session; its page's path once every
+    part has arrived. If the answer never comes (a page that navigated away, a script that
+    broke it), ``watch`` reports what it counted first."""
     log_in(browser, user)
-    path = start_chat(browser, AGENT_NAME, ask_for(batch))
-    wait_for_done(browser)
+    try:
+        path = start_chat(browser, AGENT_NAME, ask_for(batch))
+        wait_for_done(browser)
+    except Exception as exc:
+        if watch is not None:
+            check(watch, browser, f"the page while the run went on ({exc.__class__.__name__})")
+        raise
     return path
 
 
@@ -258,7 +271,7 @@ def test_the_watch_counts_every_kind(browser: Browser, watch: XssWatch) -> None:
 def test_agent_output_in_chat_timeline_and_details(
     browser: Browser, watch: XssWatch, batch: tuple[Vector, ...]
 ) -> None:
-    run_probe(browser, batch)
+    run_probe(browser, batch, watch)
     check(watch, browser, "live page: chat, timeline, controls")
 
     # Each vector reached the page as data: its tool call's arguments, read back from the
@@ -279,7 +292,7 @@ def test_agent_output_in_chat_timeline_and_details(
 def test_oversized_agent_output(browser: Browser, watch: XssWatch) -> None:
     """Megabytes and deep nesting: the page shows every part (cut where the server cuts) and
     runs nothing."""
-    run_probe(browser, tuple(BIG))
+    run_probe(browser, tuple(BIG), watch)
     check(watch, browser, "live page with oversized output")
     parts = browser.page.locator("#messages .msg-agent .msg-part .msg-body.md").count()
     assert parts >= len(BIG), parts
