@@ -76,9 +76,10 @@ def _agent_record(name: str) -> AgentRecord:
 def _chat_new_page(
     request: HttpRequest, *, agent: AgentRecord, form: ChatStartForm | None, status: int = 200
 ) -> HttpResponse:
-    start = (form.data.get("start") if form is not None else None) or start_token_make(
-        uuid.uuid4().hex
-    )
+    # Shown again after a refusal, the page keeps its token — unless the token was the
+    # problem: then it gets a new one, so that sending again can work.
+    kept = form.data.get("start") if form is not None and "start" not in form.errors else None
+    start = kept or start_token_make(uuid.uuid4().hex)
     return render(
         request,
         "dashboard/chat_new.html",
@@ -95,8 +96,8 @@ def _chat_new_page(
 @login_required
 @require_GET
 def chat_new(request: HttpRequest) -> HttpResponse:
-    """ "New chat" (``?agent=<name>``): the agent and a composer. Nothing is stored until
-    the first message is sent (:func:`session_new`)."""
+    """New chat (``?agent=<name>``): the agent and a composer. Nothing is stored until the
+    first message is sent (:func:`session_new`)."""
     return _chat_new_page(request, agent=_agent_record(request.GET.get("agent", "")), form=None)
 
 

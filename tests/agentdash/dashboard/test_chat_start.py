@@ -116,6 +116,17 @@ def test_a_refused_first_message_shows_the_page_again_and_stores_nothing(
     assert not AgentSession.objects.exists() and not Run.objects.exists()
 
 
+def test_a_page_with_a_bad_token_comes_back_with_a_good_one(
+    client: Client, alice: User, recorder: RecordingExecutor
+) -> None:
+    client.force_login(alice)
+    refused = client.post(START, {"agent": "capital_agent", "text": "hi", "start": "old:sig"})
+    token = start_token(refused.content.decode())
+    assert token != "old:sig"
+    again = client.post(START, {"agent": "capital_agent", "text": "hi", "start": token})
+    assert again.status_code == 302 and AgentSession.objects.count() == 1
+
+
 def test_the_text_shown_again_stays_text(
     client: Client, alice: User, recorder: RecordingExecutor
 ) -> None:
