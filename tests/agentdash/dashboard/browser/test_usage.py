@@ -108,7 +108,7 @@ def run_lines(browser: Browser) -> list[str]:
 def test_the_header_total_is_the_sum_of_the_spans(
     browser: Browser, priced_session: dict[str, Any]
 ) -> None:
-    browser.log_in("alice")
+    browser.log_in("operator")  # alice's session: an operator sees it, with its runs list
     browser.goto(priced_session["path"])
     total = assert_header_is_the_sum_of_the_spans(browser, priced_session["path"])
     assert total["cost"] > 0
@@ -124,6 +124,9 @@ def test_the_header_total_is_the_sum_of_the_spans(
     browser.page.wait_for_selector('#span-tree [data-kind="model"] .tokens')
     row = browser.page.locator('#span-tree [data-kind="model"] .tokens').first
     assert re.fullmatch(r"\d[\d,]* → \d[\d,]* tok · \$\d\.\d+", row.text_content() or "")
+    runs = browser.page.locator("#runs .run-usage")
+    assert runs.count() == len(priced_session["runs"])
+    screenshot(browser, "usage-session.png")
     browser.console.assert_clean()
 
 
@@ -154,7 +157,6 @@ def test_runs_add_up_live_in_the_header_the_chat_and_the_runs_list(browser: Brow
     second = assert_header_is_the_sum_of_the_spans(browser, path)
     assert second["input"] > first["input"] and second["output"] > first["output"]
     assert page.locator("#runs .run-usage").count() == 2
-    screenshot(browser, "usage-session.png")
     browser.console.assert_clean()
 
 
