@@ -143,6 +143,22 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(NOT_ALLOWED)),  # logging out takes a POST (with the CSRF token)
         Case(everyone(redirect("/login/")), method="post"),
     ],
+    # The theme toggle without a script: a cookie anyone may set (the login page has the
+    # toggle too); it only ever goes back to a path on this site.
+    "theme/": [
+        Case(everyone(NOT_ALLOWED)),
+        Case(everyone(redirect("/")), method="post", data={"theme": "dark"}),
+        Case(
+            everyone(redirect("/sessions/")),
+            method="post",
+            data={"theme": "dark", "next": "/sessions/"},
+        ),
+        Case(
+            everyone(redirect("/")),
+            method="post",
+            data={"theme": "dark", "next": "https://evil.example/"},
+        ),
+    ],
     "": [Case(signed_in(OK))],  # dashboard:home
     # Load balancers have no login: everyone gets the status; only staff and operators get
     # the processes' details (tests/agentdash/runs/test_supervisor.py).
