@@ -51,7 +51,7 @@ from tests.security.xss_agent import AGENT_NAME, ASK
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PROBE = "tests.security.xss_agent:root_agent"
-BATCH = 40  # vectors per run and page
+BATCH = 50  # vectors per run and page: fewer page loads, the same coverage
 LIVE_TIMEOUT = 60_000  # ms
 DONE = "a chart of the results"  # the final answer's image, shown as its alt text
 
@@ -325,8 +325,8 @@ def probe_session(
 
 
 def typed_sample() -> list[Vector]:
-    """What a person could type: a third of the typeable vectors, every kind among them."""
-    return [v for v in vectors() if v.typeable][::3]
+    """What a person could type: a quarter of the typeable vectors, every kind among them."""
+    return [v for v in vectors() if v.typeable][::4]
 
 
 # ── What people type ────────────────────────────────────────────────────────────────────
