@@ -32,6 +32,10 @@ class AgentSession(models.Model):
         max_length=500,
         blank=True,
         default="",
+        # Also the database's own default: rows inserted by code that does not know the column
+        # (a process of the previous release during a rolling deploy, a migration's
+        # historical model) still store.
+        db_default="",
         help_text="The start of the first user message, on one line: searched by the "
         "sessions list.",
     )
