@@ -330,6 +330,25 @@ def typed_sample() -> list[Vector]:
 
 
 # ── What people type ────────────────────────────────────────────────────────────────────
+def edit_state(browser: Browser, key: str, value: str, reason: str) -> bool:
+    """One edit through the operator's state form; whether it was saved (else refused, with
+    a message)."""
+    page = browser.page
+    page.fill("#state-key", key)
+    page.fill("#state-value", value)
+    page.fill("#state-reason", reason)
+    page.click("#state-form button[type=submit]")
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#state-status');"
+        " return s.dataset.kind === 'ok' || s.dataset.kind === 'error'; }",
+        timeout=LIVE_TIMEOUT,
+    )
+    status = page.locator("#state-status")
+    saved = status.get_attribute("data-kind") == "ok"
+    status.evaluate("(s) => { delete s.dataset.kind; }")  # the next answer's mark
+    return saved
+
+
 def test_the_operators_state_editor(browser: Browser, watch: XssWatch, probe_session: str) -> None:
     """Each vector as a key, as a JSON string value and as the reason: saved or refused
     with a message, the state table and the chat's operator notes show it as text."""
@@ -337,25 +356,46 @@ def test_the_operators_state_editor(browser: Browser, watch: XssWatch, probe_ses
     page = browser.page
     browser.goto(probe_session)
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
-    status = page.locator("#state-status")
     saved = 0
     for vector in typed_sample():
-        page.fill("#state-key", vector.text[:200])
-        page.fill("#state-value", json.dumps(vector.text))
-        page.fill("#state-reason", vector.text[:500])
-        page.click("#state-form button[type=submit]")
-        page.wait_for_function(
-            "() => { const s = document.querySelector('#state-status');"
-            " return s.dataset.kind === 'ok' || s.dataset.kind === 'error'; }",
-            timeout=LIVE_TIMEOUT,
-        )
-        saved += status.get_attribute("data-kind") == "ok"
-        status.evaluate("(s) => { delete s.dataset.kind; }")  # the next answer's mark
+        text = vector.text
+        saved += edit_state(browser, text[:200], json.dumps(text), text[:500])
     assert saved >= len(typed_sample()) // 2, saved  # blank keys are refused, the rest saved
     check(watch, browser, "state editor: keys, values, reasons; the operator notes")
     page.reload()
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     check(watch, browser, "state editor's writes, the page loaded again")
+
+
+OBJECT_INTERNALS = ("__proto__", "constructor", "toString", "hasOwnProperty", "valueOf")
+
+
+def test_state_keys_named_like_object_internals(
+    browser: Browser, watch: XssWatch, probe_session: str
+) -> None:
+    """Keys a JavaScript object holds already (``__proto__``, ``constructor``, …), with
+    object values: each is a row of the state table like any key, live and loaded again."""
+    log_in(browser, "operator")
+    page = browser.page
+    browser.goto(probe_session)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    for key in OBJECT_INTERNALS:
+        assert edit_state(browser, key, json.dumps({"polluted": key}), f"key {key}"), key
+
+    def shown() -> dict[str, str]:
+        rows = page.locator("#state-table tr").evaluate_all(
+            "rows => rows.map((r) => [r.querySelector('th').textContent,"
+            " r.querySelector('td').textContent])"
+        )
+        return {key: value for key, value in rows if key in OBJECT_INTERNALS}
+
+    for when in ("live", "loaded again"):
+        expected = {k: json.dumps({"polluted": k}, separators=(",", ":")) for k in OBJECT_INTERNALS}
+        assert shown() == expected, when
+        assert page.evaluate("() => ({}).polluted") is None, when
+        check(watch, browser, f"state keys named like object internals ({when})")
+        page.reload()
+        page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
 
 
 def test_names_and_switches(browser: Browser, watch: XssWatch, probe_session: str) -> None:

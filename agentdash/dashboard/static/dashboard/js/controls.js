@@ -44,7 +44,7 @@ export class Controls {
     this.waiting = { "callback.toggle": [], "state.edit": [], "run.cancel": [] };
     /** @type {Map<string, HTMLElement>} the runs list's items, by run id */
     this.runs = new Map();
-    this.state = data.state && typeof data.state === "object" ? { ...data.state } : null;
+    this.state = data.state && typeof data.state === "object" ? stateRecord(data.state) : null;
     this.version = typeof data.version === "number" ? data.version : 0;
     /** the version the state was read at; `keyAt`: the version of each value written since */
     this.loadedAt = this.version;
@@ -133,7 +133,7 @@ export class Controls {
   loadState(state, version) {
     if (!this.state || !state || typeof state !== "object") return;
     if (typeof version !== "number" || version <= this.version) return; // not newer than ours
-    this.state = { ...state };
+    this.state = stateRecord(state);
     this.version = version;
     this.loadedAt = version;
     this.keyAt.clear();
@@ -441,6 +441,18 @@ export class Controls {
     });
     return button;
   }
+}
+
+/**
+ * The session state as the page keeps it: an object without a prototype, so that every key
+ * is a key like the others — an agent's or an operator's `__proto__` or `constructor` too
+ * (assigned to a plain object, `__proto__` would replace its prototype and never show).
+ *
+ * @param {object} source
+ * @returns {Record<string, unknown>}
+ */
+function stateRecord(source) {
+  return Object.assign(Object.create(null), source);
 }
 
 /** A labelled checkbox drawn as a switch. */
