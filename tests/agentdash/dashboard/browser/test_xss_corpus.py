@@ -9,8 +9,9 @@ call's arguments and its result, the session state, span attributes (keys and va
 callback names, a tool name the model makes up, its description and its instruction. The
 vectors go through in batches, one run and one page per batch:
 
-- the live page (chat, timeline, operator controls), every span's details opened, then the
-  page loaded again (snapshot and span pages instead of the socket);
+- the live page (chat, timeline, operator controls), the spans' details (every model and
+  tool call, each callback once), then the page loaded again (snapshot and span pages
+  instead of the socket);
 - what people type: the same vectors in the chat message, the operator's state editor
   (key, value, reason), the reason of a callback switch;
 - the names: agents and callbacks on the home page and in the controls, switched;
@@ -24,7 +25,6 @@ vectors go through in batches, one run and one page per batch:
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,23 +134,6 @@ def ask_for(batch: tuple[Vector, ...]) -> str:
     return "\n\n".join([*typed, f"{ASK} {' '.join(v.id for v in batch)}"])
 
 
-def start_chat(browser: Browser, agent: str, text: str) -> str:
-    """ "New chat" for ``agent`` on the home page, then ``text`` as the first message (on the
-    session page, or on the new-chat page where a session starts with its first message);
-    the session page's path."""
-    page = browser.page
-    browser.goto("/")
-    with page.expect_navigation():
-        page.click(f"form.new-chat button[data-agent='{agent}']")
-    if "/sessions/" in page.url:
-        ask(browser, text)
-    else:
-        page.fill("#composer-text", text)
-        with page.expect_navigation(url=re.compile(r"/sessions/[^/]+/$"), timeout=LIVE_TIMEOUT):
-            page.press("#composer-text", "Enter")
-    return str(page.url).removeprefix(browser.server.url)
-
-
 def run_probe(
     browser: Browser,
     batch: tuple[Vector, ...],
@@ -162,7 +145,7 @@ def run_probe(
     broke it), ``watch`` reports what it counted first."""
     log_in(browser, user)
     try:
-        path = start_chat(browser, AGENT_NAME, ask_for(batch))
+        path = browser.new_chat(AGENT_NAME, first=ask_for(batch))
         wait_for_done(browser)
     except Exception as exc:
         if watch is not None:
