@@ -184,6 +184,10 @@ async def _drive(run: Run, service: RunSessionService) -> None:
                     text=event.text,
                 )
             await streaming.backpressure()
+            # A model or agent that yields without ever waiting (a fast stream, a local
+            # model) would otherwise hold the loop for the whole answer: the heartbeat, the
+            # flusher and daphne's other requests get a turn after every event.
+            await asyncio.sleep(0)
 
 
 async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> None:

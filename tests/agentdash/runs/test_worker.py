@@ -185,3 +185,43 @@ async def test_a_run_ends_after_its_spans_in_the_sessions_changes(
     span_seqs = [c.seq for c in changes if c.kind == "span"]
     assert span_seqs and max(span_seqs) < finished  # a client seeing the end has every span
     assert not await Span.objects.filter(session=session, end_time__isnull=True).aexists()
+
+
+class CountingLlm(ScriptedLlm):
+    """A scripted model that counts the chunks it has streamed so far (and never waits)."""
+
+    streamed: int = 0
+
+    async def generate_content_async(self, llm_request: LlmRequest, stream: bool = False) -> Any:
+        async for response in super().generate_content_async(llm_request, stream):
+            self.streamed += 1
+            yield response
+
+
+async def test_a_stream_that_never_waits_leaves_the_loop_to_others(
+    register: Callable[..., None], make_session: MakeSession, recorder: RecordingExecutor
+) -> None:
+    """The worker gives the loop a turn after each event: the heartbeat, the flusher and the
+    server's other requests run while a model streams without ever waiting (a word-by-word
+    stream of a long answer held the loop for seconds, and the reaper took the run)."""
+    words = 2_000
+    llm = CountingLlm(responses=[" ".join(["word"] * words)])
+    register(LlmAgent(name="fast_streamer", model=llm))
+    session = await sync_to_async(make_session)("fast_streamer")
+    run = await enqueue(session, "fast_streamer")
+    seen: set[int] = set()
+    done = asyncio.Event()
+
+    async def other_task() -> None:  # what the heartbeat or a request would be
+        while not done.is_set():
+            seen.add(llm.streamed)
+            await asyncio.sleep(0)
+
+    other = asyncio.create_task(other_task())
+    await run_execute(run.pk, worker="w1")
+    done.set()
+    await other
+    assert (await Run.objects.aget(pk=run.pk)).status == Run.Status.SUCCEEDED
+    # The other task ran between the chunks, not only before the first and after the last.
+    between = {n for n in seen if 0 < n < words}
+    assert len(between) > words // 2, f"the loop was free at {len(between)} of {words} chunks"
