@@ -133,7 +133,10 @@ def test_an_edit_answered_after_later_changes_names_its_own_version(browser: Bro
 
     # An edit answered in order says just its version, the header's.
     edit_state(second, "favourite_colour", '"blue"', "second operator")
-    second.page.locator("#state-status", has_text="favourite_colour").wait_for(timeout=LIVE_TIMEOUT)
+    # Its answer, not the "Saving…" that names the key too.
+    second.page.locator("#state-status[data-kind='ok']", has_text="favourite_colour").wait_for(
+        timeout=LIVE_TIMEOUT
+    )
     assert second.page.inner_text("#state-status") == (f"Saved favourite_colour as v{before + 3}.")
     assert header_version(second) == before + 3
     first.console.assert_clean()

@@ -64,12 +64,12 @@ export function callbackView(data, draw) {
     ),
   ];
   if (outcome === "overridden") {
-    out.push(notice("warn", [OVERRIDES[hook] || "Overridden: what the callback returned was used instead of the step's own result."]));
+    out.push(notice("warn", [own(OVERRIDES, hook) || "Overridden: what the callback returned was used instead of the step's own result."]));
   } else if (outcome === "raised") {
     out.push(notice("error", [OUTCOMES.raised]));
     if (a[A.error]) out.push(valueBlock(String(a[A.error]), { key: "error", expanded: draw.expanded, label: "Error", copy: true, mono: true }));
-  } else if (OUTCOMES[outcome]) {
-    out.push(notice("info", [OUTCOMES[outcome]]));
+  } else if (own(OUTCOMES, outcome)) {
+    out.push(notice("info", [own(OUTCOMES, outcome)]));
   }
   if (outcome === "overridden") {
     out.push(section("Returned", payload(a[A.returned], "returned", draw)));
@@ -98,4 +98,10 @@ function payload(raw, key, draw) {
 
 function isMessages(value) {
   return Array.isArray(value) && value.length > 0 && value.every((m) => m && typeof m === "object" && Array.isArray(m.parts) && "role" in m);
+}
+
+/** A table's own entry for a key from a span (never one the object inherits, like
+ * "constructor"); undefined when it has none. */
+function own(table, key) {
+  return typeof key === "string" && Object.hasOwn(table, key) ? table[key] : undefined;
 }
