@@ -94,14 +94,16 @@ export class SessionData {
   }
 
   /** @private */
-  async get(path) {
+  async get(path, signal = undefined) {
     let response;
     try {
       response = await fetch(this.base + path, {
         credentials: "same-origin",
         headers: { Accept: "application/json" },
+        signal,
       });
-    } catch {
+    } catch (error) {
+      if (signal?.aborted) throw error;
       throw new DataError("the server could not be reached", 0);
     }
     if (response.redirected) throw new DataError("signed out: log in again", 401);
