@@ -90,7 +90,9 @@ def test_new_chat_opens_the_session_page(browser: Browser) -> None:
 
     browser.new_chat("capital_agent")
     path = browser.send_first(QUESTION)
-    assert page.locator(".crumbs h1").inner_text() == "capital_agent"
+    # The session is called by its title (its first message), with its agent beside it.
+    assert page.locator(".crumbs h1").inner_text() == QUESTION
+    assert page.locator(".crumbs .pill.agent").inner_text() == "capital_agent"
     assert page.locator(".pill.model").inner_text() == "offline model"
     for selector in ("#messages", "#composer-text", "#span-tree"):
         assert page.locator(selector).count() == 1
