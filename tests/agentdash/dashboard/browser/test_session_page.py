@@ -79,14 +79,15 @@ def test_a_wrong_password_is_refused(browser: Browser) -> None:
 def test_new_chat_opens_the_session_page(browser: Browser) -> None:
     browser.log_in("alice")
     page = browser.page
-    listed = page.locator("tr.session-row").evaluate_all("rows => rows.map(r => r.outerHTML)")
+    # The sessions listed, by id (a row's markup differs per page load: its forms' CSRF
+    # tokens are masked anew each time).
+    sessions = "rows => rows.map(r => r.dataset.sessionId)"
+    listed = page.locator("tr.session-row").evaluate_all(sessions)
     browser.new_chat("capital_agent")
     assert page.locator("#composer-text").is_visible()
     assert page.locator(".pill.model").inner_text() == "offline model"
     browser.goto("/")  # New chat alone stores nothing:
-    assert page.locator("tr.session-row").evaluate_all("rows => rows.map(r => r.outerHTML)") == (
-        listed
-    )
+    assert page.locator("tr.session-row").evaluate_all(sessions) == listed
 
     browser.new_chat("capital_agent")
     path = browser.send_first(QUESTION)
