@@ -34,19 +34,24 @@ export function formatDuration(ns) {
   return `${m} m ${String(Math.round(s - m * 60)).padStart(2, "0")} s`;
 }
 
-/** @type {Intl.NumberFormat|null} */
-let counts = null;
-
 /**
- * A count for people, with the reader's thousands separators ("50,000" in English).
+ * A count for people, with thousands separators ("50,000"), as the server's pages write them.
+ * Written without `Intl`: the first `Intl` formatter a tab makes loads the locale data, some
+ * 15–20 ms on the way to the page's first paint (the header's totals, the span count).
  *
  * @param {number|null|undefined} n
  * @returns {string} "" for a value that is not a finite number
  */
 export function formatCount(n) {
   if (typeof n !== "number" || !Number.isFinite(n)) return "";
-  counts ??= new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 });
-  return counts.format(n);
+  const whole = Math.round(Math.abs(n));
+  const sign = n < 0 && whole !== 0 ? "-" : "";
+  return sign + grouped(whole.toFixed(0));
+}
+
+/** "1234567" → "1,234,567" (digits only). */
+function grouped(digits) {
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
 /**
@@ -118,7 +123,8 @@ let dollars = null;
 
 /**
  * US dollars for people, with 4 to 6 significant digits ("$0.001710", "$4.02952",
- * "$12,345.7"); "$0" for nothing spent; "—" for an unknown cost (null: no price).
+ * "$12,345.7"); "$0" for nothing spent; "—" for an unknown cost (null: no price). Written
+ * without `Intl` (see {@link formatCount}) but for amounts under a millionth of a dollar.
  *
  * @param {number|null|undefined} usd
  * @returns {string}
@@ -126,9 +132,30 @@ let dollars = null;
 export function formatCost(usd) {
   if (typeof usd !== "number" || !Number.isFinite(usd)) return "—";
   if (usd === 0) return "$0";
-  dollars ??= new Intl.NumberFormat("en-US", {
-    minimumSignificantDigits: 4,
-    maximumSignificantDigits: 6,
-  });
-  return `${usd < 0 ? "−" : ""}$${dollars.format(Math.abs(usd))}`;
+  const amount = Math.abs(usd);
+  let text = significant(amount);
+  if (text === null) {
+    dollars ??= new Intl.NumberFormat("en-US", {
+      minimumSignificantDigits: 4,
+      maximumSignificantDigits: 6,
+    });
+    text = dollars.format(amount);
+  }
+  return `${usd < 0 ? "−" : ""}$${text}`;
+}
+
+/** `x` (> 0) with 6 significant digits, trailing zeros dropped down to 4, grouped; null
+ * below a millionth (where plain notation needs more than `toPrecision` gives). */
+function significant(x) {
+  if (x < 1e-6) return null;
+  let text = x.toPrecision(6);
+  if (text.includes("e")) text = String(Number(text)); // a million and more: whole
+  let [whole, fraction = ""] = text.split(".");
+  const leading = whole === "0" ? (fraction.match(/^0*/) || [""])[0].length : 0;
+  let digits = (whole === "0" ? 0 : whole.length) + fraction.length - leading;
+  while (fraction.endsWith("0") && digits > 4) {
+    fraction = fraction.slice(0, -1);
+    digits -= 1;
+  }
+  return grouped(whole) + (fraction ? `.${fraction}` : "");
 }

@@ -236,17 +236,28 @@ class UsageTotal {
     this.node = node;
     this.totals = new SessionUsage();
     this.shown = "";
+    this.frame = 0;
   }
 
   load(total, runs) {
     this.totals.load(total, Array.isArray(runs) ? runs : []);
-    this.render();
+    this.later();
   }
 
   run(run) {
     if (!this.totals.rest) return; // before the snapshot: load() counts it
     this.totals.run(run);
-    this.render();
+    this.later();
+  }
+
+  /** Drawn once a frame at most: a total sums every run, and a page opens with hundreds. */
+  later() {
+    if (!this.frame) {
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.render();
+      });
+    }
   }
 
   render() {
