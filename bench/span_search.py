@@ -21,7 +21,6 @@ import argparse
 import os
 import platform
 import sys
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,9 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from usage import generate, timed  # noqa: E402
-
-from tests.agentdash.live_harness import manage  # noqa: E402
+from usage import fresh_site, generate, timed  # noqa: E402
 
 
 def main() -> None:
@@ -39,16 +36,7 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=50_000)
     args = parser.parse_args()
 
-    tmp = Path(tempfile.mkdtemp(prefix="agentdash-search-bench-"))
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
-        "AGENTDASH_VAR_DIR": str(tmp / "var"),
-        "DJANGO_SETTINGS_MODULE": "agentdash.settings",
-        "DEBUG": "1",
-    }
-    manage(env, "migrate", "-v0")
-    manage(env, "seed_demo")
+    env = fresh_site("search")
     session_id = generate(env, args.spans)
 
     os.environ.update(env)

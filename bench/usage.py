@@ -64,13 +64,10 @@ def generate(env: dict[str, str], spans: int) -> str:
     return session_id
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--heavy", type=int, default=5, help="sessions of --spans spans")
-    parser.add_argument("--spans", type=int, default=50_000)
-    args = parser.parse_args()
-
-    tmp = Path(tempfile.mkdtemp(prefix="agentdash-usage-bench-"))
+def fresh_site(name: str) -> dict[str, str]:
+    """The environment of a fresh embedded site (an SQLite file in a temporary directory,
+    migrated and seeded with the demo accounts and prices), for a benchmark's processes."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"agentdash-{name}-bench-"))
     env = {
         **os.environ,
         "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
@@ -80,6 +77,16 @@ def main() -> None:
     }
     manage(env, "migrate", "-v0")
     manage(env, "seed_demo")
+    return env
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--heavy", type=int, default=5, help="sessions of --spans spans")
+    parser.add_argument("--spans", type=int, default=50_000)
+    args = parser.parse_args()
+
+    env = fresh_site("usage")
     heavy = [generate(env, args.spans) for _ in range(args.heavy)]
 
     os.environ.update(env)

@@ -17,7 +17,7 @@ from agentdash.core.admin_base import (
     SessionFilter,
 )
 from agentdash.spans.models import ModelPrice, Span
-from agentdash.spans.services import model_price_delete, model_price_set
+from agentdash.spans.services import PRICE_FIELDS, model_price_delete, model_price_set
 
 
 class TraceFilter(RecentValuesFilter):
@@ -59,16 +59,7 @@ class ModelPriceForm(forms.ModelForm):
 
     class Meta:
         model = ModelPrice
-        fields = (
-            "model",
-            "match",
-            "input_per_mtok",
-            "output_per_mtok",
-            "cached_input_per_mtok",
-            "thinking_per_mtok",
-            "as_of",
-            "source",
-        )
+        fields = ("model", *PRICE_FIELDS)
 
 
 @admin.register(ModelPrice)

@@ -309,7 +309,7 @@ def _store_drop_notice(version: SpanVersion, why: str, announce: bool) -> SpanWr
 
 Actor = AbstractBaseUser | AnonymousUser | None
 
-_PRICE_FIELDS = (
+PRICE_FIELDS = (
     "match",
     "input_per_mtok",
     "output_per_mtok",
@@ -318,13 +318,14 @@ _PRICE_FIELDS = (
     "as_of",
     "source",
 )
+"""A price row's fields besides its model: what the audit trail keeps and the admin edits."""
 
 
 def model_price_snapshot(price: ModelPrice) -> dict[str, Any]:
     """A price row as the audit trail keeps it (amounts as text, exactly, without trailing
     zeros)."""
     snapshot: dict[str, Any] = {"model": price.model}
-    for name in _PRICE_FIELDS:
+    for name in PRICE_FIELDS:
         value = getattr(price, name)
         if isinstance(value, Decimal):
             value = format(value.normalize(), "f")  # 0.30 and 0.300000 are one price
