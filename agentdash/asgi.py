@@ -12,9 +12,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 from django.conf import settings  # noqa: E402
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
 
 import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to its broker)
+from agentdash.core.static_serving import StaticFiles  # noqa: E402
 from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
 from agentdash.live.outage_guard import SocketOutageGuard  # noqa: E402
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
@@ -23,9 +23,9 @@ from agentdash.runs.asgi_start import RunHostStarter  # noqa: E402
 # Oversized websocket messages are refused with a close frame (1009), not a dropped connection.
 daphne_limits_apply()
 
-# In development daphne serves /static/ itself, as runserver does; in production a web server
-# (or whitenoise) does.
-http_app = ASGIStaticFilesHandler(django_asgi_app) if settings.DEBUG else django_asgi_app
+# In development daphne serves /static/ itself, as runserver does, but on its event loop
+# (agentdash/core/static_serving.py); in production a web server (or whitenoise) does.
+http_app = StaticFiles(django_asgi_app, settings.STATIC_URL) if settings.DEBUG else django_asgi_app
 
 # Websockets: only from allowed origins (agentdash.E005), authenticated by the session cookie.
 # The first request of any kind starts this process's run host (daphne has no lifespan).
