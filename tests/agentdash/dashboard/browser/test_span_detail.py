@@ -167,6 +167,36 @@ def test_a_model_call_reads_as_the_conversation_the_model_saw(browser: Browser) 
     browser.console.assert_clean()
 
 
+def test_the_pane_s_modules_come_when_needed_and_a_failed_fetch_is_said(
+    browser: Browser,
+) -> None:
+    """The details' modules are not part of the page's start (span_detail_lazy.js): a span
+    opened while they cannot be fetched says so in the pane; opened again once they can, it
+    shows in full."""
+    chat(browser, "capital_agent", "What is the capital of Italy?")
+    page = browser.page
+    path = page.url.removeprefix(browser.server.url)
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
+    page.route("**/span_detail_model.js", lambda route: route.abort())
+    browser.goto(path)
+    page.wait_for_selector("#span-tree .span[data-kind='model']")
+    row = page.locator("#span-tree .span[data-kind='model']").last
+    row.locator(":scope > .span-row").click()
+    pane = page.locator("#span-detail")
+    pane.locator(".detail-notice.notice-error").wait_for(timeout=LIVE_TIMEOUT)
+    assert "could not be loaded" in pane.inner_text()
+    assert not pane.is_hidden()
+    assert "span_detail.js" in fetched  # asked for, and its import refused
+
+    page.unroute("**/span_detail_model.js")
+    page.keyboard.press("Escape")
+    assert pane.is_hidden()
+    pane = open_span(browser, ".span[data-kind='model']")
+    assert pane.locator(".detail-notice.notice-error").count() == 0
+    assert "capital of Italy" in pane.locator("section[aria-label='Request']").inner_text()
+
+
 def span_url(browser: Browser, pane: Any) -> str:
     """The one-span endpoint of the span the pane shows (its ids from the pane's table)."""
     ids = {

@@ -4,7 +4,8 @@
  *
  * The parts: span_summary.js (a span's row fields), span_tree.js (the tree as data),
  * tree_view.js and span_row.js (the rows on screen, keyboard and focus), waterfall.js (time
- * window, axis, overview), span_detail.js (one span in full). This module builds them into
+ * window, axis, overview), span_detail.js (one span in full, loaded on first use:
+ * span_detail_lazy.js). This module builds them into
  * the panel and is the page's API: summary pages and live changes come in here, are taken
  * without blocking the page (pages in slices of a few ms), and the screen follows at most
  * once per animation frame. Running spans grow by a timer that touches only the rows in view.
@@ -14,7 +15,7 @@
 
 import { onThemeChange } from "../../core/js/theme.js";
 import { formatCount, nowNs } from "./format.js";
-import { SpanDetail } from "./span_detail.js";
+import { LazySpanDetail } from "./span_detail_lazy.js";
 import { fieldIndex, summaryOfData, summaryOfRow } from "./span_summary.js";
 import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
@@ -214,7 +215,7 @@ export class Timeline {
       this.colors = null;
       this.overview.request();
     });
-    this.detail = new SpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
+    this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
     this.view = new TreeView({
       tree: this.tree,
       body,
