@@ -94,6 +94,11 @@ def session_page_data(
 
 
 SNAPSHOT_RUNS = 200
+# The chat's first page: a screen of messages and more (a turn is usually a few events), not
+# more, for every event drawn before the first paint costs it (docs/BENCHMARKS.md: 50 → 20
+# took ~30 ms off a 10,000-event page's latest messages). Older pages come as the reader
+# scrolls up, EVENTS_PAGE_DEFAULT at a time.
+SNAPSHOT_EVENTS = 20
 
 
 def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]:
@@ -108,7 +113,7 @@ def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]
     runs, runs_more = session_runs_latest(
         session_id=session.id, limit=SNAPSHOT_RUNS, usage=usage_of_runs
     )
-    events = session_events_page(session_id=session.id)
+    events = session_events_page(session_id=session.id, limit=SNAPSHOT_EVENTS)
     data: dict[str, Any] = {
         "seq": seq,
         "runs": runs,

@@ -16,6 +16,7 @@ from google.genai import types
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.selectors import session_last_seq
+from agentdash.dashboard.selectors import SNAPSHOT_EVENTS
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.services import spans_store
@@ -193,8 +194,8 @@ def test_events_come_latest_first_then_older_pages(
     status, snapshot = get(client, url("session_snapshot", session))
     assert status == 200
     latest = snapshot["events"]
-    assert len(latest) == 50
-    assert "message 119" in latest[-1]["html"] and "message 70" in latest[0]["html"]
+    assert len(latest) == SNAPSHOT_EVENTS == 20
+    assert "message 119" in latest[-1]["html"] and "message 100" in latest[0]["html"]
     assert "<script" not in json.dumps(latest)  # rendered safe when stored
     texts: list[str] = []
     before = snapshot["events_before"]
@@ -204,8 +205,8 @@ def test_events_come_latest_first_then_older_pages(
         texts = [e["html"] for e in page["events"]] + texts
         assert page["events"][-1]["position"] < before
         before = page["before"]
-    assert len(texts) == 70
-    assert "message 0 " in texts[0] and "message 69 " in texts[-1]
+    assert len(texts) == 100
+    assert "message 0 " in texts[0] and "message 99 " in texts[-1]
 
 
 def test_the_snapshot_says_where_the_socket_goes_on_from(

@@ -323,3 +323,35 @@ def test_a_dropped_connection_resumes_without_gaps_or_duplicates(browser: Browse
     assert page.locator(".msg-agent .msg-body.md", has_text="Paris").count() == 1
     assert page.locator(".msg-user").count() == 3
     browser.console.assert_clean()
+
+
+def test_the_chat_opens_on_its_latest_messages_and_pages_older_ones_on_scroll_up(
+    browser: Browser,
+) -> None:
+    """A long chat comes with a screen of its latest messages; scrolling up brings the older
+    ones page by page, each once, in order, until the first."""
+    from tests.agentdash.dashboard.browser.harness import session_generate
+
+    made = session_generate(browser.server, "events", "--count", "160", "--owner", "alice")
+    turns = made["turns"]
+    browser.log_in("alice")
+    page = browser.page
+    browser.goto(made["path"])
+    page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
+
+    def shown() -> list[int]:
+        texts = page.locator("#messages .msg-agent .msg-body.md").all_inner_texts()
+        return [int(n) for text in texts for n in re.findall(r"\(turn (\d+)\)", text)]
+
+    first = shown()
+    assert first[-1] == turns and 1 not in first
+    for _ in range(20):
+        if 1 in shown():
+            break
+        page.eval_on_selector("#messages", "(list) => { list.scrollTop = 0; }")
+        page.wait_for_timeout(300)
+    found = shown()
+    assert found == list(range(1, turns + 1)), found
+    assert page.locator("#messages .msg-older").count() == 1
+    assert page.locator("#messages .msg-older").is_hidden()  # nothing older to load
+    browser.console.assert_clean()
