@@ -20,6 +20,7 @@ install: $(STAMP)
 
 # The embedded default: SQLite in var/, in-memory channel layer, inline executor, one daphne.
 run: $(STAMP)
+	@scripts/sandbox.sh install >/dev/null || echo "WARNING: no sandbox: agents' code execution will be refused (scripts/sandbox.sh)" >&2
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) agentdash.asgi:application
@@ -61,7 +62,9 @@ test: test-sqlite
 		esac; \
 	fi
 
+# The sandbox's tests run it for real: scripts/sandbox.sh installs bubblewrap first.
 test-sqlite: $(STAMP)
+	scripts/sandbox.sh install >/dev/null
 	DATABASE_URL= $(PY) -m pytest $(PYTEST_ARGS)
 
 test-postgres: $(STAMP)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from google.genai import types
 from pydantic import BaseModel
 
+from runtime.agents import _code_execution
 from runtime.agents._contents import build_contents
 from runtime.agents._llm_flow import call_model
 from runtime.agents._tool_calls import auth_request_event, call_tools
@@ -20,6 +21,7 @@ from runtime.agents.invocation_context import InvocationContext
 from runtime.agents.readonly_context import ReadonlyContext
 from runtime.callbacks.any_agent import Callback
 from runtime.callbacks.pipeline import NamedCallback, normalize
+from runtime.code_executors.base_code_executor import BaseCodeExecutor
 from runtime.errors import AgentNotFoundError
 from runtime.events.event import Event
 from runtime.models import registry
@@ -74,6 +76,7 @@ class LlmAgent(BaseAgent):
         on_model_error_callback: Any = None,
         on_tool_error_callback: Any = None,
         callbacks: list[Callback] | None = None,
+        code_executor: BaseCodeExecutor | None = None,
         **fields: Any,
     ) -> None:
         super().__init__(
@@ -99,6 +102,9 @@ class LlmAgent(BaseAgent):
         self.model = model
         self.instruction = instruction
         self.tools: list[BaseTool] = [_as_tool(t) for t in tools or []]
+        if code_executor is not None and not isinstance(code_executor, BaseCodeExecutor):
+            raise TypeError(f"code_executor of {name!r} must be a BaseCodeExecutor")
+        self.code_executor = code_executor
         self.output_key = output_key
         self.output_schema = output_schema
         self.generate_content_config = generate_content_config
@@ -200,12 +206,15 @@ class LlmAgent(BaseAgent):
             request.config.response_mime_type = "application/json"
         request.append_tools(tools)
         request.contents = build_contents(ctx, include_contents=self.include_contents)
+        if self.code_executor is not None:
+            _code_execution.prepare_request(self.code_executor, request)
         return request
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
         resumed = await self._rerun_after_auth(ctx)
         if resumed is not None:
             yield resumed
+        failed_runs = 0  # code runs that failed in a row (code_executor)
         while True:
             request = await self._build_request(ctx)
             model_event: Event | None = None
@@ -216,6 +225,19 @@ class LlmAgent(BaseAgent):
                     else:
                         model_event = event
             assert model_event is not None
+            executor = self.code_executor
+            found = None
+            if executor is not None and failed_runs < executor.error_retry_attempts:
+                found = _code_execution.code_of(executor, model_event)
+            if found is not None and executor is not None and not model_event.get_function_calls():
+                model_event, code = found
+                yield model_event
+                result_event, result = await _code_execution.run_code(self, ctx, executor, code)
+                failed_runs = failed_runs + 1 if result.stderr or result.exit_code else 0
+                yield result_event
+                if ctx.end_invocation:
+                    return
+                continue
             if not model_event.get_function_calls():
                 self._save_output(model_event)
                 yield model_event

@@ -52,17 +52,25 @@ class Event(BaseModel):
             return []
         return [p.function_response for p in self.content.parts if p.function_response]
 
+    def has_trailing_code_execution_result(self) -> bool:
+        """True when the last part is a code execution's result: the model has yet to read it."""
+        parts = self.content.parts if self.content and self.content.parts else []
+        return bool(parts) and parts[-1].code_execution_result is not None
+
     def is_final_response(self) -> bool:
         """True for the event that ends an agent's turn, as in ADK.
 
         A response whose summarization is skipped, or that started a long-running tool, is
         final; otherwise an event is final when it is complete (not partial) and carries no
-        function call or function response.
+        function call or function response and does not end with a code execution's result.
         """
         if self.actions.skip_summarization or self.long_running_tool_ids:
             return True
         return (
-            not self.get_function_calls() and not self.get_function_responses() and not self.partial
+            not self.get_function_calls()
+            and not self.get_function_responses()
+            and not self.partial
+            and not self.has_trailing_code_execution_result()
         )
 
     @property
