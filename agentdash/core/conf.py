@@ -32,6 +32,7 @@ DEMO_AGENTS = [
     "agentdash.demo.capital:root_agent",
     "agentdash.demo.support_desk:root_agent",
     "agentdash.demo.data_agent:root_agent",
+    "agentdash.demo.analyst:root_agent",
 ]
 
 

@@ -148,7 +148,9 @@ def fill_args(decl: types.FunctionDeclaration, text: str) -> dict[str, Any]:
     numbers = re.findall(NUMBER, text)
     args: dict[str, Any] = {}
     for p in declared:
-        if p.type == "string" and p.enum:
+        if p.type == "string" and "python" in (p.description or "").lower():
+            args[p.name] = python_for(text)  # a code-execution tool (run_python)
+        elif p.type == "string" and p.enum:
             hit = next((e for e in p.enum if re.search(rf"\b{re.escape(e)}\b", text, re.I)), None)
             if hit is not None:
                 args[p.name] = hit
@@ -170,3 +172,23 @@ def fill_args(decl: types.FunctionDeclaration, text: str) -> dict[str, Any]:
         elif p.type == "boolean" and name_keys(p.name) & keys(text):
             args[p.name] = True
     return args
+
+
+def python_for(text: str) -> str:
+    """The offline model's program for a code-execution tool: the statistics of the numbers
+    the message gives (the model cannot write other code)."""
+    numbers = [float(n) for n in re.findall(NUMBER, text)]
+    if not numbers:
+        return 'print("No numbers were given.")'
+    lines = [
+        "import statistics",
+        f"numbers = {numbers!r}",
+        'print(f"count: {len(numbers)}")',
+        'print(f"sum: {sum(numbers):g}")',
+        'print(f"mean: {statistics.fmean(numbers):g}")',
+        'print(f"median: {statistics.median(numbers):g}")',
+        'print(f"min: {min(numbers):g}, max: {max(numbers):g}")',
+        "if len(numbers) > 1:",
+        '    print(f"standard deviation: {statistics.stdev(numbers):g}")',
+    ]
+    return "\n".join(lines)

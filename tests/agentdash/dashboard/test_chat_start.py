@@ -160,4 +160,4 @@ def test_the_home_page_offers_a_new_chat_per_agent(client: Client, alice: User) 
         r'<form method="get" action="/chat/" class="new-chat">(.*?)</form>', page, re.S
     )
     agents = set(re.findall(r'name="agent" value="([^"]+)"', "".join(forms)))
-    assert agents == {"capital_agent", "support_desk", "data_agent"}
+    assert agents == {"capital_agent", "support_desk", "data_agent", "analyst"}

@@ -101,6 +101,7 @@ def test_it_seeds_the_data_agent_policy_and_mirrors_agents() -> None:
         "capital_agent",
         "support_desk",
         "data_agent",
+        "analyst",
     }
 
 

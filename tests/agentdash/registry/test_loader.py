@@ -58,4 +58,4 @@ def test_two_root_agents_with_one_name_are_an_error_naming_both_paths() -> None:
 
 
 def test_the_demo_agents_are_configured_by_default() -> None:
-    assert set(agents_load()) == {"capital_agent", "support_desk", "data_agent"}
+    assert set(agents_load()) == {"capital_agent", "support_desk", "data_agent", "analyst"}

@@ -13,11 +13,16 @@ from agentdash.registry.services import agents_mirror
 @pytest.mark.django_db
 def test_agent_list_shows_only_configured_agents(settings) -> None:  # type: ignore[no-untyped-def]
     agents_mirror()
-    assert [r.name for r in agent_list()] == ["capital_agent", "data_agent", "support_desk"]
+    assert [r.name for r in agent_list()] == [
+        "analyst",
+        "capital_agent",
+        "data_agent",
+        "support_desk",
+    ]
     settings.AGENTDASH = {"AGENTS": ["agentdash.demo.capital:root_agent"]}
     agents_mirror()
     assert [r.name for r in agent_list()] == ["capital_agent"]
-    assert len(agent_list(include_unavailable=True)) == 3
+    assert len(agent_list(include_unavailable=True)) == 4
 
 
 def test_agent_get_returns_the_loaded_object() -> None:
@@ -25,7 +30,8 @@ def test_agent_get_returns_the_loaded_object() -> None:
 
 
 def test_agent_get_of_an_unknown_name_lists_the_known_ones() -> None:
-    with pytest.raises(AgentNotRegisteredError, match="capital_agent, data_agent, support_desk"):
+    known = "analyst, capital_agent, data_agent, support_desk"
+    with pytest.raises(AgentNotRegisteredError, match=known):
         agent_get(name="nobody")
 
 

@@ -38,6 +38,7 @@ def test_migrate_mirrors_the_configured_agents() -> None:
         "capital_agent",
         "support_desk",
         "data_agent",
+        "analyst",
     }
 
 
@@ -90,7 +91,12 @@ def test_agents_no_longer_configured_are_marked_unavailable(settings) -> None:  
     settings.AGENTDASH = {"AGENTS": ["agentdash.demo.capital:root_agent"]}
     agents_mirror()
     available = dict(AgentRecord.objects.values_list("name", "available"))
-    assert available == {"capital_agent": True, "support_desk": False, "data_agent": False}
+    assert available == {
+        "capital_agent": True,
+        "support_desk": False,
+        "data_agent": False,
+        "analyst": False,
+    }
     settings.AGENTDASH = {"AGENTS": ["agentdash.demo.support_desk:root_agent"]}
     agents_mirror()
     assert AgentRecord.objects.get(name="support_desk").available
@@ -134,7 +140,7 @@ def test_a_bad_path_writes_nothing(settings) -> None:  # type: ignore[no-untyped
 def test_sync_agents_command(settings) -> None:  # type: ignore[no-untyped-def]
     out = StringIO()
     call_command("sync_agents", stdout=out)
-    assert "3 agent(s) mirrored." in out.getvalue()
+    assert "4 agent(s) mirrored." in out.getvalue()
     assert "capital_agent  (agentdash.demo.capital:root_agent, model offline)" in out.getvalue()
     settings.AGENTDASH = {"AGENTS": ["nowhere:root_agent"]}
     with pytest.raises(CommandError, match="'nowhere:root_agent'"):

@@ -96,3 +96,24 @@ def test_the_data_agent_answers_in_english_and_refuses_what_the_policy_forbids(
     assert "this one starts with DELETE" in refused
     screenshot(browser, "demo-data-agent.png")
     browser.console.assert_clean()
+
+
+def test_the_analyst_runs_python_in_the_sandbox_and_its_span_says_how(browser: Browser) -> None:
+    browser.log_in("alice")
+    browser.new_chat("analyst")
+    answer = answer_to(browser, "What is the median of 3, 1, 4, 1, 5, 9 and 2?", "median: 3")
+    assert "run_python(" in answer
+    page = browser.page
+    row = page.locator("#span-tree .span[data-kind='tool']").last
+    assert "run_python" in row.inner_text()
+    row.locator(":scope > .span-row").click()
+    pane = page.locator("#span-detail")
+    pane.locator('table[aria-label="attributes"]').wait_for(state="attached", timeout=LIVE_TIMEOUT)
+    section = pane.locator("details.raw-attrs")
+    if section.count() and section.get_attribute("open") is None:
+        section.locator("summary").click()
+    raw = pane.locator('table[aria-label="attributes"]').inner_text()
+    assert "agentdash.code.exit_code" in raw and "agentdash.code.sandbox" in raw
+    assert "bubblewrap" in raw
+    screenshot(browser, "demo-analyst.png")
+    browser.console.assert_clean()
