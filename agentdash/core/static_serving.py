@@ -23,6 +23,7 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import unquote
 
+from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.exceptions import SuspiciousFileOperation
 
@@ -35,12 +36,22 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # Files above this are read for each request and not kept (none of the project's are).
 KEEP_AT_MOST = 1 << 20
 
-# The headers Django's SecurityMiddleware would add to a response of the site.
-SECURITY_HEADERS = [
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"same-origin"),
-    (b"cross-origin-opener-policy", b"same-origin"),
-]
+
+def security_headers() -> list[tuple[bytes, bytes]]:
+    """What Django's SecurityMiddleware adds to the site's responses, from the same settings
+    (these answers do not pass through it)."""
+    found = []
+    if settings.SECURE_CONTENT_TYPE_NOSNIFF:
+        found.append((b"x-content-type-options", b"nosniff"))
+    if settings.SECURE_REFERRER_POLICY:
+        policy = settings.SECURE_REFERRER_POLICY
+        text = policy if isinstance(policy, str) else ",".join(policy)
+        found.append((b"referrer-policy", text.encode()))
+    if settings.SECURE_CROSS_ORIGIN_OPENER_POLICY:
+        found.append(
+            (b"cross-origin-opener-policy", settings.SECURE_CROSS_ORIGIN_OPENER_POLICY.encode())
+        )
+    return found
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,13 @@ def relative_path(url_path: str, prefix: str) -> str | None:
     return normal
 
 
+def if_none_match(scope: Scope) -> list[bytes]:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"if-none-match":
+            return [tag.strip().removeprefix(b"W/") for tag in value.split(b",")]
+    return []
+
+
 class StaticFiles:
     """The ASGI app in front of `application` that answers requests below STATIC_URL."""
 
@@ -82,6 +100,7 @@ class StaticFiles:
         self.application = application
         self.prefix = prefix if prefix.endswith("/") else prefix + "/"
         self.kept: dict[str, StaticFile] = {}
+        self.headers = security_headers()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith(self.prefix):
@@ -128,12 +147,12 @@ class StaticFiles:
     async def answer(self, scope: Scope, send: Send) -> None:
         method = scope.get("method", "GET")
         if method not in ("GET", "HEAD"):
-            await respond(send, 405, [(b"allow", b"GET, HEAD")], b"Method not allowed\n")
+            await self.respond(send, 405, [(b"allow", b"GET, HEAD")], b"Method not allowed\n")
             return
         relative = relative_path(scope["path"], self.prefix)
         file = self.find(relative) if relative else None
         if file is None:
-            await respond(send, 404, [], b"Not found\n", head=method == "HEAD")
+            await self.respond(send, 404, [], b"Not found\n", head=method == "HEAD")
             return
         headers = [
             (b"content-type", file.content_type),
@@ -142,26 +161,23 @@ class StaticFiles:
             (b"cache-control", b"no-cache"),
         ]
         if file.etag in if_none_match(scope):
-            await respond(send, 304, headers, b"")
+            await self.respond(send, 304, headers, b"")
             return
-        await respond(send, 200, headers, file.body, head=method == "HEAD")
+        await self.respond(send, 200, headers, file.body, head=method == "HEAD")
 
-
-def if_none_match(scope: Scope) -> list[bytes]:
-    for name, value in scope.get("headers", []):
-        if name.lower() == b"if-none-match":
-            return [tag.strip().removeprefix(b"W/") for tag in value.split(b",")]
-    return []
-
-
-async def respond(
-    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes, *, head: bool = False
-) -> None:
-    if status != 304:
-        headers = [*headers, (b"content-length", str(len(body)).encode())]
-    if status >= 400:
-        headers = [*headers, (b"content-type", b"text/plain; charset=utf-8")]
-    await send(
-        {"type": "http.response.start", "status": status, "headers": headers + SECURITY_HEADERS}
-    )
-    await send({"type": "http.response.body", "body": b"" if head or status == 304 else body})
+    async def respond(
+        self,
+        send: Send,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        *,
+        head: bool = False,
+    ) -> None:
+        if status != 304:
+            headers = [*headers, (b"content-length", str(len(body)).encode())]
+        if status >= 400:
+            headers = [*headers, (b"content-type", b"text/plain; charset=utf-8")]
+        start = {"type": "http.response.start", "status": status, "headers": headers + self.headers}
+        await send(start)
+        await send({"type": "http.response.body", "body": b"" if head or status == 304 else body})

@@ -4,19 +4,13 @@ the model asked again (ADK's code-execution processors, for executors that run c
 from __future__ import annotations
 
 import copy
-import time
 from typing import TYPE_CHECKING
 
 from google.genai import types
 
 from runtime.agents._llm_flow import base_attributes, capture_content
-from runtime.code_executors.base_code_executor import BaseCodeExecutor
-from runtime.code_executors.code_execution_utils import (
-    CodeExecutionInput,
-    CodeExecutionResult,
-    CodeExecutionUtils,
-)
-from runtime.code_executors.sandboxed_code_executor import code_span_attributes, mark_code_failure
+from runtime.code_executors.base_code_executor import BaseCodeExecutor, execute_recorded
+from runtime.code_executors.code_execution_utils import CodeExecutionResult, CodeExecutionUtils
 from runtime.events.event import Event
 from runtime.models.llm_request import LlmRequest
 from runtime.telemetry.attributes import AgentDash, GenAI, Operation
@@ -74,16 +68,10 @@ async def run_code(
         GenAI.TOOL_NAME: SPAN_TOOL_NAME,
         GenAI.TOOL_TYPE: "code_executor",
         AgentDash.SPAN_KIND: "tool",
-        **executor.span_attributes(),
     }
     with start_span(f"execute_code {agent.name}", attributes) as span:
-        started = time.monotonic()
-        result = await executor.execute_code_async(ctx, CodeExecutionInput(code=code))
-        elapsed = (time.monotonic() - started) * 1000
-        span.set_attributes(
-            code_span_attributes(code, result, capture=capture_content(ctx), duration_ms=elapsed)
-        )
-        mark_code_failure(span, result)
+        capture = capture_content(ctx)
+        result = await execute_recorded(executor, ctx, code, span, capture=capture)
     part = CodeExecutionUtils.build_code_execution_result_part(result)
     event = Event(
         invocation_id=ctx.invocation_id,

@@ -4,19 +4,13 @@ functions rather than write fenced code; each call runs in a new sandbox, as the
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from google.genai import types
 from opentelemetry import trace
 
-from runtime.code_executors.base_code_executor import BaseCodeExecutor
-from runtime.code_executors.code_execution_utils import CodeExecutionInput
-from runtime.code_executors.sandboxed_code_executor import (
-    SandboxedCodeExecutor,
-    code_span_attributes,
-    mark_code_failure,
-)
+from runtime.code_executors.base_code_executor import BaseCodeExecutor, execute_recorded
+from runtime.code_executors.sandboxed_code_executor import SandboxedCodeExecutor
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.tool_context import ToolContext
 
@@ -64,20 +58,13 @@ class CodeExecutionTool(BaseTool):
             return {"error": "the argument 'code' must be Python source code (a non-empty string)"}
         if len(code) > MAX_CODE:
             return {"error": f"the code is over {MAX_CODE:,} characters"}
-        span = trace.get_current_span()
-        for key, value in self.executor.span_attributes().items():
-            span.set_attribute(key, value)
-        started = time.monotonic()
-        result = await self.executor.execute_code_async(
-            tool_context._invocation_context, CodeExecutionInput(code=code)
+        result = await execute_recorded(
+            self.executor,
+            tool_context._invocation_context,
+            code,
+            trace.get_current_span(),
+            capture=tool_context._invocation_context.captures_content(),
         )
-        elapsed = (time.monotonic() - started) * 1000
-        capture = tool_context._invocation_context.captures_content()
-        for key, value in code_span_attributes(
-            code, result, capture=capture, duration_ms=elapsed
-        ).items():
-            span.set_attribute(key, value)
-        mark_code_failure(span, result)
         found: dict[str, Any] = {
             "stdout": result.stdout,
             "stderr": result.stderr,

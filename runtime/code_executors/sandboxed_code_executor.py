@@ -6,7 +6,6 @@ import dataclasses
 import json
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.trace import Status, StatusCode
 from pydantic import Field, model_validator
 
 from runtime.code_executors.base_code_executor import BaseCodeExecutor
@@ -17,7 +16,7 @@ from runtime.telemetry.attributes import AgentDash
 if TYPE_CHECKING:
     from runtime.agents.invocation_context import InvocationContext
 
-__all__ = ["SandboxedCodeExecutor", "code_span_attributes", "mark_code_failure"]
+__all__ = ["SandboxedCodeExecutor"]
 
 
 class SandboxedCodeExecutor(BaseCodeExecutor):
@@ -56,32 +55,3 @@ class SandboxedCodeExecutor(BaseCodeExecutor):
             AgentDash.CODE_SANDBOX: sandbox_check(),
             AgentDash.CODE_LIMITS: json.dumps(dataclasses.asdict(self.limits)),
         }
-
-
-def code_span_attributes(
-    code: str, result: CodeExecutionResult, *, capture: bool, duration_ms: float
-) -> dict[str, Any]:
-    """A run's outcome on its span: always the exit status and what stopped it; the code and
-    what it printed only when message content is recorded."""
-    found: dict[str, Any] = {
-        AgentDash.CODE_LANGUAGE: "python",
-        AgentDash.CODE_EXIT_CODE: result.exit_code,
-        AgentDash.CODE_DURATION_MS: round(duration_ms, 1),
-    }
-    if result.stopped_by:
-        found[AgentDash.CODE_STOPPED_BY] = result.stopped_by
-    if capture:
-        found[AgentDash.CODE_INPUT] = code
-        found[AgentDash.CODE_STDOUT] = result.stdout
-        found[AgentDash.CODE_STDERR] = result.stderr
-    return found
-
-
-def mark_code_failure(span: Any, result: CodeExecutionResult) -> None:
-    """A run that failed or was stopped is an error on its span, saying which."""
-    if not (result.stopped_by or result.exit_code):
-        return
-    how = f"was stopped by the sandbox ({result.stopped_by})" if result.stopped_by else "failed"
-    message = f"the code {how}, exit status {result.exit_code}"
-    span.set_attribute(AgentDash.ERROR_MESSAGE, message)
-    span.set_status(Status(StatusCode.ERROR, message))

@@ -100,6 +100,7 @@ async def test_a_module_is_served_with_its_type_and_validators(folder: object) -
     assert headers[b"content-length"] == str(len(body)).encode()
     assert headers[b"cache-control"] == b"no-cache"
     assert headers[b"x-content-type-options"] == b"nosniff"
+    assert headers[b"referrer-policy"] == b"same-origin"  # as SecurityMiddleware, from settings
     assert headers[b"etag"].startswith(b'"') and headers[b"last-modified"].endswith(b"GMT")
     status, _, body = await request(app, "/static/app/style.css")
     assert status == 200 and body.startswith(b"body")

@@ -11,7 +11,12 @@ from google.genai import types
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from runtime import Agent, Event, InMemorySessionService, LlmRequest, Runner, ScriptedLlm
-from runtime.code_executors import CodeExecutionTool, SandboxedCodeExecutor, SandboxLimits
+from runtime.code_executors import (
+    BaseCodeExecutor,
+    CodeExecutionTool,
+    SandboxedCodeExecutor,
+    SandboxLimits,
+)
 
 
 def run(agent: Agent, text: str) -> list[Event]:
@@ -116,3 +121,5 @@ def test_the_executor_refuses_what_it_cannot_keep_apart() -> None:
 
     with pytest.raises(ValueError, match="not stateful"):
         SandboxedCodeExecutor(stateful=True)
+    with pytest.raises(TypeError, match="abstract"):
+        BaseCodeExecutor()  # type: ignore[abstract]

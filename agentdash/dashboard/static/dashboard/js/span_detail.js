@@ -20,9 +20,8 @@ import { facts, notice } from "./span_detail_parts.js";
 import { attributesTable, eventsList, plainTable } from "./span_detail_tables.js";
 import { toolView } from "./span_detail_tool.js";
 import { spanKind } from "./span_summary.js";
-import { spanKey } from "./span_tree.js";
+import { SpanVersions } from "./span_versions.js";
 
-const CACHE_SIZE = 200;
 const STATE_TEXT = {
   running: "running",
   ok: "ok",
@@ -45,14 +44,13 @@ export class SpanDetail {
    * @param {HTMLElement} parts.root the pane (hidden while closed)
    * @param {((traceId: string, spanId: string) => Promise<any>)|null} parts.fetchSpan
    * @param {() => void} parts.onClose the user closed the pane
+   * @param {SpanVersions} [parts.versions] the full data seen so far (kept before the pane)
    */
-  constructor({ root, fetchSpan, onClose }) {
+  constructor({ root, fetchSpan, onClose, versions = new SpanVersions() }) {
     this.root = root;
     this.fetchSpan = fetchSpan;
     this.onClose = onClose;
-    /** @type {Map<string, {data: any, seq: number, fetched: boolean}>} span key → full data,
-     * least recent first; fetched: read from the server (live versions lack its extras) */
-    this.cache = new Map();
+    this.cache = versions;
     /** @type {Map<string, Promise<void>>} */
     this.loading = new Map();
     /** @type {any} */
@@ -98,13 +96,8 @@ export class SpanDetail {
    * @param {boolean} [fetched] read from the server (not a live version)
    */
   remember(data, seq, fetched = false) {
-    const key = spanKey(String(data.trace_id), String(data.span_id));
-    const had = this.cache.get(key);
-    if (had && had.seq > seq) return;
-    this.cache.delete(key);
-    this.cache.set(key, { data, seq, fetched });
-    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value);
-    if (this.node && this.node.key === key) this.drawAttributes();
+    const key = this.cache.keep(data, seq, fetched);
+    if (key !== null && this.node && this.node.key === key) this.drawAttributes();
   }
 
   /**

@@ -2,17 +2,14 @@
  * The details pane, loaded when it is first needed. span_detail.js and its views are seven
  * modules the page does not need to show its chat and rows: they are fetched once the page is
  * idle, or at once when a span is opened before that. Until then this stands in for the pane:
- * it keeps the live versions the pane would have kept (the newest few hundred), and the span
- * to show, and hands both over when the modules arrive.
+ * it keeps the live versions (span_versions.js, handed to the pane) and the span to show.
  *
  * @module dashboard/span_detail_lazy
  */
 
 import { el } from "../../core/js/dom.js";
-import { spanKey } from "./span_tree.js";
+import { SpanVersions } from "./span_versions.js";
 
-// As many full versions as the pane's own cache keeps (span_detail.js).
-const KEEP = 200;
 const IDLE_WAIT_MS = 3_000;
 
 export class LazySpanDetail {
@@ -24,15 +21,14 @@ export class LazySpanDetail {
    * @param {() => Promise<{SpanDetail: any}>} [load] fetches the pane's module
    */
   constructor(parts, load = () => import("./span_detail.js")) {
-    this.parts = parts;
+    this.versions = new SpanVersions();
+    this.parts = { ...parts, versions: this.versions };
     this.root = parts.root;
     this.loadModule = load;
     /** @type {any} the pane, once loaded */
     this.pane = null;
     /** @type {Promise<void>|null} */
     this.loading = null;
-    /** @type {Map<string, {data: any, seq: number}>} live versions waiting for the pane */
-    this.kept = new Map();
     /** @type {{node: any, state: string, options: object}|null} the span to show */
     this.wanted = null;
     const idle = window.requestIdleCallback || ((run) => setTimeout(run, 200));
@@ -49,8 +45,6 @@ export class LazySpanDetail {
     if (!this.loading) {
       this.loading = this.loadModule().then(({ SpanDetail }) => {
         const pane = new SpanDetail(this.parts);
-        for (const { data, seq } of this.kept.values()) pane.remember(data, seq);
-        this.kept.clear();
         this.pane = pane;
         const wanted = this.wanted;
         this.wanted = null;
@@ -68,16 +62,8 @@ export class LazySpanDetail {
   }
 
   remember(data, seq) {
-    if (this.pane) {
-      this.pane.remember(data, seq);
-      return;
-    }
-    const key = spanKey(String(data.trace_id), String(data.span_id));
-    const had = this.kept.get(key);
-    if (had && had.seq > seq) return;
-    this.kept.delete(key);
-    this.kept.set(key, { data, seq });
-    if (this.kept.size > KEEP) this.kept.delete(this.kept.keys().next().value);
+    if (this.pane) this.pane.remember(data, seq);
+    else this.versions.keep(data, seq);
   }
 
   show(node, state, options = {}) {
