@@ -9,6 +9,19 @@ from django.views.decorators.http import require_POST
 from agentdash.core.theme import THEME_COOKIE, THEME_COOKIE_MAX_AGE, theme_parse
 
 
+def local_path(request: HttpRequest, wanted: str | None) -> str:
+    """``wanted`` if it is a path of this site (a safe place to go back to), else ``/``."""
+    if (
+        wanted
+        and wanted.startswith("/")
+        and url_has_allowed_host_and_scheme(
+            wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+        )
+    ):
+        return wanted
+    return "/"
+
+
 @require_POST
 def theme_set(request: HttpRequest) -> HttpResponse:
     """The toggle's form (its buttons submit ``theme``): stores the choice in the theme
@@ -16,11 +29,7 @@ def theme_set(request: HttpRequest) -> HttpResponse:
     page. An unknown choice stores ``system``. With scripts on, theme.js does the same
     without leaving the page."""
     choice = theme_parse(request.POST.get("theme"))
-    target = request.POST.get("next", "")
-    local = target.startswith("/") and url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    )
-    response = HttpResponseRedirect(target if local else "/")
+    response = HttpResponseRedirect(local_path(request, request.POST.get("next")))
     response.set_cookie(
         THEME_COOKIE,
         choice,

@@ -98,7 +98,7 @@ def session_span_search(request: HttpRequest, session_id: str) -> JsonResponse:
     limit = _int_param(request, "limit", default=SEARCH_DEFAULT, low=1, high=SEARCH_MAX)
     text = request.GET.get("q", "")
     try:
-        found = span_search(session_id=session.id, text=text, limit=limit or SEARCH_DEFAULT)
+        found = span_search(session_id=session.id, text=text, limit=limit)
     except BadSearch as exc:
         raise BadParameter("q", str(exc)) from exc
     return JsonResponse({"q": text, "keys": found.keys, "truncated": found.truncated})

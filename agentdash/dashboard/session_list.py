@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -30,11 +30,13 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_list_for_user
 from agentdash.core.permissions import is_operator
 from agentdash.runs.models import Run
+from agentdash.runs.selectors import ACTIVE
 from agentdash.spans.models import Span
+from agentdash.spans.summaries import span_count
 from agentdash.spans.totals import sessions_usage
 from agentdash.spans.usage import Totals
 
@@ -44,7 +46,6 @@ PAGE_SIZE = 50
 STATUS_ACTIVE = "active"
 STATUS_NONE = "none"
 STATUS_FILTERS = (STATUS_ACTIVE, *Run.Status.values, STATUS_NONE)
-_ACTIVE = (Run.Status.QUEUED.value, Run.Status.RUNNING.value)
 
 
 def _count(rows: QuerySet[Any]) -> Expression:
@@ -152,11 +153,11 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
             Exists(_session_spans().filter(status=Span.Status.ERROR).values("pk"))
         )
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
-    statuses = _ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
+    statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
     if filters.status == STATUS_NONE:
         sessions = sessions.filter(run_status__isnull=True)
     elif set(statuses) <= set(Run.Status.values):
-        if set(statuses) <= set(_ACTIVE):
+        if set(statuses) <= set(ACTIVE):
             # Few runs are in progress at a time: start from them (the index on a run's
             # status), not from every session, when there may be none to find.
             in_progress = Run.objects.filter(status__in=statuses).values("session_id")
@@ -202,7 +203,8 @@ def session_list_page(
             ]
         )
         if len(found) <= limit:
-            return session_list_page(user=user, filters=_first_page(filters), limit=limit)
+            first = replace(filters, after=None, before=None)
+            return session_list_page(user=user, filters=first, limit=limit)
         rows = found[:limit][::-1]
         return _page(user, rows, newer=_cursor(rows[0]), older=_cursor(rows[-1]))
     if filters.after is not None:
@@ -212,16 +214,6 @@ def session_list_page(
     older = _cursor(rows[-1]) if len(found) > limit else None
     newer = _cursor(rows[0]) if filters.after is not None and rows else None
     return _page(user, rows, newer=newer, older=older)
-
-
-def _first_page(filters: SessionListFilters) -> SessionListFilters:
-    return SessionListFilters(
-        q=filters.q,
-        agent=filters.agent,
-        status=filters.status,
-        errors=filters.errors,
-        owner=filters.owner,
-    )
 
 
 def _page(
@@ -273,8 +265,8 @@ def session_contents(*, session: AgentSession) -> dict[str, int]:
     ``active``, its runs still queued or running (while there are any it is not deleted)."""
     runs = Run.objects.filter(session_id=session.pk)
     return {
-        "events": SessionEvent.objects.filter(session_id=session.pk).count(),
+        "events": session.event_count,
         "runs": runs.count(),
-        "spans": Span.objects.filter(session_id=session.pk).count(),
-        "active": runs.filter(status__in=_ACTIVE).count(),
+        "spans": span_count(session_id=session.pk),
+        "active": runs.filter(status__in=ACTIVE).count(),
     }

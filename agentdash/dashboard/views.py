@@ -16,13 +16,13 @@ from django.http import (
     JsonResponse,
 )
 from django.shortcuts import redirect, render
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.agent_sessions.services import session_title_update
 from agentdash.core.permissions import is_operator
+from agentdash.core.views import local_path
 from agentdash.dashboard.forms import (
     ChatStartForm,
     SessionListForm,
@@ -133,19 +133,6 @@ def session_new(request: HttpRequest) -> HttpResponse:
     return redirect("dashboard:session", session_id=run.session_id)
 
 
-def _back(request: HttpRequest, wanted: str | None) -> str:
-    """``wanted`` if it is a path of this site, else the sessions list."""
-    if (
-        wanted
-        and wanted.startswith("/")
-        and url_has_allowed_host_and_scheme(
-            wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-        )
-    ):
-        return wanted
-    return "/"
-
-
 def _wants_json(request: HttpRequest) -> bool:
     return "application/json" in request.headers.get("Accept", "")
 
@@ -186,7 +173,7 @@ def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
     if _wants_json(request):
         return JsonResponse({"title": title})
     messages.success(request, f"Renamed to “{title}”.")
-    return redirect(_back(request, form.cleaned_data.get("next")))
+    return redirect(local_path(request, form.cleaned_data.get("next")))
 
 
 @login_required
@@ -200,20 +187,25 @@ def session_delete(request: HttpRequest, session_id: str) -> HttpResponse:
     if not (mine or is_operator(request.user)):
         raise PermissionDenied("only the session's owner or an operator may delete it")
     wanted = request.POST.get("next") if request.method == "POST" else request.GET.get("next")
-    context = {
-        "session": session,
-        "contents": session_contents(session=session),
-        "next": _back(request, wanted),
-    }
+    back = local_path(request, wanted)
+
+    def page(error: str = "", status: int = 200) -> HttpResponse:
+        context = {
+            "session": session,
+            "contents": session_contents(session=session),  # counted only to be shown
+            "next": back,
+            "error": error,
+        }
+        return render(request, "dashboard/session_delete.html", context, status=status)
+
     if request.method == "GET":
-        return render(request, "dashboard/session_delete.html", context)
+        return page()
     try:
         session_delete_idle(session_id=session.id, actor=request.user)
     except SessionBusy as exc:
-        context["error"] = str(exc)
-        return render(request, "dashboard/session_delete.html", context, status=409)
+        return page(str(exc), status=409)
     messages.success(request, f"Deleted “{session.title or session.id}”.")
-    return redirect(context["next"])
+    return redirect(back)
 
 
 @login_required

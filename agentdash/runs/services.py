@@ -30,6 +30,7 @@ from agentdash.registry.selectors import agent_get
 from agentdash.runs.executors import executor_get, executor_start
 from agentdash.runs.lifecycle import Actor, run_cancel_message, run_change_record
 from agentdash.runs.models import Run
+from agentdash.runs.selectors import ACTIVE
 from runtime.agents.invocation_context import new_invocation_id
 
 logger = logging.getLogger(__name__)
@@ -181,12 +182,9 @@ def session_delete_idle(*, session_id: str, actor: Actor, reason: str = "") -> b
         found = AgentSession.objects.select_for_update().filter(pk=session_id).exists()
         if not found:
             return False
-        if Run.objects.filter(session_id=session_id, status__in=_ACTIVE).exists():
+        if Run.objects.filter(session_id=session_id, status__in=ACTIVE).exists():
             raise SessionBusy(session_id)
         return session_delete(session_id=session_id, actor=actor, reason=reason)
-
-
-_ACTIVE = (Run.Status.QUEUED, Run.Status.RUNNING)
 
 
 def run_dispatch(*, run_id: int) -> None:
