@@ -8,7 +8,7 @@
  */
 
 import { el } from "../../core/js/dom.js";
-import { facts, heading, jsonAttribute, notice, turns, unparsedNote } from "./span_detail_parts.js";
+import { facts, jsonAttribute, jsonBlock, notice, section, turns } from "./span_detail_parts.js";
 import { valueBlock } from "./span_detail_value.js";
 
 const A = {
@@ -72,15 +72,10 @@ export function callbackView(data, draw) {
     out.push(notice("info", [own(OUTCOMES, outcome)]));
   }
   if (outcome === "overridden") {
-    out.push(section("Returned", payload(a[A.returned], "returned", draw)));
-    if (a[A.replaced] !== undefined) out.push(section("Replaced", payload(a[A.replaced], "replaced", draw)));
+    out.push(section("Returned", [payload(a[A.returned], "returned", draw)]));
+    if (a[A.replaced] !== undefined) out.push(section("Replaced", [payload(a[A.replaced], "replaced", draw)]));
   }
   return out;
-}
-
-/** A part of the view with its heading, named for screen readers (and tests). */
-function section(title, body) {
-  return el("section", { attrs: { "aria-label": title }, children: [heading(title), body] });
 }
 
 /** A returned or replaced value: a message list as turns, anything else as JSON. */
@@ -89,11 +84,8 @@ function payload(raw, key, draw) {
   if (found.state === "absent") {
     return el("p", { class: "muted", text: "Not recorded (content capture may be off for this run)." });
   }
-  if (found.state === "unparsed") {
-    return valueBlock(found.text, { key, expanded: draw.expanded, copy: true, mono: true, note: unparsedNote(found.text) });
-  }
-  if (isMessages(found.value)) return turns(found.value, draw, key);
-  return valueBlock(found.value, { key, expanded: draw.expanded, copy: true, mono: true, label: "Value" });
+  if (found.state === "ok" && isMessages(found.value)) return turns(found.value, draw, key);
+  return jsonBlock(found, { key, draw, label: "Value" });
 }
 
 function isMessages(value) {

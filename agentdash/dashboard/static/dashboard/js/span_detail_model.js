@@ -11,7 +11,8 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatCount } from "./format.js";
-import { counted, facts, heading, jsonAttribute, newCalls, notice, turns, unparsedNote } from "./span_detail_parts.js";
+import { costText } from "./usage.js";
+import { counted, facts, heading, jsonAttribute, jsonBlock, newCalls, notice, section, turns, unparsedNote } from "./span_detail_parts.js";
 import { valueBlock } from "./span_detail_value.js";
 
 const A = {
@@ -43,13 +44,8 @@ export function modelView(data, draw) {
   }
   if (a[A.error]) out.push(notice("error", [String(a[A.error])]));
   const calls = newCalls();
-  out.push(section("Request", requestView(a, draw, calls)), section("Response", responseView(a, draw, calls)));
+  out.push(section("Request", requestView(a, draw, calls), "convo"), section("Response", responseView(a, draw, calls), "convo"));
   return out;
-}
-
-/** A part of the view with its heading, named for screen readers (and tests). */
-function section(title, children) {
-  return el("section", { class: "convo", attrs: { "aria-label": title }, children: [heading(title), ...children] });
 }
 
 /** What the model was sent: the system instruction, the turns, the tools declared. */
@@ -62,7 +58,7 @@ function requestView(a, draw, calls) {
     const n = Array.isArray(input.value) ? input.value.length : 0;
     out.push(el("div", { class: "convo-label", text: counted(n, "message") }), turns(input.value, draw, "in", calls));
   } else if (input.state === "unparsed") {
-    out.push(valueBlock(input.text, { key: "in", expanded: draw.expanded, label: "Messages", note: unparsedNote(input.text), mono: true, copy: true }));
+    out.push(jsonBlock(input, { key: "in", draw, label: "Messages" }));
   } else {
     out.push(el("p", { class: "muted", text: "The messages were not recorded (content capture is off for this run)." }));
   }
@@ -79,7 +75,7 @@ function responseView(a, draw, calls) {
   const output = jsonAttribute(a[A.output]);
   if (output.state === "ok") out.push(turns(output.value, draw, "out", calls));
   else if (output.state === "unparsed") {
-    out.push(valueBlock(output.text, { key: "out", expanded: draw.expanded, label: "Messages", note: unparsedNote(output.text), mono: true, copy: true }));
+    out.push(jsonBlock(output, { key: "out", draw, label: "Messages" }));
   } else {
     out.push(el("p", { class: "muted", text: draw.ended ? "No response recorded." : "Waiting for the response…" }));
   }
@@ -144,10 +140,10 @@ function usageFacts(usage, a) {
   const pairs = [["model", offline], ["provider", a[A.provider] !== model ? a[A.provider] : null]];
   if (usage && typeof usage === "object") {
     pairs.push(
-      ["input tokens", tokens(usage.input)],
-      ["output tokens", tokens(usage.output)],
-      ["cached tokens", tokens(usage.cached)],
-      ["thinking tokens", tokens(usage.thinking)],
+      ["input tokens", formatCount(usage.input)],
+      ["output tokens", formatCount(usage.output)],
+      ["cached tokens", formatCount(usage.cached)],
+      ["thinking tokens", formatCount(usage.thinking)],
       ["cost", cost(usage)],
     );
   } else {
@@ -160,15 +156,11 @@ function usageFacts(usage, a) {
   return facts(pairs, "model and tokens");
 }
 
-function tokens(n) {
-  return typeof n === "number" && Number.isFinite(n) ? formatCount(n) : null;
-}
-
+/** The span's cost as the page's totals write it (usage.js), and the prices' date. */
 function cost(usage) {
-  const usd = usage.cost_usd;
-  if (typeof usd !== "number" || !Number.isFinite(usd)) {
+  if (typeof usage.cost_usd !== "number" || !Number.isFinite(usage.cost_usd)) {
     return usage.model ? `no price for ${usage.model}` : null;
   }
-  const amount = usd === 0 ? "$0" : usd < 0.000001 ? "< $0.000001" : `$${usd >= 1 ? usd.toFixed(2) : Number(usd.toPrecision(3))}`;
+  const amount = costText(usage);
   return usage.price_as_of ? `${amount} (prices of ${usage.price_as_of})` : amount;
 }

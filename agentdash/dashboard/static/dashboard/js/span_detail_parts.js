@@ -54,6 +54,25 @@ export function notice(kind, children) {
   return el("p", { class: `detail-notice notice-${kind}`, children });
 }
 
+/** A part of a view with its heading, named for screen readers (and tests). */
+export function section(title, children, cls = null) {
+  return el("section", { class: cls, attrs: { "aria-label": title }, children: [heading(title), ...children] });
+}
+
+/**
+ * A recorded JSON attribute (from {@link jsonAttribute}, not absent) as a value block with a
+ * Copy button; text that is not JSON is shown as it came, saying so.
+ *
+ * @param {{state: string, value?: any, text?: string}} found
+ * @param {{key: string, draw: {expanded: Set<string>}, label?: string}} options
+ */
+export function jsonBlock(found, { key, draw, label }) {
+  const common = { key, expanded: draw.expanded, label, copy: true, mono: true };
+  return found.state === "unparsed"
+    ? valueBlock(found.text, { ...common, note: unparsedNote(found.text) })
+    : valueBlock(found.value, common);
+}
+
 /** A section heading in the pane. */
 export function heading(text, extra) {
   return el("h4", { children: [text, extra ? el("span", { class: "muted h-extra", text: extra }) : null] });

@@ -7,7 +7,7 @@
  */
 
 import { el } from "../../core/js/dom.js";
-import { facts, jsonAttribute, notice, unparsedNote } from "./span_detail_parts.js";
+import { facts, jsonAttribute, jsonBlock, notice } from "./span_detail_parts.js";
 import { valueBlock } from "./span_detail_value.js";
 
 const A = {
@@ -67,9 +67,5 @@ function payload(raw, key, noun, draw) {
     const why = noun === "result" && !draw.ended ? "Running…" : `No ${noun} recorded (content capture may be off for this run).`;
     return el("p", { class: "muted", text: why });
   }
-  const label = noun[0].toUpperCase() + noun.slice(1);
-  if (found.state === "unparsed") {
-    return valueBlock(found.text, { key, expanded: draw.expanded, label, copy: true, mono: true, note: unparsedNote(found.text) });
-  }
-  return valueBlock(found.value, { key, expanded: draw.expanded, label, copy: true, mono: true });
+  return jsonBlock(found, { key, draw, label: noun[0].toUpperCase() + noun.slice(1) });
 }
