@@ -1,8 +1,8 @@
 /**
  * The session page's Export menu (docs/EXPORT.md): downloads of the session as JSON, of
  * every trace as OTLP JSON, and of the trace of the span whose details are open — that link
- * follows the details pane (`#span-detail`: shown or hidden, its `data-trace-id`). The
- * downloads themselves are plain links to the server; nothing here reads span data.
+ * follows the timeline's selection (its "select" and "close" events). The downloads
+ * themselves are plain links to the server; nothing here reads span data.
  *
  * @module dashboard/export_menu
  */
@@ -10,21 +10,21 @@
 const PLACEHOLDER = "Open a span to export its trace";
 
 /**
- * @param {object} [parts]
+ * @param {object} parts
+ * @param {{on: (name: string, listener: Function) => void}} parts.timeline
  * @param {HTMLDetailsElement|null} [parts.menu] the `<details>` menu
- * @param {HTMLElement|null} [parts.detail] the span details pane
  */
 export function setupExportMenu({
+  timeline,
   menu = /** @type {HTMLDetailsElement|null} */ (document.getElementById("export-menu")),
-  detail = document.getElementById("span-detail"),
-} = {}) {
+}) {
   if (!menu) return;
   const link = /** @type {HTMLAnchorElement} */ (menu.querySelector("[data-export='trace']"));
   const note = /** @type {HTMLElement} */ (menu.querySelector(".export-note"));
   const base = menu.dataset.traceBase || "";
 
-  const follow = () => {
-    const traceId = detail && !detail.hidden ? detail.dataset.traceId || "" : "";
+  /** @param {string} traceId the open span's trace; "" when none is open */
+  const follow = (traceId) => {
     if (traceId) {
       link.setAttribute("href", `${base}${encodeURIComponent(traceId)}/`);
       link.removeAttribute("aria-disabled");
@@ -37,13 +37,9 @@ export function setupExportMenu({
       note.removeAttribute("title");
     }
   };
-  if (detail) {
-    new MutationObserver(follow).observe(detail, {
-      attributes: true,
-      attributeFilter: ["hidden", "data-trace-id"],
-    });
-  }
-  follow();
+  timeline.on("select", (node) => follow(node.trace));
+  timeline.on("close", () => follow(""));
+  follow("");
 
   // A menu closes as menus do: a choice made, a click elsewhere, Esc.
   menu.addEventListener("click", (event) => {

@@ -38,7 +38,6 @@ async function main() {
   const data = readJsonScript("session-data");
   const api = new SessionData(data.data_path);
   const panels = setupPanels();
-  setupExportMenu();
   const chat = new Chat({
     list: byId("messages"),
     empty: byId("chat-empty"),
@@ -60,6 +59,7 @@ async function main() {
     },
   });
   badge.timeline = timeline;
+  setupExportMenu({ timeline });
   const find = new FindBar({
     form: /** @type {HTMLFormElement} */ (byId("span-find")),
     timeline,

@@ -124,7 +124,7 @@ export class SpanDetail {
       this.root.replaceChildren(this.head, this.status, this.attrsPart, this.summary, this.rawPart);
     }
     this.root.dataset.spanId = node.id;
-    this.root.dataset.traceId = node.trace; // the Export menu's trace (export_menu.js)
+    this.root.dataset.traceId = node.trace;
     this.root.dataset.state = state;
     this.root.hidden = false;
     if (!same || !this.attrsPart.firstChild) this.drawAttributes();
