@@ -184,12 +184,8 @@ export class Chat {
     this.unstored.dropStream(event);
     const node = renderEvent(event, true);
     if (node === null) return;
-    const parked = this.outcomes.park(event.invocation_id);
-    try {
-      this.showEvent(event, node);
-    } finally {
-      this.outcomes.unpark(parked);
-    }
+    this.showEvent(event, node);
+    this.outcomes.follow(event.invocation_id);
     this.outcomes.told(event);
   }
 

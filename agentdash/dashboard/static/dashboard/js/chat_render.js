@@ -270,7 +270,9 @@ export function addPart(bubble, part) {
  */
 export function lastBubbleOf(container, event, working) {
   let last = container.lastElementChild;
-  while (last && (last === working || last.classList.contains("streaming"))) {
+  // Passed over: the working line, streamed drafts, a run's usage line (an event of an
+  // ended run arriving late still joins its bubble above the line).
+  while (last && (last === working || last.classList.contains("streaming") || last.classList.contains("msg-usage"))) {
     last = last.previousElementSibling;
   }
   const same =

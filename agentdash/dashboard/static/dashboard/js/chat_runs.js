@@ -105,30 +105,18 @@ export class RunOutcomes {
   }
 
   /**
-   * Take an invocation's usage line out of the list while one of its events is added (a
-   * message of its run arriving after the line was placed must join its bubble, not start
-   * one below the line); {@link RunOutcomes#unpark} puts it back after its last message.
+   * An event of a run was shown: its usage line (once the run has ended) stays after the
+   * run's last message, below a bubble the event may have started.
    *
    * @param {string|undefined} invocation
-   * @returns {HTMLElement|null} the line taken out
    */
-  park(invocation) {
-    if (!invocation || !this.usages.size) return null;
+  follow(invocation) {
+    if (!invocation || !this.usages.size) return;
     for (const line of this.usages.values()) {
-      if (line.dataset.usageInvocation === invocation && line.isConnected) {
-        line.remove();
-        return line;
-      }
+      if (line.dataset.usageInvocation !== invocation || !line.isConnected) continue;
+      const after = this.lastOfInvocation(invocation);
+      if (after && after.nextElementSibling !== line) this.place(line, after);
     }
-    return null;
-  }
-
-  /** @param {HTMLElement|null} line a line {@link RunOutcomes#park} took out */
-  unpark(line) {
-    if (!line) return;
-    const after = this.lastOfInvocation(line.dataset.usageInvocation || "");
-    if (after) this.place(line, after);
-    else this.usages.delete(line.dataset.runId || "");
   }
 
   /** @private The running runs' tokens and cost so far, on the "working" line. */
