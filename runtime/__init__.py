@@ -76,7 +76,9 @@ from runtime.tools import (
     BaseTool,
     FunctionTool,
     LongRunningFunctionTool,
+    Principal,
     ToolContext,
+    acts_as,
     transfer_to_agent,
 )
 
@@ -124,6 +126,7 @@ __all__ = [
     "ModelNotFoundError",
     "OfflineLlm",
     "ParallelAgent",
+    "Principal",
     "QueryPolicy",
     "ReadonlyContext",
     "RunConfig",
@@ -141,6 +144,7 @@ __all__ = [
     "Switchboard",
     "ToolArgumentGuard",
     "ToolContext",
+    "acts_as",
     "callback_name",
     "check_query",
     "get_default_callbacks",

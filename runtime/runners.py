@@ -28,6 +28,7 @@ from runtime.sessions.session import Session
 from runtime.telemetry.attributes import AgentDash, GenAI
 from runtime.telemetry.tracing import iterate_in_span, open_span, trace_id_hex
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION, AuthConfig
+from runtime.tools.identity import DEFAULT_SERVICE_IDENTITY
 
 _END = object()
 _MESSAGE_TYPE_ERROR = (
@@ -40,6 +41,8 @@ class Runner:
     """Runs ``agent`` in the sessions of ``app_name``.
 
     ``switchboard`` is asked before every callback whether it may run (default: all may).
+    ``service_identity`` is the agent's own identity: tools acting as the agent act as it
+    (``ToolContext.agent_principal``); tools acting as the user act as the session's owner.
     Every event except partial chunks is appended to the session service as it is produced,
     so a crash loses nothing already yielded.
     """
@@ -53,13 +56,20 @@ class Runner:
         artifact_service: BaseArtifactService | None = None,
         memory_service: BaseMemoryService | None = None,
         switchboard: Switchboard | None = None,
+        service_identity: str = DEFAULT_SERVICE_IDENTITY,
     ) -> None:
+        if not isinstance(service_identity, str) or not service_identity.strip():
+            raise ValueError(
+                f"service_identity must be a non-empty string (the id tools acting as the "
+                f"agent act as), not {service_identity!r}"
+            )
         self.agent = agent
         self.app_name = app_name
         self.session_service = session_service
         self.artifact_service = artifact_service
         self.memory_service = memory_service
         self.switchboard: Switchboard = switchboard or AllEnabled()
+        self.service_identity = service_identity
 
     async def run_async(
         self,
@@ -96,6 +106,7 @@ class Runner:
             switchboard=self.switchboard,
             run_config=run_config or RunConfig(),
             user_content=new_message,
+            service_identity=self.service_identity,
         )
         attributes = {
             GenAI.CONVERSATION_ID: session.id,
@@ -241,7 +252,8 @@ class Runner:
 
 
 class InMemoryRunner(Runner):
-    """A runner with in-memory session, artifact and memory services (for scripts and tests)."""
+    """A runner with in-memory session, artifact and memory services (for scripts and tests).
+    Other keyword arguments (``switchboard``, ``service_identity``) go to :class:`Runner`."""
 
     def __init__(self, agent: BaseAgent, *, app_name: str = "InMemoryRunner", **kwargs: Any):
         from runtime.artifacts import InMemoryArtifactService

@@ -182,6 +182,14 @@ SETTINGS: tuple[Setting, ...] = (
         "How often each process records the state of its background services.",
     ),
     Setting(
+        "SERVICE_IDENTITY",
+        "agentdash-agent",
+        "AGENTDASH_SERVICE_IDENTITY",
+        _parse_str,
+        "The agent's own identity: the principal of tools that act as the agent (a user "
+        "tool acts as the user who owns the session).",
+    ),
+    Setting(
         "DEMO_PASSWORD",
         "",
         "AGENTDASH_DEMO_PASSWORD",

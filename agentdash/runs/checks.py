@@ -95,3 +95,19 @@ def check_run_timing(app_configs: Any, **kwargs: Any) -> list[Error]:
             )
         )
     return errors
+
+
+@register()
+def check_service_identity(app_configs: Any, **kwargs: Any) -> list[Error]:
+    """The service identity is a non-empty string (``agentdash.E025``): every run's tools
+    that act as the agent act as it, and the runner refuses a run without one."""
+    identity = agentdash_setting("SERVICE_IDENTITY")
+    if isinstance(identity, str) and identity.strip():
+        return []
+    return [
+        Error(
+            f"AGENTDASH['SERVICE_IDENTITY'] is {identity!r}; it must be a non-empty string.",
+            hint="Set AGENTDASH_SERVICE_IDENTITY (default: agentdash-agent).",
+            id="agentdash.E025",
+        )
+    ]

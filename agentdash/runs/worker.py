@@ -162,6 +162,7 @@ async def _drive(run: Run, service: RunSessionService) -> None:
         artifact_service=DjangoArtifactService(),
         memory_service=DjangoMemoryService(),
         switchboard=run_host().switchboard,
+        service_identity=agentdash_setting("SERVICE_IDENTITY"),
     )
     message: types.Content | None = types.Content.model_validate(run.message)
     if run.attempt > 1 and await in_worker_thread(run_resume_prepare)(run=run):

@@ -15,6 +15,7 @@ from runtime.events.event import Event
 from runtime.models.llm_request import LlmRequest
 from runtime.telemetry.attributes import AgentDash, GenAI, Operation
 from runtime.telemetry.tracing import start_span
+from runtime.tools.identity import AGENT
 
 if TYPE_CHECKING:
     from runtime.agents.invocation_context import InvocationContext
@@ -68,6 +69,8 @@ async def run_code(
         GenAI.TOOL_NAME: SPAN_TOOL_NAME,
         GenAI.TOOL_TYPE: "code_executor",
         AgentDash.SPAN_KIND: "tool",
+        AgentDash.TOOL_IDENTITY: AGENT,  # the model's code runs as the agent, never the user
+        AgentDash.TOOL_PRINCIPAL: ctx.service_identity,
     }
     with start_span(f"execute_code {agent.name}", attributes) as span:
         capture = capture_content(ctx)

@@ -20,8 +20,9 @@ class AgentTool(BaseTool):
     """Calls ``agent`` with the model's ``request`` text and returns the agent's final text.
 
     The agent runs in a fresh, private session that starts with a copy of the caller's state
-    (``temp:`` keys excluded); state it writes flows back into the caller's state. Its spans
-    nest under the tool's span. ``skip_summarization=True`` makes its answer the caller's
+    (``temp:`` keys excluded); state it writes flows back into the caller's state. It runs
+    for the same user and with the same service identity. Its spans nest under the tool's
+    span. ``skip_summarization=True`` makes its answer the caller's
     final response.
     """
 
@@ -72,6 +73,7 @@ class AgentTool(BaseTool):
             artifact_service=parent.artifact_service,
             memory_service=parent.memory_service,
             switchboard=parent.switchboard,
+            service_identity=parent.service_identity,
         )
         text = ""
         message = types.Content(role="user", parts=[types.Part(text=request)])

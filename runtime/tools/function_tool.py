@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from runtime.tools._declarations import HIDDEN_PARAMETERS, _hints, declaration_for
 from runtime.tools.base_tool import BaseTool
+from runtime.tools.identity import AGENT, Identity, declared_identity
 
 if TYPE_CHECKING:
     from runtime.tools.tool_context import ToolContext
@@ -25,6 +26,7 @@ class FunctionTool(BaseTool):
     required argument the tool is not run and the model gets an error dict telling it which
     arguments to supply. A non-dict return value is wrapped as ``{"result": value}`` by the
     agent. Sync functions run in a worker thread so they never block the event loop.
+    ``identity`` defaults to what ``@acts_as`` declared on ``func``, else ``"agent"``.
     """
 
     def __init__(
@@ -34,6 +36,7 @@ class FunctionTool(BaseTool):
         name: str | None = None,
         description: str | None = None,
         is_long_running: bool = False,
+        identity: Identity | None = None,
     ) -> None:
         if not callable(func):
             raise TypeError(f"FunctionTool needs a callable, got {func!r}")
@@ -41,6 +44,7 @@ class FunctionTool(BaseTool):
             name=name or str(getattr(func, "__name__", type(func).__name__)),
             description=description if description is not None else inspect.getdoc(func) or "",
             is_long_running=is_long_running,
+            identity=identity if identity is not None else declared_identity(func) or AGENT,
         )
         self.func = func
         signature = inspect.signature(func)

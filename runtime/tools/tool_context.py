@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.agents.callback_context import CallbackContext
 from runtime.events.event_actions import EventActions
 from runtime.tools.auth import AuthConfig
+from runtime.tools.identity import AGENT, USER, Identity, Principal, checked_identity
 
 if TYPE_CHECKING:
     from runtime.agents.invocation_context import InvocationContext
@@ -18,9 +19,11 @@ class ToolContext(CallbackContext):
 
     ``actions`` lets a tool steer the flow: ``skip_summarization`` makes its result the final
     response, ``transfer_to_agent`` hands over to another agent, ``escalate`` ends a loop.
+    ``identity`` is whom the called tool acts as (its ``identity``; ``"agent"`` when there is
+    no tool), and ``principal`` the matching one of ``agent_principal``/``user_principal``.
     """
 
-    __slots__ = ("function_call_id",)
+    __slots__ = ("function_call_id", "identity")
 
     def __init__(
         self,
@@ -28,9 +31,27 @@ class ToolContext(CallbackContext):
         *,
         function_call_id: str | None = None,
         event_actions: EventActions | None = None,
+        identity: Identity = AGENT,
     ) -> None:
         super().__init__(invocation_context, event_actions)
         self.function_call_id = function_call_id
+        self.identity: Identity = checked_identity(identity)
+
+    @property
+    def user_principal(self) -> Principal:
+        """The user who owns the session (its ``user_id``)."""
+        return Principal(USER, self._invocation_context.user_id)
+
+    @property
+    def agent_principal(self) -> Principal:
+        """The agent itself: the runner's ``service_identity``."""
+        return Principal(AGENT, self._invocation_context.service_identity)
+
+    @property
+    def principal(self) -> Principal:
+        """Whom the running tool acts as: the user for a ``"user"`` tool, else the agent. A
+        user tool reaches only what this principal may reach."""
+        return self.user_principal if self.identity == USER else self.agent_principal
 
     def request_credential(self, auth_config: AuthConfig) -> None:
         """Ask the user for a credential: the invocation pauses with an

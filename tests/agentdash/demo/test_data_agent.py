@@ -1,16 +1,31 @@
-"""The data agent: SQL over its own database, under the policy stored in the database."""
+"""The data agent: SQL over its own database, under the policy stored in the database.
+
+Every chat here is alice's: the tool acts as her, so it sees her customer (Alice Martin)
+and her orders only (tests/agentdash/demo/test_data_agent_identity.py checks the others)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import pytest
+from django.contrib.auth.models import User
 
 from agentdash.controls.models import Policy
 from agentdash.demo import data_agent
 from agentdash.demo.policies import DEFAULT_QUERY_POLICY, PolicyUnavailableError, query_policy_for
+from tests.agentdash.demo.conftest import Chat
 
 # The tool runs in a worker thread with its own database connection: it only sees committed
 # rows, hence transaction=True.
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def chat(alice: User) -> Callable[..., Chat]:
+    """Sessions owned by alice (the user id of a session is the user's pk, as a string)."""
+    return functools.partial(Chat, user_id=str(alice.pk))
+
 
 SELECT_CUSTOMERS = 'Run this query sql: "SELECT name, city FROM customers ORDER BY id LIMIT 5"'
 SELECT_SALARIES = 'Run this query sql: "SELECT * FROM salaries"'
@@ -29,7 +44,7 @@ def test_a_select_on_customers_works(chat) -> None:  # type: ignore[no-untyped-d
     assert turn.calls == [
         ("data_agent", "run_query", {"sql": "SELECT name, city FROM customers ORDER BY id LIMIT 5"})
     ]
-    assert turn.results[0]["rows"][:2] == [["Alice Martin", "Lyon"], ["Bob Chen", "Toronto"]]
+    assert turn.results[0]["rows"] == [["Alice Martin", "Lyon"]]
     assert "Alice Martin" in turn.answer
 
 
@@ -100,15 +115,16 @@ def test_sqlite_enforces_the_policy_even_when_the_check_is_bypassed(
 
 
 # ── Plain English on the offline model ─────────────────────────────────────────────────────
-ANSWERED = {
-    "How many customers do we have?": "returned COUNT(*) = 3.",
+ANSWERED = {  # alice's shop: her customer, Alice Martin (Lyon), and her two orders
+    "How many customers do we have?": "returned COUNT(*) = 1.",
     "List customer names and cities": "| Alice Martin | Lyon |",
-    "Which customers live in Milan?": "| 3 | Chiara Rossi | chiara@example.com | Milan |",
-    "How many customers per city?": "| Toronto | 1 |",
+    "Which customers live in Lyon?": "| 1 | Alice Martin | alice@example.com | Lyon | alice |",
+    "Which customers live in Milan?": "returned no rows.",  # Chiara Rossi is not alice's
+    "How many customers per city?": "| Lyon | 1 |",
     "What is the most expensive order?": "| 2 | 1 | monitor | 249.0 | 2026-10-02 |",
     "How many orders did customer 1 place?": "returned COUNT(*) = 2.",
-    "What's the average order amount?": "returned ROUND(AVG(amount), 2) = 109.35.",
-    "SELECT name FROM customers": "| Chiara Rossi |",
+    "What's the average order amount?": "returned ROUND(AVG(amount), 2) = 169.0.",
+    "SELECT name FROM customers": "returned name = Alice Martin.",
     "select name from customers where city = 'Lyon'": "returned name = Alice Martin.",
 }
 
@@ -169,4 +185,4 @@ def test_hostile_questions_end_in_a_refusal_or_a_clear_answer(chat, name: str) -
         assert "employee" not in str(result.get("columns", ""))
         assert "changed" not in str(result.get("result", ""))
     # The agent is still there for the next question.
-    assert "COUNT(*) = 3" in session.send("How many customers do we have?").answer
+    assert "COUNT(*) = 1" in session.send("How many customers do we have?").answer

@@ -85,12 +85,13 @@ def test_the_data_agent_answers_in_english_and_refuses_what_the_policy_forbids(
 ) -> None:
     browser.log_in("alice")
     browser.new_chat("data_agent")
-    count = answer_to(browser, "How many customers do we have?", "COUNT(*) = 3")
+    # run_query acts as alice: her shop holds her one customer, not Bob's or Chiara's.
+    count = answer_to(browser, "How many customers do we have?", "COUNT(*) = 1")
     assert 'run_query(sql="SELECT COUNT(*) FROM customers")' in count
     answer_to(browser, "List customer names and cities", "Alice Martin")
     table = browser.page.locator(f"{ANSWERS} table").last
     assert table.locator("th").all_inner_texts() == ["name", "city"]
-    assert table.locator("tbody tr").count() == 3
+    assert table.locator("tbody tr").count() == 1
     assert table.locator("td").all_inner_texts()[:2] == ["Alice Martin", "Lyon"]
     refused = answer_to(browser, "delete all customers", "only SELECT")
     assert "this one starts with DELETE" in refused
