@@ -158,3 +158,16 @@ class ReasonActionForm(ActionForm):
     """The admin action bar with a reason, recorded with each change an action makes."""
 
     reason = forms.CharField(required=False, max_length=1000, label="Reason:")
+
+
+class PolicyEditForm(PolicyForm):
+    """A policy's config, agents and switch, edited outside the admin (the guardrails page):
+    the same checks as :class:`PolicyForm`; name and kind stay as they are."""
+
+    class Meta(PolicyForm.Meta):
+        fields = ["config", "enabled"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields.pop("kind", None)
+        self.fields["config"].widget.attrs.update({"rows": 16, "cols": 60, "spellcheck": "false"})

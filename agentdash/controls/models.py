@@ -65,3 +65,20 @@ class Policy(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.kind})"
+
+
+class RateWindow(models.Model):
+    """Calls counted toward a rate limit (``runtime.guardrails.RateLimit``): one row per
+    counted key (agent, user, tool; hashed) and fixed window, shared by every worker."""
+
+    key = models.CharField(max_length=64)
+    window_start = models.BigIntegerField(help_text="Unix time in seconds.")
+    count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["key", "window_start"], name="rate_window_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key[:12]}… @{self.window_start}: {self.count}"

@@ -3,7 +3,8 @@
 Each kind has a validator that takes the raw config (parsed JSON) and returns the cleaned
 config, or reports every problem it finds under a path (``config.tables[1]``,
 ``config.tools.search.patterns.q``). The ``query`` kind mirrors the fields of
-``runtime.safety.QueryPolicy`` and ``tool_guard`` the rules of ``ToolArgumentGuard``, so a
+``runtime.safety.QueryPolicy`` and ``tool_guard`` the rules of ``runtime.guardrails
+.ToolPolicy``; the other guardrails' kinds are validated by their own config models, so a
 config accepted here is one the runtime accepts too.
 """
 
@@ -15,8 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 
 from agentdash.core.hygiene import value_problem
+from runtime.guardrails import (
+    InputScreenConfig,
+    OutputRedactionConfig,
+    RateLimitConfig,
+    StepLimitsConfig,
+)
+from runtime.safety.llm_screen import LlmScreenConfig
 
 __all__ = [
     "POLICY_KINDS",
@@ -24,7 +34,6 @@ __all__ = [
     "PolicyProblems",
     "policy_kind_register",
     "policy_validate",
-    "tool_guard_rules",
 ]
 
 # A table name as SQL writes it unquoted, optionally schema-qualified (``sales.orders``).
@@ -155,29 +164,60 @@ def _validate_tool_rules(problems: PolicyProblems, path: str, rules: Any) -> Non
 
 def _validate_tool_guard(config: Any, problems: PolicyProblems) -> dict[str, Any]:
     path = "config"
-    if not _keys(problems, path, config, required={"tools"}, optional=set()):
+    if not _keys(problems, path, config, required=set(), optional={"tools", "allowed_tools"}):
         return {}
-    tools = config.get("tools")
+    if "tools" not in config and "allowed_tools" not in config:
+        problems.add(f"{path}.tools", "This key is required (or allowed_tools).")
+    allowed = config.get("allowed_tools")
+    names = isinstance(allowed, list) and all(isinstance(t, str) and t.strip() for t in allowed)
+    if allowed is not None and not names:
+        problems.add(f"{path}.allowed_tools", "must be a list of tool names.")
+    tools = config.get("tools", {})
     if not isinstance(tools, dict):
         problems.add(f"{path}.tools", f"must map tool names to rules, not {_type_name(tools)}.")
-    elif not tools:
+    elif not tools and allowed is None:
         problems.add(f"{path}.tools", "must name at least one tool.")
     else:
         for tool, rules in tools.items():
             if not isinstance(tool, str) or not tool.strip():
                 problems.add(f"{path}.tools", "Tool names must not be empty.")
             _validate_tool_rules(problems, f"{path}.tools.{tool}", rules)
-    return {"tools": tools}
+    cleaned: dict[str, Any] = {"tools": tools}
+    if allowed is not None:
+        cleaned["allowed_tools"] = allowed
+    return cleaned
 
 
-def _validate_rate_limit(config: Any, problems: PolicyProblems) -> dict[str, Any]:
-    path = "config"
-    required = {"max_llm_calls", "max_tool_calls"}
-    if not _keys(problems, path, config, required=required, optional=set()):
-        return {}
-    for key in sorted(required & config.keys()):
-        _count(problems, f"{path}.{key}", config[key], minimum=1)
-    return {key: config.get(key) for key in sorted(required)}
+def _path(loc: tuple[Any, ...]) -> str:
+    """A pydantic error location as a config path: ``config.tools.search``, ``config.x[1]``."""
+    out = "config"
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _validate_with(model: type[BaseModel]) -> Callable[[Any, PolicyProblems], dict[str, Any]]:
+    """A validator from a guardrail's own config model (``runtime.guardrails``): the config
+    the runtime accepts is exactly the one stored; its errors reported per path."""
+
+    def validate(config: Any, problems: PolicyProblems) -> dict[str, Any]:
+        if not isinstance(config, dict):
+            problems.add("config", f"must be an object, not {_type_name(config)}.")
+            return {}
+        try:
+            return model.model_validate(config).model_dump(mode="json")
+        except PydanticValidationError as exc:
+            for error in exc.errors():
+                message = error["msg"].removeprefix("Value error, ")
+                if error["type"] == "extra_forbidden":
+                    allowed = ", ".join(sorted(model.model_fields))
+                    message = f"Unknown key. Allowed keys: {allowed}"
+                elif error["type"] == "missing":
+                    message = "This key is required"
+                problems.add(_path(tuple(error["loc"])), f"{message}.")
+            return {}
+
+    return validate
 
 
 @dataclass(frozen=True)
@@ -221,10 +261,46 @@ policy_kind_register(
 )
 policy_kind_register(
     PolicyKind(
+        name="input_screen",
+        description="Messages an agent refuses before its model sees them (runtime.guardrails"
+        ".InputScreen): blocked terms and patterns, and the reply instead.",
+        validate=_validate_with(InputScreenConfig),
+        example={"blocked_terms": ["password"], "blocked_patterns": [], "reply": "I can't."},
+    )
+)
+policy_kind_register(
+    PolicyKind(
+        name="output_redaction",
+        description="What is masked in a model's answers (runtime.guardrails.OutputRedaction): "
+        "e-mail addresses, phone and card numbers, keys, your own patterns.",
+        validate=_validate_with(OutputRedactionConfig),
+        example={"redact": ["email", "phone", "card", "key"], "patterns": {}},
+    )
+)
+policy_kind_register(
+    PolicyKind(
+        name="step_limits",
+        description="How many model calls and tool runs one run may make before it is "
+        "stopped (runtime.guardrails.StepLimits).",
+        validate=_validate_with(StepLimitsConfig),
+        example={"max_model_calls": 20, "max_tool_calls": 50},
+    )
+)
+policy_kind_register(
+    PolicyKind(
         name="rate_limit",
-        description="How many model and tool calls one invocation may make.",
-        validate=_validate_rate_limit,
-        example={"max_llm_calls": 20, "max_tool_calls": 50},
+        description="How often one user may call a tool (runtime.guardrails.RateLimit).",
+        validate=_validate_with(RateLimitConfig),
+        example={"max_calls": 10, "window_seconds": 60},
+    )
+)
+policy_kind_register(
+    PolicyKind(
+        name="llm_screen",
+        description="What a screening model judges (runtime.safety.LlmScreen): the input, "
+        "tool calls, the output.",
+        validate=_validate_with(LlmScreenConfig),
+        example={"screen": ["input", "tool_input", "output"]},
     )
 )
 
@@ -251,22 +327,3 @@ def policy_validate(*, kind: str, config: Any) -> dict[str, Any]:
     cleaned = policy_kind.validate(config, problems)
     problems.raise_if_any()
     return cleaned
-
-
-def tool_guard_rules(*, config: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """A validated ``tool_guard`` config as ``runtime.safety.ToolArgumentGuard`` rules:
-    tool → argument → ``ArgumentRule`` (the three rule maps merged per argument)."""
-    from runtime.safety import ArgumentRule
-
-    rules: dict[str, dict[str, Any]] = {}
-    for tool, by_rule in config["tools"].items():
-        per_arg: dict[str, dict[str, Any]] = {}
-        for rule, field in (
-            ("allowed_values", "allowed_values"),
-            ("patterns", "pattern"),
-            ("max_length", "max_length"),
-        ):
-            for arg, value in by_rule.get(rule, {}).items():
-                per_arg.setdefault(arg, {})[field] = value
-        rules[tool] = {arg: ArgumentRule(**fields) for arg, fields in per_arg.items()}
-    return rules

@@ -158,3 +158,59 @@ def callback_names_known() -> KnownNames:
             if isinstance(entry.get("name"), str):
                 callbacks.add(entry["name"])
     return KnownNames(agents=sorted(agents), callbacks=sorted(callbacks))
+
+
+@dataclass(frozen=True)
+class PolicyVersion:
+    """One entry of a policy's history: who made which version, why, and what changed."""
+
+    version: int | None
+    at: Any
+    actor: str
+    action: str
+    reason: str
+    changes: list[ConfigChange]
+    """Config keys that differ from the version before (every key of a first version)."""
+    enabled: tuple[bool | None, bool | None] | None
+    agents: tuple[list[str], list[str]] | None
+
+
+def _side(snapshot: Any, key: str, default: Any) -> Any:
+    return snapshot.get(key, default) if isinstance(snapshot, dict) else default
+
+
+def policy_versions(*, policy: Policy, limit: int = 50) -> list[PolicyVersion]:
+    """The policy's history from its audit trail, newest first: each version with the diff
+    of its config against the one before, and its switch and agents when they changed."""
+    out = []
+    for entry in policy_history(policy=policy)[:limit]:
+        before, after = entry.before, entry.after
+        config_before = _side(before, "config", {})
+        config_after = _side(after, "config", {})
+        enabled = (_side(before, "enabled", None), _side(after, "enabled", None))
+        agents = (_side(before, "agents", []), _side(after, "agents", []))
+        out.append(
+            PolicyVersion(
+                version=_side(after, "version", None) or _side(before, "version", None),
+                at=entry.at,
+                actor=entry.actor_label or "(system)",
+                action=entry.action.removeprefix("policy."),
+                reason=entry.reason,
+                changes=config_diff(
+                    before=config_before if isinstance(config_before, dict) else {},
+                    after=config_after if isinstance(config_after, dict) else {},
+                ),
+                enabled=enabled if enabled[0] != enabled[1] else None,
+                agents=agents if agents[0] != agents[1] else None,
+            )
+        )
+    return out
+
+
+def policies_governing(*, agent_names: set[str]) -> list[Policy]:
+    """Every policy (enabled or not) attached to one of ``agent_names``, by kind and name."""
+    return [
+        policy
+        for policy in Policy.objects.order_by("kind", "name")
+        if agent_names & set(policy.agents)
+    ]

@@ -3,6 +3,7 @@ transaction."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -17,6 +18,7 @@ from agentdash.controls.models import (
     POLICY_TARGET,
     CallbackSetting,
     Policy,
+    RateWindow,
 )
 from agentdash.controls.policies import policy_validate
 from agentdash.controls.switch_announce import switch_announce_on_commit
@@ -280,3 +282,25 @@ def callback_setting_clear(
         )
         switch_announce_on_commit(**scope)
     return True
+
+
+RATE_WINDOWS_KEPT_S = 86_400
+"""Windows older than this are deleted as new ones are counted (the longest window a
+``rate_limit`` policy allows)."""
+
+
+def rate_window_hit(*, key: str, limit: int, window_s: int, now: float) -> float | None:
+    """Count one call under ``key`` in the fixed window holding ``now``: ``None`` when it is
+    one of the first ``limit`` calls of that window, else the seconds until the next window
+    (the call not counted). Atomic across workers: a conditional ``UPDATE`` on one row."""
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    start = int(now // window_s) * window_s
+    with transaction.atomic():
+        RateWindow.objects.get_or_create(key=digest, window_start=start)
+        counted = RateWindow.objects.filter(key=digest, window_start=start, count__lt=limit).update(
+            count=F("count") + 1
+        )
+        RateWindow.objects.filter(
+            key=digest, window_start__lt=int(now) - RATE_WINDOWS_KEPT_S
+        ).delete()
+    return None if counted else max(start + window_s - now, 0.0)

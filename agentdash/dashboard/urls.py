@@ -1,7 +1,7 @@
 from django.urls import path
 
 from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
-from agentdash.dashboard import data_views, export_views, views
+from agentdash.dashboard import data_views, export_views, guardrail_views, views
 
 app_name = "dashboard"
 
@@ -33,6 +33,18 @@ urlpatterns = [
         data_views.session_events,
         name="session_events",
     ),
+    # What the guardrails decided, and the policies they follow (docs/SAFETY.md).
+    path(
+        "sessions/<session_id:session_id>/guardrails/",
+        guardrail_views.session_guardrails,
+        name="session_guardrails",
+    ),
+    path(
+        "agents/<str:agent_name>/guardrails/",
+        guardrail_views.agent_guardrails,
+        name="agent_guardrails",
+    ),
+    path("policies/<int:policy_id>/", guardrail_views.policy_edit, name="policy_edit"),
     # Downloads (docs/EXPORT.md): the session document, its spans as OTLP/JSON, one trace.
     path(
         "sessions/<session_id:session_id>/export/session/",

@@ -5,6 +5,7 @@ processes and output — its span on the timeline says how the run ended."""
 
 from __future__ import annotations
 
+from agentdash.demo.guardrails import guarded
 from runtime import Agent
 from runtime.code_executors import CodeExecutionTool, SandboxedCodeExecutor, SandboxLimits
 from runtime.examples.capital import default_model
@@ -30,4 +31,5 @@ root_agent = Agent(
             ),
         )
     ],
+    **guarded(),
 )

@@ -6,32 +6,43 @@ table the agent must not read), so nothing a query does outlives it. The policy 
 agent, else read-only on customers and orders), read when the tool runs, so an operator's
 edit applies to the next query. SQLite enforces it a second time: an authorizer denies reads
 of other tables and ``query_only`` blocks writes under a read-only policy.
+
+``run_query`` acts as the user (ADK's user-auth, ``@acts_as("user")``): each customer has an
+``owner`` (a demo username), and the database built for a query holds only the customers of
+the user who owns the session, and their orders. No SQL the model writes can reach another
+user's rows: they are not there. A user id that names no user (or Django not set up, as in
+``python -m runtime chat``) gets an empty shop.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 from typing import Any
 
+from agentdash.demo.guardrails import guarded
 from agentdash.demo.policies import PolicyUnavailableError, query_policy_for
-from runtime import Agent, ToolContext
+from runtime import Agent, Principal, ToolContext, acts_as
 from runtime.examples.capital import default_model
 from runtime.safety import QueryPolicy
+from runtime.tools import USER
+
+logger = logging.getLogger(__name__)
 
 MAX_ROWS = 50
 
 _SCHEMA = """
-CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT, city TEXT);
+CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, email TEXT, city TEXT, owner TEXT);
 CREATE TABLE orders (
     id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id),
     product TEXT, amount REAL, placed_on TEXT
 );
 CREATE TABLE salaries (employee TEXT, amount INTEGER);
 """
-_CUSTOMERS = [
-    (1, "Alice Martin", "alice@example.com", "Lyon"),
-    (2, "Bob Chen", "bob@example.com", "Toronto"),
-    (3, "Chiara Rossi", "chiara@example.com", "Milan"),
+_CUSTOMERS = [  # the last field is the owner: the username of the user they belong to
+    (1, "Alice Martin", "alice@example.com", "Lyon", "alice"),
+    (2, "Bob Chen", "bob@example.com", "Toronto", "bob"),
+    (3, "Chiara Rossi", "chiara@example.com", "Milan", "chiara"),
 ]
 _ORDERS = [
     (1, 1, "keyboard", 89.0, "2026-09-14"),
@@ -42,11 +53,47 @@ _ORDERS = [
 _SALARIES = [("ceo", 400_000), ("engineer", 120_000)]
 
 
-def _database(policy: QueryPolicy) -> sqlite3.Connection:
+class UserUnresolvedError(RuntimeError):
+    """The user's account could not be looked up; the tool must refuse to run."""
+
+
+def _username_of(principal: Principal) -> str | None:
+    """The username of the Django user whose pk is ``principal.id``, or ``None`` when the
+    principal is not a user, names no user, or Django is not set up (an empty shop). Raises
+    :class:`UserUnresolvedError` when the database cannot be read."""
+    if principal.kind != USER:
+        return None
+    from django.apps import apps
+
+    if not apps.ready:
+        logger.warning("Django is not set up: user %r owns no customers", principal.id)
+        return None
+    from django.contrib.auth import get_user_model
+    from django.core.exceptions import ValidationError
+    from django.db import DatabaseError
+
+    user_model = get_user_model()
+    try:
+        found = (
+            user_model._default_manager.filter(pk=principal.id)
+            .values_list(user_model.USERNAME_FIELD, flat=True)
+            .first()
+        )
+    except (ValueError, TypeError, ValidationError):  # not a pk at all, e.g. "u1"
+        return None
+    except DatabaseError as exc:
+        raise UserUnresolvedError(f"the user could not be looked up: {exc}") from exc
+    return None if found is None else str(found)
+
+
+def _database(policy: QueryPolicy, owner: str | None) -> sqlite3.Connection:
+    """The shop as ``owner`` sees it: their customers and those customers' orders only."""
+    customers = [c for c in _CUSTOMERS if owner is not None and c[4] == owner]
+    ids = {c[0] for c in customers}
     db = sqlite3.connect(":memory:")
     db.executescript(_SCHEMA)
-    db.executemany("INSERT INTO customers VALUES (?, ?, ?, ?)", _CUSTOMERS)
-    db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", _ORDERS)
+    db.executemany("INSERT INTO customers VALUES (?, ?, ?, ?, ?)", customers)
+    db.executemany("INSERT INTO orders VALUES (?, ?, ?, ?, ?)", [o for o in _ORDERS if o[1] in ids])
     db.executemany("INSERT INTO salaries VALUES (?, ?)", _SALARIES)
     db.commit()
     allowed = {t.lower() for t in policy.tables}
@@ -67,10 +114,13 @@ def _database(policy: QueryPolicy) -> sqlite3.Connection:
     return db
 
 
+@acts_as("user")
 def run_query(sql: str, tool_context: ToolContext) -> dict[str, Any]:
-    """Runs one SQL query on the shop database and returns the columns and rows.
+    """Runs one SQL query on the user's own shop data and returns the columns and rows.
 
-    Tables: customers(id INTEGER, name TEXT, email TEXT, city TEXT) and
+    It acts as the user: the database holds only the customers the user owns and their
+    orders, so every query answers about the user's own data (no need to filter by owner).
+    Tables: customers(id INTEGER, name TEXT, email TEXT, city TEXT, owner TEXT) and
     orders(id INTEGER, customer_id INTEGER, product TEXT, amount REAL, placed_on DATE).
 
     Args:
@@ -83,7 +133,11 @@ def run_query(sql: str, tool_context: ToolContext) -> dict[str, Any]:
     refusal = policy.check(sql)
     if refusal is not None:
         return {"error": refusal}
-    db = _database(policy)
+    try:
+        owner = _username_of(tool_context.principal)
+    except UserUnresolvedError as exc:
+        return {"error": f"Error: no query was run: {exc}."}
+    db = _database(policy, owner)
     before = db.total_changes
     try:
         cursor = db.execute(sql)
@@ -103,10 +157,14 @@ def run_query(sql: str, tool_context: ToolContext) -> dict[str, Any]:
 root_agent = Agent(
     name="data_agent",
     model=default_model(),
-    description="Answers questions about customers and orders with SQL.",
+    description="Answers questions about the user's own customers and orders with SQL.",
     instruction=(
         "You answer questions about the shop's customers and orders by running SQL with "
-        "run_query, then summarise the rows. Never try to read other tables."
+        "run_query, then summarise the rows. run_query acts as the user you are talking "
+        "to: it sees only that user's own customers and their orders, so its rows are all "
+        "theirs, and a customer it does not return is one they may not see. Never try to "
+        "read other tables."
     ),
     tools=[run_query],
+    **guarded(),
 )

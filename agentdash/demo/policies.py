@@ -1,17 +1,21 @@
-"""Where the demo agents' policies come from: the database, read when a tool runs.
+"""Where the demo agents' policies come from: the database, read when a tool or a
+guardrail runs.
 
 An operator edits the ``query`` policy of ``data_agent`` (a ``controls.Policy`` row) and the
-agent's next query obeys it. ``Policy`` is imported lazily so the demo agents import without
-Django being set up.
+agent's next query obeys it; the same for each guardrail's policy (:func:`stored_policy`).
+Django is imported lazily so the demo agents import without Django being set up.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from pydantic import ValidationError
 
+from runtime.agents.readonly_context import ReadonlyContext
+from runtime.guardrails import InMemoryRateCounter, PolicySource, PolicyView
 from runtime.safety import QueryPolicy
 
 logger = logging.getLogger(__name__)
@@ -60,3 +64,47 @@ def query_policy_for(agent_name: str) -> QueryPolicy:
         raise PolicyUnavailableError(
             f"the query policy of {agent_name!r} is invalid: {problems}"
         ) from exc
+
+
+def _django_ready() -> bool:
+    from django.apps import apps
+
+    return apps.ready and apps.is_installed("agentdash.controls")
+
+
+def stored_policy(kind: str) -> PolicySource:
+    """A guardrail's policy source: the enabled ``kind`` policy attached to the running
+    agent, read from the database at every call (``None`` without one, or without Django:
+    the guardrail's default applies). A database error propagates: the guardrail fails
+    closed."""
+
+    async def source(ctx: ReadonlyContext) -> PolicyView | None:
+        if not _django_ready():
+            return None
+        from agentdash.controls.selectors import policy_for
+        from agentdash.core.threads import in_worker_thread
+
+        policy = await in_worker_thread(policy_for)(agent_name=ctx.agent_name, kind=kind)
+        if policy is None:
+            return None
+        return PolicyView(config=policy.config, name=policy.name, version=policy.version)
+
+    return source
+
+
+class DatabaseRateCounter:
+    """Rate-limit counts in the database (``controls.RateWindow``), shared by every worker;
+    in this process's memory when Django is not set up."""
+
+    def __init__(self) -> None:
+        self._fallback = InMemoryRateCounter()
+
+    async def hit(self, key: str, *, limit: int, window_s: float) -> float | None:
+        if not _django_ready():
+            return await self._fallback.hit(key, limit=limit, window_s=window_s)
+        from agentdash.controls.services import rate_window_hit
+        from agentdash.core.threads import in_worker_thread
+
+        return await in_worker_thread(rate_window_hit)(
+            key=key, limit=limit, window_s=int(window_s), now=time.time()
+        )

@@ -25,6 +25,60 @@ DEMO_USERS = ("alice", "bob")
 DEMO_OPERATOR = "operator"
 DEMO_ADMIN = "admin"
 DATA_AGENT_POLICY = "data_agent query policy"
+SUPPORT_AGENTS = ["support_desk", "billing_agent", "tech_agent"]
+GUARDED_AGENTS = [*SUPPORT_AGENTS, "data_agent", "analyst"]
+GUARDRAIL_POLICIES: list[dict[str, Any]] = [
+    {
+        "name": "demo step limits",
+        "kind": "step_limits",
+        "config": {"max_model_calls": 12, "max_tool_calls": 8},
+        "agents": GUARDED_AGENTS,
+    },
+    {
+        "name": "demo input screen",
+        "kind": "input_screen",
+        "config": {
+            "blocked_terms": ["lawsuit", "lawyer"],
+            "blocked_patterns": [r"ignore (all |any |your )?(previous |prior )?instructions"],
+            "reply": "I can't help with legal matters or with changing my instructions. "
+            "For legal questions, please write to our legal team.",
+        },
+        "agents": GUARDED_AGENTS,
+    },
+    {
+        "name": "demo tool rate limit",
+        "kind": "rate_limit",
+        "config": {"max_calls": 20, "window_seconds": 60},
+        "agents": GUARDED_AGENTS,
+    },
+    {
+        "name": "demo tool guard",
+        "kind": "tool_guard",
+        "config": {
+            "allowed_tools": [
+                "lookup_invoice",
+                "billing_policy",
+                "check_service_status",
+                "search_known_issues",
+                "run_query",
+                "run_python",
+            ],
+            "tools": {
+                "lookup_invoice": {"max_length": {"invoice_number": 40}},
+                "run_query": {"max_length": {"sql": 2000}},
+                "run_python": {"max_length": {"code": 20000}},
+            },
+        },
+        "agents": GUARDED_AGENTS,
+    },
+    {
+        "name": "demo output redaction",
+        "kind": "output_redaction",
+        "config": {"redact": ["email", "phone", "card", "key"]},
+        "agents": GUARDED_AGENTS,
+    },
+]
+"""The demo agents' guardrail policies, created by ``seed_demo`` when missing."""
 
 
 class DemoSeedRefusedError(RuntimeError):
@@ -39,6 +93,7 @@ class DemoSeedResult:
     updated: list[str] = field(default_factory=list)
     password_is_default: bool = True
     policy_created: bool = False
+    guardrail_policies_created: list[str] = field(default_factory=list)
     agents: list[str] = field(default_factory=list)
 
 
@@ -93,11 +148,24 @@ def _query_policy_ensure() -> bool:
     return True
 
 
+def _guardrail_policies_ensure() -> list[str]:
+    """Create each of :data:`GUARDRAIL_POLICIES` that does not exist (by name); an existing
+    one, maybe edited by an operator, is left alone. Returns the names created."""
+    created = []
+    for fields in GUARDRAIL_POLICIES:
+        if Policy.objects.filter(name=fields["name"]).exists():
+            continue
+        policy_create(**fields, actor=None, reason="manage.py seed_demo")
+        created.append(fields["name"])
+    return created
+
+
 def demo_seed() -> DemoSeedResult:
     """Create or update the demo accounts — ``alice`` and ``bob`` (users), ``operator`` (in
     the Operators group, and staff: it uses the admin within the group's permissions) and
     ``admin`` (superuser) — all with :func:`demo_password`; create the data agent's default
-    query policy if missing; mirror the configured agents.
+    query policy and the demo agents' guardrail policies if missing; mirror the configured
+    agents.
     Idempotent: a second run resets the same accounts to the same state.
 
     Raises :class:`DemoSeedRefusedError` when ``settings.DEBUG`` is off, and
@@ -124,5 +192,6 @@ def demo_seed() -> DemoSeedResult:
         operator.groups.add(operators)
         _user_upsert(username=DEMO_ADMIN, password=password, superuser=True, result=result)
         result.policy_created = _query_policy_ensure()
+        result.guardrail_policies_created = _guardrail_policies_ensure()
         result.agents = [record.name for record in agents_mirror()]
     return result

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from agentdash.demo.guardrails import guarded
 from runtime import Agent, CallbackContext
 from runtime.examples.capital import default_model
 
@@ -170,6 +171,7 @@ billing_agent = Agent(
         "and fees with billing_policy."
     ),
     tools=[lookup_invoice, billing_policy],
+    **guarded(),
 )
 
 tech_agent = Agent(
@@ -185,6 +187,7 @@ tech_agent = Agent(
         "and give the workaround."
     ),
     tools=[check_service_status, search_known_issues],
+    **guarded(),
 )
 
 root_agent = Agent(
@@ -198,4 +201,5 @@ root_agent = Agent(
     ),
     sub_agents=[billing_agent, tech_agent],
     before_agent_callback=greet_customer,
+    **guarded(tools=False),
 )

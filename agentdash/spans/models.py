@@ -50,6 +50,10 @@ class Span(models.Model):
     tokens_out = models.BigIntegerField(null=True, blank=True)
     tokens_cached = models.BigIntegerField(null=True, blank=True)
     tokens_thinking = models.BigIntegerField(null=True, blank=True)
+    # A guardrail's decision, read out of its attributes by the store (agentdash.spans
+    # .decisions): the guardrails view lists and counts them from one small index.
+    guardrail = models.CharField(max_length=128, blank=True)
+    decision = models.CharField(max_length=16, blank=True)
 
     class Meta:
         constraints = [
@@ -74,6 +78,11 @@ class Span(models.Model):
                 ],
                 name="span_usage",
                 condition=models.Q(tokens_in__isnull=False) | models.Q(tokens_out__isnull=False),
+            ),
+            models.Index(
+                fields=["session", "decision", "guardrail", "start_time"],
+                name="span_decision",
+                condition=~models.Q(decision=""),
             ),
         ]
 

@@ -27,6 +27,7 @@ from agentdash.changes.services import (
 )
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.services import audit_record
+from agentdash.spans.decisions import DECISION_COLUMNS
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice, Span
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.usage import USAGE_COLUMNS
@@ -51,6 +52,7 @@ _SPAN_FIELDS = (
     "session_id",
     "run_id",
     *USAGE_COLUMNS,
+    *DECISION_COLUMNS,
 )
 
 

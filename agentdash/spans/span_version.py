@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from agentdash.core.hygiene import storable, text_storable
+from agentdash.spans.decisions import decision_columns
 from agentdash.spans.models import Span
 from agentdash.spans.usage import usage_columns
 from runtime.telemetry.attributes import AgentDash
@@ -37,10 +38,14 @@ class SpanVersion:
     tokens_out: int | None = field(default=None, init=False)
     tokens_cached: int | None = field(default=None, init=False)
     tokens_thinking: int | None = field(default=None, init=False)
+    # A guardrail's decision on this step (agentdash.spans.decisions).
+    guardrail: str = field(default="", init=False)
+    decision: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
         self._make_storable()
-        for column, value in usage_columns(self.attributes).items():
+        columns = {**usage_columns(self.attributes), **decision_columns(self.attributes)}
+        for column, value in columns.items():
             object.__setattr__(self, column, value)
 
     def _make_storable(self) -> None:

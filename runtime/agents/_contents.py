@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from google.genai import types
 
 from runtime.events.event import Event
+from runtime.models.llm_request import CONTEXT_PREFIX
 from runtime.telemetry.payloads import to_json
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 
@@ -40,7 +41,7 @@ def _json(value: object) -> str:
 
 def _as_context(event: Event) -> types.Content:
     """Another agent's turn, retold to this agent as user-side context."""
-    parts = [types.Part(text="For context:")]
+    parts = [types.Part(text=CONTEXT_PREFIX)]
     for part in event.content.parts or [] if event.content else []:
         if part.text and not part.thought:
             parts.append(types.Part(text=f"[{event.author}] said: {part.text}"))

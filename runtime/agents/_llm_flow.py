@@ -13,13 +13,13 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from runtime.agents._contents import CLIENT_ID_PREFIX
 from runtime.agents.callback_context import CallbackContext
 from runtime.agents.run_config import StreamingMode
-from runtime.callbacks.pipeline import run_adk_callbacks, run_any_agent_hook
+from runtime.callbacks.pipeline import holds_stream, run_adk_callbacks, run_any_agent_hook
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
-from runtime.telemetry.attributes import AgentDash, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation
 from runtime.telemetry.payloads import contents_to_messages, to_json, tool_definitions
 from runtime.telemetry.tracing import (
     LiveSpan,
@@ -48,6 +48,10 @@ def base_attributes(ctx: InvocationContext) -> dict[str, Any]:
     }
 
 
+MODEL_SAFETY = "model-safety"
+"""Guardrail name on a model span whose answer the provider's safety filters withheld."""
+
+
 def _record_response(span: LiveSpan, response: LlmResponse, capture: bool) -> None:
     for key, count in usage_attributes(response.usage_metadata).items():
         span.set_attribute(key, count)
@@ -55,6 +59,12 @@ def _record_response(span: LiveSpan, response: LlmResponse, capture: bool) -> No
         span.set_attribute(GenAI.RESPONSE_FINISH_REASONS, [response.finish_reason.value.lower()])
     if response.model_version:
         span.set_attribute(GenAI.RESPONSE_MODEL, response.model_version)
+    if response.safety_blocked:
+        # The provider's filters as a guardrail: a blocked step, with the categories why.
+        span.set_attribute(AgentDash.GUARDRAIL_NAME, MODEL_SAFETY)
+        span.set_attribute(AgentDash.GUARDRAIL_DECISION, Decision.BLOCKED)
+        reason = response.error_message or "the model's safety filters blocked the answer"
+        span.set_attribute(AgentDash.GUARDRAIL_REASON, reason)
     if response.error_code:
         span.set_attribute(
             AgentDash.ERROR_MESSAGE, f"{response.error_code}: {response.error_message}"
@@ -114,6 +124,16 @@ async def _model_steps(
         tools = tool_definitions(request.config.tools)
         if tools:
             span.set_attribute(GenAI.TOOL_DEFINITIONS, to_json(tools))
+    if request.config.safety_settings:
+        span.set_attribute(
+            AgentDash.MODEL_SAFETY_SETTINGS,
+            to_json(
+                [
+                    s.model_dump(mode="json", exclude_none=True)
+                    for s in request.config.safety_settings
+                ]
+            ),
+        )
     final = await run_adk_callbacks(
         ctx,
         "before_model",
@@ -127,11 +147,15 @@ async def _model_steps(
         ctx.count_llm_call()
         await run_any_agent_hook(ctx, "before_llm_call", agent.callbacks, span, llm_request=request)
         stream = ctx.run_config.streaming_mode == StreamingMode.SSE
+        # A redacting after_model callback must see the answer before anyone does: its
+        # partials are not passed on, the (redacted) final response arrives whole.
+        pass_partials = not holds_stream(ctx, agent._after_model)
         try:
             async with aclosing(llm.generate_content_async(request, stream=stream)) as chunks:
                 async for response in chunks:
                     if response.partial:
-                        yield _event(agent, ctx, response, EventActions(), partial=True)
+                        if pass_partials:
+                            yield _event(agent, ctx, response, EventActions(), partial=True)
                     else:
                         final = response
             if final is None:
@@ -151,7 +175,6 @@ async def _model_steps(
             )
             if final is None:
                 raise
-        await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
         replaced = await run_adk_callbacks(
             ctx,
             "after_model",
@@ -164,6 +187,9 @@ async def _model_steps(
         )
         if replaced is not None:
             final = replaced
+        # After the after_model callbacks: hooks see the answer the agent goes on with (a
+        # redacted one, never what a redactor hid).
+        await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
     event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
     span.set_attribute(AgentDash.EVENT_ID, event.id)
     _record_response(span, final, capture)

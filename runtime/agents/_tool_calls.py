@@ -19,6 +19,7 @@ from runtime.telemetry.payloads import to_json
 from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
+from runtime.tools.identity import AGENT, Identity
 from runtime.tools.tool_context import ToolContext
 
 if TYPE_CHECKING:
@@ -30,9 +31,11 @@ async def _call_tool(
     agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, Any]
 ) -> tuple[types.Part | None, EventActions]:
     actions = EventActions()
-    tool_ctx = ToolContext(ctx, function_call_id=call.id, event_actions=actions)
     name = call.name or ""
     tool = tools.get(name)
+    # Whom the call acts as, for the tool and its callbacks; no such tool: the agent.
+    identity: Identity = AGENT if tool is None else tool.identity
+    tool_ctx = ToolContext(ctx, function_call_id=call.id, event_actions=actions, identity=identity)
     args: dict[str, Any] = dict(call.args or {})
     attributes = {
         **base_attributes(ctx),
@@ -41,6 +44,8 @@ async def _call_tool(
         GenAI.TOOL_CALL_ID: call.id or "",
         GenAI.TOOL_TYPE: getattr(tool, "tool_type", "function"),
         AgentDash.SPAN_KIND: "tool",
+        AgentDash.TOOL_IDENTITY: tool_ctx.identity,
+        AgentDash.TOOL_PRINCIPAL: tool_ctx.principal.id,
     }
     if tool is not None and tool.description:
         attributes[GenAI.TOOL_DESCRIPTION] = tool.description[:512]
@@ -83,6 +88,7 @@ async def _run_tool(
         ctx, "before_tool", agent._before_tool, dict, step_span=span, **common
     )
     if result is None:
+        ctx.counters.tool_calls += 1
         await run_any_agent_hook(
             ctx, "before_tool_execution", agent.callbacks, span, tool=tool, args=args
         )

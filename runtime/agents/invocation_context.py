@@ -15,6 +15,7 @@ from runtime.callbacks.switchboard import AllEnabled, Switchboard
 from runtime.errors import LlmCallsLimitExceededError
 from runtime.sessions.session import Session
 from runtime.telemetry.attributes import CONTENT_CAPTURE
+from runtime.tools.identity import DEFAULT_SERVICE_IDENTITY
 
 if TYPE_CHECKING:
     from runtime.agents.base_agent import BaseAgent
@@ -30,12 +31,16 @@ def new_invocation_id() -> str:
 @dataclass
 class _Counters:
     llm_calls: int = 0
+    """Model calls made (not those a ``before_model`` callback answered)."""
+    tool_calls: int = 0
+    """Tools run (not calls a ``before_tool`` callback answered)."""
 
 
 @dataclass
 class InvocationContext:
     """The invocation's shared state. Agents get a copy naming themselves (``for_agent``);
-    the session, services, switchboard, counters and any-agent ``Context`` are shared."""
+    the session, services, switchboard, counters and any-agent ``Context`` are shared.
+    ``service_identity`` is the id tools acting as the agent act as (``Runner``'s)."""
 
     invocation_id: str
     agent: BaseAgent
@@ -52,6 +57,7 @@ class InvocationContext:
     counters: _Counters = field(default_factory=_Counters)
     trace_id: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
+    service_identity: str = DEFAULT_SERVICE_IDENTITY
 
     @property
     def app_name(self) -> str:

@@ -52,3 +52,37 @@ def callback_name(obj: Any) -> str:
     if isinstance(own, str) and own:
         return own
     return type(obj).__qualname__.rsplit("<locals>.", 1)[-1]
+
+
+class Hook:
+    """A callable carrying a callback name, for hooks made from bound methods (which cannot
+    carry one), e.g. the ``before_model`` of a guardrail object.
+
+    ``conceals``: the callback's span does not record what its return replaced (a redactor's
+    replaced response is the text it exists to hide). ``holds_stream``: while this
+    ``after_model`` callback is switched on, the model's partial responses are not streamed,
+    so nothing it would change reaches a client before it has run.
+    """
+
+    __slots__ = ("__agentdash_callback_name__", "_fn", "conceals", "holds_stream")
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        *,
+        conceals: bool = False,
+        holds_stream: bool = False,
+    ) -> None:
+        if not name or not name.strip():
+            raise ValueError("a callback name must not be empty")
+        self.__agentdash_callback_name__ = name
+        self._fn = fn
+        self.conceals = conceals
+        self.holds_stream = holds_stream
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Hook({self.__agentdash_callback_name__!r})"

@@ -115,7 +115,7 @@ async def run_adk_callbacks(
                 continue
             span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.OVERRIDDEN)
             if ictx.captures_content():
-                _record_override(span, result, kwargs)
+                _record_override(span, result, kwargs, conceals=_conceals(cb.fn))
             if step_span is not None:
                 step_span.set_attribute(mark, cb.name)
             return result
@@ -126,13 +126,33 @@ _REPLACEABLE = ("llm_response", "tool_response", "error")
 """The keyword arguments that hold what an overriding callback's return replaces."""
 
 
-def _record_override(span: LiveSpan, result: Any, kwargs: dict[str, Any]) -> None:
+def _conceals(fn: Callable[..., Any]) -> bool:
+    return getattr(fn, "conceals", False) is True
+
+
+def _record_override(
+    span: LiveSpan, result: Any, kwargs: dict[str, Any], *, conceals: bool
+) -> None:
     span.set_attribute(AgentDash.CALLBACK_RETURNED, to_json(returned_value(result)))
+    if conceals:
+        return
     for name in _REPLACEABLE:
         if name in kwargs:
             replaced = to_json(returned_value(kwargs[name]))
             span.set_attribute(AgentDash.CALLBACK_REPLACED, replaced)
             return
+
+
+def holds_stream(ictx: InvocationContext, callbacks: Sequence[NamedCallback]) -> bool:
+    """Whether a switched-on callback among ``callbacks`` (an agent's ``after_model``) asks
+    for the model's partial responses to be held back (``Hook(holds_stream=True)``)."""
+    return any(
+        getattr(cb.fn, "holds_stream", False) is True
+        and ictx.switchboard.is_enabled(
+            agent_name=ictx.agent.name, callback_name=cb.name, session_id=ictx.session.id
+        )
+        for cb in callbacks
+    )
 
 
 async def run_any_agent_hook(

@@ -72,3 +72,17 @@ def system_instruction_text(request: LlmRequest) -> str:
     if isinstance(si, list):
         return "\n".join(x if isinstance(x, str) else (getattr(x, "text", "") or "") for x in si)
     return str(si)
+
+
+CONTEXT_PREFIX = "For context:"
+"""How other agents' turns start when retold to a model as user-side content."""
+
+
+def latest_user_text(request: LlmRequest) -> str:
+    """The text of the last user turn in ``request`` (not other agents' retold turns)."""
+    for content in reversed(request.contents):
+        parts = content.parts or []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        if content.role == "user" and text and not text.startswith(CONTEXT_PREFIX):
+            return text
+    return ""

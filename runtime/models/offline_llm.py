@@ -22,11 +22,10 @@ from runtime.models._offline_answer import PREFIX, answer_from
 from runtime.models._offline_sql import is_sql_param, schema_from, sql_for, typed_sql
 from runtime.models._offline_text import fill_args, keys, name_keys, params, score
 from runtime.models.base_llm import BaseLlm
-from runtime.models.llm_request import LlmRequest, system_instruction_text
+from runtime.models.llm_request import CONTEXT_PREFIX, LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
 
 _TRANSFER = "transfer_to_agent"
-_CONTEXT = "For context:"
 _FOLLOW_UP = re.compile(r"\s*(and|also|what about|how about)\b", re.IGNORECASE)
 MAX_MESSAGE = 20_000
 """Longer messages are echoed, not searched for tools (the rules are for questions)."""
@@ -103,7 +102,8 @@ class OfflineLlm(BaseLlm):
         contents = request.contents
         turn = None  # the last user turn; other agents' "For context:" turns do not count
         for i, content in enumerate(contents):
-            if content.role == "user" and (content.parts or [types.Part()])[0].text != _CONTEXT:
+            first = (content.parts or [types.Part()])[0].text
+            if content.role == "user" and first != CONTEXT_PREFIX:
                 turn = i
         parts = (contents[turn].parts or []) if turn is not None else []
         results = [p.function_response for p in parts if p.function_response]

@@ -15,22 +15,31 @@ import hashlib
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from google.genai import types
 from opentelemetry.trace import SpanKind
+from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.agents.callback_context import CallbackContext
+from runtime.callbacks.naming import Hook
+from runtime.guardrails.policy import Guardrail, PolicyUnavailableError
 from runtime.models.base_llm import BaseLlm
-from runtime.models.llm_request import LlmRequest
+from runtime.models.llm_request import LlmRequest, latest_user_text
 from runtime.models.llm_response import LlmResponse
-from runtime.telemetry.attributes import AgentDash, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation
 from runtime.telemetry.tracing import mark_error, start_span
 from runtime.telemetry.usage import usage_attributes
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.tool_context import ToolContext
 
-__all__ = ["DEFAULT_SCREEN_INSTRUCTION", "SCREEN_ATTRIBUTE", "VERDICT_STATE_KEY", "LlmScreen"]
+__all__ = [
+    "DEFAULT_SCREEN_INSTRUCTION",
+    "SCREEN_ATTRIBUTE",
+    "VERDICT_STATE_KEY",
+    "LlmScreen",
+    "LlmScreenConfig",
+]
 
 VERDICT_STATE_KEY = "temp:screen_verdict"
 SCREEN_ATTRIBUTE = "agentdash.screen"
@@ -54,7 +63,6 @@ _VERDICT = re.compile(
     r"""[\s*`'"]*(safe|unsafe)(?=$|[\s.:,;!)*`'"-])[\s.:,;!)*`'"-]*(.*)""",
     re.IGNORECASE | re.DOTALL,
 )
-_CONTEXT_PREFIX = "For context:"  # other agents' turns, retold as user-side content
 
 
 def parse_verdict(answer: str) -> tuple[bool, str]:
@@ -66,22 +74,27 @@ def parse_verdict(answer: str) -> tuple[bool, str]:
     return m.group(1).lower() == "safe", m.group(2).strip()[:500]
 
 
-def latest_user_text(request: LlmRequest) -> str:
-    """The text of the last user turn in ``request`` (not other agents' retold turns)."""
-    for content in reversed(request.contents):
-        parts = content.parts or []
-        text = "".join(p.text for p in parts if p.text and not p.thought)
-        if content.role == "user" and text and not text.startswith(_CONTEXT_PREFIX):
-            return text
-    return ""
+ScreenTarget = Literal["input", "tool_input", "output"]
 
 
-class LlmScreen:
+class LlmScreenConfig(BaseModel):
+    """What an :class:`LlmScreen` judges (``screen``: the user's input, tool calls, the
+    model's output) and, when set, the instruction and refusal that replace its own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    screen: list[ScreenTarget] = Field(default_factory=lambda: ["input", "tool_input", "output"])
+    instruction: str | None = Field(default=None, min_length=1, max_length=20_000)
+    refusal: str | None = Field(default=None, min_length=1, max_length=2000)
+
+
+class LlmScreen(Guardrail[LlmScreenConfig]):
     """Screens inputs with ``model`` (any :class:`BaseLlm`) told ``instruction``.
 
     The screening model must answer starting with "safe" or "unsafe" (any case); anything
     else, an empty answer or a failed call counts as unsafe. Each verdict is written to
-    ``state["temp:screen_verdict"]`` as ``{"screen", "input", "safe", "reason"}``.
+    ``state["temp:screen_verdict"]`` as ``{"screen", "input", "safe", "reason"}`` and on the
+    hook's callback span as a guardrail decision (``allowed`` or ``unsafe``).
 
     - ``before_model(callback_context, llm_request)``: screens the latest user text; unsafe →
       an :class:`LlmResponse` saying ``refusal``, so the agent's model is not called. A text
@@ -89,11 +102,18 @@ class LlmScreen:
       (nothing to judge) passes.
     - ``before_tool(tool, args, tool_context)``: screens the call (tool name and arguments);
       unsafe → ``{"error": "Tool call blocked: ..."}``, so the tool does not run.
+    - ``after_model(callback_context, llm_response)``: screens the model's answer text;
+      unsafe → ``refusal`` instead (the answer is not streamed while this hook is on).
 
-    Both hooks carry ``name`` as their callback name: one switchboard toggle turns the whole
-    screen off. The screening call is traced as ``generate_content {model}`` with
-    ``agentdash.screen=True``; it runs no agent callbacks.
+    ``policy`` (optional, read at each call: see :mod:`runtime.guardrails.policy`) chooses
+    which of the three are screened and may replace the instruction and refusal; without one
+    all three are. Every hook carries ``name`` as its callback name: one switchboard toggle
+    turns the whole screen off. The screening call is traced as ``generate_content {model}``
+    with ``agentdash.screen=True``; it runs no agent callbacks.
     """
+
+    kind = "llm_screen"
+    Config = LlmScreenConfig
 
     def __init__(
         self,
@@ -102,27 +122,33 @@ class LlmScreen:
         *,
         name: str = "llm-screen",
         refusal: str = "I can't help with that request.",
+        policy: Any = None,
     ) -> None:
+        super().__init__(policy, name=name)
         self.model = model
         self.instruction = instruction
-        self.name = name
         self.refusal = refusal
-        self.before_model: Callable[..., Awaitable[LlmResponse | None]] = _Hook(
+        self.before_model: Callable[..., Awaitable[LlmResponse | None]] = Hook(
             name, self._before_model
         )
-        self.before_tool: Callable[..., Awaitable[dict[str, Any] | None]] = _Hook(
+        self.before_tool: Callable[..., Awaitable[dict[str, Any] | None]] = Hook(
             name, self._before_tool
+        )
+        self.after_model: Callable[..., Awaitable[LlmResponse | None]] = Hook(
+            name, self._after_model, holds_stream=True
         )
 
     def __repr__(self) -> str:
         return f"LlmScreen(name={self.name!r}, model={self.model.model!r})"
 
-    async def screen(self, text: str, ctx: CallbackContext | None = None) -> tuple[bool, str]:
+    async def screen(
+        self, text: str, ctx: CallbackContext | None = None, *, instruction: str | None = None
+    ) -> tuple[bool, str]:
         """Ask the screening model about ``text``: ``(safe, reason)``."""
         request = LlmRequest(
             model=self.model.model,
             contents=[types.Content(role="user", parts=[types.Part(text=f"Input:\n{text}")])],
-            config=types.GenerateContentConfig(system_instruction=self.instruction),
+            config=types.GenerateContentConfig(system_instruction=instruction or self.instruction),
         )
         attributes: dict[str, Any] = {
             GenAI.OPERATION_NAME: Operation.GENERATE_CONTENT,
@@ -158,6 +184,46 @@ class LlmScreen:
         verdict = {"screen": self.name, "input": kind, "safe": safe, "reason": reason}
         ctx.state[VERDICT_STATE_KEY] = verdict
 
+    async def _settings(self, ctx: CallbackContext, target: str) -> tuple[bool, str, str]:
+        """``(screens this target, instruction, refusal)`` under the current policy.
+
+        Raises :class:`PolicyUnavailableError` (the caller fails closed)."""
+        config, _view = await self.policy(ctx)
+        if config is None:
+            return True, self.instruction, self.refusal
+        instruction = config.instruction or self.instruction
+        return target in config.screen, instruction, config.refusal or self.refusal
+
+    async def _judge(
+        self, ctx: CallbackContext, target: str, kind: str, text: str
+    ) -> tuple[bool, str] | None:
+        """Screen ``text`` if the policy screens ``target``: ``(safe, refusal)``; ``None``
+        when it does not. Records the decision on the hook's span."""
+        try:
+            wanted, instruction, refusal = await self._settings(ctx, target)
+        except PolicyUnavailableError as exc:
+            self.record(Decision.UNSAFE, str(exc), None)
+            return False, self.refusal
+        if not wanted:
+            self.record(Decision.ALLOWED, f"the policy does not screen {target}", None)
+            return None
+        safe, reason = await self.screen(text, ctx, instruction=instruction)
+        self._record(ctx, kind, safe, reason)
+        _, view = await self._view(ctx)
+        self.record(
+            Decision.ALLOWED if safe else Decision.UNSAFE,
+            f"{kind.replace('_', ' ')} judged {'safe' if safe else 'unsafe'}"
+            + (f": {reason}" if reason else ""),
+            view,
+        )
+        return safe, refusal
+
+    async def _view(self, ctx: CallbackContext) -> tuple[Any, Any]:
+        try:
+            return await self.policy(ctx)
+        except PolicyUnavailableError:
+            return None, None
+
     async def _before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
@@ -168,33 +234,42 @@ class LlmScreen:
         digest = hashlib.sha256(text.encode()).hexdigest()
         if callback_context.state.get(seen_key) == digest:
             return None
-        safe, reason = await self.screen(text, callback_context)
-        self._record(callback_context, "user_message", safe, reason)
+        judged = await self._judge(callback_context, "input", "user_message", text)
+        if judged is None:
+            return None
+        safe, refusal = judged
         if safe:
             callback_context.state[seen_key] = digest
             return None
-        return LlmResponse(
-            content=types.Content(role="model", parts=[types.Part(text=self.refusal)]),
-            finish_reason=types.FinishReason.STOP,
-        )
+        return _text_response(refusal)
 
     async def _before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
         call = json.dumps(args, sort_keys=True, default=str, ensure_ascii=False)
-        safe, reason = await self.screen(f"Tool call: {tool.name}({call})", tool_context)
-        self._record(tool_context, "tool_call", safe, reason)
-        if safe:
+        judged = await self._judge(
+            tool_context, "tool_input", "tool_call", f"Tool call: {tool.name}({call})"
+        )
+        if judged is None or judged[0]:
             return None
         return {"error": "Tool call blocked: the safety screen judged this call unsafe."}
 
+    async def _after_model(
+        self, callback_context: CallbackContext, llm_response: LlmResponse
+    ) -> LlmResponse | None:
+        content = llm_response.content
+        parts = (content.parts or []) if content is not None else []
+        text = "".join(p.text for p in parts if p.text and not p.thought)
+        if not text:
+            return None
+        judged = await self._judge(callback_context, "output", "model_output", text)
+        if judged is None or judged[0]:
+            return None
+        return llm_response.model_copy(update={"content": _text_response(judged[1]).content})
 
-class _Hook:
-    """A bound hook carrying the screen's callback name (bound methods cannot carry one)."""
 
-    def __init__(self, name: str, fn: Callable[..., Awaitable[Any]]) -> None:
-        self.__agentdash_callback_name__ = name
-        self._fn = fn
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Awaitable[Any]:
-        return self._fn(*args, **kwargs)
+def _text_response(text: str) -> LlmResponse:
+    return LlmResponse(
+        content=types.Content(role="model", parts=[types.Part(text=text)]),
+        finish_reason=types.FinishReason.STOP,
+    )

@@ -66,7 +66,14 @@ class AgentDash:
     TRANSFER_TO = "agentdash.transfer_to_agent"
     ESCALATE = "agentdash.escalate"
     LONG_RUNNING = "agentdash.tool.long_running"
+    TOOL_IDENTITY = "agentdash.tool.identity"
+    """Whom the tool acted as: ``agent`` (the service identity) or ``user`` (the session's
+    owner); see ``runtime.tools.identity``."""
+    TOOL_PRINCIPAL = "agentdash.tool.principal"
+    """The id the tool acted as: the service identity, or the user id."""
     MODEL_OFFLINE = "agentdash.model.offline"
+    MODEL_SAFETY_SETTINGS = "agentdash.model.safety_settings"
+    """The request's ``safety_settings`` (category → threshold), as JSON."""
     CODE_LANGUAGE = "agentdash.code.language"
     CODE_INPUT = "agentdash.code.input"
     """The code run (with the message content)."""
@@ -81,6 +88,12 @@ class AgentDash:
     CODE_LIMITS = "agentdash.code.limits"
     """The run's limits, as JSON."""
     CODE_DURATION_MS = "agentdash.code.duration_ms"
+    GUARDRAIL_NAME = "agentdash.guardrail.name"
+    GUARDRAIL_DECISION = "agentdash.guardrail.decision"
+    """What a guardrail decided on this step: one of :class:`Decision`."""
+    GUARDRAIL_REASON = "agentdash.guardrail.reason"
+    GUARDRAIL_POLICY = "agentdash.guardrail.policy"
+    """The policy the decision was made under: its name, ``@`` its version when known."""
     ERROR_MESSAGE = "agentdash.error.message"
     CANCELLED = "agentdash.cancelled"
     """True on a span that ended because its run was cancelled (the cancellation passed
@@ -92,6 +105,17 @@ class AgentDash:
     """Set on a span stored in reduced form: why its full version could not be stored."""
     STORAGE_DROPPED = "agentdash.storage.dropped"
     """Set on the error span that stands for a span the store could not keep at all."""
+
+
+class Decision:
+    """What a guardrail decided (``agentdash.guardrail.decision``)."""
+
+    ALLOWED = "allowed"
+    BLOCKED = "blocked"
+    REDACTED = "redacted"
+    UNSAFE = "unsafe"
+    LIMIT = "limit"
+    ALL = (ALLOWED, BLOCKED, REDACTED, UNSAFE, LIMIT)
 
 
 class Outcome:

@@ -286,8 +286,54 @@ ACCESS: dict[str, list[Case]] = {
             # Downloads (docs/EXPORT.md): as the page itself.
             ("sessions/<session_id:session_id>/export/session/", {}, {}),
             ("sessions/<session_id:session_id>/export/otlp/", {}, {}),
+            # What the guardrails decided in it (docs/SAFETY.md): as the page itself.
+            ("sessions/<session_id:session_id>/guardrails/", {}, {}),
         )
     },
+    # An agent's guardrails and policies: operators only.
+    "agents/<str:agent_name>/guardrails/": [
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),
+            kwargs=lambda users: {"agent_name": "capital_agent"},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            kwargs=lambda users: {"agent_name": "no_such_agent"},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="post",
+            kwargs=lambda users: {"agent_name": "capital_agent"},
+        ),
+    ],
+    # A policy edited outside the admin: operators (with change_policy) only.
+    "policies/<int:policy_id>/": [
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),
+            kwargs=lambda users: {"policy_id": _policy()},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=redirect("/policies/")),
+            method="post",
+            data={
+                "config": '{"tables": ["orders", "items"]}',
+                "agents_text": "data_agent",
+                "enabled": "on",
+                "loaded_version": 1,
+                "action": "save",
+            },
+            kwargs=lambda users: {"policy_id": _policy()},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            kwargs=lambda users: {"policy_id": 999_999},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="put",
+            kwargs=lambda users: {"policy_id": _policy()},
+        ),
+    ],
     # One trace's download: found only in its session; a trace of another session is a 404
     # like a missing one.
     "sessions/<session_id:session_id>/export/otlp/<str:trace_id>/": [
@@ -385,7 +431,7 @@ POLICY_ADD = {
     "name": "calls",
     "kind": "rate_limit",
     "agents_text": "capital_agent",
-    "config": '{"max_llm_calls": 5, "max_tool_calls": 5}',
+    "config": '{"max_calls": 5, "window_seconds": 60}',
     "enabled": "on",
     "reason": "matrix",
     "_save": "Save",

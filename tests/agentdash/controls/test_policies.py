@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 
-from agentdash.controls.policies import POLICY_KINDS, policy_validate, tool_guard_rules
+from agentdash.controls.policies import POLICY_KINDS, policy_validate
+from runtime.guardrails import ToolPolicyConfig
 
 VALID: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     (
@@ -39,7 +40,34 @@ VALID: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         },
         None,
     ),
-    ("rate_limit", {"max_llm_calls": 1, "max_tool_calls": 500}, None),
+    ("tool_guard", {"allowed_tools": ["a", "b"]}, {"allowed_tools": ["a", "b"], "tools": {}}),
+    ("step_limits", {"max_model_calls": 1, "max_tool_calls": 500}, None),
+    ("step_limits", {"max_model_calls": 3}, {"max_model_calls": 3, "max_tool_calls": None}),
+    (
+        "rate_limit",
+        {"max_calls": 5, "window_seconds": 60},
+        {"max_calls": 5, "window_seconds": 60, "tools": None, "per": "user_tool"},
+    ),
+    (
+        "input_screen",
+        {"blocked_terms": ["lawsuit"]},
+        {
+            "blocked_terms": ["lawsuit"],
+            "blocked_patterns": [],
+            "reply": "I can't help with that request.",
+            "case_sensitive": False,
+        },
+    ),
+    (
+        "output_redaction",
+        {"redact": ["email"], "patterns": {"order id": "ORD-[0-9]+"}},
+        {"redact": ["email"], "patterns": {"order id": "ORD-[0-9]+"}, "mask": "[{label} redacted]"},
+    ),
+    (
+        "llm_screen",
+        {"screen": ["output"]},
+        {"screen": ["output"], "instruction": None, "refusal": None},
+    ),
 ]
 
 
@@ -49,7 +77,15 @@ def test_valid_configs_pass(kind: str, config: dict[str, Any], cleaned: dict | N
 
 
 def test_every_kind_has_a_valid_example() -> None:
-    assert {"query", "tool_guard", "rate_limit"} <= POLICY_KINDS.keys()
+    assert {
+        "query",
+        "tool_guard",
+        "rate_limit",
+        "step_limits",
+        "input_screen",
+        "output_redaction",
+        "llm_screen",
+    } <= POLICY_KINDS.keys()
     for name, kind in POLICY_KINDS.items():
         policy_validate(kind=name, config=kind.example)
 
@@ -119,21 +155,21 @@ INVALID: list[tuple[str, Any, str, str]] = [
         "must be an integer",
     ),
     ("tool_guard", {"tools": {" ": {}}}, "config.tools", "must not be empty"),
-    ("rate_limit", {"max_llm_calls": 3}, "config.max_tool_calls", "required"),
-    ("rate_limit", {"max_llm_calls": 0, "max_tool_calls": 1}, "config.max_llm_calls", "least 1"),
-    (
-        "rate_limit",
-        {"max_llm_calls": 1, "max_tool_calls": None},
-        "config.max_tool_calls",
-        "integer",
-    ),
-    (
-        "rate_limit",
-        {"max_llm_calls": 1, "max_tool_calls": 1, "per": "minute"},
-        "config.per",
-        "Unknown key",
-    ),
+    ("step_limits", {"max_model_calls": 0}, "config.max_model_calls", "greater than or equal to 1"),
+    ("step_limits", {"max_tool_calls": "9"}, "config.max_tool_calls", "valid integer"),
+    ("step_limits", {"max_llm_calls": 3}, "config.max_llm_calls", "Unknown key"),
+    ("rate_limit", {"max_calls": 3}, "config.window_seconds", "required"),
+    ("rate_limit", {"max_calls": 1, "window_seconds": 0}, "config.window_seconds", "greater"),
+    ("rate_limit", {"max_calls": 1, "window_seconds": 9, "per": "minute"}, "config.per", "user"),
     ("rate_limit", None, "config", "must be an object, not null"),
+    ("input_screen", {"blocked_terms": "x"}, "config.blocked_terms", "valid list"),
+    ("input_screen", {"blocked_terms": [""]}, "config.blocked_terms[0]", "at least 1"),
+    ("input_screen", {"blocked_patterns": ["("]}, "config.blocked_patterns", "not valid"),
+    ("input_screen", {"reply": ""}, "config.reply", "at least 1"),
+    ("output_redaction", {"redact": ["ssn"]}, "config.redact[0]", "'card', 'key'"),
+    ("output_redaction", {"patterns": {"x": "a*"}}, "config.patterns", "empty string"),
+    ("llm_screen", {"screen": ["everything"]}, "config.screen[0]", "'input'"),
+    ("tool_guard", {"allowed_tools": "run_query"}, "config.allowed_tools", "list of tool names"),
     ("no_such_kind", {}, "kind", "Unknown policy kind 'no_such_kind'"),
 ]
 
@@ -169,11 +205,10 @@ def test_query_fields_mirror_the_runtime_query_policy() -> None:
 
 
 def test_tool_guard_config_becomes_runtime_guard_rules() -> None:
-    safety = pytest.importorskip("runtime.safety")
     config = policy_validate(kind="tool_guard", config=VALID[3][1])
-    rules = tool_guard_rules(config=config)
-    guard = safety.ToolArgumentGuard(rules)
-    assert rules["lookup"]["id"] == safety.ArgumentRule(pattern=r"[0-9]{1,8}", max_length=8)
+    guard = ToolPolicyConfig.model_validate(config).guard()
+    assert guard.rules["lookup"]["id"].pattern == r"[0-9]{1,8}"
+    assert guard.rules["lookup"]["id"].max_length == 8
     assert guard.check("lookup", {"id": "123", "region": "eu"}, {}) is None
     assert guard.check("lookup", {"id": "12a"}, {})[1] == "pattern"
     assert guard.check("lookup", {"region": "mars"}, {})[1] == "allowed_values"

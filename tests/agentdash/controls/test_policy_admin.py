@@ -158,8 +158,8 @@ def test_add_goes_through_the_service(staff_operator: User) -> None:
         reverse("admin:controls_policy_add"),
         {
             "name": "limits",
-            "kind": "rate_limit",
-            "config": '{"max_llm_calls": 5, "max_tool_calls": 9}',
+            "kind": "step_limits",
+            "config": '{"max_model_calls": 5, "max_tool_calls": 9}',
             "agents_text": "a b",
             "enabled": "on",
             "reason": "start small",

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 def test_create_is_audited(superuser: User) -> None:
     policy = policy_create(
-        name="p", kind="rate_limit", config={"max_llm_calls": 3, "max_tool_calls": 4},
+        name="p", kind="step_limits", config={"max_model_calls": 3, "max_tool_calls": 4},
         agents=["a", "a", " b "], actor=superuser, reason="new",
     )  # fmt: skip
     assert (policy.version, policy.agents) == (1, ["a", "b"])
@@ -30,7 +30,7 @@ def test_create_is_audited(superuser: User) -> None:
     assert (entry.action, entry.actor, entry.reason, entry.before) == (
         "policy.create", superuser, "new", None,
     )  # fmt: skip
-    assert entry.after["config"] == {"max_llm_calls": 3, "max_tool_calls": 4}
+    assert entry.after["config"] == {"max_model_calls": 3, "max_tool_calls": 4}
 
 
 def test_update_bumps_the_version_and_records_before_and_after(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from agentdash.demo import analyst
+
+# The guardrails read their policies from the database (none here: no limits apply).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_analyst_computes_in_the_sandbox(chat) -> None:  # type: ignore[no-untyped-def]

@@ -13,6 +13,9 @@ from agentdash.demo.support_desk import (
     search_known_issues,
 )
 
+# The guardrails read their policies from the database (none here: no limits apply).
+pytestmark = pytest.mark.django_db(transaction=True)
+
 
 def test_a_billing_question_is_transferred_and_answered(chat) -> None:  # type: ignore[no-untyped-def]
     session = chat(support_desk.root_agent)

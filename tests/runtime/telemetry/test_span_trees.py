@@ -329,7 +329,7 @@ async def streaming_answer(spans: InMemorySpanExporter) -> None:
     events = await run_agent(agent, run_config=RunConfig(streaming_mode=StreamingMode.SSE))
     assert [bool(e.partial) for e in events] == [True, True, True, False]
     # The model callbacks run once for the whole answer, not per chunk.
-    assert INVOKED == ["Tally", "Tally", "Tally", "after_model_noop", "Tally"]
+    assert INVOKED == ["Tally", "Tally", "after_model_noop", "Tally", "Tally"]
 
 
 SCENARIOS: dict[str, Callable[[InMemorySpanExporter], Awaitable[None]]] = {

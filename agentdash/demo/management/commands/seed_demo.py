@@ -38,4 +38,7 @@ class Command(BaseCommand):
             )
         if result.policy_created:
             self.stdout.write("Created the data agent's default query policy.")
+        if result.guardrail_policies_created:
+            names = ", ".join(result.guardrail_policies_created)
+            self.stdout.write(f"Created the demo guardrail policies: {names}.")
         self.stdout.write(self.style.SUCCESS(f"Agents mirrored: {', '.join(result.agents)}"))

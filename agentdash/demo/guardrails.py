@@ -1,0 +1,36 @@
+"""The demo agents' guardrails: one instance of each, governed per agent by the database's
+policies (``manage.py seed_demo`` attaches the defaults; operators edit them on the
+guardrails page or in the admin). An agent with no policy of a kind is not limited by it.
+
+Each is a named callback, switchable per agent and session from the Controls panel:
+``step-limits``, ``input-screen``, ``rate-limit``, ``tool-guard``, ``output-redaction``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentdash.demo.policies import DatabaseRateCounter, stored_policy
+from runtime.guardrails import InputScreen, OutputRedaction, RateLimit, StepLimits, ToolPolicy
+
+step_limits = StepLimits(stored_policy("step_limits"))
+input_screen = InputScreen(stored_policy("input_screen"))
+rate_limit = RateLimit(stored_policy("rate_limit"), counter=DatabaseRateCounter())
+tool_guard = ToolPolicy(stored_policy("tool_guard"))
+output_redaction = OutputRedaction(stored_policy("output_redaction"))
+
+
+def guarded(*, tools: bool = True) -> dict[str, Any]:
+    """The callback arguments of a guarded demo agent (step limits first: a run past its
+    limit stops before anything else runs)."""
+    callbacks: dict[str, Any] = {
+        "before_model_callback": [step_limits.before_model, input_screen.before_model],
+        "after_model_callback": [output_redaction.after_model],
+    }
+    if tools:
+        callbacks["before_tool_callback"] = [
+            step_limits.before_tool,
+            rate_limit.before_tool,
+            tool_guard.before_tool,
+        ]
+    return callbacks
