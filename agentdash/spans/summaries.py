@@ -43,6 +43,7 @@ SUMMARY_FIELDS = (
     "tokens_cached",
     "tokens_thinking",
     "cost_usd",
+    "decision",
 )
 """The columns of a summary row, in order (docs/PROTOCOL.md, "Pages over HTTP")."""
 
@@ -75,6 +76,8 @@ _EXTRACTED = {
     "a_offline": AgentDash.MODEL_OFFLINE,
     "a_cancelled": AgentDash.CANCELLED,
 }
+# Filled by the store from the span's guardrail attributes (agentdash.spans.decisions).
+_DECISION = "decision"
 
 
 class BadCursor(ValueError):
@@ -128,7 +131,7 @@ def span_summaries(
     values = (
         rows.order_by("start_time", "id")
         .annotate(**{alias: KT(f"attributes__{key}") for alias, key in _EXTRACTED.items()})
-        .values_list("id", *_STORED, *USAGE_COLUMNS, *_EXTRACTED)[: limit + 1]
+        .values_list("id", *_STORED, *USAGE_COLUMNS, *_EXTRACTED, _DECISION)[: limit + 1]
     )
     found = list(values)
     more = len(found) > limit
@@ -141,12 +144,13 @@ def span_summaries(
 
 _USAGE_AT = 12
 _EXTRACTED_AT = _USAGE_AT + len(USAGE_COLUMNS)
+_DECISION_AT = _EXTRACTED_AT + len(_EXTRACTED)
 
 
 def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
     (_, trace, span, parent, name, kind, start, end, status, message, run, seq) = row[:_USAGE_AT]
     usage = span_usage(dict(zip(USAGE_COLUMNS, row[_USAGE_AT:_EXTRACTED_AT], strict=True)), prices)
-    extracted = dict(zip(_EXTRACTED, row[_EXTRACTED_AT:], strict=True))
+    extracted = dict(zip(_EXTRACTED, row[_EXTRACTED_AT:_DECISION_AT], strict=True))
     span_kind = span_kind_of(kind_attribute=extracted["a_kind"], name=name)
     label = extracted.get(_LABEL_OF_KIND.get(span_kind, "")) or name or span
     return [
@@ -172,6 +176,7 @@ def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
         usage and usage["cached"],
         usage and usage["thinking"],
         usage and usage["cost_usd"],
+        row[_DECISION_AT],
     ]
 
 

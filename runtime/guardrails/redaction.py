@@ -25,6 +25,7 @@ from runtime.telemetry.attributes import Decision
 __all__ = ["DETECTORS", "OutputRedaction", "OutputRedactionConfig", "redact_text"]
 
 Detector = Literal["card", "key", "email", "phone"]
+ALL_DETECTORS: tuple[Detector, ...] = ("card", "key", "email", "phone")
 
 # Order matters: a card number is not also a phone number, a key's digits not a card.
 DETECTORS: dict[str, tuple[str, re.Pattern[str]]] = {
@@ -65,7 +66,7 @@ def _luhn(number: str) -> bool:
 class OutputRedactionConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    redact: list[Detector] = Field(default_factory=lambda: ["card", "key", "email", "phone"])
+    redact: list[Detector] = Field(default_factory=lambda: list(ALL_DETECTORS))
     patterns: dict[str, str] = Field(default_factory=dict, max_length=50)
     mask: str = Field(default="[{label} redacted]", min_length=1, max_length=100)
 

@@ -75,6 +75,7 @@ def parse_verdict(answer: str) -> tuple[bool, str]:
 
 
 ScreenTarget = Literal["input", "tool_input", "output"]
+SCREEN_TARGETS: tuple[ScreenTarget, ...] = ("input", "tool_input", "output")
 
 
 class LlmScreenConfig(BaseModel):
@@ -83,7 +84,7 @@ class LlmScreenConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    screen: list[ScreenTarget] = Field(default_factory=lambda: ["input", "tool_input", "output"])
+    screen: list[ScreenTarget] = Field(default_factory=lambda: list(SCREEN_TARGETS))
     instruction: str | None = Field(default=None, min_length=1, max_length=20_000)
     refusal: str | None = Field(default=None, min_length=1, max_length=2000)
 

@@ -129,6 +129,9 @@ def test_a_summary_carries_what_a_row_shows_and_no_attributes(
                     "agentdash.callback.name": "block_keyword_guardrail",
                     "agentdash.callback.hook": "before_model",
                     "agentdash.callback.outcome": "overridden",
+                    "agentdash.guardrail.name": "block_keyword_guardrail",
+                    "agentdash.guardrail.decision": "blocked",
+                    "agentdash.guardrail.reason": "the request mentions BLOCK",
                 },
             ),
             SpanVersion(
@@ -151,6 +154,7 @@ def test_a_summary_carries_what_a_row_shows_and_no_attributes(
     assert callback["span_kind"] == "callback" and callback["label"] == "block_keyword_guardrail"
     assert (callback["hook"], callback["outcome"]) == ("before_model", "overridden")
     assert callback["tokens_in"] is None and callback["offline"] is False
+    assert (callback["decision"], model["decision"], tool["decision"]) == ("blocked", "", "")
     assert tool["span_kind"] == "tool" and tool["label"] == "get_capital"
     assert tool["cancelled"] is True and model["cancelled"] is False
     assert "x" * 100 not in json.dumps(body)

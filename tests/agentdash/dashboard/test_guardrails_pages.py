@@ -70,7 +70,7 @@ def session(alice: User) -> AgentSession:
             decided(found, 3, "tool-guard", "blocked", HOSTILE),
             SpanVersion(
                 trace_id=TRACE, span_id=f"{9:016x}", name="plain", start_time=1, session_id=found.id
-            ),  # fmt: skip
+            ),
         ]
     )
     return found

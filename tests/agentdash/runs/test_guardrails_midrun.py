@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from asgiref.sync import sync_to_async
 from google.genai import types
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.controls.models import Policy

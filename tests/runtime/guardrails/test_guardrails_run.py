@@ -16,8 +16,8 @@ from runtime import (
     InMemorySessionService,
     InMemorySwitchboard,
     LlmResponse,
-    Runner,
     RunConfig,
+    Runner,
     ScriptedLlm,
     StreamingMode,
 )
@@ -264,7 +264,7 @@ def test_step_limits_count_model_calls_per_run(spans: InMemorySpanExporter) -> N
     with pytest.raises(CallbackError, match="this run made 2 model calls; the step limit is 2"):
         chat.send("go")
     # a new run starts counting again
-    model.responses[:] = model.responses[:2] + ["fresh"]
+    model.responses[:] = [*model.responses[:2], "fresh"]
     assert final_text(chat.send("again")) == "fresh"
 
 

@@ -3,7 +3,8 @@
  * of full span data (recent live versions and earlier fetches) or fetched (the session's span
  * endpoint) — a view made for its kind (a model call as the conversation the model saw, a
  * tool call's arguments and result, a callback's outcome and what it returned:
- * span_detail_model.js, span_detail_tool.js, span_detail_callback.js), its events, and its
+ * span_detail_model.js, span_detail_tool.js, span_detail_callback.js) under what a guardrail
+ * decided on it (any kind: span_detail_parts.js guardrailSection), its events, and its
  * raw attributes (a table labelled "attributes", in a collapsed section for the kinds that
  * have a view). Under the header, the span's status and duration come first, its ids after
  * its content. All span text is untrusted: textContent only, and never more of a value than
@@ -16,7 +17,7 @@ import { el } from "../../core/js/dom.js";
 import { formatCount, formatDuration, formatNsTimestamp, nowNs } from "./format.js";
 import { callbackView } from "./span_detail_callback.js";
 import { modelView } from "./span_detail_model.js";
-import { facts, notice } from "./span_detail_parts.js";
+import { facts, guardrailSection, notice } from "./span_detail_parts.js";
 import { attributesTable, eventsList, plainTable } from "./span_detail_tables.js";
 import { toolView } from "./span_detail_tool.js";
 import { spanKind } from "./span_summary.js";
@@ -220,7 +221,8 @@ export class SpanDetail {
         parts = [notice("error", [`This span could not be drawn as a ${n.spanKind} step (${String(error)}): its raw attributes are below.`])];
       }
     }
-    this.attrsPart.replaceChildren(...parts.filter(Boolean), ...eventsList(data.events, this.expanded));
+    const guardrail = guardrailSection({ attrs, expanded: this.expanded });
+    this.attrsPart.replaceChildren(...[guardrail, ...parts].filter(Boolean), ...eventsList(data.events, this.expanded));
     this.rawPart.replaceChildren(this.rawSection(attrs, failed || !view));
     if (focused) {
       const again = this.root.querySelector(`[data-focus="${CSS.escape(focused)}"]`);

@@ -4,7 +4,9 @@
  * tokens — read from the GenAI attributes the runtime records (`gen_ai.system_instructions`,
  * `gen_ai.input.messages`, `gen_ai.tool.definitions`, `gen_ai.output.messages`,
  * `gen_ai.response.finish_reasons`, `gen_ai.usage.*`) and, when the server sends one, the
- * span's `usage` (tokens with cost). Model text is shown as text, never as markup.
+ * span's `usage` (tokens with cost), and the provider's safety settings the call was made with
+ * (`agentdash.model.safety_settings`, category → threshold). Model text is shown as text,
+ * never as markup.
  *
  * @module dashboard/span_detail_model
  */
@@ -13,6 +15,7 @@ import { el } from "../../core/js/dom.js";
 import { formatCount } from "./format.js";
 import { costText } from "./usage.js";
 import { counted, facts, heading, jsonAttribute, jsonBlock, newCalls, notice, section, turns, unparsedNote } from "./span_detail_parts.js";
+import { plainTable } from "./span_detail_tables.js";
 import { valueBlock } from "./span_detail_value.js";
 
 const A = {
@@ -28,6 +31,7 @@ const A = {
   skippedBy: "agentdash.skipped_by",
   replacedBy: "agentdash.replaced_by",
   error: "agentdash.error.message",
+  safety: "agentdash.model.safety_settings",
 };
 const USAGE_PREFIX = "gen_ai.usage.";
 
@@ -45,7 +49,22 @@ export function modelView(data, draw) {
   if (a[A.error]) out.push(notice("error", [String(a[A.error])]));
   const calls = newCalls();
   out.push(section("Request", requestView(a, draw, calls), "convo"), section("Response", responseView(a, draw, calls), "convo"));
+  out.push(safetyView(jsonAttribute(a[A.safety]), draw));
   return out;
+}
+
+/** The safety settings sent with the request: a table of category → threshold (anything
+ * else as it was recorded); null when none were. */
+function safetyView(settings, draw) {
+  if (settings.state === "absent") return null;
+  const list = settings.state === "ok" && Array.isArray(settings.value) ? settings.value : null;
+  const rows = list && list.every((s) => s && typeof s === "object" && !Array.isArray(s))
+    ? list.map((s) => [String(s.category ?? "(no category)"), String(s.threshold ?? "")])
+    : null;
+  const body = rows
+    ? plainTable(rows, "safety settings")
+    : jsonBlock(settings, { key: "safety", draw, label: "Safety settings" });
+  return section("Safety settings", [body], "detail-safety");
 }
 
 /** What the model was sent: the system instruction, the turns, the tools declared. */

@@ -1,6 +1,6 @@
 /**
  * Building blocks the span details views share: facts (a row of labelled values), notices,
- * and the turns of a conversation in the OpenTelemetry GenAI message shape
+ * the Guardrail section (any span a guardrail decided on), and the turns of a conversation in the OpenTelemetry GenAI message shape
  * (`[{role, parts: [{type: "text"|"reasoning"|"tool_call"|"tool_call_response"|…}]}]`),
  * which model spans record and overriding callbacks return. Every string is untrusted model or
  * tool output: it reaches the page as text only.
@@ -14,6 +14,16 @@ import { PRETTY_CHARS, parseJson, valueBlock } from "./span_detail_value.js";
 
 /** Parts drawn per conversation at most; the rest is counted (the raw attributes have all). */
 const MAX_PARTS = 300;
+/** The attributes a guardrail writes on the span of the step it decided on. */
+const GUARDRAIL = {
+  decision: "agentdash.guardrail.decision",
+  name: "agentdash.guardrail.name",
+  reason: "agentdash.guardrail.reason",
+  policy: "agentdash.guardrail.policy",
+  callback: "agentdash.callback.name",
+};
+/** Decisions the section marks (its `data-decision`, for colour); any other is shown as text. */
+const MARKED_DECISIONS = new Set(["allowed", "blocked", "redacted", "unsafe", "limit"]);
 
 /**
  * @typedef {object} Draw  what every view is drawn with
@@ -57,6 +67,40 @@ export function notice(kind, children) {
 /** A part of a view with its heading, named for screen readers (and tests). */
 export function section(title, children, cls = null) {
   return el("section", { class: cls, attrs: { "aria-label": title }, children: [heading(title), ...children] });
+}
+
+/**
+ * What a guardrail decided on this step — its decision, name, policy ("name@version") and
+ * reason — for a span of any kind that carries `agentdash.guardrail.decision`; null for one
+ * that does not.
+ *
+ * @param {Draw} draw
+ * @returns {HTMLElement|null}
+ */
+export function guardrailSection(draw) {
+  const a = draw.attrs;
+  const decision = a[GUARDRAIL.decision];
+  if (decision === undefined || decision === null || decision === "") return null;
+  const reason = a[GUARDRAIL.reason];
+  const out = section(
+    "Guardrail",
+    [
+      facts(
+        [
+          ["decision", String(decision)],
+          ["guardrail", a[GUARDRAIL.name] ?? a[GUARDRAIL.callback]],
+          ["policy", a[GUARDRAIL.policy]],
+        ],
+        "guardrail",
+      ),
+      reason === undefined || reason === null || reason === ""
+        ? null
+        : valueBlock(String(reason), { key: "guardrail.reason", expanded: draw.expanded, label: "Reason", mono: false }),
+    ],
+    "detail-guardrail",
+  );
+  if (MARKED_DECISIONS.has(decision)) out.dataset.decision = decision;
+  return out;
 }
 
 /**

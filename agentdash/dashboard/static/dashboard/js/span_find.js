@@ -4,11 +4,11 @@
  * order. The tree then shows the matches and their ancestors only (SpanTree#flatten reads
  * `keepStamp`); rows mark a match (`node.hit`) and the ancestors kept for it (`node.keep`).
  *
- * Text matches what a row holds — name, label, hook, outcome, status message, span and trace
- * id — and, once the server has answered for the same text, the spans whose attributes or
- * events hold it (`hits`, keys from `spans/search/`). Applying a filter is one pass over the
- * session's spans; while one is set and spans keep coming, the pass runs again at most a few
- * times a second (see Timeline).
+ * Text matches what a row holds — name, label, hook, outcome, guardrail decision, status
+ * message, span and trace id — and, once the server has answered for the same text, the
+ * spans whose attributes or events hold it (`hits`, keys from `spans/search/`). Applying a
+ * filter is one pass over the session's spans; while one is set and spans keep coming, the
+ * pass runs again at most a few times a second (see Timeline).
  *
  * @module dashboard/span_find
  */
@@ -120,7 +120,7 @@ export class SpanFind {
     if (!f.text) return true;
     if (this.hits && this.hitsText === f.text && this.hits.has(node.key)) return true;
     const needle = this.needle;
-    for (const value of [node.label, node.name, node.hook, node.outcome, node.message, node.id, node.trace]) {
+    for (const value of [node.label, node.name, node.hook, node.outcome, node.decision, node.message, node.id, node.trace]) {
       if (value && String(value).toLowerCase().includes(needle)) return true;
     }
     return false;

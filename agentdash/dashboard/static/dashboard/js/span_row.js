@@ -12,6 +12,8 @@ import { formatDuration } from "./format.js";
 import { usageText, usageTitle } from "./usage.js";
 
 const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
+/** Guardrail decisions a row shows ("allowed" is the usual case: nothing to show). */
+const SHOWN_DECISIONS = new Set(["blocked", "redacted", "unsafe", "limit"]);
 const NO_FIND = { match: null, text: "" };
 
 /**
@@ -19,7 +21,9 @@ const NO_FIND = { match: null, text: "" };
  * @property {HTMLElement} el the treeitem
  * @property {HTMLElement} badge
  * @property {HTMLElement} name
- * @property {HTMLElement[]} meta three badges after the name, hidden when unused
+ * @property {HTMLElement[]} meta four badges after the name, hidden when unused (the most a
+ *   row shows: a callback's outcome, decision, hook and error; a model call's tokens,
+ *   offline, decision and error)
  * @property {HTMLElement} duration
  * @property {any} node the span shown, or null
  * @property {number} ver the node version painted (-1: none)
@@ -29,7 +33,7 @@ const NO_FIND = { match: null, text: "" };
 
 /** @returns {Row} a new row element and its parts (not in the document yet) */
 export function makeRow() {
-  const meta = [el("span"), el("span"), el("span")];
+  const meta = [el("span"), el("span"), el("span"), el("span")];
   for (const part of meta) part.hidden = true;
   const badge = el("span", { class: "kind-badge" });
   const name = el("span", { class: "span-name" });
@@ -137,19 +141,28 @@ function paintName(name, label, needle) {
   );
 }
 
-/** A callback's outcome and hook, a model call's tokens, an error or a cancellation. */
+/** A callback's outcome and hook, a model call's tokens, a guardrail's decision (any kind),
+ * an error or a cancellation. */
 function paintMeta(row, node, state, kind) {
   const parts = [];
+  const decision = SHOWN_DECISIONS.has(node.decision)
+    ? [`decision decision-${node.decision}`, node.decision, `guardrail decision: ${node.decision}`]
+    : null;
   if (kind === "callback") {
+    // A guardrail's decision says more than "overridden": it takes the outcome's place.
     const outcome = node.outcome || (node.end === null ? "" : "passed");
-    if (outcome) parts.push([`outcome outcome-${OUTCOMES.has(outcome) ? outcome : "other"}`, outcome]);
+    if (decision) parts.push(decision);
+    else if (outcome) parts.push([`outcome outcome-${OUTCOMES.has(outcome) ? outcome : "other"}`, outcome]);
     if (node.hook) parts.push(["tag", node.hook]);
-  } else if (kind === "model") {
-    if (node.tin !== null || node.tout !== null) {
-      const usage = { input: node.tin, output: node.tout, cached: node.tcached, thinking: node.tthinking, cost_usd: node.cost };
-      parts.push(["tokens", usageText(usage), usageTitle(usage)]);
+  } else {
+    if (kind === "model") {
+      if (node.tin !== null || node.tout !== null) {
+        const usage = { input: node.tin, output: node.tout, cached: node.tcached, thinking: node.tthinking, cost_usd: node.cost };
+        parts.push(["tokens", usageText(usage), usageTitle(usage)]);
+      }
+      if (node.offline && node.label !== "offline") parts.push(["tag tag-offline", "offline"]);
     }
-    if (node.offline && node.label !== "offline") parts.push(["tag tag-offline", "offline"]);
+    if (decision) parts.push(decision);
   }
   if (state === "error") parts.push(["outcome outcome-raised", "error"]);
   else if (state === "cancelled") parts.push(["outcome outcome-cancelled", "cancelled"]);

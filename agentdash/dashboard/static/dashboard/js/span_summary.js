@@ -26,8 +26,11 @@ export const ATTR = {
   tokensOut: "gen_ai.usage.output_tokens",
   offline: "agentdash.model.offline",
   cancelled: "agentdash.cancelled",
+  decision: "agentdash.guardrail.decision",
 };
 const LABEL_OF_KIND = { callback: ATTR.callback, tool: ATTR.tool, agent: ATTR.agent, model: ATTR.model };
+/** What a guardrail may decide (`agentdash.guardrail.decision`). */
+export const DECISIONS = new Set(["allowed", "blocked", "redacted", "unsafe", "limit"]);
 const MESSAGE_CHARS = 500;
 const TEXT_CHARS = 200;
 
@@ -54,6 +57,8 @@ const TEXT_CHARS = 200;
  * @property {number|null} cost US dollars, as the server priced it (null: no price, or no call)
  * @property {boolean} offline
  * @property {boolean} cancelled ended by its run's cancellation (the runtime marks it)
+ * @property {string} decision what a guardrail decided on this step (allowed, blocked,
+ *   redacted, unsafe, limit), "" for none
  */
 
 /**
@@ -118,6 +123,11 @@ function usageOfData(data, attrs) {
   };
 }
 
+/** A known decision, else "" (as the store fills its column: agentdash/spans/decisions.py). */
+function decisionOf(value) {
+  return typeof value === "string" && DECISIONS.has(value) ? value : "";
+}
+
 function flag(value) {
   return value === true || value === 1 || String(value).toLowerCase() === "true";
 }
@@ -163,6 +173,7 @@ export function summaryOfData(data) {
     ...usageOfData(data, attrs),
     offline: flag(attrs[ATTR.offline]),
     cancelled: flag(attrs[ATTR.cancelled]),
+    decision: decisionOf(attrs[ATTR.decision]),
   };
 }
 
@@ -216,6 +227,7 @@ export function summaryOfRow(row, ix) {
     cost: money(at("cost_usd")),
     offline: flag(at("offline")),
     cancelled: flag(at("cancelled")),
+    decision: decisionOf(at("decision")),
     seq: Number(at("seq")) || 0,
   };
 }

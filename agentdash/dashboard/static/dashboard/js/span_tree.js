@@ -57,6 +57,7 @@ function makeNode(s) {
     cost: null,
     offline: false,
     cancelled: false,
+    decision: "",
     running: false,
     // Set by span_find.js: the filter pass that found it a match / kept it (0: none).
     hit: 0,
@@ -185,6 +186,7 @@ export class SpanTree {
     node.cost = s.cost;
     node.offline = s.offline;
     node.cancelled = s.cancelled;
+    node.decision = s.decision;
     if (s.run !== node.run) {
       this.unopen(node);
       node.run = s.run;

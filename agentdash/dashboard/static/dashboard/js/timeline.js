@@ -102,7 +102,7 @@ export class Timeline {
       const summary = summaryOfData(data);
       const held = trimmed ? this.data.nodes.get(spanKey(summary.trace, summary.id)) : undefined;
       if (held) {
-        for (const key of ["spanKind", "label", "outcome", "hook", "offline", "cancelled"]) {
+        for (const key of ["spanKind", "label", "outcome", "hook", "offline", "cancelled", "decision"]) {
           summary[key] = held[key];
         }
       }
