@@ -235,3 +235,12 @@ def test_only_operators_edit_policies(client: Client, alice: User, policy: Polic
     assert client.post(url, form(policy, {"blocked_terms": []}, "save")).status_code == 403
     policy.refresh_from_db()
     assert policy.version == 1
+
+
+def test_operators_find_an_agents_guardrails_from_the_home_page(
+    client: Client, alice: User, operator_user: User, session: AgentSession
+) -> None:
+    link = reverse("dashboard:agent_guardrails", args=["support_desk"])
+    AgentRecord.objects.filter(name="support_desk").update(available=True)
+    assert link in login(Client(), operator_user).get(reverse("dashboard:home")).content.decode()
+    assert link not in login(client, alice).get(reverse("dashboard:home")).content.decode()
