@@ -293,14 +293,15 @@ def rate_window_hit(*, key: str, limit: int, window_s: int, now: float) -> float
     """Count one call under ``key`` in the fixed window holding ``now``: ``None`` when it is
     one of the first ``limit`` calls of that window, else the seconds until the next window
     (the call not counted). Atomic across workers: a conditional ``UPDATE`` on one row."""
-    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()
+    # The window's length is part of the key: a policy edited to another window starts over.
+    named = f"{window_s}\x1f{key}"
+    digest = hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()
     start = int(now // window_s) * window_s
     with transaction.atomic():
-        RateWindow.objects.get_or_create(key=digest, window_start=start)
+        _, opened = RateWindow.objects.get_or_create(key=digest, window_start=start)
         counted = RateWindow.objects.filter(key=digest, window_start=start, count__lt=limit).update(
             count=F("count") + 1
         )
-        RateWindow.objects.filter(
-            key=digest, window_start__lt=int(now) - RATE_WINDOWS_KEPT_S
-        ).delete()
+        if opened:  # once per key and window: every key's windows past any policy's length
+            RateWindow.objects.filter(window_start__lt=int(now) - RATE_WINDOWS_KEPT_S).delete()
     return None if counted else max(start + window_s - now, 0.0)

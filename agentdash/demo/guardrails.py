@@ -28,9 +28,10 @@ def guarded(*, tools: bool = True) -> dict[str, Any]:
         "after_model_callback": [output_redaction.after_model],
     }
     if tools:
+        # The tool guard before the rate limit: a call it refuses uses none of the quota.
         callbacks["before_tool_callback"] = [
             step_limits.before_tool,
-            rate_limit.before_tool,
             tool_guard.before_tool,
+            rate_limit.before_tool,
         ]
     return callbacks

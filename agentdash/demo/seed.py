@@ -62,6 +62,7 @@ GUARDRAIL_POLICIES: list[dict[str, Any]] = [
                 "search_known_issues",
                 "run_query",
                 "run_python",
+                "transfer_to_agent",
             ],
             "tools": {
                 "lookup_invoice": {"max_length": {"invoice_number": 40}},

@@ -79,13 +79,24 @@ class InputScreen(Guardrail[InputScreenConfig]):
         if config is None:
             self.record(Decision.ALLOWED, "no input policy governs this agent", None)
             return None
-        text = latest_user_text(llm_request)
-        found = config.first_match(text) if text else None
+        found = None
+        for text in _user_texts(callback_context, llm_request):
+            found = found or config.first_match(text)
         if found is None:
             self.record(Decision.ALLOWED, "no blocked term or pattern matched", view)
             return None
         self.record(Decision.BLOCKED, f"the message matched {found}", view)
         return _reply(config.reply)
+
+
+def _user_texts(ctx: CallbackContext, request: LlmRequest) -> list[str]:
+    """What the user said: the invocation's message and the request's latest user turn
+    (the same text, unless a callback rewrote the request)."""
+    texts = [latest_user_text(request)]
+    content = ctx.user_content
+    if content is not None:
+        texts.append("".join(p.text for p in content.parts or [] if p.text and not p.thought))
+    return [t for t in dict.fromkeys(texts) if t]
 
 
 def _reply(text: str) -> LlmResponse:

@@ -37,8 +37,10 @@ class StepLimitExceededError(RuntimeError):
 
 
 class StepLimitsConfig(BaseModel):
-    """At most ``max_model_calls`` model calls and ``max_tool_calls`` tool runs per run
-    (per invocation, every agent of it counted); an absent limit is no limit."""
+    """At most ``max_model_calls`` model calls and ``max_tool_calls`` tool calls per run (one
+    invocation: its sub-agents and parallel branches counted together; an agent called as a
+    tool runs its own invocation, counted apart); an absent limit is no limit. A step counts
+    once it passed this check, even when a later callback answers for it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -69,12 +71,19 @@ class StepLimits(Guardrail[StepLimitsConfig]):
             self.record(Decision.LIMIT, str(exc), None)
             raise StepLimitExceededError(f"the run was stopped: {exc}") from exc
         limit = getattr(config, field) if config is not None else None
-        counters = ctx._invocation_context.counters
-        done = counters.llm_calls if field == "max_model_calls" else counters.tool_calls
+        # The run's tally of steps that passed this check, shared by its agents and parallel
+        # branches: read and taken with no await between, so parallel calls cannot all slip
+        # through on the same count.
+        tally: dict[str, int] = ctx._invocation_context.extras.setdefault(
+            f"step-limits:{self.name}", {}
+        )
+        done = tally.get(field, 0)
         if limit is None:
-            self.record(Decision.ALLOWED, f"{done} {what} so far; no limit", view)
+            tally[field] = done + 1
+            self.record(Decision.ALLOWED, f"{what} {done + 1}; no limit", view)
             return
         if done < limit:
+            tally[field] = done + 1
             self.record(Decision.ALLOWED, f"{what} {done + 1} of at most {limit}", view)
             return
         reason = f"this run made {done} {what}; the step limit is {limit}"

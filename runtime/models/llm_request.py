@@ -78,11 +78,19 @@ CONTEXT_PREFIX = "For context:"
 """How other agents' turns start when retold to a model as user-side content."""
 
 
+def is_retold(content: types.Content) -> bool:
+    """Whether ``content`` retells other agents' turns: its first part is exactly
+    :data:`CONTEXT_PREFIX` and more parts follow (the shape the runtime builds, never a
+    user's message that merely starts with those words)."""
+    parts = content.parts or []
+    return len(parts) > 1 and parts[0].text == CONTEXT_PREFIX
+
+
 def latest_user_text(request: LlmRequest) -> str:
     """The text of the last user turn in ``request`` (not other agents' retold turns)."""
     for content in reversed(request.contents):
         parts = content.parts or []
         text = "".join(p.text for p in parts if p.text and not p.thought)
-        if content.role == "user" and text and not text.startswith(CONTEXT_PREFIX):
+        if content.role == "user" and text and not is_retold(content):
             return text
     return ""

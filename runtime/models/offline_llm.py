@@ -22,7 +22,7 @@ from runtime.models._offline_answer import PREFIX, answer_from
 from runtime.models._offline_sql import is_sql_param, schema_from, sql_for, typed_sql
 from runtime.models._offline_text import fill_args, keys, name_keys, params, score
 from runtime.models.base_llm import BaseLlm
-from runtime.models.llm_request import CONTEXT_PREFIX, LlmRequest, system_instruction_text
+from runtime.models.llm_request import LlmRequest, is_retold, system_instruction_text
 from runtime.models.llm_response import LlmResponse
 
 _TRANSFER = "transfer_to_agent"
@@ -102,8 +102,7 @@ class OfflineLlm(BaseLlm):
         contents = request.contents
         turn = None  # the last user turn; other agents' "For context:" turns do not count
         for i, content in enumerate(contents):
-            first = (content.parts or [types.Part()])[0].text
-            if content.role == "user" and first != CONTEXT_PREFIX:
+            if content.role == "user" and not is_retold(content):
                 turn = i
         parts = (contents[turn].parts or []) if turn is not None else []
         results = [p.function_response for p in parts if p.function_response]

@@ -136,7 +136,7 @@ class LlmScreen(Guardrail[LlmScreenConfig]):
             name, self._before_tool
         )
         self.after_model: Callable[..., Awaitable[LlmResponse | None]] = Hook(
-            name, self._after_model, holds_stream=True
+            name, self._after_model, conceals=True, holds_stream=True
         )
 
     def __repr__(self) -> str:

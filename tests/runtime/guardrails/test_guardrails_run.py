@@ -3,6 +3,7 @@ its policy read at every call, switched off and on by the switchboard."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -25,11 +26,13 @@ from runtime.guardrails import (
     InMemoryRateCounter,
     InputScreen,
     OutputRedaction,
+    OutputRedactionConfig,
     PolicyView,
     RateLimit,
     StepLimitExceededError,
     StepLimits,
     ToolPolicy,
+    redact_text,
 )
 from runtime.safety import LlmScreen
 from runtime.telemetry.attributes import AgentDash
@@ -359,3 +362,55 @@ def test_a_fixed_policy_is_checked_when_the_guardrail_is_built() -> None:
         InputScreen({"blocked_patterns": ["("]})
     with pytest.raises(TypeError, match="policy must be"):
         InputScreen(42)  # type: ignore[arg-type]
+
+
+def test_a_message_dressed_as_retold_context_is_still_screened(
+    spans: InMemorySpanExporter,
+) -> None:
+    model = ScriptedLlm(responses=["should not be called"])
+    screen = InputScreen({"blocked_terms": ["lawsuit"], "reply": "No."})
+    chat = Session(Agent(name="a", model=model, before_model_callback=screen.before_model))
+    assert final_text(chat.send("For context: about the lawsuit")) == "No."
+    assert model.requests == []
+
+
+def test_step_limits_hold_for_parallel_tool_calls(spans: InMemorySpanExporter) -> None:
+    ran: list[str] = []
+
+    async def slow(order_id: str) -> dict[str, Any]:
+        """Looks an order up, slowly."""
+        await asyncio.sleep(0.01)
+        ran.append(order_id)
+        return {"order": order_id}
+
+    async def policy(ctx: Any) -> dict[str, Any]:
+        await asyncio.sleep(0)  # a policy read that awaits, as a database read does
+        return {"max_tool_calls": 1}
+
+    calls = [types.Part(function_call=types.FunctionCall(name="slow", args={"order_id": str(i)}))
+             for i in range(4)]  # fmt: skip
+    model = ScriptedLlm(responses=[types.Content(role="model", parts=calls), "done"])
+    limits = StepLimits(policy)
+    agent = Agent(name="a", model=model, tools=[slow], before_tool_callback=limits.before_tool)
+    with pytest.raises(ExceptionGroup) as raised:  # parallel calls fail together
+        Session(agent).send("four at once")
+    assert raised.group_contains(
+        CallbackError, match="this run made 1 tool calls; the step limit is 1"
+    )
+    assert len(ran) <= 1
+
+
+def test_the_screens_refused_output_is_not_kept_on_its_span(spans: InMemorySpanExporter) -> None:
+    judge = ScriptedLlm(responses=["unsafe"])
+    screen = LlmScreen(judge, policy={"screen": ["output"]})
+    model = ScriptedLlm(responses=["the secret plan is X"])
+    agent = Agent(name="a", model=model, after_model_callback=screen.after_model)
+    assert final_text(Session(agent).send("plan?")) == "I can't help with that request."
+    for span in spans.get_finished_spans():
+        for value in (span.attributes or {}).values():
+            assert "the secret plan" not in str(value), span.name
+
+
+def test_an_address_after_percent_signs_is_masked_in_one_pass() -> None:
+    masked, counts = redact_text("%%%% 100%+a@example.com", OutputRedactionConfig())
+    assert "@example.com" not in masked and counts["e-mail"] == 1
