@@ -88,10 +88,12 @@ def _operator(request: HttpRequest) -> None:
 def agent_guardrails(request: HttpRequest, agent_name: str) -> HttpResponse:
     """Every decision of an agent's guardrails across its sessions, the sessions with the
     most, and the policies governing it or its sub-agents. Operators only."""
-    _operator(request)
+    # Which agents exist is no secret (every user's home page lists them): a missing one is a
+    # 404 for everyone, an existing one is for operators.
     record = AgentRecord.objects.filter(name=agent_name).first()
     if record is None:
         raise Http404("no such agent")
+    _operator(request)
     names = {record.name}
     for sub in record.sub_agents or []:
         names |= _names(sub)

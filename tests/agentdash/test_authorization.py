@@ -297,7 +297,7 @@ ACCESS: dict[str, list[Case]] = {
             kwargs=lambda users: {"agent_name": "capital_agent"},
         ),
         Case(
-            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
             kwargs=lambda users: {"agent_name": "no_such_agent"},
         ),
         Case(
