@@ -8,6 +8,7 @@ diff, save), the same message passing at the next step; and an answer's e-mail m
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -84,6 +85,12 @@ def test_the_answers_e_mail_is_masked(browser: Browser) -> None:
     browser.new_chat("data_agent")
     shown = answer(browser, "List customer names and emails", "Alice Martin")
     assert "[e-mail redacted]" in shown and "alice@example.com" not in shown
+    # run_query acts as the chatting user: its span says whom.
+    page = browser.page
+    page.locator("#span-tree .span[data-kind='tool']").last.locator(":scope > .span-row").click()
+    facts = page.locator("#span-detail:not([hidden]) dl.facts[aria-label='tool']")
+    facts.wait_for(timeout=LIVE_TIMEOUT)
+    assert re.search(r"acts as\s*user \d+", facts.inner_text())
     browser.page.click("a.guardrails-link")
     row = browser.page.locator("table.decision-list tbody tr", has_text="output-redaction").first
     assert "masked 1 e-mail" in row.inner_text()

@@ -1,7 +1,7 @@
 /**
- * A tool span in the details pane: which tool, its arguments and its result as indented JSON,
- * each with a Copy button, and what callbacks did to the call (`agentdash.skipped_by`,
- * `agentdash.replaced_by`).
+ * A tool span in the details pane: which tool, whom it acted as, its arguments and its result
+ * as indented JSON, each with a Copy button, and what callbacks did to the call
+ * (`agentdash.skipped_by`, `agentdash.replaced_by`).
  *
  * @module dashboard/span_detail_tool
  */
@@ -23,7 +23,15 @@ const A = {
   transfer: "agentdash.transfer_to_agent",
   escalate: "agentdash.escalate",
   error: "agentdash.error.message",
+  identity: "agentdash.tool.identity",
+  principal: "agentdash.tool.principal",
 };
+
+/** Whom the tool acted as: "user 42", "agent agentdash-agent" (docs/SAFETY.md, Identity). */
+function actedAs(a) {
+  if (!a[A.identity]) return null;
+  return a[A.principal] ? `${a[A.identity]} ${a[A.principal]}` : String(a[A.identity]);
+}
 
 /**
  * @param {Record<string, any>} data the span's full data
@@ -38,6 +46,7 @@ export function toolView(data, draw) {
         ["tool", a[A.name]],
         ["type", a[A.type]],
         ["call id", a[A.callId]],
+        ["acts as", actedAs(a)],
         ["long-running", a[A.longRunning] ? "yes" : null],
         ["transfers to", a[A.transfer]],
         ["escalates", a[A.escalate] ? "yes" : null],
