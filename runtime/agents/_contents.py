@@ -12,6 +12,7 @@ from runtime.events.event import Event
 from runtime.models.llm_request import CONTEXT_PREFIX
 from runtime.telemetry.payloads import to_json
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
+from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION
 
 if TYPE_CHECKING:
     from runtime.agents.invocation_context import InvocationContext
@@ -26,9 +27,13 @@ def _in_branch(ctx: InvocationContext, event: Event) -> bool:
     return ctx.branch == event.branch or ctx.branch.startswith(event.branch + ".")
 
 
+_FRAMEWORK_CALLS = (REQUEST_CREDENTIAL_FUNCTION, REQUEST_CONFIRMATION_FUNCTION)
+"""Calls the runtime makes to the client, never the model's: kept out of its contents."""
+
+
 def _is_auth(event: Event) -> bool:
-    return any(fc.name == REQUEST_CREDENTIAL_FUNCTION for fc in event.get_function_calls()) or any(
-        fr.name == REQUEST_CREDENTIAL_FUNCTION for fr in event.get_function_responses()
+    return any(fc.name in _FRAMEWORK_CALLS for fc in event.get_function_calls()) or any(
+        fr.name in _FRAMEWORK_CALLS for fr in event.get_function_responses()
     )
 
 

@@ -20,6 +20,7 @@ from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.identity import AGENT, Identity
+from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION, ToolConfirmation
 from runtime.tools.tool_context import ToolContext
 
 if TYPE_CHECKING:
@@ -28,14 +29,24 @@ if TYPE_CHECKING:
 
 
 async def _call_tool(
-    agent: LlmAgent, ctx: InvocationContext, call: types.FunctionCall, tools: dict[str, Any]
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    call: types.FunctionCall,
+    tools: dict[str, Any],
+    confirmation: ToolConfirmation | None = None,
 ) -> tuple[types.Part | None, EventActions]:
     actions = EventActions()
     name = call.name or ""
     tool = tools.get(name)
     # Whom the call acts as, for the tool and its callbacks; no such tool: the agent.
     identity: Identity = AGENT if tool is None else tool.identity
-    tool_ctx = ToolContext(ctx, function_call_id=call.id, event_actions=actions, identity=identity)
+    tool_ctx = ToolContext(
+        ctx,
+        function_call_id=call.id,
+        event_actions=actions,
+        identity=identity,
+        tool_confirmation=confirmation,
+    )
     args: dict[str, Any] = dict(call.args or {})
     attributes = {
         **base_attributes(ctx),
@@ -137,18 +148,27 @@ async def _run_tool(
 
 
 async def call_tools(
-    agent: LlmAgent, ctx: InvocationContext, model_event: Event, tools: dict[str, Any]
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    model_event: Event,
+    tools: dict[str, Any],
+    confirmations: dict[str, ToolConfirmation] | None = None,
 ) -> Event | None:
     """Run every function call of ``model_event`` (concurrently when there are several) and
     return one event with all their responses and merged actions, or ``None`` when no call
-    produced a response (long-running tools that returned nothing)."""
+    produced a response (long-running tools that returned nothing). ``confirmations`` (call id
+    → a person's answer) is given when calls are run again after a confirmation."""
     calls = model_event.get_function_calls()
+    answers = confirmations or {}
     if len(calls) == 1:
-        results = [await _call_tool(agent, ctx, calls[0], tools)]
+        results = [await _call_tool(agent, ctx, calls[0], tools, answers.get(calls[0].id or ""))]
     else:
         # A TaskGroup cancels the other calls as soon as one fails.
         async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(_call_tool(agent, ctx, c, tools)) for c in calls]
+            tasks = [
+                group.create_task(_call_tool(agent, ctx, c, tools, answers.get(c.id or "")))
+                for c in calls
+            ]
         results = [t.result() for t in tasks]
     actions = EventActions()
     parts: list[types.Part] = []
@@ -179,15 +199,27 @@ def auth_request_event(
     requested = response_event.actions.requested_auth_configs
     if not requested:
         return None
-    parts: list[types.Part] = []
-    ids: set[str] = set()
+    calls = []
     for function_call_id, config in requested.items():
-        call_id = CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]
-        ids.add(call_id)
         dumped = config.model_dump() if isinstance(config, BaseModel) else config
         args = {"function_call_id": function_call_id, "auth_config": dumped}
-        call = types.FunctionCall(id=call_id, name=REQUEST_CREDENTIAL_FUNCTION, args=args)
-        parts.append(types.Part(function_call=call))
+        calls.append((REQUEST_CREDENTIAL_FUNCTION, args))
+    return _client_calls_event(agent, ctx, calls)
+
+
+def _client_calls_event(
+    agent: LlmAgent, ctx: InvocationContext, calls: list[tuple[str, dict[str, Any]]]
+) -> Event | None:
+    """One event of long-running calls the runtime makes to the client (``(name, args)``
+    each, given fresh ids), or ``None`` for none."""
+    if not calls:
+        return None
+    parts: list[types.Part] = []
+    ids: set[str] = set()
+    for name, args in calls:
+        call_id = CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]
+        ids.add(call_id)
+        parts.append(types.Part(function_call=types.FunctionCall(id=call_id, name=name, args=args)))
     return Event(
         invocation_id=ctx.invocation_id,
         author=agent.name,
@@ -195,3 +227,28 @@ def auth_request_event(
         content=types.Content(role="model", parts=parts),
         long_running_tool_ids=ids,
     )
+
+
+def confirmation_request_event(
+    agent: LlmAgent, ctx: InvocationContext, model_event: Event, response_event: Event
+) -> Event | None:
+    """The ``adk_request_confirmation`` calls for the confirmations the tools of
+    ``response_event`` asked for, or ``None``. Each call's args carry the
+    ``originalFunctionCall`` and the ``toolConfirmation`` (ADK's names and camelCase); the
+    calls are long-running: the client answers them with function responses of the same id."""
+    requested = response_event.actions.requested_tool_confirmations
+    if not requested:
+        return None
+    originals = {call.id: call for call in model_event.get_function_calls()}
+    calls = []
+    for function_call_id, confirmation in requested.items():
+        original = originals.get(function_call_id)
+        if original is None:
+            continue
+        asked = ToolConfirmation.model_validate(confirmation)
+        args = {
+            "originalFunctionCall": original.model_dump(exclude_none=True, by_alias=True),
+            "toolConfirmation": asked.model_dump(by_alias=True, exclude_none=True),
+        }
+        calls.append((REQUEST_CONFIRMATION_FUNCTION, args))
+    return _client_calls_event(agent, ctx, calls)

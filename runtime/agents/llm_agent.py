@@ -14,7 +14,11 @@ from pydantic import BaseModel
 from runtime.agents import _code_execution
 from runtime.agents._contents import build_contents
 from runtime.agents._llm_flow import call_model
-from runtime.agents._tool_calls import auth_request_event, call_tools
+from runtime.agents._tool_calls import (
+    auth_request_event,
+    call_tools,
+    confirmation_request_event,
+)
 from runtime.agents.base_agent import BaseAgent
 from runtime.agents.instructions import inject_session_state
 from runtime.agents.invocation_context import InvocationContext
@@ -30,6 +34,11 @@ from runtime.models.llm_request import LlmRequest
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.function_tool import FunctionTool
+from runtime.tools.tool_confirmation import (
+    REQUEST_CONFIRMATION_FUNCTION,
+    ToolConfirmation,
+    confirmation_from_response,
+)
 from runtime.tools.transfer_to_agent_tool import TransferToAgentTool
 
 InstructionProvider = Callable[[ReadonlyContext], Any]
@@ -214,6 +223,9 @@ class LlmAgent(BaseAgent):
         resumed = await self._rerun_after_auth(ctx)
         if resumed is not None:
             yield resumed
+        confirmed = await self._rerun_after_confirmation(ctx)
+        if confirmed is not None:
+            yield confirmed
         failed_runs = 0  # code runs that failed in a row (code_executor)
         while True:
             request = await self._build_request(ctx)
@@ -246,15 +258,19 @@ class LlmAgent(BaseAgent):
             if ctx.end_invocation:
                 return
             response_event = await call_tools(self, ctx, model_event, request.tools_dict)
-            auth_event = None
+            asked = None
             if response_event is not None:
-                auth_event = auth_request_event(self, ctx, response_event)
-                if auth_event is not None:
-                    yield auth_event
+                asked = auth_request_event(self, ctx, response_event)
+                confirm = confirmation_request_event(self, ctx, model_event, response_event)
+                for request_event in (asked, confirm):
+                    if request_event is not None:
+                        yield request_event
+                asked = asked or confirm
                 yield response_event
-            # A long-running tool that returned nothing pauses the run; one that returned an
-            # interim result lets the model say so first (as ADK does).
-            if response_event is None or auth_event is not None or ctx.end_invocation:
+            # A long-running tool that returned nothing pauses the run, as does a request for
+            # a credential or a confirmation; a tool that returned an interim result lets the
+            # model say so first (as ADK does).
+            if response_event is None or asked is not None or ctx.end_invocation:
                 return
             target = response_event.actions.transfer_to_agent
             if target:
@@ -291,6 +307,59 @@ class LlmAgent(BaseAgent):
             for call in event.get_function_calls()
             if call.id in wanted
         ]
+        return await self._replay_calls(ctx, calls)
+
+    async def _rerun_after_confirmation(self, ctx: InvocationContext) -> Event | None:
+        """When this message answers ``adk_request_confirmation`` calls, run again the tool
+        calls they asked about, each with its answer, and return their response event.
+
+        Only a request this agent itself made counts (a call in one of its own events, never
+        in one a client wrote), and only its first answer: a second answer, or one to a
+        request that does not exist, runs nothing."""
+        message = ctx.user_content
+        answers = {
+            p.function_response.id: confirmation_from_response(p.function_response.response)
+            for p in (message.parts or [] if message else [])
+            if p.function_response
+            and p.function_response.name == REQUEST_CONFIRMATION_FUNCTION
+            and p.function_response.id
+        }
+        if not answers:
+            return None
+        answered_before = {
+            fr.id
+            for event in ctx.session.events[:-1]  # the last one is this message
+            if event.author == "user"
+            for fr in event.get_function_responses()
+            if fr.name == REQUEST_CONFIRMATION_FUNCTION
+        }
+        calls: list[types.Part] = []
+        confirmations: dict[str, ToolConfirmation] = {}
+        for event in ctx.session.events:
+            if event.author != self.name:
+                continue
+            for asked in event.get_function_calls():
+                if asked.name != REQUEST_CONFIRMATION_FUNCTION or asked.id not in answers:
+                    continue
+                if asked.id in answered_before:
+                    continue
+                original = (asked.args or {}).get("originalFunctionCall")
+                if not isinstance(original, dict):
+                    continue
+                call = types.FunctionCall.model_validate(original)
+                if not call.id:
+                    continue
+                confirmations[call.id] = answers[asked.id]
+                calls.append(types.Part(function_call=call))
+        return await self._replay_calls(ctx, calls, confirmations)
+
+    async def _replay_calls(
+        self,
+        ctx: InvocationContext,
+        calls: list[types.Part],
+        confirmations: dict[str, ToolConfirmation] | None = None,
+    ) -> Event | None:
+        """Run ``calls`` (earlier function calls of this agent) again; ``None`` for none."""
         if not calls:
             return None
         request = await self._build_request(ctx)
@@ -299,7 +368,7 @@ class LlmAgent(BaseAgent):
             author=self.name,
             content=types.Content(role="model", parts=calls),
         )
-        return await call_tools(self, ctx, replay, request.tools_dict)
+        return await call_tools(self, ctx, replay, request.tools_dict, confirmations)
 
     def _save_output(self, event: Event) -> None:
         if not self.output_key or event.partial or not event.content:

@@ -26,12 +26,15 @@ class EventActions(BaseModel):
     transfer_to_agent: str | None = None
     escalate: bool | None = None
     requested_auth_configs: dict[str, Any] = Field(default_factory=dict)
+    requested_tool_confirmations: dict[str, Any] = Field(default_factory=dict)
+    """Function call id → the ``ToolConfirmation`` its tool asked for."""
 
     def merge(self, other: EventActions) -> None:
         """Fold ``other`` into this one; ``other`` wins on conflicting keys and flags."""
         self.state_delta.update(other.state_delta)
         self.artifact_delta.update(other.artifact_delta)
         self.requested_auth_configs.update(other.requested_auth_configs)
+        self.requested_tool_confirmations.update(other.requested_tool_confirmations)
         if other.skip_summarization is not None:
             self.skip_summarization = other.skip_summarization
         if other.transfer_to_agent is not None:
@@ -44,6 +47,7 @@ class EventActions(BaseModel):
             self.state_delta
             or self.artifact_delta
             or self.requested_auth_configs
+            or self.requested_tool_confirmations
             or self.skip_summarization
             or self.transfer_to_agent
             or self.escalate

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from runtime.tools._declarations import HIDDEN_PARAMETERS, _hints, declaration_for
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.identity import AGENT, Identity, declared_identity
+from runtime.tools.tool_confirmation import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 
 if TYPE_CHECKING:
     from runtime.tools.tool_context import ToolContext
@@ -27,6 +28,9 @@ class FunctionTool(BaseTool):
     arguments to supply. A non-dict return value is wrapped as ``{"result": value}`` by the
     agent. Sync functions run in a worker thread so they never block the event loop.
     ``identity`` defaults to what ``@acts_as`` declared on ``func``, else ``"agent"``.
+    ``require_confirmation`` (ADK's): ``True``, or a function of the call's arguments
+    returning whether this call needs a person's approval; such a call is not run until
+    they approve it (see :mod:`runtime.tools.tool_confirmation`).
     """
 
     def __init__(
@@ -37,6 +41,7 @@ class FunctionTool(BaseTool):
         description: str | None = None,
         is_long_running: bool = False,
         identity: Identity | None = None,
+        require_confirmation: bool | Callable[..., Any] = False,
     ) -> None:
         if not callable(func):
             raise TypeError(f"FunctionTool needs a callable, got {func!r}")
@@ -47,6 +52,12 @@ class FunctionTool(BaseTool):
             identity=identity if identity is not None else declared_identity(func) or AGENT,
         )
         self.func = func
+        if not (isinstance(require_confirmation, bool) or callable(require_confirmation)):
+            raise TypeError(
+                "require_confirmation must be a bool or a function of the call's arguments, "
+                f"not {type(require_confirmation).__name__}"
+            )
+        self.require_confirmation = require_confirmation
         signature = inspect.signature(func)
         self._params = signature.parameters
         self._accepts_any = any(p.kind is p.VAR_KEYWORD for p in self._params.values())
@@ -89,6 +100,16 @@ class FunctionTool(BaseTool):
         }
         if "tool_context" in self._params:
             kwargs["tool_context"] = tool_context
+        if await self._needs_confirmation(kwargs, tool_context):
+            confirmation = tool_context.tool_confirmation
+            if confirmation is None:
+                tool_context.request_confirmation(
+                    hint=f"Please approve or reject the tool call {self.name}() by responding "
+                    "with a FunctionResponse with an expected ToolConfirmation payload."
+                )
+                return {"error": CONFIRMATION_REQUIRED}
+            if not confirmation.confirmed:
+                return {"error": CONFIRMATION_REJECTED}
         if inspect.iscoroutinefunction(self.func) or inspect.iscoroutinefunction(
             type(self.func).__call__
         ):
@@ -98,6 +119,20 @@ class FunctionTool(BaseTool):
             if inspect.isawaitable(result):
                 result = await result
         return result
+
+    async def _needs_confirmation(self, kwargs: dict[str, Any], tool_context: ToolContext) -> bool:
+        """``require_confirmation`` for this call: the flag, or the function's answer for these
+        arguments (given those of its parameters it names, ``tool_context`` too)."""
+        rule = self.require_confirmation
+        if isinstance(rule, bool):
+            return rule
+        params = inspect.signature(rule).parameters
+        takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        given = {k: v for k, v in kwargs.items() if takes_any or k in params}
+        answer = rule(**given)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        return bool(answer)
 
 
 class LongRunningFunctionTool(FunctionTool):

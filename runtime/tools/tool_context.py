@@ -8,6 +8,7 @@ from runtime.agents.callback_context import CallbackContext
 from runtime.events.event_actions import EventActions
 from runtime.tools.auth import AuthConfig
 from runtime.tools.identity import AGENT, USER, Identity, Principal, checked_identity
+from runtime.tools.tool_confirmation import ToolConfirmation
 
 if TYPE_CHECKING:
     from runtime.agents.invocation_context import InvocationContext
@@ -23,7 +24,7 @@ class ToolContext(CallbackContext):
     no tool), and ``principal`` the matching one of ``agent_principal``/``user_principal``.
     """
 
-    __slots__ = ("function_call_id", "identity")
+    __slots__ = ("function_call_id", "identity", "tool_confirmation")
 
     def __init__(
         self,
@@ -32,10 +33,24 @@ class ToolContext(CallbackContext):
         function_call_id: str | None = None,
         event_actions: EventActions | None = None,
         identity: Identity = AGENT,
+        tool_confirmation: ToolConfirmation | None = None,
     ) -> None:
         super().__init__(invocation_context, event_actions)
         self.function_call_id = function_call_id
         self.identity: Identity = checked_identity(identity)
+        self.tool_confirmation = tool_confirmation
+        """A person's answer to this call's confirmation request, when it is run again after
+        one (ADK's ``tool_context.tool_confirmation``); ``None`` the first time."""
+
+    def request_confirmation(self, *, hint: str | None = None, payload: Any = None) -> None:
+        """Ask a person to confirm this call (with ``hint``, and ``payload`` for them to fill
+        in or edit): the run pauses with an ``adk_request_confirmation`` call and this tool
+        runs again with ``tool_confirmation`` set once they answer."""
+        if not self.function_call_id:
+            raise ValueError("request_confirmation needs a function call id")
+        self.actions.requested_tool_confirmations[self.function_call_id] = ToolConfirmation(
+            hint=hint or "", payload=payload
+        )
 
     @property
     def user_principal(self) -> Principal:
