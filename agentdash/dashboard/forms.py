@@ -81,6 +81,7 @@ class SessionListForm(forms.Form):
         "active": "Queued or running",
         "queued": "Queued",
         "running": "Running",
+        "waiting": "Waiting for approval",
         "succeeded": "Succeeded",
         "failed": "Failed",
         "cancelled": "Cancelled",

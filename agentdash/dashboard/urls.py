@@ -1,7 +1,13 @@
 from django.urls import path
 
 from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
-from agentdash.dashboard import data_views, export_views, guardrail_views, views
+from agentdash.dashboard import (
+    confirmation_views,
+    data_views,
+    export_views,
+    guardrail_views,
+    views,
+)
 
 app_name = "dashboard"
 
@@ -32,6 +38,17 @@ urlpatterns = [
         "sessions/<session_id:session_id>/events/",
         data_views.session_events,
         name="session_events",
+    ),
+    # Tool confirmations: what a session waits on, and a person's answer (docs/RUNTIME.md).
+    path(
+        "sessions/<session_id:session_id>/confirmations/",
+        confirmation_views.session_confirmations,
+        name="session_confirmations",
+    ),
+    path(
+        "sessions/<session_id:session_id>/confirmations/<str:request_id>/",
+        confirmation_views.confirmation_answer_view,
+        name="confirmation_answer",
     ),
     # What the guardrails decided, and the policies they follow (docs/SAFETY.md).
     path(

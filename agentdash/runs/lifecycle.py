@@ -127,8 +127,8 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") ->
     """End this attempt of a running run as ``status`` (succeeded, failed or cancelled), with
     ``error`` (capped) and ``trace_id`` when given, and a seq. Returns False, writing
     nothing, when the attempt is no longer the run's (reaped, or finished already)."""
-    if status not in FINISHED:
-        raise ValueError(f"a run finishes as one of {FINISHED}, not {status!r}")
+    if status not in (*FINISHED, Run.Status.WAITING):
+        raise ValueError(f"a run finishes as one of {FINISHED} or waiting, not {status!r}")
     fields: dict[str, Any] = {
         "status": status,
         "finished_at": timezone.now(),

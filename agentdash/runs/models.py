@@ -10,6 +10,8 @@ class Run(models.Model):
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
+        WAITING = "waiting"
+        """Ended on a tool confirmation nobody has answered yet (runs.confirmations)."""
         SUCCEEDED = "succeeded"
         FAILED = "failed"
         CANCELLED = "cancelled"

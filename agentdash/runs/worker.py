@@ -22,6 +22,7 @@ from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import streaming
+from agentdash.runs.confirmation_requests import invocation_waits
 from agentdash.runs.host import run_host
 from agentdash.runs.lifecycle import (
     run_cancel_message,
@@ -232,7 +233,10 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
         )
         return
     if error is None:
-        await conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+        # A run that ended on a tool confirmation waits for a person's answer.
+        waits = await _stored(invocation_waits, f"reading the requests of run {run.pk}")(run=run)
+        status = Run.Status.WAITING if waits else Run.Status.SUCCEEDED
+        await conclude(run=run, status=status, trace_id=trace_id)
         return
     code, text = failure_of(error)
     trace_id = trace_id or _trace_in_notes(error)

@@ -288,8 +288,39 @@ ACCESS: dict[str, list[Case]] = {
             ("sessions/<session_id:session_id>/export/otlp/", {}, {}),
             # What the guardrails decided in it (docs/SAFETY.md): as the page itself.
             ("sessions/<session_id:session_id>/guardrails/", {}, {}),
+            # The tool confirmations it waits on (docs/RUNTIME.md): as the page itself.
+            ("sessions/<session_id:session_id>/confirmations/", {}, {}),
         )
     },
+    # Answering a tool confirmation: the session's owner or an operator, by POST only; a
+    # request the runtime did not store is a 400 (nothing queued), another's session a 404.
+    "sessions/<session_id:session_id>/confirmations/<str:request_id>/": [
+        Case(
+            roles(anonymous=LOGIN, alice=BAD_REQUEST, operator=BAD_REQUEST),
+            method="post",
+            data={"decision": "approve"},
+            kwargs=lambda users: {
+                "session_id": _session_of(users["alice"]),
+                "request_id": "adk-none",
+            },
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=BAD_REQUEST),
+            method="post",
+            data={"decision": "approve"},
+            kwargs=lambda users: {
+                "session_id": _session_of(_user("carol")),
+                "request_id": "adk-none",
+            },
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            kwargs=lambda users: {
+                "session_id": _session_of(users["alice"]),
+                "request_id": "adk-none",
+            },
+        ),
+    ],
     # An agent's guardrails and policies: operators only.
     "agents/<str:agent_name>/guardrails/": [
         Case(

@@ -15,7 +15,7 @@ import { formatInline, formatJson } from "./format.js";
 import { isActive } from "./run_status.js";
 import { hasUsage, usageText, usageTitle } from "./usage.js";
 
-const RUN_STATES = new Set(["queued", "running", "succeeded", "failed", "cancelled"]);
+const RUN_STATES = new Set(["queued", "running", "waiting", "succeeded", "failed", "cancelled"]);
 
 /**
  * @typedef {object} CallbackSwitch  one entry of the page data's `callbacks`

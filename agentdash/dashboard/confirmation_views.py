@@ -1,0 +1,76 @@
+"""Tool confirmations over HTTP: the requests a session waits on, and a person's answer.
+
+``GET  sessions/<id>/confirmations/`` → ``{"pending": [{request_id, invocation_id, agent,
+tool, args, hint, payload}]}``.
+``POST sessions/<id>/confirmations/<request_id>/`` with ``decision`` (``approve`` or
+``deny``), optionally ``payload`` (JSON text, replacing the requested payload) and ``reason``
+→ 202 ``{"run": <id>}``; 400 with the field's problem, 403 for someone who may not answer,
+404 for a session they cannot see, 409 for a request answered already.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from agentdash.agent_sessions.selectors import session_get_for_user
+from agentdash.runs.confirmation_requests import pending_confirmations
+from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
+
+PAYLOAD_MAX_CHARS = 200_000
+
+
+@login_required
+@require_GET
+@never_cache
+def session_confirmations(request: HttpRequest, session_id: str) -> JsonResponse:
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    pending = pending_confirmations(session_id=session.pk)
+    return JsonResponse({"pending": [dataclasses.asdict(p) for p in pending]})
+
+
+def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": {"field": field, "message": message}}, status=status)
+
+
+@login_required
+@require_POST
+def confirmation_answer_view(
+    request: HttpRequest, session_id: str, request_id: str
+) -> JsonResponse:
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    decision = request.POST.get("decision", "")
+    if decision not in ("approve", "deny"):
+        return _problem("decision", "must be approve or deny")
+    text = request.POST.get("payload", "")
+    payload = None
+    if text.strip():
+        if len(text) > PAYLOAD_MAX_CHARS:
+            return _problem("payload", f"at most {PAYLOAD_MAX_CHARS} characters")
+        try:
+            payload = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            return _problem("payload", f"is not JSON: {exc}")
+    try:
+        run = confirmation_answer(
+            session=session,
+            request_id=request_id,
+            confirmed=decision == "approve",
+            payload=payload,
+            reason=request.POST.get("reason", ""),
+            actor=request.user,
+        )
+    except PermissionDenied as exc:
+        return _problem("session", str(exc), status=403)
+    except ConfirmationAnswered as exc:
+        return _problem("request_id", str(exc), status=409)
+    except ValidationError as exc:
+        field, messages = next(iter(exc.message_dict.items()))
+        return _problem(field, " ".join(messages))
+    return JsonResponse({"run": run.pk}, status=202)

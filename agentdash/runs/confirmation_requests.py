@@ -1,0 +1,87 @@
+"""Which tool confirmations a session's runs wait on: every ``adk_request_confirmation`` call
+the runtime stored (in an agent's event, never a client's) that no answer has met yet — a
+stored answer, or one a queued run carries. The answer itself: ``runs.confirmations``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from agentdash.agent_sessions.selectors import event_from_row, session_events
+from agentdash.runs.models import Run
+from agentdash.runs.selectors import ACTIVE
+from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION
+
+
+@dataclass(frozen=True)
+class ConfirmationRequest:
+    """One ``adk_request_confirmation`` call the runtime stored and nobody has answered."""
+
+    request_id: str
+    invocation_id: str
+    agent: str
+    tool: str
+    args: dict[str, Any]
+    hint: str
+    payload: Any
+
+
+def requests_and_answers(session_id: str) -> tuple[list[ConfirmationRequest], set[str]]:
+    """Every request stored in the session, and the ids its stored answers answer."""
+    requests: list[ConfirmationRequest] = []
+    answered: set[str] = set()
+    for row in session_events(session_id=session_id):
+        event = event_from_row(row)
+        if event.author == "user":  # a client's event answers; it never asks
+            answered |= {
+                fr.id
+                for fr in event.get_function_responses()
+                if fr.name == REQUEST_CONFIRMATION_FUNCTION and fr.id
+            }
+            continue
+        for call in event.get_function_calls():
+            if call.name != REQUEST_CONFIRMATION_FUNCTION or not call.id:
+                continue
+            args = call.args or {}
+            original = args.get("originalFunctionCall") or {}
+            asked = args.get("toolConfirmation") or {}
+            requests.append(
+                ConfirmationRequest(
+                    request_id=call.id,
+                    invocation_id=event.invocation_id,
+                    agent=event.author,
+                    tool=str(original.get("name", "")),
+                    args=dict(original.get("args") or {}),
+                    hint=str(asked.get("hint", "")),
+                    payload=asked.get("payload"),
+                )
+            )
+    return requests, answered
+
+
+def queued_answers(session_id: str) -> set[str]:
+    """Request ids answered by a run that has not stored its message yet."""
+    found: set[str] = set()
+    for message in Run.objects.filter(session_id=session_id, status__in=ACTIVE).values_list(
+        "message", flat=True
+    ):
+        for part in (message or {}).get("parts") or []:
+            response = part.get("function_response") or {}
+            if response.get("name") == REQUEST_CONFIRMATION_FUNCTION and response.get("id"):
+                found.add(response["id"])
+    return found
+
+
+def pending_confirmations(*, session_id: str) -> list[ConfirmationRequest]:
+    """The session's unanswered confirmation requests, oldest first."""
+    requests, answered = requests_and_answers(session_id)
+    answered |= queued_answers(session_id)
+    return [r for r in requests if r.request_id not in answered]
+
+
+def invocation_waits(*, run: Run) -> bool:
+    """Whether ``run``'s invocation ended on a confirmation request nobody has answered."""
+    return any(
+        r.invocation_id == run.invocation_id
+        for r in pending_confirmations(session_id=run.session_id)
+    )
