@@ -20,6 +20,7 @@ from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation
+from runtime.telemetry.decisions import decision_write
 from runtime.telemetry.payloads import contents_to_messages, to_json, tool_definitions
 from runtime.telemetry.tracing import (
     LiveSpan,
@@ -61,10 +62,8 @@ def _record_response(span: LiveSpan, response: LlmResponse, capture: bool) -> No
         span.set_attribute(GenAI.RESPONSE_MODEL, response.model_version)
     if response.safety_blocked:
         # The provider's filters as a guardrail: a blocked step, with the categories why.
-        span.set_attribute(AgentDash.GUARDRAIL_NAME, MODEL_SAFETY)
-        span.set_attribute(AgentDash.GUARDRAIL_DECISION, Decision.BLOCKED)
         reason = response.error_message or "the model's safety filters blocked the answer"
-        span.set_attribute(AgentDash.GUARDRAIL_REASON, reason)
+        decision_write(span, Decision.BLOCKED, reason, guardrail=MODEL_SAFETY)
     if response.error_code:
         span.set_attribute(
             AgentDash.ERROR_MESSAGE, f"{response.error_code}: {response.error_message}"

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
-from runtime.guardrails.policy import Guardrail, PolicyUnavailableError
+from runtime.guardrails.policy import Guardrail
 from runtime.models.llm_request import LlmRequest, latest_user_text
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import Decision
@@ -71,11 +71,10 @@ class InputScreen(Guardrail[InputScreenConfig]):
     async def _before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest
     ) -> LlmResponse | None:
-        try:
-            config, view = await self.policy(callback_context)
-        except PolicyUnavailableError as exc:
-            self.record(Decision.BLOCKED, str(exc), None)
+        read = await self.read(callback_context)
+        if read is None:
             return _reply("I can't answer right now: my input rules could not be read.")
+        config, view = read
         if config is None:
             self.record(Decision.ALLOWED, "no input policy governs this agent", None)
             return None

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
-from runtime.guardrails.policy import Guardrail, PolicyUnavailableError, PolicyView
+from runtime.guardrails.policy import Guardrail, PolicyView
 from runtime.models.llm_request import LlmRequest
 from runtime.telemetry.attributes import Decision
 from runtime.tools.base_tool import BaseTool
@@ -58,6 +58,7 @@ class StepLimits(Guardrail[StepLimitsConfig]):
 
     kind = "step_limits"
     Config = StepLimitsConfig
+    unreadable = Decision.LIMIT
 
     def __init__(self, policy: Any = None, **kwargs: Any) -> None:
         super().__init__(policy, **kwargs)
@@ -65,11 +66,10 @@ class StepLimits(Guardrail[StepLimitsConfig]):
         self.before_tool = Hook(self.name, self._before_tool)
 
     async def _check(self, ctx: CallbackContext, field: str, what: str) -> None:
-        try:
-            config, view = await self.policy(ctx)
-        except PolicyUnavailableError as exc:
-            self.record(Decision.LIMIT, str(exc), None)
-            raise StepLimitExceededError(f"the run was stopped: {exc}") from exc
+        read = await self.read(ctx)
+        if read is None:  # recorded as a limit, with why
+            raise StepLimitExceededError("the run was stopped: its step limits could not be read")
+        config, view = read
         limit = getattr(config, field) if config is not None else None
         # The run's tally of steps that passed this check, shared by its agents and parallel
         # branches: read and taken with no await between, so parallel calls cannot all slip
@@ -166,11 +166,10 @@ class RateLimit(Guardrail[RateLimitConfig]):
     async def _before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
-        try:
-            config, view = await self.policy(tool_context)
-        except PolicyUnavailableError as exc:
-            self.record(Decision.BLOCKED, str(exc), None)
+        found = await self.read(tool_context)
+        if found is None:
             return {"error": "Tool call blocked: the rate limit policy could not be read."}
+        config, view = found
         if config is None or (config.tools is not None and tool.name not in config.tools):
             self.record(Decision.ALLOWED, f"no rate limit on {tool.name}", view)
             return None

@@ -21,7 +21,8 @@ from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
 from runtime.agents.readonly_context import ReadonlyContext
-from runtime.telemetry.attributes import AgentDash, Decision
+from runtime.telemetry.attributes import Decision
+from runtime.telemetry.decisions import decision_write
 
 __all__ = [
     "Guardrail",
@@ -69,14 +70,8 @@ def record_decision(
     decision: str, reason: str, *, guardrail: str, policy: PolicyView | None = None
 ) -> None:
     """Write a decision on the current span (the guardrail's callback span)."""
-    if decision not in Decision.ALL:
-        raise ValueError(f"unknown decision {decision!r}; one of {', '.join(Decision.ALL)}")
-    span = trace.get_current_span()
-    span.set_attribute(AgentDash.GUARDRAIL_NAME, guardrail)
-    span.set_attribute(AgentDash.GUARDRAIL_DECISION, decision)
-    span.set_attribute(AgentDash.GUARDRAIL_REASON, reason[:2000])
-    if policy is not None and policy.label:
-        span.set_attribute(AgentDash.GUARDRAIL_POLICY, policy.label)
+    label = policy.label if policy is not None else ""
+    decision_write(trace.get_current_span(), decision, reason, guardrail=guardrail, policy=label)
 
 
 C = TypeVar("C", bound=BaseModel)
@@ -88,6 +83,8 @@ class Guardrail(Generic[C]):
 
     kind: ClassVar[str]
     Config: ClassVar[type[BaseModel]]
+    unreadable: ClassVar[str] = Decision.BLOCKED
+    """The decision recorded when the policy cannot be read (the guardrail then refuses)."""
 
     def __init__(
         self,
@@ -139,6 +136,15 @@ class Guardrail(Generic[C]):
                 f"the {self.kind} policy {label} is invalid: {config_problems(exc)}"
             ) from exc
         return config, view  # type: ignore[return-value]
+
+    async def read(self, ctx: ReadonlyContext) -> tuple[C | None, PolicyView | None] | None:
+        """:meth:`policy`, or ``None`` when it cannot be read — that failure recorded as
+        :attr:`unreadable` with its reason, for the caller to refuse (fail closed)."""
+        try:
+            return await self.policy(ctx)
+        except PolicyUnavailableError as exc:
+            self.record(self.unreadable, str(exc), None)
+            return None
 
     def record(self, decision: str, reason: str, view: PolicyView | None) -> None:
         record_decision(decision, reason, guardrail=self.name, policy=view)

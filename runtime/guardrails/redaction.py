@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
-from runtime.guardrails.policy import Guardrail, PolicyUnavailableError
+from runtime.guardrails.policy import Guardrail
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import Decision
 
@@ -117,6 +117,7 @@ class OutputRedaction(Guardrail[OutputRedactionConfig]):
 
     kind = "output_redaction"
     Config = OutputRedactionConfig
+    unreadable = Decision.REDACTED
 
     def __init__(self, policy: Any = None, **kwargs: Any) -> None:
         super().__init__(policy, **kwargs)
@@ -129,12 +130,11 @@ class OutputRedaction(Guardrail[OutputRedactionConfig]):
         parts = (content.parts or []) if content is not None else []
         if not any(p.text for p in parts):
             return None  # nothing to read: no decision to record
-        try:
-            config, view = await self.policy(callback_context)
-        except PolicyUnavailableError as exc:
-            self.record(Decision.REDACTED, f"everything withheld: {exc}", None)
+        read = await self.read(callback_context)
+        if read is None:  # recorded as redacted: the whole answer is withheld
             text = "The answer was withheld: its redaction rules could not be read."
             return _with_parts(llm_response, [types.Part(text=text)])
+        config, view = read
         if config is None:
             self.record(Decision.ALLOWED, "no redaction policy governs this agent", None)
             return None

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from runtime.callbacks.naming import Hook
-from runtime.guardrails.policy import Guardrail, PolicyUnavailableError
+from runtime.guardrails.policy import Guardrail
 from runtime.safety.tool_guard import ArgumentRule, ToolArgumentGuard
 from runtime.telemetry.attributes import Decision
 from runtime.tools.base_tool import BaseTool
@@ -73,11 +73,10 @@ class ToolPolicy(Guardrail[ToolPolicyConfig]):
     async def _before_tool(
         self, tool: BaseTool, args: dict[str, Any], tool_context: ToolContext
     ) -> dict[str, Any] | None:
-        try:
-            config, view = await self.policy(tool_context)
-        except PolicyUnavailableError as exc:
-            self.record(Decision.BLOCKED, str(exc), None)
+        read = await self.read(tool_context)
+        if read is None:
             return {"error": "Tool call blocked: the tool policy could not be read."}
+        config, view = read
         if config is None:
             self.record(Decision.ALLOWED, "no tool policy governs this agent", None)
             return None

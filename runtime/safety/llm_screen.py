@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
-from runtime.guardrails.policy import Guardrail, PolicyUnavailableError
+from runtime.guardrails.policy import Guardrail
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, latest_user_text
 from runtime.models.llm_response import LlmResponse
@@ -115,6 +115,7 @@ class LlmScreen(Guardrail[LlmScreenConfig]):
 
     kind = "llm_screen"
     Config = LlmScreenConfig
+    unreadable = Decision.UNSAFE
 
     def __init__(
         self,
@@ -185,45 +186,29 @@ class LlmScreen(Guardrail[LlmScreenConfig]):
         verdict = {"screen": self.name, "input": kind, "safe": safe, "reason": reason}
         ctx.state[VERDICT_STATE_KEY] = verdict
 
-    async def _settings(self, ctx: CallbackContext, target: str) -> tuple[bool, str, str]:
-        """``(screens this target, instruction, refusal)`` under the current policy.
-
-        Raises :class:`PolicyUnavailableError` (the caller fails closed)."""
-        config, _view = await self.policy(ctx)
-        if config is None:
-            return True, self.instruction, self.refusal
-        instruction = config.instruction or self.instruction
-        return target in config.screen, instruction, config.refusal or self.refusal
-
     async def _judge(
         self, ctx: CallbackContext, target: str, kind: str, text: str
     ) -> tuple[bool, str] | None:
         """Screen ``text`` if the policy screens ``target``: ``(safe, refusal)``; ``None``
         when it does not. Records the decision on the hook's span."""
-        try:
-            wanted, instruction, refusal = await self._settings(ctx, target)
-        except PolicyUnavailableError as exc:
-            self.record(Decision.UNSAFE, str(exc), None)
+        found = await self.read(ctx)
+        if found is None:  # recorded as unsafe: refused
             return False, self.refusal
-        if not wanted:
-            self.record(Decision.ALLOWED, f"the policy does not screen {target}", None)
+        config, view = found
+        if config is not None and target not in config.screen:
+            self.record(Decision.ALLOWED, f"the policy does not screen {target}", view)
             return None
+        instruction = (config.instruction if config else None) or self.instruction
+        refusal = (config.refusal if config else None) or self.refusal
         safe, reason = await self.screen(text, ctx, instruction=instruction)
         self._record(ctx, kind, safe, reason)
-        _, view = await self._view(ctx)
+        verdict = f"{kind.replace('_', ' ')} judged {'safe' if safe else 'unsafe'}"
         self.record(
             Decision.ALLOWED if safe else Decision.UNSAFE,
-            f"{kind.replace('_', ' ')} judged {'safe' if safe else 'unsafe'}"
-            + (f": {reason}" if reason else ""),
+            verdict + (f": {reason}" if reason else ""),
             view,
         )
         return safe, refusal
-
-    async def _view(self, ctx: CallbackContext) -> tuple[Any, Any]:
-        try:
-            return await self.policy(ctx)
-        except PolicyUnavailableError:
-            return None, None
 
     async def _before_model(
         self, callback_context: CallbackContext, llm_request: LlmRequest
