@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from google.genai import types
+
 from agentdash.agent_sessions.selectors import event_from_row, session_events
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
@@ -26,37 +28,47 @@ class ConfirmationRequest:
     payload: Any
 
 
-def requests_and_answers(session_id: str) -> tuple[list[ConfirmationRequest], set[str]]:
-    """Every request stored in the session, and the ids its stored answers answer."""
+def requests_and_answers(
+    session_id: str, *, invocation_id: str | None = None
+) -> tuple[list[ConfirmationRequest], set[str]]:
+    """The requests stored in the session (one invocation's, when given), and the ids that
+    the answers stored after the first of them answer."""
     requests: list[ConfirmationRequest] = []
-    answered: set[str] = set()
-    for row in session_events(session_id=session_id):
+    first_seq: int | None = None
+    for row in session_events(session_id=session_id, invocation_id=invocation_id):
         event = event_from_row(row)
         if event.author == "user":  # a client's event answers; it never asks
-            answered |= {
-                fr.id
-                for fr in event.get_function_responses()
-                if fr.name == REQUEST_CONFIRMATION_FUNCTION and fr.id
-            }
             continue
         for call in event.get_function_calls():
             if call.name != REQUEST_CONFIRMATION_FUNCTION or not call.id:
                 continue
-            args = call.args or {}
-            original = args.get("originalFunctionCall") or {}
-            asked = args.get("toolConfirmation") or {}
-            requests.append(
-                ConfirmationRequest(
-                    request_id=call.id,
-                    invocation_id=event.invocation_id,
-                    agent=event.author,
-                    tool=str(original.get("name", "")),
-                    args=dict(original.get("args") or {}),
-                    hint=str(asked.get("hint", "")),
-                    payload=asked.get("payload"),
-                )
-            )
+            first_seq = row.seq if first_seq is None else first_seq
+            requests.append(_request(event.invocation_id, event.author, call))
+    if first_seq is None:
+        return [], set()
+    answered: set[str] = set()
+    for row in session_events(session_id=session_id, after_seq=first_seq, author="user"):
+        answered |= {
+            fr.id
+            for fr in event_from_row(row).get_function_responses()
+            if fr.name == REQUEST_CONFIRMATION_FUNCTION and fr.id
+        }
     return requests, answered
+
+
+def _request(invocation_id: str, agent: str, call: types.FunctionCall) -> ConfirmationRequest:
+    args = call.args or {}
+    original = args.get("originalFunctionCall") or {}
+    asked = args.get("toolConfirmation") or {}
+    return ConfirmationRequest(
+        request_id=str(call.id),
+        invocation_id=invocation_id,
+        agent=agent,
+        tool=str(original.get("name", "")),
+        args=dict(original.get("args") or {}),
+        hint=str(asked.get("hint", "")),
+        payload=asked.get("payload"),
+    )
 
 
 def queued_answers(session_id: str) -> set[str]:
@@ -80,8 +92,9 @@ def pending_confirmations(*, session_id: str) -> list[ConfirmationRequest]:
 
 
 def invocation_waits(*, run: Run) -> bool:
-    """Whether ``run``'s invocation ended on a confirmation request nobody has answered."""
-    return any(
-        r.invocation_id == run.invocation_id
-        for r in pending_confirmations(session_id=run.session_id)
-    )
+    """Whether ``run``'s invocation ended on a confirmation request nobody has answered.
+    Read when every run ends: only that invocation's events, and answers only when it asked."""
+    requests, answered = requests_and_answers(run.session_id, invocation_id=run.invocation_id)
+    if requests:  # an answer may be queued already, before this run has ended
+        answered |= queued_answers(run.session_id)
+    return any(r.request_id not in answered for r in requests)
