@@ -17,7 +17,6 @@ from agentdash.controls.services import (
     callback_setting_set,
     policy_create,
     policy_delete,
-    policy_update,
 )
 from agentdash.core.admin_base import SafeInputAdmin
 
@@ -90,15 +89,7 @@ class PolicyAdmin(SafeInputAdmin):
     def save_model(self, request: HttpRequest, obj: Policy, form: ModelForm, change: bool) -> None:
         data = form.cleaned_data
         if change:
-            saved = policy_update(
-                policy=obj,
-                config=data["config"],
-                enabled=data["enabled"],
-                agents=data["agents"],
-                actor=request.user,
-                reason=data.get("reason", ""),
-                expected_version=data["loaded_version"],
-            )
+            saved = form.update(actor=request.user)
         else:
             saved = policy_create(
                 name=data["name"],

@@ -16,7 +16,7 @@ from django.utils.html import format_html, format_html_join
 from agentdash.controls.models import CallbackSetting, Policy
 from agentdash.controls.policies import POLICY_KINDS, policy_validate
 from agentdash.controls.selectors import callback_names_known, policy_current_version
-from agentdash.controls.services import PolicyVersionConflict
+from agentdash.controls.services import PolicyVersionConflict, policy_update
 from agentdash.core.forms import BoundedJSONField
 
 
@@ -114,6 +114,20 @@ class PolicyForm(forms.ModelForm):
         if self.instance.pk and cleaned.get("loaded_version") is not None:
             self._check_version(cleaned["loaded_version"])
         return cleaned
+
+    def update(self, *, actor: Any) -> Policy:
+        """Store the edit of a valid form as the policy's next version (``policy_update``:
+        ``PolicyVersionConflict`` when someone saved meanwhile, ``ValidationError``)."""
+        data = self.cleaned_data
+        return policy_update(
+            policy=self.instance,
+            config=data["config"],
+            enabled=data["enabled"],
+            agents=data["agents"],
+            actor=actor,
+            reason=data.get("reason", ""),
+            expected_version=data["loaded_version"],
+        )
 
     def _check_version(self, loaded: int) -> None:
         # Inside the admin's transaction the row stays locked until the save: no one can

@@ -22,7 +22,7 @@ from agentdash.controls.selectors import (
     policies_governing,
     policy_versions,
 )
-from agentdash.controls.services import PolicyVersionConflict, policy_update
+from agentdash.controls.services import PolicyVersionConflict
 from agentdash.core.permissions import is_operator
 from agentdash.registry.models import AgentRecord
 from agentdash.spans import guardrail_log
@@ -124,15 +124,7 @@ def policy_edit(request: HttpRequest, policy_id: int) -> HttpResponse:
             data = form.cleaned_data
             if request.POST.get("action") == "save":
                 try:
-                    saved = policy_update(
-                        policy=policy,
-                        config=data["config"],
-                        enabled=data["enabled"],
-                        agents=data["agents"],
-                        actor=request.user,
-                        reason=data.get("reason", ""),
-                        expected_version=data["loaded_version"],
-                    )
+                    saved = form.update(actor=request.user)
                 except PolicyVersionConflict as exc:
                     form.add_error(None, str(exc))
                 except ValidationError as exc:
