@@ -260,3 +260,19 @@ class Browser:
         path = self.page.url.removeprefix(self.server.url)
         assert re.fullmatch(r"/sessions/[^/]+/", path), path
         return path
+
+
+def details_drawn(browser: Browser, span_id: str, *, timeout: float) -> Any:
+    """Wait until the details pane shows span ``span_id`` with its attributes drawn; the
+    pane's locator."""
+    page = browser.page
+    page.wait_for_function(
+        """(id) => {
+          const pane = document.querySelector("#span-detail");
+          return pane && !pane.hidden && pane.dataset.spanId === id &&
+            !!pane.querySelector('table[aria-label="attributes"]');
+        }""",
+        arg=span_id,
+        timeout=timeout,
+    )
+    return page.locator("#span-detail")

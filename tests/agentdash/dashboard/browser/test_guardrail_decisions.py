@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, screenshot
+from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, details_drawn, screenshot
 from tests.agentdash.live_harness import manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -110,18 +110,8 @@ def badges(browser: Browser, span_id: str) -> list[dict[str, str]]:
 
 def open_span(browser: Browser, span_id: str) -> Any:
     """Click the span's row; the pane, once its Guardrail section (or view) is drawn."""
-    page = browser.page
     row(browser, span_id).locator(":scope > .span-row").click()
-    page.wait_for_function(
-        """(id) => {
-          const pane = document.querySelector("#span-detail");
-          return pane && !pane.hidden && pane.dataset.spanId === id &&
-            !!pane.querySelector('table[aria-label="attributes"]');
-        }""",
-        arg=span_id,
-        timeout=TIMEOUT,
-    )
-    return page.locator("#span-detail")
+    return details_drawn(browser, span_id, timeout=TIMEOUT)
 
 
 def contrast_failures(browser: Browser) -> list[str]:

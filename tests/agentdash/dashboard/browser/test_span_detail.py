@@ -21,6 +21,7 @@ from tests.agentdash.dashboard.browser.harness import (
     Browser,
     LiveServer,
     ServerError,
+    details_drawn,
     screenshot,
     server_start,
     server_stop,
@@ -83,16 +84,7 @@ def open_span(browser: Browser, selector: str, *, first: bool = False) -> Any:
     row = rows.first if first else rows.last
     span_id = row.get_attribute("data-span-id")
     row.locator(":scope > .span-row").click()
-    page.wait_for_function(
-        """(id) => {
-          const pane = document.querySelector("#span-detail");
-          return pane && !pane.hidden && pane.dataset.spanId === id &&
-            !!pane.querySelector('table[aria-label="attributes"]');
-        }""",
-        arg=span_id,
-        timeout=LIVE_TIMEOUT,
-    )
-    return page.locator("#span-detail")
+    return details_drawn(browser, span_id, timeout=LIVE_TIMEOUT)
 
 
 def fact(pane: Any, name: str) -> str:
