@@ -9,7 +9,7 @@ Django is imported lazily so the demo agents import without Django being set up.
 from __future__ import annotations
 
 import logging
-import time
+from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError
@@ -29,23 +29,34 @@ class PolicyUnavailableError(RuntimeError):
     """The stored policy could not be read or is invalid; the tool must refuse to run."""
 
 
-def _stored_query_config(agent_name: str) -> dict[str, Any] | None:
+def _stored() -> ModuleType | None:
+    """``agentdash.controls.stored_policies`` once Django is set up, else ``None``.
+
+    The one import of another app inside a function, on purpose: the demo agents load
+    without Django (``python -m runtime chat agentdash.demo.data_agent``), where importing
+    the controls app's models would fail; then each guardrail's default applies, and the
+    query tool its default policy. The arrow points down (demo → controls), as the layers
+    want.
+    """
     from django.apps import apps
 
-    if not apps.ready:
+    if not (apps.ready and apps.is_installed("agentdash.controls")):
+        return None
+    from agentdash.controls import stored_policies
+
+    return stored_policies
+
+
+def _stored_query_config(agent_name: str) -> dict[str, Any] | None:
+    stored = _stored()
+    if stored is None:
         logger.warning("Django is not set up: %s uses the default query policy", agent_name)
         return None
-    if not apps.is_installed("agentdash.controls"):
-        return None
-    from django.db import DatabaseError
-
-    from agentdash.controls.selectors import policy_for
-
     try:
-        policy = policy_for(agent_name=agent_name, kind=QUERY_KIND)
-    except DatabaseError as exc:
+        config: dict[str, Any] | None = stored.policy_config(agent_name=agent_name, kind=QUERY_KIND)
+    except stored.PolicyReadError as exc:
         raise PolicyUnavailableError(f"the query policy could not be read: {exc}") from exc
-    return None if policy is None else dict(policy.config)
+    return config
 
 
 def query_policy_for(agent_name: str) -> QueryPolicy:
@@ -66,12 +77,6 @@ def query_policy_for(agent_name: str) -> QueryPolicy:
         ) from exc
 
 
-def _django_ready() -> bool:
-    from django.apps import apps
-
-    return apps.ready and apps.is_installed("agentdash.controls")
-
-
 def stored_policy(kind: str) -> PolicySource:
     """A guardrail's policy source: the enabled ``kind`` policy attached to the running
     agent, read from the database at every call (``None`` without one, or without Django:
@@ -79,15 +84,11 @@ def stored_policy(kind: str) -> PolicySource:
     closed."""
 
     async def source(ctx: ReadonlyContext) -> PolicyView | None:
-        if not _django_ready():
+        stored = _stored()
+        if stored is None:
             return None
-        from agentdash.controls.selectors import policy_for
-        from agentdash.core.threads import in_worker_thread
-
-        policy = await in_worker_thread(policy_for)(agent_name=ctx.agent_name, kind=kind)
-        if policy is None:
-            return None
-        return PolicyView(config=policy.config, name=policy.name, version=policy.version)
+        view: PolicyView | None = await stored.policy_view(agent_name=ctx.agent_name, kind=kind)
+        return view
 
     return source
 
@@ -100,11 +101,8 @@ class DatabaseRateCounter:
         self._fallback = InMemoryRateCounter()
 
     async def hit(self, key: str, *, limit: int, window_s: float) -> float | None:
-        if not _django_ready():
+        stored = _stored()
+        if stored is None:
             return await self._fallback.hit(key, limit=limit, window_s=window_s)
-        from agentdash.controls.services import rate_window_hit
-        from agentdash.core.threads import in_worker_thread
-
-        return await in_worker_thread(rate_window_hit)(
-            key=key, limit=limit, window_s=int(window_s), now=time.time()
-        )
+        wait: float | None = await stored.rate_hit(key, limit=limit, window_s=window_s)
+        return wait
