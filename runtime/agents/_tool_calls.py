@@ -99,7 +99,6 @@ async def _run_tool(
         ctx, "before_tool", agent._before_tool, dict, step_span=span, **common
     )
     if result is None:
-        ctx.counters.tool_calls += 1
         await run_any_agent_hook(
             ctx, "before_tool_execution", agent.callbacks, span, tool=tool, args=args
         )

@@ -31,9 +31,6 @@ def new_invocation_id() -> str:
 @dataclass
 class _Counters:
     llm_calls: int = 0
-    """Model calls made (not those a ``before_model`` callback answered)."""
-    tool_calls: int = 0
-    """Tools run (not calls a ``before_tool`` callback answered)."""
 
 
 @dataclass
