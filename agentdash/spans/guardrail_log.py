@@ -37,10 +37,6 @@ class GuardrailCount:
     by_decision: dict[str, int] = field(default_factory=dict)
 
     @property
-    def total(self) -> int:
-        return sum(self.by_decision.values())
-
-    @property
     def cells(self) -> list[int]:
         """Counts in the order of ``Decision.ALL``."""
         return [self.by_decision.get(d, 0) for d in Decision.ALL]
