@@ -20,6 +20,7 @@ from runtime.agents.run_config import RunConfig
 from runtime.artifacts import BaseArtifactService
 from runtime.callbacks.any_agent import Context
 from runtime.callbacks.switchboard import AllEnabled, Switchboard
+from runtime.debug.breakpoints import BreakpointSource
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.memory import BaseMemoryService
@@ -43,6 +44,8 @@ class Runner:
     ``switchboard`` is asked before every callback whether it may run (default: all may).
     ``service_identity`` is the agent's own identity: tools acting as the agent act as it
     (``ToolContext.agent_principal``); tools acting as the user act as the session's owner.
+    ``breakpoints`` says where runs pause for a person (runtime.debug.breakpoints), read at
+    every step.
     Every event except partial chunks is appended to the session service as it is produced,
     so a crash loses nothing already yielded.
     """
@@ -57,6 +60,7 @@ class Runner:
         memory_service: BaseMemoryService | None = None,
         switchboard: Switchboard | None = None,
         service_identity: str = DEFAULT_SERVICE_IDENTITY,
+        breakpoints: BreakpointSource | None = None,
     ) -> None:
         if not isinstance(service_identity, str) or not service_identity.strip():
             raise ValueError(
@@ -70,6 +74,7 @@ class Runner:
         self.memory_service = memory_service
         self.switchboard: Switchboard = switchboard or AllEnabled()
         self.service_identity = service_identity
+        self.breakpoints = breakpoints
 
     async def run_async(
         self,
@@ -107,6 +112,7 @@ class Runner:
             run_config=run_config or RunConfig(),
             user_content=new_message,
             service_identity=self.service_identity,
+            breakpoints=self.breakpoints,
         )
         attributes = {
             GenAI.CONVERSATION_ID: session.id,

@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from runtime.agents._contents import CLIENT_ID_PREFIX
 from runtime.agents._llm_flow import base_attributes, capture_content
 from runtime.callbacks.pipeline import run_adk_callbacks, run_any_agent_hook
+from runtime.debug import breakpoints
+from runtime.errors import CallbackError
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.telemetry.attributes import AgentDash, GenAI, Operation
@@ -38,6 +40,20 @@ async def _call_tool(
     actions = EventActions()
     name = call.name or ""
     tool = tools.get(name)
+    args: dict[str, Any] = dict(call.args or {})
+    stopped: dict[str, Any] | None = None  # a breakpoint's answer that runs nothing
+    if breakpoints.is_breakpoint(confirmation):
+        assert confirmation is not None
+        verdict = breakpoints.answered(ctx, confirmation, tool=name)
+        edited = confirmation.payload.get("args")
+        if isinstance(edited, dict):
+            args = edited  # the operator changed the call's arguments
+        confirmation = None  # the tool's own confirmation, if any, is still to be asked
+        if verdict == "cancel":
+            ctx.end_invocation = True
+            stopped = {"error": f"cancelled at a breakpoint before {name}"}
+        elif verdict == "deny":
+            stopped = {"error": f"refused at a breakpoint before {name}"}
     # Whom the call acts as, for the tool and its callbacks; no such tool: the agent.
     identity: Identity = AGENT if tool is None else tool.identity
     tool_ctx = ToolContext(
@@ -47,7 +63,6 @@ async def _call_tool(
         identity=identity,
         tool_confirmation=confirmation,
     )
-    args: dict[str, Any] = dict(call.args or {})
     attributes = {
         **base_attributes(ctx),
         GenAI.OPERATION_NAME: Operation.EXECUTE_TOOL,
@@ -64,12 +79,24 @@ async def _call_tool(
     with start_span(f"execute_tool {name}", attributes) as span:
         if capture:
             span.set_attribute(GenAI.TOOL_ARGS, to_json(args))
-        if tool is None:
+        paused = None if stopped else await breakpoints.pause_reason(ctx, tool=name)
+        result: Any
+        if stopped is not None:
+            result = stopped
+        elif paused is not None:
+            result = _pause(tool_ctx, span, paused, args)
+        elif tool is None:
             known = ", ".join(sorted(tools)) or "(none)"
-            result: Any = {"error": f"there is no tool named {name!r}; available tools: {known}"}
+            result = {"error": f"there is no tool named {name!r}; available tools: {known}"}
             span.set_attribute(AgentDash.ERROR_MESSAGE, result["error"])
         else:
-            result = await _run_tool(agent, ctx, tool, args, tool_ctx, span)
+            try:
+                result = await _run_tool(agent, ctx, tool, args, tool_ctx, span)
+            except CallbackError as exc:
+                if "raised" not in (await breakpoints.current(ctx)).outcomes:
+                    raise
+                why = f"Breakpoint: callback {exc.callback_name} raised; paused before {name}"
+                result = _pause(tool_ctx, span, why, args)
         if tool is not None and tool.is_long_running:
             span.set_attribute(AgentDash.LONG_RUNNING, True)
         if result is not None and not isinstance(result, dict):
@@ -84,6 +111,13 @@ async def _call_tool(
         return None, actions
     response = types.FunctionResponse(id=call.id, name=name, response=result)
     return types.Part(function_response=response), actions
+
+
+def _pause(tool_ctx: ToolContext, span: LiveSpan, why: str, args: dict[str, Any]) -> Any:
+    """Ask a person before the call runs (a breakpoint): the run waits like a confirmation."""
+    tool_ctx.request_confirmation(hint=why, payload=breakpoints.breakpoint_payload("tool", args))
+    span.set_attribute(AgentDash.BREAKPOINT, why)
+    return {"status": f"paused: {why}"}
 
 
 async def _run_tool(
@@ -251,3 +285,16 @@ def confirmation_request_event(
         }
         calls.append((REQUEST_CONFIRMATION_FUNCTION, args))
     return _client_calls_event(agent, ctx, calls)
+
+
+def model_pause_event(agent: LlmAgent, ctx: InvocationContext, why: str) -> Event:
+    """The request a breakpoint before a model call stores: an ``adk_request_confirmation``
+    about a stand-in call (``breakpoints.MODEL_STEP``), answered like any confirmation."""
+    asked = ToolConfirmation(hint=why, payload=breakpoints.breakpoint_payload("model"))
+    args = {
+        "originalFunctionCall": breakpoints.model_request_call(),
+        "toolConfirmation": asked.model_dump(by_alias=True, exclude_none=True),
+    }
+    event = _client_calls_event(agent, ctx, [(REQUEST_CONFIRMATION_FUNCTION, args)])
+    assert event is not None  # one call asked
+    return event

@@ -20,6 +20,7 @@ from runtime.tools.identity import DEFAULT_SERVICE_IDENTITY
 if TYPE_CHECKING:
     from runtime.agents.base_agent import BaseAgent
     from runtime.artifacts import BaseArtifactService
+    from runtime.debug.breakpoints import BreakpointSource
     from runtime.memory import BaseMemoryService
     from runtime.sessions.base_session_service import BaseSessionService
 
@@ -55,6 +56,8 @@ class InvocationContext:
     trace_id: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
     service_identity: str = DEFAULT_SERVICE_IDENTITY
+    breakpoints: BreakpointSource | None = None
+    """Where runs pause (``Runner``'s; runtime.debug.breakpoints), read at every step."""
 
     @property
     def app_name(self) -> str:

@@ -18,6 +18,7 @@ from runtime.agents._tool_calls import (
     auth_request_event,
     call_tools,
     confirmation_request_event,
+    model_pause_event,
 )
 from runtime.agents.base_agent import BaseAgent
 from runtime.agents.instructions import inject_session_state
@@ -26,7 +27,8 @@ from runtime.agents.readonly_context import ReadonlyContext
 from runtime.callbacks.any_agent import Callback
 from runtime.callbacks.pipeline import NamedCallback, normalize
 from runtime.code_executors.base_code_executor import BaseCodeExecutor
-from runtime.errors import AgentNotFoundError
+from runtime.debug import breakpoints
+from runtime.errors import AgentNotFoundError, CallbackError
 from runtime.events.event import Event
 from runtime.models import registry
 from runtime.models.base_llm import BaseLlm
@@ -226,16 +228,31 @@ class LlmAgent(BaseAgent):
         confirmed = await self._rerun_after_confirmation(ctx)
         if confirmed is not None:
             yield confirmed
+        if ctx.end_invocation:  # cancelled at a breakpoint
+            return
         failed_runs = 0  # code runs that failed in a row (code_executor)
         while True:
+            paused = await breakpoints.pause_reason(ctx, tool=None)
+            if paused is not None:
+                yield model_pause_event(self, ctx, paused)
+                return
             request = await self._build_request(ctx)
             model_event: Event | None = None
-            async with aclosing(call_model(self, ctx, self.canonical_model, request)) as events:
-                async for event in events:
-                    if event.partial:
-                        yield event
-                    else:
-                        model_event = event
+            try:
+                async with aclosing(call_model(self, ctx, self.canonical_model, request)) as events:
+                    async for event in events:
+                        if event.partial:
+                            yield event
+                        else:
+                            model_event = event
+            except CallbackError as exc:
+                if "raised" not in (await breakpoints.current(ctx)).outcomes:
+                    raise
+                why = (
+                    f"Breakpoint: callback {exc.callback_name} raised; paused before the model call"
+                )
+                yield model_pause_event(self, ctx, why)
+                return
             assert model_event is not None
             executor = self.code_executor
             found = None
@@ -348,6 +365,10 @@ class LlmAgent(BaseAgent):
                     continue
                 call = types.FunctionCall.model_validate(original)
                 if not call.id:
+                    continue
+                if call.name == breakpoints.MODEL_STEP:  # a paused model call: go on or stop
+                    verdict = breakpoints.answered(ctx, answers[asked.id], tool=None)
+                    ctx.end_invocation = ctx.end_invocation or verdict != "go"
                     continue
                 confirmations[call.id] = answers[asked.id]
                 calls.append(types.Part(function_call=call))

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from runtime.callbacks.any_agent import Callback, overrides
 from runtime.callbacks.naming import callback_name
+from runtime.debug import breakpoints
 from runtime.errors import CallbackError
 from runtime.telemetry.attributes import AgentDash, Outcome
 from runtime.telemetry.payloads import returned_value, to_json
@@ -47,6 +48,7 @@ def _fail(
 ) -> CallbackError:
     span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.RAISED)
     span.set_attribute(AgentDash.ERROR_MESSAGE, f"{type(exc).__name__}: {exc}")
+    breakpoints.callback_ended(ictx, name, Outcome.RAISED)
     trace_id = trace_id_hex(span)
     return CallbackError(
         f"callback {name!r} ({hook}) of agent {ictx.agent.name!r} raised "
@@ -114,6 +116,7 @@ async def run_adk_callbacks(
                 span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.PASSED)
                 continue
             span.set_attribute(AgentDash.CALLBACK_OUTCOME, Outcome.OVERRIDDEN)
+            breakpoints.callback_ended(ictx, cb.name, Outcome.OVERRIDDEN)
             if ictx.captures_content():
                 _record_override(span, result, kwargs, conceals=_conceals(cb.fn))
             if step_span is not None:

@@ -67,6 +67,7 @@ class AgentDash:
     ESCALATE = "agentdash.escalate"
     LONG_RUNNING = "agentdash.tool.long_running"
     TOOL_IDENTITY = "agentdash.tool.identity"
+    BREAKPOINT = "agentdash.breakpoint"
     """Whom the tool acted as: ``agent`` (the service identity) or ``user`` (the session's
     owner); see ``runtime.tools.identity``."""
     TOOL_PRINCIPAL = "agentdash.tool.principal"
