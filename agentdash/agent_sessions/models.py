@@ -40,10 +40,36 @@ class AgentSession(models.Model):
         "sessions list.",
     )
     state = models.JSONField(default=dict, blank=True)
+    initial_state = models.JSONField(
+        null=True,
+        blank=True,
+        default=None,
+        help_text="The session's own keys at creation, before any event: a fork replays its "
+        "events' deltas over them (agentdash.agent_sessions.forks). None for sessions stored "
+        "before it was kept.",
+    )
     version = models.PositiveBigIntegerField(default=0)
     event_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     last_update_time = models.FloatField(help_text="Unix time of the last change.")
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="forks",
+        help_text="The session this one was forked from (agentdash.agent_sessions.forks).",
+    )
+    forked_from_event = models.CharField(
+        max_length=128,
+        blank=True,
+        default="",
+        db_default="",  # as first_message: rows of code that does not know the column store
+        help_text="The id of the parent's event this fork was made at (its last copied event).",
+    )
+    forked_from_seq = models.PositiveIntegerField(
+        null=True, blank=True, help_text="That event's position in the parent (from 1)."
+    )
 
     class Meta:
         indexes = [

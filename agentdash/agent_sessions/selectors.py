@@ -196,3 +196,27 @@ def session_events_page(
     found = found[:limit][::-1]
     events = [event_item(row) for row in found]
     return EventsPage(events=events, before=found[0].seq if more and found else None)
+
+
+FORKS_SHOWN = 50
+
+
+@dataclass(frozen=True)
+class ForkLinks:
+    """A session's place among forks, as one user may see it: the session it was forked
+    from (``None`` when it is not a fork, the parent is gone or not theirs to see) and its
+    own forks they may see, newest first (at most ``FORKS_SHOWN``; ``more`` says there are
+    others)."""
+
+    parent: AgentSession | None
+    forks: list[AgentSession]
+    more: bool
+
+
+def session_fork_links(*, user: Any, session: AgentSession) -> ForkLinks:
+    visible = session_list_for_user(user=user)
+    parent = visible.filter(pk=session.parent_id).first() if session.parent_id else None
+    found = list(
+        visible.filter(parent_id=session.pk).order_by("-created_at", "-id")[: FORKS_SHOWN + 1]
+    )
+    return ForkLinks(parent=parent, forks=found[:FORKS_SHOWN], more=len(found) > FORKS_SHOWN)

@@ -85,6 +85,7 @@ def session_create(
                     owner=owner,
                     title=title,
                     state=split_delta(initial)["session"],
+                    initial_state=split_delta(initial)["session"],
                     last_update_time=time.time(),
                 )
         except IntegrityError:

@@ -4,13 +4,15 @@ version-checked); the admin only parses and renders."""
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
+from agentdash.controls.breakpoints import breakpoint_add, breakpoint_remove
 from agentdash.controls.forms import CallbackSettingForm, PolicyForm, ReasonActionForm
-from agentdash.controls.models import CallbackSetting, Policy
+from agentdash.controls.models import Breakpoint, CallbackSetting, Policy
 from agentdash.controls.selectors import policy_config_changes
 from agentdash.controls.services import (
     callback_setting_clear,
@@ -188,3 +190,52 @@ class CallbackSettingAdmin(SafeInputAdmin):
     @admin.action(description="Switch off", permissions=["change"])
     def switch_off(self, request: HttpRequest, queryset: QuerySet[CallbackSetting]) -> None:
         self._switch(request, queryset, False)
+
+
+@admin.register(Breakpoint)
+class BreakpointAdmin(SafeInputAdmin):
+    """Breakpoints are added and removed, never edited (the session's Breakpoints page does
+    the same); both audited."""
+
+    list_display = ("agent_name", "where_label", "scope_label", "enabled", "created_at")
+    list_filter = ("kind", "agent_name", "enabled")
+    search_fields = ("agent_name", "tool_name", "session__id")
+    raw_id_fields = ("session",)
+    fields = ("agent_name", "kind", "tool_name", "outcome", "session")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Breakpoint | None = None) -> list[str]:
+        return [] if obj is None else ["agent_name", "kind", "tool_name", "outcome", "session"]
+
+    @admin.display(description="Pauses", ordering="kind")
+    def where_label(self, obj: Breakpoint) -> str:
+        return obj.where
+
+    @admin.display(description="Scope", ordering="session")
+    def scope_label(self, obj: Breakpoint) -> str:
+        return obj.scope
+
+    def save_model(
+        self, request: HttpRequest, obj: Breakpoint, form: ModelForm, change: bool
+    ) -> None:
+        if change:
+            return
+        try:
+            saved = breakpoint_add(
+                agent_name=obj.agent_name,
+                kind=obj.kind,
+                tool_name=obj.tool_name,
+                outcome=obj.outcome,
+                session_id=obj.session_id,
+                actor=request.user,
+            )
+        except ValidationError as exc:
+            messages.error(request, "; ".join(exc.messages))
+            return
+        _copy_into(obj, saved)
+
+    def delete_model(self, request: HttpRequest, obj: Breakpoint) -> None:
+        breakpoint_remove(point=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Breakpoint]) -> None:
+        for point in queryset:
+            breakpoint_remove(point=point, actor=request.user)

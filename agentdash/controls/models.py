@@ -82,3 +82,50 @@ class RateWindow(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key[:12]}… @{self.window_start}: {self.count}"
+
+
+class Breakpoint(models.Model):
+    """Where an agent's runs pause for a person (``runtime.debug.breakpoints``): before a
+    named tool, before every model call, or after a callback ends with an outcome — in every
+    session of the agent (``session`` empty) or in one. Read at every step of a run."""
+
+    class Kind(models.TextChoices):
+        BEFORE_TOOL = "before_tool", "before a tool"
+        BEFORE_MODEL = "before_model", "before every model call"
+        CALLBACK_OUTCOME = "callback_outcome", "after a callback outcome"
+
+    class Outcome(models.TextChoices):
+        RAISED = "raised"
+        OVERRIDDEN = "overridden"
+
+    agent_name = models.CharField(max_length=128, help_text="The agent, or the root agent.")
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="breakpoints",
+    )
+    kind = models.CharField(max_length=32, choices=Kind.choices)
+    tool_name = models.CharField(max_length=255, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent_name", "kind", "tool_name"]
+
+    @property
+    def scope(self) -> str:
+        return "every session" if self.session_id is None else f"session {self.session_id}"
+
+    @property
+    def where(self) -> str:
+        if self.kind == self.Kind.BEFORE_TOOL:
+            return f"before tool {self.tool_name}"
+        if self.kind == self.Kind.CALLBACK_OUTCOME:
+            return f"after a callback {self.outcome}"
+        return "before every model call"
+
+    def __str__(self) -> str:
+        return f"{self.agent_name}: {self.where} ({self.scope})"

@@ -160,6 +160,13 @@ SETTINGS: tuple[Setting, ...] = (
         "How often each process that serves or executes runs runs the reaper.",
     ),
     Setting(
+        "CONFIRMATION_TIMEOUT_S",
+        0.0,
+        "AGENTDASH_CONFIRMATION_TIMEOUT_S",
+        _parse_seconds,
+        "A tool confirmation nobody answered for this long is denied (0: never).",
+    ),
+    Setting(
         "CONTROLS_PROBE_S",
         5.0,
         "AGENTDASH_CONTROLS_PROBE_S",

@@ -1,7 +1,10 @@
 """Tool confirmations over HTTP: the requests a session waits on, and a person's answer.
 
 ``GET  sessions/<id>/confirmations/`` → ``{"pending": [{request_id, invocation_id, agent,
-tool, args, hint, payload}]}``.
+tool, args, hint, payload, call_id, asked_at, span}]}`` (``span``: the waiting tool call's
+``{trace_id, span_id}``, or null).
+``GET  waiting/`` (operators): every run that waits on a person, across sessions, oldest
+request first.
 ``POST sessions/<id>/confirmations/<request_id>/`` with ``decision`` (``approve`` or
 ``deny``), optionally ``payload`` (JSON text, replacing the requested payload) and ``reason``
 → 202 ``{"run": <id>}``; 400 with the field's problem, 403 for someone who may not answer,
@@ -15,13 +18,17 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from agentdash.agent_sessions.selectors import session_get_for_user
-from agentdash.runs.confirmation_requests import pending_confirmations
+from agentdash.core.conf import agentdash_setting
+from agentdash.core.permissions import is_operator
+from agentdash.runs.confirmation_requests import pending_confirmations, waiting_requests
 from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
+from agentdash.spans.selectors import tool_call_spans
 
 PAYLOAD_MAX_CHARS = 200_000
 
@@ -32,7 +39,30 @@ PAYLOAD_MAX_CHARS = 200_000
 def session_confirmations(request: HttpRequest, session_id: str) -> JsonResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
     pending = pending_confirmations(session_id=session.pk)
-    return JsonResponse({"pending": [dataclasses.asdict(p) for p in pending]})
+    spans = tool_call_spans(session_id=session.pk, call_ids={p.call_id for p in pending})
+    found = []
+    for request_ in pending:
+        span = spans.get(request_.call_id)
+        where = {"trace_id": span[0], "span_id": span[1]} if span else None
+        found.append({**dataclasses.asdict(request_), "span": where})
+    return JsonResponse({"pending": found})
+
+
+@login_required
+@require_GET
+@never_cache
+def waiting_runs(request: HttpRequest) -> HttpResponse:
+    if not is_operator(request.user):
+        raise PermissionDenied("only operators see every waiting run")
+    return render(
+        request,
+        "dashboard/waiting.html",
+        {
+            "waiting": waiting_requests(),
+            "timeout_s": agentdash_setting("CONFIRMATION_TIMEOUT_S"),
+            "is_operator": True,
+        },
+    )
 
 
 def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
@@ -46,8 +76,6 @@ def confirmation_answer_view(
 ) -> JsonResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
     decision = request.POST.get("decision", "")
-    if decision not in ("approve", "deny"):
-        return _problem("decision", "must be approve or deny")
     text = request.POST.get("payload", "")
     payload = None
     if text.strip():
@@ -61,7 +89,7 @@ def confirmation_answer_view(
         run = confirmation_answer(
             session=session,
             request_id=request_id,
-            confirmed=decision == "approve",
+            decision=decision,
             payload=payload,
             reason=request.POST.get("reason", ""),
             actor=request.user,

@@ -2,9 +2,13 @@ from django.urls import path
 
 from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
 from agentdash.dashboard import (
+    breakpoint_views,
+    compare_views,
     confirmation_views,
     data_views,
+    eval_views,
     export_views,
+    fork_views,
     guardrail_views,
     views,
 )
@@ -50,6 +54,23 @@ urlpatterns = [
         confirmation_views.confirmation_answer_view,
         name="confirmation_answer",
     ),
+    path("waiting/", confirmation_views.waiting_runs, name="waiting_runs"),  # operators
+    path(
+        "sessions/<session_id:session_id>/breakpoints/",
+        breakpoint_views.session_breakpoints,
+        name="session_breakpoints",
+    ),
+    # Fork from an event, replay a fork (docs/PROTOCOL.md, "Forks and replays").
+    path(
+        "sessions/<session_id:session_id>/fork/",
+        fork_views.session_fork_view,
+        name="session_fork",
+    ),
+    path(
+        "sessions/<session_id:session_id>/replay/",
+        fork_views.session_replay_view,
+        name="session_replay",
+    ),
     # What the guardrails decided, and the policies they follow (docs/SAFETY.md).
     path(
         "sessions/<session_id:session_id>/guardrails/",
@@ -62,6 +83,20 @@ urlpatterns = [
         name="agent_guardrails",
     ),
     path("policies/<int:policy_id>/", guardrail_views.policy_edit, name="policy_edit"),
+    # Two sessions or runs side by side: ?a=<id>&b=<id>[&a_run=<run>&b_run=<run>]
+    # (agentdash/dashboard/compare_views.py, docs/ARCHITECTURE.md "Compare").
+    path("compare/", compare_views.compare, name="compare"),
+    # Eval sets in ADK's format, a session kept as a case, runs of a set (docs/EVAL.md).
+    path(
+        "sessions/<session_id:session_id>/evalcase/",
+        eval_views.session_eval_case,
+        name="session_eval_case",
+    ),
+    path("evals/", eval_views.evals_list, name="evals"),
+    path("evals/<int:pk>/", eval_views.eval_set_detail, name="eval_set"),
+    path("evals/<int:pk>/download/", eval_views.eval_set_download, name="eval_set_download"),
+    path("evals/<int:pk>/run/", eval_views.eval_set_run, name="eval_set_run"),
+    path("evals/runs/<int:pk>/", eval_views.eval_run_detail, name="eval_run"),
     # Downloads (docs/EXPORT.md): the session document, its spans as OTLP/JSON, one trace.
     path(
         "sessions/<session_id:session_id>/export/session/",

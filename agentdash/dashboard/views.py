@@ -19,7 +19,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.agent_sessions.selectors import session_get_for_user
+from agentdash.agent_sessions.selectors import session_fork_links, session_get_for_user
 from agentdash.agent_sessions.services import session_title_update
 from agentdash.core.permissions import is_operator
 from agentdash.core.views import local_path
@@ -224,5 +224,6 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
             "is_operator": is_operator(request.user),
             "page_data": session_page_data(session=session, user=request.user, snapshot=snapshot),
             "snapshot": snapshot,
+            "fork_links": session_fork_links(user=request.user, session=session),
         },
     )

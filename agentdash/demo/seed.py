@@ -58,6 +58,7 @@ GUARDRAIL_POLICIES: list[dict[str, Any]] = [
             "allowed_tools": [
                 "lookup_invoice",
                 "billing_policy",
+                "reimburse_invoice",
                 "check_service_status",
                 "search_known_issues",
                 "run_query",
@@ -66,6 +67,7 @@ GUARDRAIL_POLICIES: list[dict[str, Any]] = [
             ],
             "tools": {
                 "lookup_invoice": {"max_length": {"invoice_number": 40}},
+                "reimburse_invoice": {"max_length": {"invoice_number": 40}},
                 "run_query": {"max_length": {"sql": 2000}},
                 "run_python": {"max_length": {"code": 20000}},
             },

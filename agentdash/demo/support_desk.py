@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentdash.demo.guardrails import guarded
-from runtime import Agent, CallbackContext
+from runtime import Agent, CallbackContext, ToolContext
 from runtime.examples.capital import default_model
 
 INVOICES = {
@@ -123,6 +123,35 @@ def billing_policy(topic: str) -> dict[str, str]:
     return {"result": found[1]}
 
 
+def reimburse_invoice(invoice_number: str, tool_context: ToolContext) -> dict[str, str]:
+    """Reimburses an invoice's amount to the customer. A person approves each reimbursement
+    first and may lower the amount.
+
+    Args:
+      invoice_number: the invoice to reimburse, e.g. INV-1234 (the digits are enough).
+    """
+    found = re.search(r"\d+", invoice_number)
+    invoice = INVOICES.get(found.group(0)) if found else None
+    if found is None or invoice is None:
+        return {"error": f"No invoice {invoice_number!r} to reimburse. Numbers look like INV-1234."}
+    number = f"INV-{found.group(0)}"
+    asked = float(invoice["amount"].split()[0])
+    answer = tool_context.tool_confirmation
+    if answer is None:
+        tool_context.request_confirmation(
+            hint=f"Reimburse {asked:.2f} EUR of {number} to {invoice['customer']}?",
+            payload={"amount": asked, "currency": "EUR"},
+        )
+        return {"status": f"waiting for a person to approve reimbursing {number}"}
+    if not answer.confirmed:
+        return {"status": f"reimbursing {number} was not approved"}
+    payload = answer.payload if isinstance(answer.payload, dict) else {}
+    amount = payload.get("amount", asked)
+    if isinstance(amount, bool) or not isinstance(amount, int | float) or not 0 < amount <= asked:
+        return {"error": f"reimbursing {number}: more than 0 and at most {asked:.2f} EUR"}
+    return {"invoice": number, "reimbursed": f"{amount:.2f} EUR", "status": "reimbursed"}
+
+
 def search_known_issues(problem: str) -> dict[str, str]:
     """Searches the known issues (errors, crashes, bugs, trouble to log in or with a
     password, slowness) for one matching the problem, with its workaround.
@@ -168,9 +197,9 @@ billing_agent = Agent(
     instruction=(
         "You handle billing questions. Look invoices up with lookup_invoice and answer with "
         "the amount, the status and the due date; explain refunds, double charges, payments "
-        "and fees with billing_policy."
+        "and fees with billing_policy; reimburse an invoice with reimburse_invoice when asked to."
     ),
-    tools=[lookup_invoice, billing_policy],
+    tools=[lookup_invoice, billing_policy, reimburse_invoice],
     **guarded(),
 )
 

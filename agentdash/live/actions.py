@@ -4,7 +4,8 @@ Every request is checked against an :class:`~agentdash.live.access.Access` read 
 the database for that request (a revoked role or ownership takes effect at the next
 message). Each action calls the service of the app that owns what it changes: a chat message
 starts a run (``runs``), a cancel stops one (``runs``), a state edit is an operator's event
-(``agent_sessions``), a toggle sets a callback switch (``controls``) and broadcasts it.
+(``agent_sessions``), a toggle sets a callback switch (``controls``) and broadcasts it, an
+answer to a tool confirmation queues the run that goes on (``runs``).
 Refusals and failures raise :class:`~agentdash.live.protocol.ProtocolError`; nothing is
 changed then. Once a change is committed the answer is an ``ack``, even if telling other
 processes about it fails (it is retried: ``controls.switch_announce``).
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from google.genai import types
 
 from agentdash.agent_sessions.errors import StateConflictError
@@ -27,12 +28,14 @@ from agentdash.live.protocol import (
     CallbackToggle,
     ChatSend,
     ClientMessage,
+    ConfirmationAnswer,
     ProtocolError,
     RunCancel,
     StateEdit,
     ack_message,
     chat_accepted_message,
 )
+from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, arun_enqueue, run_cancel_request
 from runtime.sessions.base_session_service import SessionNotFoundError
@@ -49,6 +52,8 @@ async def perform(request: ClientMessage, access: Access) -> dict[str, Any]:
         return await _callback_toggle(request, access)
     if isinstance(request, StateEdit):
         return await in_worker_thread(_state_edit)(request, access)
+    if isinstance(request, ConfirmationAnswer):
+        return await in_worker_thread(_confirmation_answer)(request, access)
     raise ProtocolError("unknown_type", f"no action for {type(request).__name__}")
 
 
@@ -154,6 +159,30 @@ def _state_edit(request: StateEdit, access: Access) -> dict[str, Any]:
     return ack_message(
         "state.edit", event_id=result.event_id, version=result.version, state=result.state
     )
+
+
+def _confirmation_answer(request: ConfirmationAnswer, access: Access) -> dict[str, Any]:
+    # Who may answer is the service's rule (the owner or an operator), checked there.
+    ref = "confirmation.answer"
+    assert access.session is not None
+    try:
+        run = confirmation_answer(
+            session=access.session,
+            request_id=request.request_id,
+            decision=request.decision,
+            payload=request.payload if request.has_payload else None,
+            reason=request.reason,
+            actor=access.user,
+        )
+    except PermissionDenied as exc:
+        raise _forbidden(ref, str(exc)) from None
+    except ConfirmationAnswered as exc:
+        raise ProtocolError("conflict", str(exc), ref=ref, request_id=request.request_id) from None
+    except ValidationError as exc:
+        raise ProtocolError(
+            "bad_request", _describe(exc), ref=ref, request_id=request.request_id
+        ) from None
+    return ack_message(ref, request_id=request.request_id, decision=request.decision, run_id=run.pk)
 
 
 def _describe(exc: Exception) -> str:

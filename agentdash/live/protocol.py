@@ -19,6 +19,7 @@ from agentdash.core.hygiene import (
     text_storable,
     value_problem,
 )
+from agentdash.runs.confirmations import DECISIONS
 
 MAX_FRAME_BYTES = 64 * 1024
 MAX_TEXT_CHARS = 20_000
@@ -93,11 +94,22 @@ class StateEdit:
 
 
 @dataclass(frozen=True)
+class ConfirmationAnswer:
+    request_id: str
+    decision: str
+    payload: Any = None
+    has_payload: bool = False
+    reason: str = ""
+
+
+@dataclass(frozen=True)
 class Ping:
     pass
 
 
-ClientMessage = Hello | ChatSend | RunCancel | CallbackToggle | StateEdit | Ping
+ClientMessage = (
+    Hello | ChatSend | RunCancel | CallbackToggle | StateEdit | ConfirmationAnswer | Ping
+)
 
 
 def parse_client_message(frame: str | bytes | None) -> ClientMessage:
@@ -216,12 +228,31 @@ def _state_edit(f: _Fields) -> StateEdit:
     )
 
 
+def _confirmation_answer(f: _Fields) -> ConfirmationAnswer:
+    decision = f.data.get("decision")
+    if decision not in DECISIONS:
+        raise f.fail(f"'decision' must be one of {', '.join(sorted(DECISIONS))}")
+    has_payload = "payload" in f.data
+    payload = f.data.get("payload")
+    problem = value_problem(payload) if has_payload else None
+    if problem:
+        raise f.fail(f"'payload': {problem}")
+    return ConfirmationAnswer(
+        request_id=f.text("request_id", limit=MAX_ID_CHARS),
+        decision=decision,
+        payload=payload,
+        has_payload=has_payload,
+        reason=f.text("reason", limit=MAX_REASON_CHARS, required=False),
+    )
+
+
 _PARSERS = {
     "hello": _hello,
     "chat.send": _chat_send,
     "run.cancel": _run_cancel,
     "callback.toggle": _callback_toggle,
     "state.edit": _state_edit,
+    "confirmation.answer": _confirmation_answer,
     "ping": lambda f: Ping(),
 }
 CLIENT_MESSAGE_TYPES = frozenset(_PARSERS)

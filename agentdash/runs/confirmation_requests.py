@@ -5,14 +5,20 @@ stored answer, or one a queued run carries. The answer itself: ``runs.confirmati
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from django.db.models import Min
 from google.genai import types
 
+from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import event_from_row, session_events
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
+from runtime.events.event import Event
 from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION
+
+WAITING_LIST_MAX = 200
 
 
 @dataclass(frozen=True)
@@ -26,6 +32,10 @@ class ConfirmationRequest:
     args: dict[str, Any]
     hint: str
     payload: Any
+    call_id: str = ""
+    """The id of the tool call that waits (its ``execute_tool`` span has it)."""
+    asked_at: float = 0.0
+    """Unix time the request was stored."""
 
 
 def requests_and_answers(
@@ -43,7 +53,7 @@ def requests_and_answers(
             if call.name != REQUEST_CONFIRMATION_FUNCTION or not call.id:
                 continue
             first_seq = row.seq if first_seq is None else first_seq
-            requests.append(_request(event.invocation_id, event.author, call))
+            requests.append(_request(event, call))
     if first_seq is None:
         return [], set()
     answered: set[str] = set()
@@ -56,18 +66,20 @@ def requests_and_answers(
     return requests, answered
 
 
-def _request(invocation_id: str, agent: str, call: types.FunctionCall) -> ConfirmationRequest:
+def _request(event: Event, call: types.FunctionCall) -> ConfirmationRequest:
     args = call.args or {}
     original = args.get("originalFunctionCall") or {}
     asked = args.get("toolConfirmation") or {}
     return ConfirmationRequest(
         request_id=str(call.id),
-        invocation_id=invocation_id,
-        agent=agent,
+        invocation_id=event.invocation_id,
+        agent=event.author,
         tool=str(original.get("name", "")),
         args=dict(original.get("args") or {}),
         hint=str(asked.get("hint", "")),
         payload=asked.get("payload"),
+        call_id=str(original.get("id") or ""),
+        asked_at=float(event.timestamp),
     )
 
 
@@ -89,6 +101,45 @@ def pending_confirmations(*, session_id: str) -> list[ConfirmationRequest]:
     requests, answered = requests_and_answers(session_id)
     answered |= queued_answers(session_id)
     return [r for r in requests if r.request_id not in answered]
+
+
+@dataclass(frozen=True)
+class WaitingRequest:
+    """A request with the session it waits in (the operators' list of waiting runs)."""
+
+    session_id: str
+    session_title: str
+    app_name: str
+    owner: str
+    request: ConfirmationRequest
+
+    @property
+    def asked_at(self) -> datetime:
+        return datetime.fromtimestamp(self.request.asked_at, tz=UTC)
+
+
+def waiting_requests(*, limit: int = WAITING_LIST_MAX) -> list[WaitingRequest]:
+    """Every unanswered request of the sessions that have a waiting run, oldest first (at
+    most ``limit`` sessions, the longest waiting first)."""
+    sessions = (
+        AgentSession.objects.filter(runs__status=Run.Status.WAITING)
+        .select_related("owner")
+        .annotate(since=Min("runs__finished_at"))
+        .order_by("since")
+        .distinct()[:limit]
+    )
+    found = [
+        WaitingRequest(
+            session_id=s.pk,
+            session_title=s.title or s.first_message or s.pk,
+            app_name=s.app_name,
+            owner=s.owner.get_username() if s.owner else "",
+            request=request,
+        )
+        for s in sessions
+        for request in pending_confirmations(session_id=s.pk)
+    ]
+    return sorted(found, key=lambda w: w.request.asked_at)
 
 
 def invocation_waits(*, run: Run) -> bool:

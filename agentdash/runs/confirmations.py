@@ -9,6 +9,7 @@ time (the request and the answer are stored events).
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -19,15 +20,27 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.hygiene import value_problem
 from agentdash.core.permissions import is_operator
 from agentdash.core.services import audit_record
-from agentdash.runs.confirmation_requests import queued_answers, requests_and_answers
+from agentdash.runs.confirmation_requests import (
+    ConfirmationRequest,
+    pending_confirmations,
+    queued_answers,
+    requests_and_answers,
+)
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
+from runtime.debug.breakpoints import BREAKPOINT_KEY
 from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION
 
 CONFIRMATION_TARGET = "runs.confirmation"
 """Audit ``target_type`` of an answer; the target id is ``<session id>:<request id>``."""
 
 REASON_MAX = 1000
+
+DECISIONS = frozenset({"approve", "deny", "step", "cancel"})
+"""What a person may answer: go on with the tool call (with the payload as it stands, edited
+or not), or refuse it (the model is told). A breakpoint's request may also be answered
+``step`` (go on, and pause again before the next step) or ``cancel`` (end the invocation
+there); ``approve`` resumes it."""
 
 
 class ConfirmationAnswered(Exception):
@@ -38,14 +51,15 @@ def confirmation_answer(
     *,
     session: AgentSession,
     request_id: str,
-    confirmed: bool,
+    decision: str,
     payload: Any = None,
     reason: str = "",
     actor: Any,
 ) -> Run:
     """Answer the session's confirmation request ``request_id`` and queue the run that goes
-    on with it (the runtime runs the tool again with the answer, or tells the model it was
-    refused). ``payload`` replaces the requested one when given.
+    on with it (``decision`` approve: the runtime runs the tool again with the answer; deny:
+    it tells the model the call was refused). ``payload`` replaces the requested one when
+    given.
 
     Only the session's owner or an operator may answer (``PermissionDenied``). Raises
     ``ValidationError`` for a request the runtime did not store, a payload that cannot be
@@ -56,8 +70,15 @@ def confirmation_answer(
     owner = getattr(session, "owner_id", None)
     if not (is_operator(actor) or (owner is not None and owner == getattr(actor, "pk", None))):
         raise PermissionDenied("only the session's owner or an operator may answer")
-    if not isinstance(confirmed, bool):
-        raise ValidationError({"confirmed": ["must be true or false"]})
+    return _answer(session, request_id, decision, payload, reason, actor)
+
+
+def _answer(
+    session: AgentSession, request_id: str, decision: str, payload: Any, reason: str, actor: Any
+) -> Run:
+    if decision not in DECISIONS:
+        raise ValidationError({"decision": [f"must be one of {', '.join(sorted(DECISIONS))}"]})
+    confirmed = decision in ("approve", "step")
     if len(reason) > REASON_MAX:
         raise ValidationError({"reason": [f"at most {REASON_MAX} characters"]})
     problem = value_problem({"payload": payload, "reason": reason})
@@ -73,7 +94,7 @@ def confirmation_answer(
         if request_id in answered | queued_answers(session.pk):
             raise ConfirmationAnswered(f"confirmation request {request_id} is answered already")
         answer: dict[str, Any] = {"confirmed": confirmed}
-        answer["payload"] = request.payload if payload is None else payload
+        answer["payload"] = _payload(request, decision, payload)
         reply = types.FunctionResponse(
             id=request_id, name=REQUEST_CONFIRMATION_FUNCTION, response=answer
         )
@@ -83,9 +104,10 @@ def confirmation_answer(
             message=types.Content(role="user", parts=[types.Part(function_response=reply)]),
             requested_by=actor,
         )
+        ended = Run.Status.CANCELLED if decision == "cancel" else Run.Status.SUCCEEDED
         Run.objects.filter(
             session=session, invocation_id=request.invocation_id, status=Run.Status.WAITING
-        ).update(status=Run.Status.SUCCEEDED)
+        ).update(status=ended)
         audit_record(
             actor=actor,
             action="confirmation.answer",
@@ -101,3 +123,43 @@ def confirmation_answer(
             reason=reason,
         )
     return run
+
+
+def _payload(request: ConfirmationRequest, decision: str, payload: Any) -> Any:
+    """The answer's payload: the person's (edited) one, else the requested one; for a
+    breakpoint, still saying which breakpoint it answers, and how to go on."""
+    given = request.payload if payload is None else payload
+    asked = request.payload if isinstance(request.payload, dict) else {}
+    if BREAKPOINT_KEY not in asked:
+        if decision in ("step", "cancel"):
+            raise ValidationError({"decision": [f"{decision} answers breakpoints only"]})
+        return given
+    if not isinstance(given, dict):
+        raise ValidationError({"payload": ["a breakpoint's payload is a JSON object"]})
+    found = {**given, BREAKPOINT_KEY: asked[BREAKPOINT_KEY]}
+    found.pop("step", None)
+    found.pop("cancel", None)
+    if decision in ("step", "cancel"):
+        found[decision] = True
+    return found
+
+
+def confirmations_expire(*, timeout_s: float, now: float | None = None) -> list[str]:
+    """Deny every request a waiting run has waited on for longer than ``timeout_s`` (the
+    reaper calls it when ``CONFIRMATION_TIMEOUT_S`` is set): the model is told the call was
+    refused. Audited with no actor. Returns the request ids denied; a request someone
+    answered meanwhile is left alone."""
+    moment = time.time() if now is None else now
+    denied: list[str] = []
+    waiting = AgentSession.objects.filter(runs__status=Run.Status.WAITING).distinct()
+    for session in waiting:
+        for request in pending_confirmations(session_id=session.pk):
+            if moment - request.asked_at < timeout_s:
+                continue
+            why = f"no answer within {timeout_s:g} s"
+            try:
+                _answer(session, request.request_id, "deny", None, why, None)
+            except (ConfirmationAnswered, ValidationError):
+                continue
+            denied.append(request.request_id)
+    return denied

@@ -9,6 +9,8 @@ attempt: a worker that lost its run (the reaper gave it to another) can no longe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
@@ -40,11 +42,29 @@ class Heartbeat(NamedTuple):
     cancel_reason: str
 
 
+RunEnded = Callable[[Run], None]
+_ended_listeners: list[RunEnded] = []
+
+
+def run_ended_register(listener: RunEnded) -> None:
+    """Have ``listener(run)`` called once a change that ended a run (``FINISHED``) commits,
+    in the thread that committed it; what it raises is logged, never the writer's. The
+    replays (``runs.replays``) register here from ``RunsConfig.ready``: they queue runs,
+    which this module must not import."""
+    if listener not in _ended_listeners:
+        _ended_listeners.append(listener)
+
+
 def run_change_record(*, run: Run) -> int:
-    """Record a change of ``run`` in its session's change log; returns the seq."""
-    return session_change_next(
+    """Record a change of ``run`` in its session's change log; returns the seq. A run it
+    records as ended is handed to the :func:`run_ended_register` listeners on commit."""
+    seq = session_change_next(
         session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk)
     )
+    if run.status in FINISHED:
+        for listener in _ended_listeners:
+            transaction.on_commit(partial(listener, run), robust=True)
+    return seq
 
 
 def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[str, int]:

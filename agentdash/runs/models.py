@@ -73,3 +73,39 @@ class ProcessHealth(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class Replay(models.Model):
+    """The user messages of a fork's parent that followed the fork point, run again on the
+    fork one after another (:mod:`agentdash.runs.replays`): the next is queued when the
+    session's runs have all ended and the last one queued here succeeded."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        DONE = "done"
+        STOPPED = "stopped"
+        """A run of it failed or was cancelled, or the next could not be queued."""
+
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession", on_delete=models.CASCADE, related_name="replays"
+    )
+    agent_name = models.CharField(max_length=128)
+    messages = models.JSONField(help_text="The messages to run, in order (google.genai Content).")
+    queued = models.PositiveIntegerField(default=0, help_text="How many have been queued.")
+    run_ids = models.JSONField(default=list, blank=True, help_text="Their runs, in order.")
+    current_run = models.ForeignKey(
+        Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["session", "status"])]
+
+    def __str__(self) -> str:
+        return f"replay of {len(self.messages)} on {self.session_id} ({self.status})"

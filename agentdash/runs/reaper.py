@@ -26,6 +26,7 @@ from django.utils import timezone
 from agentdash.changes.services import seqs_hold
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.threads import in_worker_thread
+from agentdash.runs.confirmations import confirmations_expire
 from agentdash.runs.lifecycle import run_cancel_message, run_change_record, run_report
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_dispatch
@@ -180,8 +181,10 @@ async def reap_forever() -> None:
     unable to write heartbeats (an outage, which may also be why this process was started),
     and must have the time to do so before their runs look dead. Queued runs are still
     submitted. A run orphaned after the start is not delayed by it: it looks dead only
-    ``RUN_STALE_AFTER_S`` after its last heartbeat anyway."""
+    ``RUN_STALE_AFTER_S`` after its last heartbeat anyway. With ``CONFIRMATION_TIMEOUT_S``
+    set, each pass also denies the tool confirmations left unanswered that long."""
     reap = in_worker_thread(runs_reap)
+    expire = in_worker_thread(confirmations_expire)
     loop = asyncio.get_running_loop()
     blind_until = loop.time() + float(agentdash_setting("RUN_STALE_AFTER_S"))
     while True:
@@ -196,4 +199,10 @@ async def reap_forever() -> None:
         except Exception:
             logger.exception("reaping runs failed; trying again at the next tick")
             blind_until = loop.time() + stale_after_s
+        timeout_s = float(agentdash_setting("CONFIRMATION_TIMEOUT_S"))
+        if timeout_s > 0:
+            try:
+                await expire(timeout_s=timeout_s)
+            except Exception:
+                logger.exception("denying unanswered confirmations failed; trying again")
         await asyncio.sleep(float(agentdash_setting("REAPER_INTERVAL_S")))

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "agentdash.controls",
     "agentdash.runs",
     "agentdash.live",
+    "agentdash.evals",
     "agentdash.demo",
     "agentdash.dashboard",
 ]

@@ -6,9 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.db.models import Q, QuerySet
+from django.db.models.fields.json import KT
 
 from agentdash.spans.change_items import span_item
 from agentdash.spans.models import Span
+from runtime.telemetry.attributes import GenAI
 
 
 def spans_for_trace(*, trace_id: str) -> QuerySet[Span]:
@@ -81,3 +83,18 @@ def span_detail(*, session_id: str, trace_id: str, span_id: str) -> dict[str, An
     last wrote it); ``None`` when the session has no such span."""
     row = Span.objects.filter(session_id=session_id, trace_id=trace_id, span_id=span_id).first()
     return None if row is None else {**span_item(row), "seq": row.seq}
+
+
+def tool_call_spans(*, session_id: str, call_ids: set[str]) -> dict[str, tuple[str, str]]:
+    """The ``execute_tool`` spans of the session's tool calls ``call_ids``: call id →
+    (trace id, span id); the latest span when a call ran more than once (asked, then run)."""
+    if not call_ids:
+        return {}
+    rows = (
+        Span.objects.filter(session_id=session_id, name__startswith="execute_tool")
+        .filter(**{f"attributes__{GenAI.TOOL_CALL_ID}__in": sorted(call_ids)})
+        .annotate(call_id=KT(f"attributes__{GenAI.TOOL_CALL_ID}"))
+        .order_by("start_time", "id")
+        .values_list("call_id", "trace_id", "span_id")
+    )
+    return {call_id: (trace_id, span_id) for call_id, trace_id, span_id in rows}

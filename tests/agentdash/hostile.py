@@ -108,6 +108,7 @@ def world_make(owner: Any) -> None:
     """At least one row of every model the admin shows, written through the services (the
     executor must be the test's recorder: the run is queued, never executed)."""
     from agentdash.agent_sessions.services import session_create
+    from agentdash.controls.breakpoints import breakpoint_add
     from agentdash.controls.services import callback_setting_set, policy_create
     from agentdash.registry.services import agents_mirror
     from agentdash.runs.services import run_enqueue
@@ -132,6 +133,10 @@ def world_make(owner: Any) -> None:
     policy_create(
         name="orders only", kind="query", config={"tables": ["orders"]}, agents=["data_agent"],
         actor=owner, reason="hostile tests",
+    )  # fmt: skip
+    breakpoint_add(
+        agent_name="capital_agent", kind="before_tool", tool_name="get_capital",
+        session_id=session.id, actor=owner,
     )  # fmt: skip
     for scope in (None, session.id):
         callback_setting_set(

@@ -122,6 +122,16 @@ def _session_of(owner: User | None) -> str:
 
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+FORK_EVENT = "evt-fork-here"
+
+
+def _session_with_event(owner: User | None) -> str:
+    """:func:`_session_of`, with one user message, event :data:`FORK_EVENT`."""
+    from tests.agentdash.stored import store_event
+
+    session_id = _session_of(owner)
+    store_event(session_id, "hello", id=FORK_EVENT)
+    return session_id
 
 
 def _session_with_trace(owner: User | None) -> str:
@@ -132,6 +142,20 @@ def _session_with_trace(owner: User | None) -> str:
     span_upsert(trace_id=TRACE, span_id="00f067aa0ba902b7", name="s", start_time=1,
                 session_id=session_id)  # fmt: skip
     return session_id
+
+
+def _compare_sessions(users: Users) -> dict[str, Any]:
+    """Sessions ``cmp-a`` and ``cmp-b`` of alice's and ``cmp-carol`` of carol's, for the
+    Compare page (whose ids travel in the query string); no URL parameters."""
+    from agentdash.agent_sessions.services import session_create
+
+    for session_id, owner in (("cmp-a", users["alice"]), ("cmp-b", users["alice"]),
+                              ("cmp-carol", _user("carol"))):  # fmt: skip
+        assert owner is not None
+        session_create(
+            app_name="capital_agent", user_id=str(owner.pk), owner=owner, session_id=session_id
+        )
+    return {}
 
 
 # ── The table. Keys are full routes as Django spells them (``str(pattern)`` joined). ──────────
@@ -321,6 +345,111 @@ ACCESS: dict[str, list[Case]] = {
             },
         ),
     ],
+    # Compare (?a=&b=[&a_run=&b_run=]): both sessions visible to the user, else 404; no
+    # session to start from is a 400; a (a lone) is the picker.
+    "compare/": [
+        Case(signed_in(BAD_REQUEST)),
+        Case(signed_in(OK), kwargs=_compare_sessions, data={"a": "cmp-a", "b": "cmp-b"}),
+        Case(signed_in(OK), kwargs=_compare_sessions, data={"a": "cmp-a"}),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=_compare_sessions,
+            data={"a": "cmp-a", "b": "cmp-carol"},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=_compare_sessions,
+            data={"a": "cmp-carol"},
+        ),
+        Case(
+            signed_in(NOT_FOUND),
+            kwargs=_compare_sessions,
+            data={"a": "cmp-a", "a_run": 1, "b_run": 2},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="post",
+            data={"a": "cmp-a", "b": "cmp-b"},
+        ),
+    ],
+    # Forking at an event (docs/PROTOCOL.md, "Forks and replays"): the session's owner or an
+    # operator, the fork theirs (a redirect to it); GET is what the fork form starts from;
+    # an event the session lacks is a 400, another's session a 404.
+    "sessions/<session_id:session_id>/fork/": [
+        Case(
+            roles(anonymous=LOGIN, alice=redirect("/sessions/"), operator=redirect("/sessions/")),
+            method="post",
+            data={"event_id": FORK_EVENT},
+            kwargs=lambda users: {"session_id": _session_with_event(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=redirect("/sessions/")),
+            method="post",
+            data={"event_id": FORK_EVENT},
+            kwargs=lambda users: {"session_id": _session_with_event(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=BAD_REQUEST, operator=BAD_REQUEST),
+            method="post",
+            data={"event_id": "no-such-event"},
+            kwargs=lambda users: {"session_id": _session_with_event(users["alice"])},
+        ),
+        Case(
+            signed_in(OK),
+            kwargs=lambda users: {"session_id": _session_with_event(users["alice"])},
+            data={"event_id": FORK_EVENT},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {"session_id": _session_with_event(_user("carol"))},
+            data={"event_id": FORK_EVENT},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="put",
+            kwargs=lambda users: {"session_id": _session_with_event(users["alice"])},
+        ),
+    ],
+    # Replaying a fork: its owner or an operator, by POST; a session that is no fork is a 400.
+    "sessions/<session_id:session_id>/replay/": [
+        Case(
+            roles(anonymous=LOGIN, alice=BAD_REQUEST, operator=BAD_REQUEST),
+            method="post",
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=BAD_REQUEST),
+            method="post",
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+    ],
+    # Breakpoints of a session's agent: operators (who see every session); an owner who is
+    # not an operator is refused, another user's session is a 404.
+    "sessions/<session_id:session_id>/breakpoints/": [
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=BAD_REQUEST),
+            method="post",
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+            data={"kind": "nonsense"},
+        ),
+    ],
+    # Every run that waits on a person, across sessions: operators only.
+    "waiting/": [
+        Case(roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK)),
+        Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="post"),
+    ],
     # An agent's guardrails and policies: operators only.
     "agents/<str:agent_name>/guardrails/": [
         Case(
@@ -395,6 +524,81 @@ ACCESS: dict[str, list[Case]] = {
             },
         ),
     ],
+    # Eval sets (docs/EVAL.md): operators only. Keeping a session as a case: who sees the
+    # session and is an operator (a session with no message yet has nothing to keep: 400).
+    "sessions/<session_id:session_id>/evalcase/": [
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=BAD_REQUEST),
+            method="post",
+            data={"eval_set_id": "kept"},
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=BAD_REQUEST),
+            method="post",
+            data={"eval_set_id": "kept"},
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+    ],
+    "evals/": [
+        Case(operators_only()),
+        Case(roles(anonymous=LOGIN, alice=FORBIDDEN, operator=BAD_REQUEST), method="post"),
+        Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="put"),
+    ],
+    **{
+        route: [
+            Case(operators_only(), kwargs=lambda users: {"pk": _eval_set()}),
+            Case(
+                roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+                kwargs=lambda users: {"pk": 999_999},
+            ),
+            Case(
+                roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+                method="post",
+                kwargs=lambda users: {"pk": _eval_set()},
+            ),
+        ]
+        for route in ("evals/<int:pk>/", "evals/<int:pk>/download/")
+    },
+    # Starting a run (executed once the transaction commits: never here).
+    "evals/<int:pk>/run/": [
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=redirect("/evals/runs/")),
+            method="post",
+            data={
+                "agent_name": "capital_agent",
+                "tool_trajectory_avg_score": "1",
+                "response_match_score": "0.8",
+            },
+            kwargs=lambda users: {"pk": _eval_set()},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=BAD_REQUEST),
+            method="post",
+            data={"agent_name": "no_such_agent"},
+            kwargs=lambda users: {"pk": _eval_set()},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            kwargs=lambda users: {"pk": _eval_set()},
+        ),
+    ],
+    "evals/runs/<int:pk>/": [
+        Case(operators_only(), kwargs=lambda users: {"pk": _eval_run()}),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            kwargs=lambda users: {"pk": 999_999},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            method="post",
+            kwargs=lambda users: {"pk": _eval_run()},
+        ),
+    ],
     # One span: found only in its session (none exists here, so 404 for everyone signed in).
     "sessions/<session_id:session_id>/spans/<str:trace_id>/<str:span_id>/": [
         Case(
@@ -434,6 +638,31 @@ def staff_only(staff_operator: Outcome, superuser: Outcome | None = None) -> dic
     ``staff_operator`` (their group's permissions decide), superusers ``superuser``."""
     return roles(anonymous=ADMIN_LOGIN, alice=ADMIN_LOGIN, operator=ADMIN_LOGIN,
                  staff_operator=staff_operator, superuser=superuser)  # fmt: skip
+
+
+def _eval_set() -> int:
+    """A stored eval set of one case (ADK's docs' example, run against the capital agent)."""
+    import uuid
+
+    from agentdash.evals.models import EvalSetRecord
+
+    case = {
+        "eval_id": "c",
+        "conversation": [{"user_content": {"parts": [{"text": "Capital of France?"}]}}],
+    }
+    return EvalSetRecord.objects.create(
+        eval_set_id=uuid.uuid4().hex,
+        agent_name="capital_agent",
+        case_count=1,
+        data={"eval_set_id": "s", "eval_cases": [case]},
+    ).pk
+
+
+def _eval_run() -> int:
+    from agentdash.evals.models import EvalRun, EvalSetRecord
+
+    record = EvalSetRecord.objects.get(pk=_eval_set())
+    return EvalRun.objects.create(eval_set=record, agent_name="capital_agent", criteria={}).pk
 
 
 def _policy() -> int:

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls"),
     ("runs",),
-    ("live",),
+    ("live", "evals"),
     ("demo", "dashboard"),
     ("site",),
 )

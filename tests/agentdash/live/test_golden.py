@@ -236,6 +236,46 @@ def _ack_state_edit(user: User) -> dict[str, Any]:
     return actions._state_edit(request, operator_access(user, found))
 
 
+def confirmation_requested(found: AgentSession) -> None:
+    """A stored request of the runtime's: the agent asks before it sends money."""
+    asked = types.FunctionCall(
+        id="adk-golden-1",
+        name="adk_request_confirmation",
+        args={
+            "originalFunctionCall": {"id": "call-7", "name": "transfer", "args": {"amount": 500}},
+            "toolConfirmation": {"hint": "Send 500 EUR?", "confirmed": False, "payload": None},
+        },
+    )
+    event = Event(
+        invocation_id="e-inv-1",
+        author="capital_agent",
+        content=types.Content(role="model", parts=[types.Part(function_call=asked)]),
+    )
+    event_append(session_id=found.pk, event_data=event_serialize(event))
+
+
+@server("server.ack.confirmation.answer")
+def _ack_confirmation_answer(user: User) -> dict[str, Any]:
+    found = session(user)
+    confirmation_requested(found)
+    request = protocol.ConfirmationAnswer(
+        request_id="adk-golden-1", decision="approve", payload={"amount": 450}, has_payload=True
+    )
+    return actions._confirmation_answer(request, operator_access(user, found))
+
+
+@server("server.error.forbidden")
+def _error_forbidden(user: User) -> dict[str, Any]:
+    found = session(user)
+    confirmation_requested(found)
+    stranger = User.objects.create_user("stranger")
+    request = protocol.ConfirmationAnswer(request_id="adk-golden-1", decision="approve")
+    seen = access.Access(user=stranger, session=found, permissions=frozenset())
+    with pytest.raises(protocol.ProtocolError) as refused:
+        actions._confirmation_answer(request, seen)
+    return refused.value.as_message()
+
+
 @server("server.error.conflict")
 def _error_conflict(user: User) -> dict[str, Any]:
     found = session(user)

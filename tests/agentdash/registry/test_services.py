@@ -120,6 +120,7 @@ def test_the_support_desk_tree_is_mirrored() -> None:
     assert record.tools == [
         "lookup_invoice",
         "billing_policy",
+        "reimburse_invoice",
         "check_service_status",
         "search_known_issues",
     ]

@@ -4,6 +4,7 @@ audited, and the answer's run runs the tool with the person's payload."""
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Callable
@@ -13,14 +14,23 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.test import Client
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.models import AuditEntry
+from agentdash.live import protocol
+from agentdash.live.access import Access
+from agentdash.live.actions import perform
 from agentdash.runs.confirmation_requests import pending_confirmations
-from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
+from agentdash.runs.confirmations import (
+    ConfirmationAnswered,
+    confirmation_answer,
+    confirmations_expire,
+)
 from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue
+from agentdash.spans.models import Span
 from runtime import LlmAgent, ScriptedLlm, ToolContext
 from tests.agentdash.runs.conftest import run_ended, says
 
@@ -85,20 +95,22 @@ async def test_waits_then_the_owners_answer_runs_the_tool_once(
 
     answer = sync_to_async(confirmation_answer)
     with pytest.raises(PermissionDenied):
-        await answer(session=session, request_id=request.request_id, confirmed=True, actor=bob)
+        await answer(session=session, request_id=request.request_id, decision="approve", actor=bob)
     with pytest.raises(ValidationError, match="no such confirmation request"):
-        await answer(session=session, request_id="adk-nope", confirmed=True, actor=alice)
+        await answer(session=session, request_id="adk-nope", decision="approve", actor=alice)
 
     second = await answer(
         session=session,
         request_id=request.request_id,
-        confirmed=True,
+        decision="approve",
         payload={"amount": 450},
         reason="450 is enough",
         actor=alice,
     )
     with pytest.raises(ConfirmationAnswered):  # while the answer's run is still queued, too
-        await answer(session=session, request_id=request.request_id, confirmed=True, actor=alice)
+        await answer(
+            session=session, request_id=request.request_id, decision="approve", actor=alice
+        )
     assert (await run_ended(second.pk)).status == Run.Status.SUCCEEDED
     assert transfers == [{"amount": 450}]
     assert (await Run.objects.aget(pk=run.pk)).status == Run.Status.SUCCEEDED
@@ -108,7 +120,9 @@ async def test_waits_then_the_owners_answer_runs_the_tool_once(
     assert entry.after["payload"] == {"amount": 450} and entry.after["confirmed"] is True
     assert entry.reason == "450 is enough" and entry.actor_label == "alice"
     with pytest.raises(ConfirmationAnswered):
-        await answer(session=session, request_id=request.request_id, confirmed=True, actor=alice)
+        await answer(
+            session=session, request_id=request.request_id, decision="approve", actor=alice
+        )
     assert transfers == [{"amount": 450}]
 
 
@@ -131,7 +145,7 @@ async def test_a_request_written_by_a_client_cannot_be_answered(
     assert "adk-forged" not in {p.request_id for p in pending}  # only the agent's own
     with pytest.raises(ValidationError, match="no such confirmation request"):
         await sync_to_async(confirmation_answer)(
-            session=session, request_id="adk-forged", confirmed=True, actor=alice
+            session=session, request_id="adk-forged", decision="approve", actor=alice
         )
 
 
@@ -144,3 +158,99 @@ async def run_ended_or_waiting(run_id: int) -> Run:
 
     found: Run = await wait_for(done, what=f"run {run_id} to end or wait")
     return found
+
+
+async def test_an_answer_over_the_socket_goes_through_the_same_rules(
+    bank: ScriptedLlm, transfers: list[Any], host: Any, alice: User, bob: User
+) -> None:
+    session = await sync_to_async(owned)(alice)
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    await run_ended_or_waiting(run.pk)
+    (request,) = await sync_to_async(pending_confirmations)(session_id=session.id)
+    frame = json.dumps(
+        {
+            "type": "confirmation.answer",
+            "request_id": request.request_id,
+            "decision": "approve",
+            "payload": {"amount": 300},
+            "reason": "capped",
+        }
+    )
+    answer = protocol.parse_client_message(frame)
+    with pytest.raises(protocol.ProtocolError) as refused:  # bob sees nothing of alice's
+        await perform(answer, Access(user=bob, session=session))
+    assert refused.value.code == "forbidden"
+    ack = await perform(answer, Access(user=alice, session=session))
+    assert ack["type"] == "ack" and ack["ref"] == "confirmation.answer"
+    assert (await run_ended(ack["run_id"])).status == Run.Status.SUCCEEDED
+    assert transfers == [{"amount": 300}]
+    with pytest.raises(protocol.ProtocolError) as again:
+        await perform(answer, Access(user=alice, session=session))
+    assert again.value.code == "conflict"
+    for bad in (
+        {"decision": "maybe"},
+        {"payload": "\ud800"},
+        {"request_id": "x" * 500},
+        {"request_id": ""},
+    ):
+        with pytest.raises(protocol.ProtocolError) as invalid:
+            protocol.parse_client_message(json.dumps({**json.loads(frame), **bad}))
+        assert invalid.value.code == "bad_request"
+
+
+async def test_an_unanswered_request_is_denied_after_the_timeout(
+    bank: ScriptedLlm, transfers: list[Any], host: Any, alice: User
+) -> None:
+    session = await sync_to_async(owned)(alice)
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    await run_ended_or_waiting(run.pk)
+    (request,) = await sync_to_async(pending_confirmations)(session_id=session.id)
+    expire = sync_to_async(confirmations_expire)
+    assert await expire(timeout_s=60, now=request.asked_at + 59) == []
+    assert await expire(timeout_s=60, now=request.asked_at + 61) == [request.request_id]
+    assert await sync_to_async(pending_confirmations)(session_id=session.id) == []
+    denial = await Run.objects.filter(session=session).exclude(pk=run.pk).aget()
+    assert (await run_ended(denial.pk)).status == Run.Status.SUCCEEDED
+    assert transfers == []  # the tool was told no: it never sent anything
+    entry = await AuditEntry.objects.aget(action="confirmation.answer")
+    assert entry.actor is None and entry.reason == "no answer within 60 s"
+    assert entry.after["confirmed"] is False
+    assert await expire(timeout_s=60, now=request.asked_at + 999) == []
+
+
+async def test_operators_see_every_waiting_run_and_the_paused_span(
+    bank: ScriptedLlm, host: Any, alice: User, operator_user: User
+) -> None:
+    session = await sync_to_async(owned)(alice)
+    await sync_to_async(AgentSession.objects.filter(pk=session.pk).update)(
+        title="<img src=x onerror=alert(1)> payroll"
+    )
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    await run_ended_or_waiting(run.pk)
+
+    def pages() -> tuple[Any, Any, Any]:
+        client = Client()
+        client.force_login(operator_user)
+        listed = client.get("/waiting/")
+        pending = client.get(f"/sessions/{session.pk}/confirmations/")
+        client.force_login(alice)
+        return listed, pending, client.get("/waiting/")
+
+    listed, pending, refused = await sync_to_async(pages)()
+    assert listed.status_code == 200 and refused.status_code == 403
+    html = listed.content.decode()
+    assert "Send 500 EUR to bob?" in html and f"/sessions/{session.pk}/" in html
+    assert "<img src=x" not in html and "&lt;img src=x" in html
+    (found,) = pending.json()["pending"]
+    assert found["tool"] == "transfer" and found["asked_at"] > 0
+    span = await Span.objects.aget(
+        trace_id=found["span"]["trace_id"], span_id=found["span"]["span_id"]
+    )
+    assert span.name == "execute_tool transfer"
+    assert span.attributes["gen_ai.tool.call.id"] == found["call_id"]

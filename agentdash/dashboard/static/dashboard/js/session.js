@@ -9,6 +9,7 @@
 
 import { readJsonScript } from "../../core/js/dom.js";
 import { Chat } from "./chat.js";
+import { Confirmations } from "./confirmations.js";
 import { Controls } from "./controls.js";
 import { setupExportMenu } from "./export_menu.js";
 import { FindBar } from "./find_bar.js";
@@ -86,8 +87,16 @@ async function main() {
     if (root) controls = new Controls({ root, data, send: (m) => socket.send(m) });
   }
 
+  const confirmations = new Confirmations({
+    root: byId("confirmations"),
+    fetchPending: () => api.confirmations(),
+    send: (m) => socket.send(m),
+    timeline,
+  });
+
   const applyRun = (run) => {
     if (run.trace_id) traceOfRun.set(String(run.id), String(run.trace_id));
+    confirmations.refresh(); // a run that waits, or one that goes on with an answer
     chat.applyRun(run);
     timeline.applyRun(run);
     controls?.applyRun(run);
@@ -118,6 +127,7 @@ async function main() {
       switch (message.type) {
         case "replay.done":
           chat.scrollToEnd();
+          confirmations.refresh();
           if (controls) refreshControls(api, controls);
           break;
         case "partial":
@@ -130,10 +140,10 @@ async function main() {
           controls?.applySwitch(message.setting);
           break;
         case "ack":
-          controls?.answer(message);
+          if (!confirmations.answer(message)) controls?.answer(message);
           break;
         case "error":
-          if (controls?.answer(message)) break;
+          if (confirmations.answer(message) || controls?.answer(message)) break;
           if (message.ref === "chat.send" || !message.ref) chat.showError(message);
           else showBanner(banner, `${message.code}: ${message.message}`);
           break;

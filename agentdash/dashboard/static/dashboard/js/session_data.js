@@ -56,6 +56,11 @@ export class SessionData {
     return this.get(`spans/search/?q=${encodeURIComponent(text)}`, signal);
   }
 
+  /** @returns {Promise<{pending: object[]}>} the tool confirmations the session waits on */
+  confirmations() {
+    return this.get("confirmations/");
+  }
+
   /** @param {number} before @returns {Promise<{events: object[], before: number|null}>} */
   events(before) {
     return this.get(`events/?before=${encodeURIComponent(String(before))}`);

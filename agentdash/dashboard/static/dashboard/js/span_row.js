@@ -99,7 +99,7 @@ export function paintRow(row, node, state, trace, now, find = NO_FIND) {
   setAttr(row, "data-match", find.match);
   paintName(row.name, node.label, find.match === "hit" ? find.text : "");
   row.name.title = node.name;
-  paintMeta(row, node, state, kind);
+  paintMeta(row, node, state, kind, now);
   const start = trace ? trace.start : node.start;
   setVar(row, "--s", ms(node.start - start));
   setVar(row, "--d", ms(barEnd(node, state, trace, now) - node.start));
@@ -141,10 +141,14 @@ function paintName(name, label, needle) {
   );
 }
 
-/** A callback's outcome and hook, a model call's tokens, a guardrail's decision (any kind),
- * an error or a cancellation. */
-function paintMeta(row, node, state, kind) {
+/** A tool call waiting for approval, a callback's outcome and hook, a model call's tokens, a
+ * guardrail's decision (any kind), an error or a cancellation (the first four shown). */
+function paintMeta(row, node, state, kind, now) {
   const parts = [];
+  if (node.waiting !== null && node.waiting !== undefined) {
+    const waited = formatDuration(Math.max(0, now - node.waiting));
+    parts.push(["outcome outcome-waiting", `waiting ${waited}`, "waiting for a person's approval"]);
+  }
   const decision = SHOWN_DECISIONS.has(node.decision)
     ? [`decision decision-${node.decision}`, node.decision, `guardrail decision: ${node.decision}`]
     : null;

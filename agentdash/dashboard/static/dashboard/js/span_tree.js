@@ -58,6 +58,8 @@ function makeNode(s) {
     offline: false,
     cancelled: false,
     decision: "",
+    /** @type {number|null} Unix ns a person's approval has been awaited since, or null */
+    waiting: null,
     running: false,
     // Set by span_find.js: the filter pass that found it a match / kept it (0: none).
     hit: 0,
@@ -154,6 +156,18 @@ export class SpanTree {
    * @param {number} seq the version
    * @returns {number}
    */
+  /**
+   * Mark a span as waiting for a person's approval since `since` (Unix ns), or not (null);
+   * its row repaints.
+   *
+   * @param {any} node
+   * @param {number|null} since
+   */
+  setWaiting(node, since) {
+    node.waiting = since;
+    node.ver += 1;
+  }
+
   upsert(s, seq) {
     let node = this.nodes.get(spanKey(s.trace, s.id));
     let result = UPDATED;

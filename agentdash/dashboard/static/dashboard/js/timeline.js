@@ -23,6 +23,7 @@ import { Overview, Waterfall, paintTrace } from "./waterfall.js";
 
 
 const TICK_MS = 100;
+const WAIT_CLOCK_MS = 1_000;
 const SLICE_MS = 10;
 const FINISH_AT_ONCE = 5_000; // rows: a few ms
 const PHONE = "(max-width: 600px)";
@@ -66,6 +67,9 @@ export class Timeline {
     /** @type {string|null} the trace the axis and the overview show */
     this.focusTrace = null;
     this.detailKey = "";
+    /** @type {Map<string, number>} span key → Unix ns it has waited since (markWaiting) */
+    this.waiting = new Map();
+    this.waitClock = 0;
     /** @type {Record<string, string>|null} */
     this.colors = null;
     this.build(fetchSpan);
@@ -122,6 +126,38 @@ export class Timeline {
   applyRun(run) {
     if (!run || run.id === null || run.id === undefined) return;
     if (this.data.applyRun(run)) this.dataChanged();
+  }
+
+  /**
+   * The tool calls that wait for a person's approval: their rows show "waiting" and how long
+   * (a span loaded later gets its mark when it comes). Replaces the marks set before.
+   *
+   * @param {{trace: string, id: string, since: number}[]} marks since: Unix ns
+   */
+  markWaiting(marks) {
+    const next = new Map(marks.map((m) => [spanKey(String(m.trace), String(m.id)), Number(m.since)]));
+    for (const key of this.waiting.keys()) {
+      const node = this.data.nodes.get(key);
+      if (node && !next.has(key)) this.data.setWaiting(node, null);
+    }
+    this.waiting = next;
+    this.applyWaiting();
+    if (next.size && !this.waitClock) {
+      this.waitClock = setInterval(() => this.applyWaiting(true), WAIT_CLOCK_MS);
+    } else if (!next.size && this.waitClock) {
+      clearInterval(this.waitClock);
+      this.waitClock = 0;
+    }
+    this.requestFrame();
+  }
+
+  /** @private Put the waiting marks on their nodes; `clock`: repaint them (their time grew). */
+  applyWaiting(clock = false) {
+    for (const [key, since] of this.waiting) {
+      const node = this.data.nodes.get(key);
+      if (node && (clock || node.waiting !== since)) this.data.setWaiting(node, since);
+    }
+    if (clock) this.requestFrame();
   }
 
   /** @param {number} total the session's spans when the snapshot was read */
@@ -310,6 +346,7 @@ export class Timeline {
   /** @private */
   dataChanged() {
     this.countDirty = true;
+    if (this.waiting.size) this.applyWaiting();
     for (const listener of this.listeners.data) listener();
     if (this.pending && this.data.nodes.has(this.pending.key)) {
       const { traceId, spanId, scroll } = this.pending;

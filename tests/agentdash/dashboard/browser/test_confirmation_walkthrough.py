@@ -1,0 +1,102 @@
+"""The README's debugging walk-through, first part, in Chromium on the offline model: the
+support desk asks before it reimburses an invoice; the page shows the waiting request in the chat
+(hint, tool, arguments, payload) and on the paused tool's timeline row; the person lowers the
+amount in the payload, approves, and the tool reimburses what they approved.
+
+``AGENTDASH_SCREENSHOTS=<dir>`` saves the waiting card there (desktop and phone).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.agentdash.dashboard.browser.harness import Browser, screenshot
+from tests.agentdash.dashboard.browser.test_demos_offline import ANSWERS, LIVE_TIMEOUT, ask
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CARD = "#confirmations .confirm-card"
+
+
+def test_approve_a_payment_with_an_edited_payload(browser: Browser) -> None:
+    page = browser.page
+    browser.log_in("alice")
+    browser.new_chat("support_desk")
+    ask(browser, "Please reimburse invoice INV-1002")
+
+    card = page.locator(CARD)
+    card.wait_for(timeout=LIVE_TIMEOUT)
+    assert card.locator(".confirm-hint").inner_text() == "Reimburse 75.50 EUR of INV-1002 to bob?"
+    facts = card.locator(".confirm-facts").inner_text()
+    assert "reimburse_invoice" in facts and "billing_agent" in facts and "INV-1002" in facts
+    assert json.loads(card.locator(".confirm-payload").input_value()) == {
+        "amount": 75.5,
+        "currency": "EUR",
+    }
+    # The run is waiting, and the paused tool's row says so with a clock.
+    page.wait_for_selector("#run-status[data-status='waiting']", timeout=LIVE_TIMEOUT)
+    row = page.locator("#span-tree .span[data-name='execute_tool reimburse_invoice']").last
+    row.locator(".outcome-waiting").wait_for(timeout=LIVE_TIMEOUT)
+    assert row.locator(".outcome-waiting").inner_text().startswith("waiting")
+    screenshot(browser, "confirmation-waiting.png")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(browser, "confirmation-waiting-phone.png")
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+    # Denying needs a reason; a payload that is not JSON is caught before it is sent.
+    card.locator(".confirm-deny").click()
+    assert "Say why" in card.locator(".confirm-problem").inner_text()
+    card.locator(".confirm-payload").fill('{"amount": 40,')
+    card.locator(".confirm-approve").click()
+    assert "not JSON" in card.locator(".confirm-problem").inner_text()
+
+    card.locator(".confirm-payload").fill('{"amount": 40, "currency": "EUR"}')
+    assert card.locator(".confirm-approve").inner_text() == "Approve with edits"
+    card.locator(".confirm-reason").fill("partial payment agreed on the phone")
+    card.locator(".confirm-approve").click()
+
+    refunded = page.locator(ANSWERS, has_text="reimbursed: 40.00 EUR").last
+    refunded.wait_for(timeout=LIVE_TIMEOUT)
+    page.locator(CARD).wait_for(state="detached", timeout=LIVE_TIMEOUT)
+    assert page.locator("#confirmations").is_hidden()
+    page.wait_for_selector("#run-status[data-status='succeeded']", timeout=LIVE_TIMEOUT)
+    waiting = page.locator("#span-tree .outcome-waiting:visible")
+    waiting.first.wait_for(state="detached", timeout=LIVE_TIMEOUT)
+    browser.console.assert_clean()
+
+
+def test_a_breakpoint_pauses_before_a_tool_and_resumes(browser: Browser) -> None:
+    page = browser.page
+    browser.log_in("operator")
+    browser.new_chat("support_desk")
+    ask(browser, "What is the status of invoice INV-1003?")
+    page.locator(ANSWERS, has_text="INV-1003").last.wait_for(timeout=LIVE_TIMEOUT)
+    session_path = page.url.removeprefix(browser.server.url)
+
+    page.click("a.breakpoints-link")
+    page.select_option("#bp-kind", "before_tool")
+    page.fill("#bp-tool", "lookup_invoice")
+    page.fill("#bp-reason", "check the invoice lookups")
+    page.click(".breakpoint-form button[type=submit]")
+    assert "now pause before tool lookup_invoice" in page.locator(".notices").inner_text()
+    screenshot(browser, "breakpoints.png")
+
+    browser.goto(session_path)
+    ask(browser, "And invoice INV-1001?")
+    card = page.locator(CARD)
+    card.wait_for(timeout=LIVE_TIMEOUT)
+    assert card.locator(".badge").inner_text() == "paused at a breakpoint"
+    assert card.locator(".confirm-hint").inner_text() == "Breakpoint: before tool lookup_invoice"
+    payload = json.loads(card.locator(".confirm-payload").input_value())
+    assert payload["args"] == {"invoice_number": "INV-1001"}
+    payload["args"]["invoice_number"] = "INV-1002"  # look at another invoice instead
+    card.locator(".confirm-payload").fill(json.dumps(payload))
+    assert card.locator(".confirm-approve").inner_text() == "Resume with edits"
+    screenshot(browser, "breakpoint-paused.png")
+    card.locator(".confirm-approve").click()
+    page.locator(ANSWERS, has_text="INV-1002").last.wait_for(timeout=LIVE_TIMEOUT)
+    page.locator(CARD).wait_for(state="detached", timeout=LIVE_TIMEOUT)
+    browser.console.assert_clean()
