@@ -32,7 +32,7 @@ from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue
 from agentdash.spans.models import Span
 from runtime import LlmAgent, ScriptedLlm, ToolContext
-from tests.agentdash.runs.conftest import run_ended, says
+from tests.agentdash.runs.conftest import run_ended, says, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -150,8 +150,6 @@ async def test_a_request_written_by_a_client_cannot_be_answered(
 
 
 async def run_ended_or_waiting(run_id: int) -> Run:
-    from tests.agentdash.runs.conftest import wait_for
-
     async def done() -> Run | None:
         run = await Run.objects.aget(pk=run_id)
         return run if run.status not in (Run.Status.QUEUED, Run.Status.RUNNING) else None
@@ -233,6 +231,13 @@ async def test_operators_see_every_waiting_run_and_the_paused_span(
         session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
     )
     await run_ended_or_waiting(run.pk)
+
+    async def tool_span_stored() -> bool:  # spans are stored in batches, after the run's end
+        return await Span.objects.filter(
+            session_id=session.pk, name="execute_tool transfer"
+        ).aexists()
+
+    await wait_for(tool_span_stored, what="the tool's span to be stored")
 
     def pages() -> tuple[Any, Any, Any]:
         client = Client()
