@@ -97,10 +97,18 @@ def queued_answers(session_id: str) -> set[str]:
 
 
 def pending_confirmations(*, session_id: str) -> list[ConfirmationRequest]:
-    """The session's unanswered confirmation requests, oldest first."""
-    requests, answered = requests_and_answers(session_id)
-    answered |= queued_answers(session_id)
-    return [r for r in requests if r.request_id not in answered]
+    """The session's unanswered confirmation requests, oldest first: those of its waiting
+    runs (only their invocations' events are read; a request in a run that ended otherwise —
+    cancelled, failed, or copied into a fork — waits on nobody)."""
+    found: list[ConfirmationRequest] = []
+    queued: set[str] | None = None
+    waiting = Run.objects.filter(session_id=session_id, status=Run.Status.WAITING)
+    for invocation_id in waiting.values_list("invocation_id", flat=True):
+        requests, answered = requests_and_answers(session_id, invocation_id=invocation_id)
+        if requests and queued is None:
+            queued = queued_answers(session_id)
+        found += [r for r in requests if r.request_id not in answered | (queued or set())]
+    return sorted(found, key=lambda r: r.asked_at)
 
 
 @dataclass(frozen=True)

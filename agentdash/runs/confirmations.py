@@ -10,6 +10,7 @@ time (the request and the answer are stored events).
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -93,6 +94,11 @@ def _answer(
             raise ValidationError({"request_id": ["no such confirmation request"]})
         if request_id in answered | queued_answers(session.pk):
             raise ConfirmationAnswered(f"confirmation request {request_id} is answered already")
+        waiting = Run.objects.filter(
+            session=session, invocation_id=request.invocation_id, status=Run.Status.WAITING
+        )
+        if not waiting.exists():  # cancelled, failed, or a copy in a fork: nobody waits
+            raise ValidationError({"request_id": ["the run that asked is not waiting"]})
         answer: dict[str, Any] = {"confirmed": confirmed}
         answer["payload"] = _payload(request, decision, payload)
         reply = types.FunctionResponse(
@@ -104,10 +110,9 @@ def _answer(
             message=types.Content(role="user", parts=[types.Part(function_response=reply)]),
             requested_by=actor,
         )
-        ended = Run.Status.CANCELLED if decision == "cancel" else Run.Status.SUCCEEDED
-        Run.objects.filter(
-            session=session, invocation_id=request.invocation_id, status=Run.Status.WAITING
-        ).update(status=ended)
+        waiting.update(
+            status=Run.Status.CANCELLED if decision == "cancel" else Run.Status.SUCCEEDED
+        )
         audit_record(
             actor=actor,
             action="confirmation.answer",
@@ -150,9 +155,11 @@ def confirmations_expire(*, timeout_s: float, now: float | None = None) -> list[
     refused. Audited with no actor. Returns the request ids denied; a request someone
     answered meanwhile is left alone."""
     moment = time.time() if now is None else now
+    since = datetime.fromtimestamp(moment - timeout_s, tz=UTC)
     denied: list[str] = []
-    waiting = AgentSession.objects.filter(runs__status=Run.Status.WAITING).distinct()
-    for session in waiting:
+    # Only sessions with a run that has waited that long: the rest cannot have expired.
+    late = Run.objects.filter(status=Run.Status.WAITING, finished_at__lte=since)
+    for session in AgentSession.objects.filter(pk__in=late.values("session_id")):
         for request in pending_confirmations(session_id=session.pk):
             if moment - request.asked_at < timeout_s:
                 continue

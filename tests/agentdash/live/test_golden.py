@@ -238,7 +238,8 @@ def _ack_state_edit(user: User) -> dict[str, Any]:
 
 
 def confirmation_requested(found: AgentSession) -> None:
-    """A stored request of the runtime's: the agent asks before it sends money."""
+    """A stored request of the runtime's (the agent asks before it sends money), and its run,
+    waiting."""
     asked = types.FunctionCall(
         id="adk-golden-1",
         name="adk_request_confirmation",
@@ -253,6 +254,13 @@ def confirmation_requested(found: AgentSession) -> None:
         content=types.Content(role="model", parts=[types.Part(function_call=asked)]),
     )
     event_append(session_id=found.pk, event_data=event_serialize(event))
+    Run.objects.create(
+        session=found,
+        agent_name="capital_agent",
+        invocation_id="e-inv-1",
+        message={},
+        status=Run.Status.WAITING,
+    )
 
 
 @server("server.ack.confirmation.answer")

@@ -17,7 +17,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.test import Client
 from google.genai import types
 
-from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.forks import session_fork
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.models import AuditEntry
 from agentdash.live import protocol
 from agentdash.live.access import Access
@@ -259,3 +260,27 @@ async def test_operators_see_every_waiting_run_and_the_paused_span(
     )
     assert span.name == "execute_tool transfer"
     assert span.attributes["gen_ai.tool.call.id"] == found["call_id"]
+
+
+async def test_a_request_copied_into_a_fork_waits_on_nobody(
+    bank: ScriptedLlm, transfers: list[Any], host: Any, alice: User
+) -> None:
+    session = await sync_to_async(owned)(alice)
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    await run_ended_or_waiting(run.pk)
+    (request,) = await sync_to_async(pending_confirmations)(session_id=session.id)
+    last = await SessionEvent.objects.filter(session_id=session.pk).order_by("-seq").afirst()
+    assert last is not None
+    fork = await sync_to_async(session_fork)(parent=session, event_id=last.event_id, actor=alice)
+    assert await sync_to_async(pending_confirmations)(session_id=fork.pk) == []
+    with pytest.raises(ValidationError, match="the run that asked is not waiting"):
+        await sync_to_async(confirmation_answer)(
+            session=fork, request_id=request.request_id, decision="approve", actor=alice
+        )
+    assert transfers == []
+    # the parent's request is still there to answer
+    assert [
+        r.request_id for r in await sync_to_async(pending_confirmations)(session_id=session.id)
+    ] == [request.request_id]

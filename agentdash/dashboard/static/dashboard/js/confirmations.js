@@ -3,8 +3,8 @@
  * request a run waits on is a card in the chat — the hint, the tool and its arguments, the
  * payload in a JSON editor, a reason — answered with Approve (or "Approve with edits" once the
  * payload changed) or Deny — a breakpoint's with Resume, Step or Cancel run; and a "waiting" mark with a running clock on the paused tool's
- * row of the timeline. The list is read over HTTP whenever a run of the session changes, so
- * every open page (the owner's, an operator's) shows the same requests.
+ * row of the timeline. The list is read over HTTP when a run of the session waits (or one
+ * changes while requests are shown), so every open page shows the same requests.
  *
  * @module dashboard/confirmations
  */
@@ -53,6 +53,16 @@ export class Confirmations {
     this.clock = 0;
     this.reading = false;
     this.again = false;
+  }
+
+  /**
+   * A run changed: only a run that waits can have asked, and only a shown request can have
+   * been answered meanwhile — anything else reads nothing.
+   *
+   * @param {{status: string}} run
+   */
+  applyRun(run) {
+    if (run.status === "waiting" || this.cards.size) this.refresh();
   }
 
   /** Read the pending requests again (soon: a burst of run changes makes one read). */

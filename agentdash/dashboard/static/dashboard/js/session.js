@@ -96,7 +96,7 @@ async function main() {
 
   const applyRun = (run) => {
     if (run.trace_id) traceOfRun.set(String(run.id), String(run.trace_id));
-    confirmations.refresh(); // a run that waits, or one that goes on with an answer
+    confirmations.applyRun(run);
     chat.applyRun(run);
     timeline.applyRun(run);
     controls?.applyRun(run);
