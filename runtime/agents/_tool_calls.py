@@ -22,7 +22,11 @@ from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.identity import AGENT, Identity
-from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION, ToolConfirmation
+from runtime.tools.tool_confirmation import (
+    PAUSED_AGENT_TOOLS,
+    REQUEST_CONFIRMATION_FUNCTION,
+    ToolConfirmation,
+)
 from runtime.tools.tool_context import ToolContext
 
 if TYPE_CHECKING:
@@ -44,6 +48,7 @@ async def _call_tool(
     stopped: dict[str, Any] | None = None  # a breakpoint's answer that runs nothing
     if breakpoints.is_breakpoint(confirmation):
         assert confirmation is not None
+        assert confirmation._paused_agent is None  # an agent tool's pause is never a breakpoint
         verdict = breakpoints.answered(ctx, confirmation, tool=name)
         edited = confirmation.payload.get("args")
         if isinstance(edited, dict):
@@ -274,6 +279,7 @@ def confirmation_request_event(
         return None
     originals = {call.id: call for call in model_event.get_function_calls()}
     calls = []
+    paused_agents: dict[str, Any] = {}
     for function_call_id, confirmation in requested.items():
         original = originals.get(function_call_id)
         if original is None:
@@ -284,7 +290,13 @@ def confirmation_request_event(
             "toolConfirmation": asked.model_dump(by_alias=True, exclude_none=True),
         }
         calls.append((REQUEST_CONFIRMATION_FUNCTION, args))
-    return _client_calls_event(agent, ctx, calls)
+        if asked._paused_agent is not None:
+            paused_agents[function_call_id] = asked._paused_agent
+    event = _client_calls_event(agent, ctx, calls)
+    if event is not None and paused_agents:
+        # Kept in the runtime's own event, where a client cannot write: what the answer resumes.
+        event = event.model_copy(update={"custom_metadata": {PAUSED_AGENT_TOOLS: paused_agents}})
+    return event
 
 
 def model_pause_event(agent: LlmAgent, ctx: InvocationContext, why: str) -> Event:

@@ -40,6 +40,7 @@ from runtime.tools.tool_confirmation import (
     REQUEST_CONFIRMATION_FUNCTION,
     ToolConfirmation,
     confirmation_from_response,
+    with_paused_agent,
 )
 from runtime.tools.transfer_to_agent_tool import TransferToAgentTool
 
@@ -370,7 +371,7 @@ class LlmAgent(BaseAgent):
                     verdict = breakpoints.answered(ctx, answers[asked.id], tool=None)
                     ctx.end_invocation = ctx.end_invocation or verdict != "go"
                     continue
-                confirmations[call.id] = answers[asked.id]
+                confirmations[call.id] = with_paused_agent(answers[asked.id], event.custom_metadata, call.id)
                 calls.append(types.Part(function_call=call))
         return await self._replay_calls(ctx, calls, confirmations)
 

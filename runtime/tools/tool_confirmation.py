@@ -14,13 +14,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, alias_generators
+from pydantic import BaseModel, ConfigDict, PrivateAttr, ValidationError, alias_generators
 
 REQUEST_CONFIRMATION_FUNCTION = "adk_request_confirmation"
 """Name of the function call the runtime emits to ask for a confirmation."""
 
 CONFIRMATION_REQUIRED = "This tool call requires confirmation, please approve or reject."
 CONFIRMATION_REJECTED = "This tool call is rejected."
+
+PAUSED_AGENT_TOOLS = "agentdash.paused_agent_tools"
+"""Key, in the ``custom_metadata`` of the event that asks for confirmations, of what an
+:class:`~runtime.tools.agent_tool.AgentTool` needs to resume its agent (the agent's private
+session), by the id of the call that asked."""
 
 
 class ToolConfirmation(BaseModel):
@@ -33,6 +38,10 @@ class ToolConfirmation(BaseModel):
     hint: str = ""
     confirmed: bool = False
     payload: Any = None
+
+    _paused_agent: dict[str, Any] | None = PrivateAttr(default=None)
+    """The paused inner session of an ``AgentTool`` call, carried from the tool to the event
+    that asks and back to the tool with the answer; never part of what a client sees."""
 
 
 def confirmation_from_response(response: dict[str, Any] | None) -> ToolConfirmation:
@@ -47,3 +56,17 @@ def confirmation_from_response(response: dict[str, Any] | None) -> ToolConfirmat
         return ToolConfirmation.model_validate(value, strict=True)
     except (ValueError, TypeError, ValidationError):
         return ToolConfirmation(confirmed=False)
+
+
+def with_paused_agent(
+    answer: ToolConfirmation, request_metadata: dict[str, Any] | None, call_id: str
+) -> ToolConfirmation:
+    """``answer``, carrying the paused agent the request kept for call ``call_id`` (from the
+    asking event's ``custom_metadata``), if it kept one."""
+    kept = (request_metadata or {}).get(PAUSED_AGENT_TOOLS)
+    paused = kept.get(call_id) if isinstance(kept, dict) else None
+    if not isinstance(paused, dict):
+        return answer
+    carried = answer.model_copy()
+    carried._paused_agent = paused
+    return carried

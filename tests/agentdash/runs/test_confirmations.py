@@ -32,7 +32,7 @@ from agentdash.runs.confirmations import (
 from agentdash.runs.models import Run
 from agentdash.runs.services import arun_enqueue
 from agentdash.spans.models import Span
-from runtime import LlmAgent, ScriptedLlm, ToolContext
+from runtime import AgentTool, LlmAgent, ScriptedLlm, ToolContext
 from tests.agentdash.runs.conftest import run_ended, says, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -284,3 +284,60 @@ async def test_a_request_copied_into_a_fork_waits_on_nobody(
     assert [
         r.request_id for r in await sync_to_async(pending_confirmations)(session_id=session.id)
     ] == [request.request_id]
+
+
+async def test_a_confirmation_asked_inside_an_agent_tool_waits_and_resumes_it(
+    register: Callable[..., None], transfers: list[Any], host: Any, alice: User
+) -> None:
+    """The called agent's tool asks; the stored session (database JSON, no memory of the
+    first run) is all the answer's run has to resume the called agent with the edit."""
+
+    def transfer(amount: int, to: str, tool_context: ToolContext) -> dict[str, Any]:
+        """Sends money."""
+        if tool_context.tool_confirmation is None:
+            tool_context.request_confirmation(
+                hint=f"Send {amount} EUR to {to}?", payload={"amount": amount}
+            )
+            return {"status": "waiting for approval"}
+        transfers.append(tool_context.tool_confirmation.payload)
+        return {"status": "sent", **tool_context.tool_confirmation.payload}
+
+    teller = LlmAgent(
+        name="teller",
+        description="Moves money.",
+        model=ScriptedLlm(
+            responses=[
+                types.FunctionCall(name="transfer", args={"amount": 500, "to": "bob"}),
+                "Sent the money.",
+            ]
+        ),
+        tools=[transfer],
+    )
+    desk = ScriptedLlm(
+        responses=[types.FunctionCall(name="teller", args={"request": "pay bob 500"}), "Done."]
+    )
+    register(LlmAgent(name="confirm_bank", model=desk, tools=[AgentTool(teller)]))
+    session = await sync_to_async(owned)(alice)
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    assert (await run_ended_or_waiting(run.pk)).status == Run.Status.WAITING
+    (request,) = await sync_to_async(pending_confirmations)(session_id=session.id)
+    assert request.tool == "teller" and request.args == {"request": "pay bob 500"}
+    assert request.hint.startswith("Send 500 EUR to bob?") and "transfer" in request.hint
+    assert request.payload == {"amount": 500}
+    assert transfers == []
+
+    second = await sync_to_async(confirmation_answer)(
+        session=session,
+        request_id=request.request_id,
+        decision="approve",
+        payload={"amount": 120},
+        actor=alice,
+    )
+    assert (await run_ended(second.pk)).status == Run.Status.SUCCEEDED
+    assert transfers == [{"amount": 120}]
+    answer = await SessionEvent.objects.filter(session=session).alast()
+    assert answer is not None and "Done." in json.dumps(answer.data)
+    tools = [s async for s in Span.objects.filter(name="execute_tool transfer")]
+    assert len(tools) == 2  # asked, then ran with the answer
