@@ -11,7 +11,9 @@ Without PostgreSQL or Redis a developer's run skips; in CI (``CI`` set) it fails
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,5 +177,56 @@ def test_two_daphnes_two_workers_live_and_controlled(
             asyncio.run(asyncio.wait_for(scenario(url_a, url_b), 600))
         except BaseException as error:
             raise AssertionError(f"{error!r}\n{procs.logs()}") from error
+    finally:
+        procs.stop()
+
+
+def test_a_waiting_run_outlives_every_daphne_and_worker_killed(
+    backends: tuple[str, str], tmp_path: Path
+) -> None:
+    """alice's reimbursement waits for approval; the daphne she used and every worker are
+    SIGKILLed. On a new daphne, with no worker alive yet, she approves a lower amount; a new
+    worker resumes the run and the tool pays what she approved, once."""
+    database_url, redis_url = backends
+    env = base_env(
+        DATABASE_URL=database_url,
+        REDIS_URL=redis_url,
+        AGENTDASH_EXECUTOR="celery",
+        CELERY_QUEUE=f"agentdash-scale-{os.getpid()}-{uuid.uuid4().hex[:8]}",
+        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
+    )
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    procs = Processes(tmp_path)
+    try:
+        procs.worker("worker-1", env)
+        alice = Browserless(procs.daphne("daphne-a", env))
+        alice.log_in("alice")
+        session_id = alice.new_chat("support_desk", "Please reimburse invoice INV-1002")
+        found = alice.snapshot(session_id)
+        assert [run["status"] for run in found["runs"]] == ["waiting"], found["runs"]
+        for _, proc in procs.procs:
+            proc.send_signal(signal.SIGKILL)
+        for _, proc in procs.procs:
+            proc.wait(30)
+
+        alice.url = procs.daphne("daphne-b", env)  # her login is in the database
+        with alice.opener.open(f"{alice.url}/sessions/{session_id}/confirmations/") as got:
+            (request,) = json.loads(got.read())["pending"]
+        assert request["tool"] == "reimburse_invoice"
+        assert request["payload"] == {"amount": 75.5, "currency": "EUR"}
+        alice.post(
+            f"/sessions/{session_id}/confirmations/{request['request_id']}/",
+            f"/sessions/{session_id}/",
+            {"decision": "approve", "payload": json.dumps({"amount": 40, "currency": "EUR"})},
+        )
+        procs.worker("worker-2", env)
+        alice.runs_settled(session_id)
+        found = alice.snapshot(session_id)
+        assert [run["status"] for run in found["runs"]] == ["succeeded", "succeeded"]
+        said = json.dumps([e for e in found["events"]])
+        assert said.count("reimbursed: 40.00 EUR") >= 1 and "75.50 EUR reimbursed" not in said
+    except BaseException as error:
+        raise AssertionError(f"{error!r}\n{procs.logs()}") from error
     finally:
         procs.stop()
