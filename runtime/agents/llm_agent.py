@@ -371,7 +371,8 @@ class LlmAgent(BaseAgent):
                     verdict = breakpoints.answered(ctx, answers[asked.id], tool=None)
                     ctx.end_invocation = ctx.end_invocation or verdict != "go"
                     continue
-                confirmations[call.id] = with_paused_agent(answers[asked.id], event.custom_metadata, call.id)
+                answer = with_paused_agent(answers[asked.id], event.custom_metadata, call.id)
+                confirmations[call.id] = answer
                 calls.append(types.Part(function_call=call))
         return await self._replay_calls(ctx, calls, confirmations)
 
