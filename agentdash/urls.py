@@ -14,5 +14,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("theme/", theme_set, name="theme"),  # the theme toggle without a script
     path("health/", health, name="health"),  # load balancers and operators (runs/views.py)
+    path("", include("agentdash.ingest.urls")),  # OTLP/HTTP from agents elsewhere
     path("", include("agentdash.dashboard.urls")),
 ]

@@ -90,6 +90,16 @@ def _parse_seconds(raw: str, name: str) -> float:
     return value
 
 
+def _parse_rate(raw: str, name: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ValueError(f"{name}={raw!r} is not a number per second") from None
+    if not 0 <= value < float("inf"):  # also NaN
+        raise ValueError(f"{name}={raw!r} is not a number per second (0 or more)")
+    return value
+
+
 @dataclass(frozen=True)
 class Setting:
     """One key of ``AGENTDASH``: its default, the environment variable that sets it and how
@@ -165,6 +175,36 @@ SETTINGS: tuple[Setting, ...] = (
         "AGENTDASH_CONFIRMATION_TIMEOUT_S",
         _parse_seconds,
         "A tool confirmation nobody answered for this long is denied (0: never).",
+    ),
+    Setting(
+        "INGEST_MAX_BODY_BYTES",
+        16 * 1024 * 1024,
+        "AGENTDASH_INGEST_MAX_BODY_BYTES",
+        _parse_int,
+        "The largest OTLP request body taken at /v1/traces, before and after gunzip (413).",
+    ),
+    Setting(
+        "INGEST_RATE_PER_S",
+        100.0,
+        "AGENTDASH_INGEST_RATE_PER_S",
+        _parse_rate,
+        "OTLP requests per second one ingest key may send, on average, per server process "
+        "(429 with Retry-After past it; 0: no limit).",
+    ),
+    Setting(
+        "INGEST_BURST",
+        200,
+        "AGENTDASH_INGEST_BURST",
+        _parse_int,
+        "OTLP requests one ingest key may send at once before the rate applies.",
+    ),
+    Setting(
+        "INGEST_MAX_VALUE_CHARS",
+        65_536,
+        "AGENTDASH_INGEST_MAX_VALUE_CHARS",
+        _parse_int,
+        "An ingested attribute value longer than this is cut and the span says so "
+        "(agentdash.ingest.truncated).",
     ),
     Setting(
         "CONTROLS_PROBE_S",

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "agentdash.registry",
     "agentdash.controls",
     "agentdash.runs",
+    "agentdash.ingest",
     "agentdash.live",
     "agentdash.evals",
     "agentdash.demo",

@@ -110,6 +110,7 @@ def world_make(owner: Any) -> None:
     from agentdash.agent_sessions.services import session_create
     from agentdash.controls.breakpoints import breakpoint_add
     from agentdash.controls.services import callback_setting_set, policy_create
+    from agentdash.ingest.keys import ingest_key_create
     from agentdash.registry.services import agents_mirror
     from agentdash.runs.services import run_enqueue
     from agentdash.spans.services import span_upsert
@@ -138,6 +139,7 @@ def world_make(owner: Any) -> None:
         agent_name="capital_agent", kind="before_tool", tool_name="get_capital",
         session_id=session.id, actor=owner,
     )  # fmt: skip
+    ingest_key_create(name="hostile tests", project="elsewhere", owner=owner, actor=owner)
     for scope in (None, session.id):
         callback_setting_set(
             agent_name="capital_agent", callback_name="add_disclaimer", enabled=False,

@@ -54,6 +54,7 @@ FORBIDDEN = Outcome(403)
 NOT_FOUND = Outcome(404)
 NOT_ALLOWED = Outcome(405)
 BAD_REQUEST = Outcome(400)
+UNAUTHENTICATED = Outcome(401)
 
 
 def redirect(to: str) -> Outcome:
@@ -190,6 +191,16 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(OK)),
         Case(everyone(OK), method="head"),
         Case(everyone(NOT_ALLOWED), method="post"),
+    ],
+    # OTLP ingest: an ingest key, not a login, lets a sender in (a browser's session cookie
+    # counts for nothing); keys themselves: tests/agentdash/ingest/test_otlp_ingest.py.
+    "v1/traces": [
+        Case(everyone(UNAUTHENTICATED), method="post"),
+        Case(everyone(NOT_ALLOWED)),
+    ],
+    "api/public/otel/v1/traces": [
+        Case(everyone(UNAUTHENTICATED), method="post"),
+        Case(everyone(NOT_ALLOWED)),
     ],
     "chat/": [  # dashboard:chat_new ("New chat": stores nothing until the first message)
         Case(signed_in(OK), data={"agent": "capital_agent"}),

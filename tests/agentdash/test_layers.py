@@ -33,7 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("core",),
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls"),
-    ("runs",),
+    ("runs", "ingest"),
     ("live", "evals"),
     ("demo", "dashboard"),
     ("site",),

@@ -1,0 +1,69 @@
+"""Ingest keys in the admin: made (the secret shown once, on the page after saving),
+revoked by an action; both audited through the services. A key is never deleted: revoked,
+its record stays with the sessions it wrote."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest
+
+from agentdash.core.admin_base import SafeInputAdmin
+from agentdash.ingest.keys import ingest_key_create, ingest_key_revoke
+from agentdash.ingest.models import IngestKey
+
+
+@admin.register(IngestKey)
+class IngestKeyAdmin(SafeInputAdmin):
+    list_display = ("name", "project", "owner", "prefix", "created_at", "last_used_at", "state")
+    list_filter = ("project",)
+    search_fields = ("name", "project", "prefix", "owner__username")
+    raw_id_fields = ("owner",)
+    actions = ["revoke"]
+
+    def get_fields(self, request: HttpRequest, obj: IngestKey | None = None) -> list[str]:
+        if obj is None:
+            return ["name", "project", "owner"]
+        return ["name", "project", "owner", "prefix", "created_at", "created_by",
+                "last_used_at", "revoked_at"]  # fmt: skip
+
+    def get_readonly_fields(self, request: HttpRequest, obj: IngestKey | None = None) -> list[str]:
+        if obj is None:
+            return []
+        return ["project", "owner", "prefix", "created_at", "created_by", "last_used_at",
+                "revoked_at"]  # fmt: skip
+
+    @admin.display(description="State", boolean=False)
+    def state(self, obj: IngestKey) -> str:
+        return "revoked" if obj.revoked_at else "active"
+
+    def has_delete_permission(self, request: HttpRequest, obj: IngestKey | None = None) -> bool:
+        return False
+
+    def save_model(
+        self, request: HttpRequest, obj: IngestKey, form: ModelForm, change: bool
+    ) -> None:
+        if change:
+            IngestKey.objects.filter(pk=obj.pk).update(name=obj.name)
+            return
+        saved, raw = ingest_key_create(
+            name=obj.name, project=obj.project, owner=obj.owner, actor=request.user
+        )
+        for field in saved._meta.concrete_fields:
+            setattr(obj, field.attname, getattr(saved, field.attname))
+        obj._state.adding = False
+        messages.warning(
+            request,
+            f"The new ingest key — copy it now, it is not shown again: {raw}  "
+            f"(send it as 'Authorization: Bearer <key>' to /v1/traces)",
+        )
+
+    @admin.action(description="Revoke the selected keys (their senders are refused)")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[IngestKey]) -> None:
+        count = 0
+        for key in queryset:
+            if key.revoked_at is None:
+                ingest_key_revoke(key=key, actor=request.user, reason="revoked in the admin")
+                count += 1
+        messages.success(request, f"{count} key(s) revoked.")

@@ -1,0 +1,118 @@
+"""Ingest keys made, revoked (both audited) and checked.
+
+A key reads ``agd_`` + 40 URL-safe characters (240 bits from ``secrets``); its first 12
+characters are its public prefix, the rest is never stored: a SHA-256 of the whole key is. A
+slow password hash would protect nothing here (the key is random, not a person's password)
+and would cost every request of a sender.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from agentdash.core.services import audit_record
+from agentdash.ingest.models import IngestKey
+
+KEY_PREFIX = "agd_"
+PREFIX_CHARS = 12
+_SECRET_BYTES = 30  # 40 URL-safe characters
+
+
+def _hash(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _snapshot(key: IngestKey) -> dict[str, Any]:
+    return {
+        "name": key.name,
+        "project": key.project,
+        "owner": key.owner.get_username(),
+        "prefix": key.prefix,
+        "revoked": key.revoked_at is not None,
+    }
+
+
+def ingest_key_create(
+    *, name: str, project: str, owner: AbstractBaseUser, actor: AbstractBaseUser | None
+) -> tuple[IngestKey, str]:
+    """A new key and its secret text — the only time the secret exists outside the sender."""
+    name, project = name.strip(), project.strip()
+    if not name:
+        raise ValidationError({"name": "A key needs a name."})
+    if not project:
+        raise ValidationError({"project": "A key needs a project (its sessions' app name)."})
+    raw = KEY_PREFIX + secrets.token_urlsafe(_SECRET_BYTES)
+    key = IngestKey(
+        name=name[:100],
+        project=project[:128],
+        owner=owner,
+        prefix=raw[:PREFIX_CHARS],
+        key_hash=_hash(raw),
+        created_by=actor,
+    )
+    key.full_clean(exclude=["prefix", "key_hash"])
+    with transaction.atomic():
+        key.save()
+        audit_record(
+            actor=actor,
+            action="ingest_key.create",
+            target_type="ingest_key",
+            target_id=str(key.pk),
+            after=_snapshot(key),
+        )
+    return key, raw
+
+
+def ingest_key_revoke(
+    *, key: IngestKey, actor: AbstractBaseUser | None, reason: str = ""
+) -> IngestKey:
+    """Refuse ``key`` from now on (already revoked: nothing changes, nothing is recorded)."""
+    with transaction.atomic():
+        key = IngestKey.objects.select_for_update().get(pk=key.pk)
+        if key.revoked_at is not None:
+            return key
+        before = _snapshot(key)
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+        audit_record(
+            actor=actor,
+            action="ingest_key.revoke",
+            target_type="ingest_key",
+            target_id=str(key.pk),
+            before=before,
+            after=_snapshot(key),
+            reason=reason,
+        )
+    return key
+
+
+def ingest_key_check(raw: str) -> IngestKey | None:
+    """The active key whose secret is ``raw``, or ``None`` (unknown, malformed, revoked)."""
+    if not raw.startswith(KEY_PREFIX) or len(raw) < PREFIX_CHARS + 8 or len(raw) > 200:
+        return None
+    key = (
+        IngestKey.objects.select_related("owner")
+        .filter(prefix=raw[:PREFIX_CHARS], revoked_at__isnull=True)
+        .first()
+    )
+    if key is None or not hmac.compare_digest(key.key_hash, _hash(raw)):
+        return None
+    if not key.owner.is_active:
+        return None
+    return key
+
+
+def ingest_key_used(key: IngestKey) -> None:
+    """Note that ``key`` was used (at most once a minute per key, to spare the database)."""
+    now = timezone.now()
+    if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
+        IngestKey.objects.filter(pk=key.pk).update(last_used_at=now)
+        key.last_used_at = now

@@ -1,0 +1,51 @@
+"""Ingest keys: what an outside OpenTelemetry sender shows to write spans."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class IngestKey(models.Model):
+    """A secret that lets a sender write spans to ``/v1/traces``, bound to an ``owner`` (whose
+    sessions the spans land in) and a ``project`` (their sessions' app name). Only a hash is
+    kept; the key is shown once, when it is made. A revoked key is refused from then on."""
+
+    name = models.CharField(max_length=100, help_text="What it is for, e.g. 'billing agent'.")
+    project = models.CharField(
+        max_length=128,
+        help_text="The sessions' app name: sessions of this key are listed under it.",
+    )
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="ingest_keys",
+        help_text="Whose sessions the spans become; the usual permissions apply to them.",
+    )
+    prefix = models.CharField(
+        max_length=16, unique=True, editable=False, help_text="The key's first characters."
+    )
+    key_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+        permissions = [("manage_ingest_keys", "Can create and revoke ingest keys")]
+
+    def __str__(self) -> str:
+        state = " (revoked)" if self.revoked_at else ""
+        return f"{self.name} · {self.prefix}…{state}"
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None

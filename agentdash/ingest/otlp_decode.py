@@ -1,0 +1,182 @@
+"""OTLP/HTTP request bodies read into ``ExportTraceServiceRequest`` (the official
+``opentelemetry-proto`` classes), and answers written back in the request's own encoding.
+
+Both encodings of the OTLP specification: binary protobuf (``application/x-protobuf``) and
+the JSON mapping (``application/json``) — protobuf's JSON mapping except that trace and span
+ids are hex, not base64; 64-bit integers may be strings or numbers, enums names or numbers,
+and unknown fields are ignored, as the specification asks of receivers. A body may be
+``gzip``-compressed (``Content-Encoding``); it is inflated no further than the size cap, so a
+small bomb cannot fill memory.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+import zlib
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError, Message
+from google.rpc import status_pb2
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+_MEDIA_TYPES = {PROTOBUF: PROTOBUF, "application/protobuf": PROTOBUF, JSON: JSON}
+_ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
+_GRPC_INVALID_ARGUMENT = 3  # google.rpc.Code
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # pairs were joined by the JSON parser
+
+
+class IngestRefused(ValueError):
+    """The request cannot be taken: ``status`` is the HTTP status to answer with."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def media_type(content_type: str) -> str:
+    """The body's encoding (``PROTOBUF`` or ``JSON``) named by a ``Content-Type`` header."""
+    found = _MEDIA_TYPES.get(content_type.split(";", 1)[0].strip().lower())
+    if found is None:
+        shown = content_type[:100] or "(none)"
+        raise IngestRefused(
+            415, f"Content-Type {shown} is not OTLP: send {PROTOBUF} or {JSON}"
+        )
+    return found
+
+
+def inflate(body: bytes, content_encoding: str, max_bytes: int) -> bytes:
+    """``body`` as sent (identity) or gunzipped, refused past ``max_bytes`` either way."""
+    encoding = content_encoding.strip().lower()
+    if encoding in ("", "identity"):
+        data = body
+    elif encoding in ("gzip", "x-gzip"):
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            data = inflater.decompress(body, max_bytes + 1)
+        except zlib.error as exc:
+            raise IngestRefused(400, f"the body is not valid gzip: {exc}") from None
+        if len(data) <= max_bytes and not inflater.eof and not inflater.unconsumed_tail:
+            raise IngestRefused(400, "the gzip body ends early (truncated)")
+    else:
+        raise IngestRefused(
+            415, f"Content-Encoding {content_encoding[:40]!r} is not supported: use gzip"
+        )
+    if len(data) > max_bytes:
+        raise IngestRefused(413, f"the body is larger than {max_bytes} bytes (uncompressed)")
+    return data
+
+
+def request_parse(data: bytes, kind: str) -> ExportTraceServiceRequest:
+    """The request ``data`` encodes in ``kind``; :class:`IngestRefused` (400) saying what is
+    wrong otherwise."""
+    message = ExportTraceServiceRequest()
+    if kind == PROTOBUF:
+        try:
+            message.ParseFromString(data)
+        except (DecodeError, RecursionError, ValueError) as exc:
+            raise IngestRefused(
+                400, f"the body is not a protobuf ExportTraceServiceRequest: {exc}"
+            ) from None
+        return message
+    try:
+        document = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise IngestRefused(400, f"the JSON body is not UTF-8: {exc}") from None
+    except RecursionError:
+        raise IngestRefused(400, "the JSON body is nested too deeply") from None
+    except ValueError as exc:
+        raise IngestRefused(400, f"the body is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise IngestRefused(400, "the JSON body is not an object (ExportTraceServiceRequest)")
+    if _ESCAPED_SURROGATE.search(data):
+        # Protobuf strings are UTF-8 and cannot hold a lone surrogate, which JSON can (as an
+        # escape): it becomes U+FFFD rather than costing the whole batch.
+        document = _surrogates_replaced(document)
+    _ids_to_base64(document)
+    try:
+        json_format.ParseDict(document, message, ignore_unknown_fields=True)
+    except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
+        raise IngestRefused(
+            400, f"the JSON body is not an OTLP ExportTraceServiceRequest: {exc}"
+        ) from None
+    return message
+
+
+def _surrogates_replaced(value: Any) -> Any:
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_surrogates_replaced(item) for item in value]
+    if isinstance(value, dict):
+        return {_surrogates_replaced(k): _surrogates_replaced(v) for k, v in value.items()}
+    return value
+
+
+def _ids_to_base64(document: dict[str, Any]) -> None:
+    """OTLP/JSON's hex ids, turned into protobuf JSON's base64 in place (where they are:
+    spans and their links); an id that is not hex says where it is."""
+    for r, resource_spans in enumerate(_list(document.get("resourceSpans"))):
+        for s, scope_spans in enumerate(_list(_dict(resource_spans).get("scopeSpans"))):
+            for n, span in enumerate(_list(_dict(scope_spans).get("spans"))):
+                where = f"resourceSpans[{r}].scopeSpans[{s}].spans[{n}]"
+                _id_fields(_dict(span), where)
+                for k, link in enumerate(_list(_dict(span).get("links"))):
+                    _id_fields(_dict(link), f"{where}.links[{k}]")
+
+
+def _id_fields(item: dict[str, Any], where: str) -> None:
+    for field in _ID_FIELDS:
+        value = item.get(field)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise IngestRefused(400, f"{where}.{field} is not a hex string")
+        try:
+            raw = binascii.unhexlify(value)
+        except (binascii.Error, ValueError):
+            raise IngestRefused(
+                400, f"{where}.{field} is not hex (OTLP/JSON ids are hex, not base64)"
+            ) from None
+        item[field] = base64.b64encode(raw).decode("ascii")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def encoded(message: Message, kind: str) -> bytes:
+    """``message`` in the request's encoding (protobuf JSON for ``JSON``, ids untouched: an
+    answer carries none)."""
+    if kind == PROTOBUF:
+        return message.SerializeToString()
+    return json.dumps(json_format.MessageToDict(message)).encode()
+
+
+def success(rejected: int, error_message: str, kind: str) -> bytes:
+    """An ``ExportTraceServiceResponse``: ``partial_success`` set only when spans were
+    rejected (or there is something to say), as the specification asks."""
+    response = ExportTraceServiceResponse()
+    if rejected or error_message:
+        response.partial_success.rejected_spans = rejected
+        response.partial_success.error_message = error_message
+    return encoded(response, kind)
+
+
+def failure(message: str, kind: str) -> bytes:
+    """A ``google.rpc.Status`` carrying ``message``: the body of a 4xx answer."""
+    return encoded(status_pb2.Status(code=_GRPC_INVALID_ARGUMENT, message=message), kind)

@@ -1,0 +1,120 @@
+"""What an outside span is, in the timeline's terms: the OpenTelemetry GenAI conventions,
+OpenInference's and ADK's attributes mapped onto the runtime's own (agent, model, tool; the
+agent's, model's and tool's names; token counts; a tool's arguments and result) so the tree,
+the detail views, the token totals and search treat them alike.
+
+Only keys a span does not carry already are added; nothing sent is removed or changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from runtime.telemetry.attributes import AgentDash, GenAI
+
+# gen_ai.operation.name → kind
+_OPERATION_KINDS = {
+    "invoke_agent": "agent",
+    "create_agent": "agent",
+    "chat": "model",
+    "text_completion": "model",
+    "generate_content": "model",
+    "embeddings": "model",
+    "execute_tool": "tool",
+}
+# openinference.span.kind → kind
+_OPENINFERENCE_KINDS = {
+    "AGENT": "agent",
+    "CHAIN": "agent",
+    "LLM": "model",
+    "EMBEDDING": "model",
+    "TOOL": "tool",
+    "RETRIEVER": "tool",
+    "RERANKER": "tool",
+}
+# Span names (ADK and others name spans "<operation> <subject>")
+_NAME_KINDS = (
+    ("invoke_agent", "agent"),
+    ("call_llm", "model"),
+    ("generate_content", "model"),
+    ("chat", "model"),
+    ("execute_tool", "tool"),
+)
+# Same meaning, other names: (ours, theirs in order of preference)
+_ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (GenAI.CONVERSATION_ID, ("session.id", "gcp.vertex.agent.session_id")),
+    (AgentDash.INVOCATION_ID, ("gcp.vertex.agent.invocation_id",)),
+    (AgentDash.EVENT_ID, ("gcp.vertex.agent.event_id",)),
+    (AgentDash.USER_ID, ("user.id", "enduser.id")),
+    (GenAI.AGENT_NAME, ("agent.name",)),
+    (GenAI.REQUEST_MODEL, ("llm.model_name", "gen_ai.response.model")),
+    (GenAI.PROVIDER_NAME, ("gen_ai.system", "llm.provider", "llm.system")),
+    (GenAI.USAGE_INPUT_TOKENS, ("llm.token_count.prompt", "gen_ai.usage.prompt_tokens")),
+    (
+        GenAI.USAGE_OUTPUT_TOKENS,
+        ("llm.token_count.completion", "gen_ai.usage.completion_tokens"),
+    ),
+    (GenAI.USAGE_CACHE_READ_INPUT_TOKENS, ("llm.token_count.prompt_details.cache_read",)),
+    (GenAI.USAGE_REASONING_OUTPUT_TOKENS, ("llm.token_count.completion_details.reasoning",)),
+    (GenAI.TOOL_NAME, ("tool.name",)),
+    (GenAI.TOOL_CALL_ID, ("tool_call.id",)),
+    (GenAI.TOOL_DESCRIPTION, ("tool.description",)),
+    (GenAI.TOOL_ARGS, ("gcp.vertex.agent.tool_call_args", "tool.parameters")),
+    (GenAI.TOOL_OUTPUT, ("gcp.vertex.agent.tool_response",)),
+)
+CONVERSATION_KEYS = (GenAI.CONVERSATION_ID, "session.id", "gcp.vertex.agent.session_id")
+"""Where a sender puts the conversation a span belongs to, in order of preference."""
+
+
+def span_kind(attributes: Mapping[str, Any], name: str) -> str | None:
+    """``agent``, ``model``, ``tool`` (or the kind the span names itself), else ``None``."""
+    own = attributes.get(AgentDash.SPAN_KIND)
+    if isinstance(own, str) and own:
+        return own
+    operation = attributes.get(GenAI.OPERATION_NAME)
+    if isinstance(operation, str) and operation in _OPERATION_KINDS:
+        return _OPERATION_KINDS[operation]
+    openinference = attributes.get("openinference.span.kind")
+    if isinstance(openinference, str) and openinference.upper() in _OPENINFERENCE_KINDS:
+        return _OPENINFERENCE_KINDS[openinference.upper()]
+    first = name.split(" ", 1)[0]
+    for prefix, kind in _NAME_KINDS:
+        if first == prefix:
+            return kind
+    return None
+
+
+def conversation_id(attributes: Mapping[str, Any]) -> str | None:
+    """The conversation (session) id the sender set on the span, if any."""
+    for key in CONVERSATION_KEYS:
+        value = attributes.get(key)
+        if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+            return str(value).strip()[:200]
+    return None
+
+
+def mapped(attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``attributes`` with the runtime's keys added where a known other name carries them."""
+    found = dict(attributes)
+    for ours, theirs in _ALIASES:
+        if ours in found:
+            continue
+        for key in theirs:
+            if found.get(key) not in (None, ""):
+                found[ours] = found[key]
+                break
+    kind = span_kind(found, name)
+    if kind is not None:
+        found.setdefault(AgentDash.SPAN_KIND, kind)
+        subject = name.split(" ", 1)[1].strip() if " " in name else ""
+        if kind == "agent" and subject:
+            found.setdefault(GenAI.AGENT_NAME, subject)
+        elif kind == "tool" and subject:
+            found.setdefault(GenAI.TOOL_NAME, subject)
+        if kind == "tool" and found.get("openinference.span.kind") == "TOOL":
+            if "input.value" in found:
+                found.setdefault(GenAI.TOOL_ARGS, found["input.value"])
+            if "output.value" in found:
+                found.setdefault(GenAI.TOOL_OUTPUT, found["output.value"])
+    return found

@@ -1,0 +1,253 @@
+"""Spans sent by an outside agent become a session's spans, stored and streamed like the
+runtime's own.
+
+**Sessions.** A span belongs to the conversation its sender named
+(:data:`~agentdash.ingest.semconv.CONVERSATION_KEYS`); a trace's spans all go where any of
+them says, and a trace that names none gets a session of its own. Sessions are the key's
+owner's, under the key's project (their app name), and their ids are derived from owner,
+project and conversation: two keys of one owner and project share sessions, a key of someone
+else can never reach them. A trace whose spans arrived before the one naming its
+conversation is moved into that conversation's session when it does (its own session then
+goes), so pieces arriving in any order converge.
+
+**Spans.** Stored through the span store (``spans_store_isolating``): the same span twice is
+one span, an ended span is never replaced by its start, a child may come before its parent.
+A span id already stored in a session that is not this key's owner's and project's is
+rejected (one sender cannot overwrite another's spans, nor the runtime's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.changes.models import SessionChange
+from agentdash.core.hygiene import text_storable
+from agentdash.changes.services import seqs_take, session_changes_insert
+from agentdash.ingest import semconv
+from agentdash.ingest.models import IngestKey
+from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
+from agentdash.spans.models import Span
+from agentdash.spans.services import spans_store_isolating
+from agentdash.spans.span_version import SpanVersion
+
+SESSION_PREFIX = "otlp-"
+SERVICE_NAME = "service.name"
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    stored: int
+    rejected: int
+    error_message: str
+    sessions: tuple[str, ...]
+
+
+def session_id_for(key: IngestKey, conversation: str) -> str:
+    """The id of the session of ``conversation`` for ``key``'s owner and project."""
+    digest = hashlib.sha256(
+        f"{key.owner_id}\0{key.project}\0{conversation}".encode("utf-8", "surrogatepass")
+    ).hexdigest()
+    return SESSION_PREFIX + digest[:40]
+
+
+def _trace_conversation(trace_id: str) -> str:
+    return f"trace:{trace_id}"
+
+
+def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
+    """Store what ``unpacked`` holds for ``key``; what was stored and what was rejected."""
+    problems = list(unpacked.problems)
+    rejected = unpacked.rejected
+    spans = unpacked.spans
+    if not spans:
+        return IngestResult(0, rejected, _message(rejected, problems), ())
+    stored_sessions = _stored_sessions(spans)
+    mine = {
+        identity: session
+        for identity, (session, owned) in stored_sessions.items()
+        if owned == (key.owner_id, key.project)
+    }
+    taken = []
+    for span in spans:
+        identity = (span.trace_id, span.span_id)
+        if identity in stored_sessions and identity not in mine:
+            rejected += 1
+            problems.append(f"span {span.span_id} of trace {span.trace_id} is another sender's")
+        else:
+            taken.append(span)
+    targets = _targets(key, taken)
+    with transaction.atomic():
+        _sessions_ensure(key, taken, targets)
+        moved = _traces_rehome(key, targets)
+    versions = []
+    for span in taken:
+        session_id = targets[span.trace_id]
+        identity = (span.trace_id, span.span_id)
+        if identity in mine and span.trace_id not in moved:
+            session_id = mine[identity]
+        versions.append(_version(span, session_id))
+    writes = spans_store_isolating(versions=versions)
+    touched = sorted({v.session_id for v in versions if v.session_id})
+    AgentSession.objects.filter(pk__in=touched).update(last_update_time=time.time())
+    stored = sum(1 for w in writes if w.stored)
+    return IngestResult(stored, rejected, _message(rejected, problems), tuple(touched))
+
+
+def _message(rejected: int, problems: list[str]) -> str:
+    if not rejected:
+        return ""
+    shown = "; ".join(problems[:5])
+    more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+    return f"{rejected} span(s) rejected: {shown}{more}"
+
+
+def _stored_sessions(
+    spans: list[IncomingSpan],
+) -> dict[tuple[str, str], tuple[str | None, tuple[int | None, str] | None]]:
+    """Identities of ``spans`` already stored → (their session, (its owner, its app name) if
+    it is an ingest session, else ``None``)."""
+    wanted = {(s.trace_id, s.span_id) for s in spans}
+    rows = Span.objects.filter(
+        trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted}
+    ).values_list("trace_id", "span_id", "session_id", "session__owner_id", "session__app_name")
+    found: dict[tuple[str, str], tuple[str | None, tuple[int | None, str] | None]] = {}
+    for trace_id, span_id, session_id, owner_id, app_name in rows:
+        if (trace_id, span_id) not in wanted:
+            continue
+        ingest = session_id is not None and session_id.startswith(SESSION_PREFIX)
+        found[(trace_id, span_id)] = (session_id, (owner_id, app_name) if ingest else None)
+    return found
+
+
+def _targets(key: IngestKey, spans: list[IncomingSpan]) -> dict[str, str]:
+    """Each trace's session: its conversation's, else where its spans already are, else its
+    own."""
+    named: dict[str, str] = {}
+    for span in sorted(spans, key=lambda s: s.parent_span_id != ""):  # roots first
+        conversation = semconv.conversation_id(span.attributes)
+        if conversation is not None:
+            named.setdefault(span.trace_id, conversation)
+    traces = {s.trace_id for s in spans}
+    unnamed = traces - named.keys()
+    where: dict[str, str] = {}
+    if unnamed:
+        rows = (
+            Span.objects.filter(
+                trace_id__in=unnamed,
+                session__owner_id=key.owner_id,
+                session__app_name=key.project,
+                session__id__startswith=SESSION_PREFIX,
+            )
+            .values_list("trace_id", "session_id")
+            .distinct()
+        )
+        for trace_id, session_id in rows:
+            where.setdefault(trace_id, session_id)
+    targets = {}
+    for trace_id in traces:
+        if trace_id in named:
+            targets[trace_id] = session_id_for(key, named[trace_id])
+        else:
+            found = where.get(trace_id)
+            targets[trace_id] = found or session_id_for(key, _trace_conversation(trace_id))
+    return targets
+
+
+def _sessions_ensure(key: IngestKey, spans: list[IncomingSpan], targets: dict[str, str]) -> None:
+    wanted = set(targets.values())
+    existing = set(AgentSession.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    firsts: dict[str, IncomingSpan] = {}
+    for span in sorted(spans, key=lambda s: (s.parent_span_id != "", s.start_time)):
+        firsts.setdefault(targets[span.trace_id], span)
+    for session_id in sorted(wanted - existing):
+        first = firsts[session_id]
+        conversation = semconv.conversation_id(first.attributes) or f"trace {first.trace_id}"
+        service = str(first.resource.get(SERVICE_NAME) or key.project)
+        try:
+            with transaction.atomic():
+                AgentSession.objects.create(
+                    id=session_id,
+                    app_name=key.project,
+                    user_id=str(key.owner_id),
+                    owner_id=key.owner_id,
+                    title=text_storable(f"{service} · {conversation}"[:200])[0],
+                    first_message=text_storable(f"{first.name} · {conversation}"[:500])[0],
+                    state={},
+                    initial_state={},
+                    last_update_time=time.time(),
+                )
+        except IntegrityError:
+            pass  # made meanwhile by another request of the same sender
+
+
+def _traces_rehome(key: IngestKey, targets: dict[str, str]) -> set[str]:
+    """Move the spans of traces that now name their conversation out of the session they
+    were given while they did not; the traces moved."""
+    movable = {
+        trace_id: target
+        for trace_id, target in targets.items()
+        if target != session_id_for(key, _trace_conversation(trace_id))
+    }
+    if not movable:
+        return set()
+    own = {session_id_for(key, _trace_conversation(t)): t for t in movable}
+    rows = list(
+        Span.objects.select_for_update()
+        .filter(session_id__in=own.keys())
+        .values_list("pk", "trace_id", "span_id", "session_id")
+    )
+    rows = [row for row in rows if own[row[3]] == row[1]]
+    if not rows:
+        return set()
+    counts = Counter(movable[trace_id] for _, trace_id, _, _ in rows)
+    next_seq = seqs_take(counts)
+    changes = []
+    by_pk: dict[int, tuple[str, int]] = {}
+    for pk, trace_id, span_id, _ in rows:
+        target = movable[trace_id]
+        seq = next_seq[target]
+        next_seq[target] = seq + 1
+        by_pk[pk] = (target, seq)
+        changes.append((target, seq, f"{trace_id}:{span_id}"))
+    grouped: dict[str, list[int]] = defaultdict(list)
+    for pk, (target, _) in by_pk.items():
+        grouped[target].append(pk)
+    moving = Span.objects.filter(pk__in=by_pk).only("pk", "session_id", "seq")
+    updated = []
+    for span in moving:
+        span.session_id, span.seq = by_pk[span.pk]
+        updated.append(span)
+    Span.objects.bulk_update(updated, ["session_id", "seq"])
+    session_changes_insert(kind=SessionChange.Kind.SPAN, changes=changes)
+    emptied = set(own) - set(
+        Span.objects.filter(session_id__in=own.keys()).values_list("session_id", flat=True)
+    )
+    AgentSession.objects.filter(pk__in=emptied).delete()
+    return {trace_id for _, trace_id, _, _ in rows}
+
+
+def _version(span: IncomingSpan, session_id: str) -> SpanVersion:
+    attributes = semconv.mapped(span.attributes, span.name)
+    service = span.resource.get(SERVICE_NAME)
+    if service is not None:
+        attributes.setdefault(SERVICE_NAME, service)
+    return SpanVersion(
+        trace_id=span.trace_id,
+        span_id=span.span_id,
+        parent_span_id=span.parent_span_id,
+        name=span.name,
+        kind=span.kind,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        status=span.status,
+        status_message=span.status_message,
+        attributes=attributes,
+        events=span.events,
+        session_id=session_id,
+    )

@@ -1,0 +1,114 @@
+"""``POST /v1/traces`` (and Langfuse's ``/api/public/otel/v1/traces``): OTLP/HTTP trace
+export, authenticated by an ingest key (``Authorization: Bearer <key>``, or HTTP Basic with
+the key as user or password, as Langfuse-style clients send it).
+
+Answers as the OTLP specification says: 200 with an ``ExportTraceServiceResponse`` (its
+``partial_success`` naming rejected spans), or an error status with a ``google.rpc.Status``
+whose message says what is wrong — 400 malformed, 401 no or bad key, 405, 413 too large, 415
+not OTLP, 429 too fast (with ``Retry-After``) — each in the request's encoding. A database
+that cannot be reached answers 503 (the project's middleware), which exporters retry.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import math
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.csrf import csrf_exempt
+
+from agentdash.core.conf import agentdash_setting
+from agentdash.ingest import otlp_decode
+from agentdash.ingest.keys import ingest_key_check, ingest_key_used
+from agentdash.ingest.limits import limiter
+from agentdash.ingest.models import IngestKey
+from agentdash.ingest.otlp_decode import JSON, IngestRefused
+from agentdash.ingest.otlp_spans import unpack
+from agentdash.ingest.services import spans_ingest
+
+logger = logging.getLogger(__name__)
+
+
+def _answer(status: int, body: bytes, kind: str) -> HttpResponse:
+    return HttpResponse(body, status=status, content_type=kind)
+
+
+def _refused(error: IngestRefused, kind: str) -> HttpResponse:
+    response = _answer(error.status, otlp_decode.failure(error.message, kind), kind)
+    if error.status == 401:
+        response["WWW-Authenticate"] = 'Bearer realm="agentdash ingest"'
+    return response
+
+
+def _raw_key(request: HttpRequest) -> str:
+    header = request.headers.get("Authorization", "").strip()
+    scheme, _, value = header.partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer":
+        return value
+    if scheme.lower() == "basic":
+        try:
+            user, _, password = base64.b64decode(value, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return ""
+        return password if password.startswith("agd_") else user
+    return ""
+
+
+def _key(request: HttpRequest) -> IngestKey:
+    raw = _raw_key(request)
+    if not raw:
+        raise IngestRefused(
+            401, "no ingest key: send the header 'Authorization: Bearer <ingest key>'"
+        )
+    key = ingest_key_check(raw)
+    if key is None:
+        raise IngestRefused(401, "the ingest key is unknown or revoked")
+    return key
+
+
+def _body(request: HttpRequest, limit: int) -> bytes:
+    declared = request.META.get("CONTENT_LENGTH") or ""
+    if declared.isdigit() and int(declared) > limit:
+        raise IngestRefused(413, f"the body is larger than {limit} bytes")
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        raise IngestRefused(413, f"the body is larger than {limit} bytes")
+    return body
+
+
+@csrf_exempt
+@never_cache
+def traces(request: HttpRequest) -> HttpResponse:
+    kind = JSON
+    try:
+        if request.method != "POST":
+            response = _refused(IngestRefused(405, "send traces with POST"), kind)
+            response["Allow"] = "POST"
+            return response
+        key = _key(request)
+        kind = otlp_decode.media_type(request.headers.get("Content-Type", ""))
+        wait = limiter.take(
+            key.pk,
+            rate=agentdash_setting("INGEST_RATE_PER_S"),
+            burst=agentdash_setting("INGEST_BURST"),
+        )
+        if wait is not None:
+            response = _refused(IngestRefused(429, "too many requests for this key"), kind)
+            response["Retry-After"] = str(max(1, math.ceil(wait)))
+            return response
+        limit = agentdash_setting("INGEST_MAX_BODY_BYTES")
+        data = otlp_decode.inflate(
+            _body(request, limit), request.headers.get("Content-Encoding", ""), limit
+        )
+        message = otlp_decode.request_parse(data, kind)
+    except IngestRefused as error:
+        logger.info("OTLP ingest refused (%s): %s", error.status, error.message)
+        return _refused(error, kind)
+    unpacked = unpack(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
+    result = spans_ingest(key=key, unpacked=unpacked)
+    ingest_key_used(key)
+    return _answer(200, otlp_decode.success(result.rejected, result.error_message, kind), kind)
