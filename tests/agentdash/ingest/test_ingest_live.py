@@ -1,0 +1,109 @@
+"""OTLP in, end to end, on the embedded default: daphne in its own process, an ingest key made
+with ``manage.py ingest_key``, an OpenTelemetry SDK app exporting with the official OTLP/HTTP
+exporter; the key's owner sees the session in her list and, on its socket, the next trace's
+spans arrive live."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from tests.agentdash.ingest.otlp_bodies import agent_run
+from tests.agentdash.live_harness import ROOT, Browserless, LiveClient, Processes, base_env, manage
+
+pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    env = base_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'agentdash.sqlite3'}",
+        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
+        AGENTDASH_EXECUTOR="inline",
+    )
+    env.pop("REDIS_URL", None)
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    procs = Processes(tmp_path)
+    try:
+        yield procs.daphne("daphne", env), env
+    finally:
+        procs.stop()
+
+
+def key_create(env: dict[str, str], owner: str, project: str) -> str:
+    made = subprocess.run(
+        [sys.executable, "manage.py", "ingest_key", "create", "--owner", owner,
+         "--project", project],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    key = made.stdout.strip()
+    assert key.startswith("agd_"), made.stdout
+    return key
+
+
+def sdk_app(url: str, key: str) -> TracerProvider:
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-agent"}))
+    exporter = OTLPSpanExporter(
+        endpoint=f"{url}/v1/traces", headers={"Authorization": f"Bearer {key}"}
+    )
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
+    return provider
+
+
+def span_names(client: LiveClient) -> dict[str, Any]:
+    return {item["data"]["name"]: item["data"] for _, item in client.items("span")}
+
+
+async def watch(alice: Browserless, session_id: str, provider: TracerProvider) -> None:
+    client = LiveClient(alice, session_id)
+    try:
+        await client.open()
+        await client.hello(after_seq=alice.snapshot(session_id)["seq"])
+        agent_run(provider.get_tracer("shop"), "live-1")  # a second run, same conversation
+        assert provider.force_flush(30_000)
+        wanted = {"invoke_agent shopper", "chat gemini-2.5-flash", "execute_tool find_product"}
+        found = await client.wait_for(
+            lambda _: wanted <= set(span_names(client)) and span_names(client),
+            "the second run's spans on the socket",
+            timeout=60,
+        )
+        assert found["chat gemini-2.5-flash"]["attributes"]["agentdash.span.kind"] == "model"
+        assert found["execute_tool find_product"]["end_time"] is not None
+    finally:
+        await client.close()
+
+
+def test_an_sdk_app_streams_into_its_owners_session(server: tuple[str, dict[str, str]]) -> None:
+    url, env = server
+    key = key_create(env, "alice", "shop")
+    provider = sdk_app(url, key)
+    try:
+        agent_run(provider.get_tracer("shop"), "live-1")
+        assert provider.force_flush(30_000)
+        alice = Browserless(url)
+        alice.log_in("alice")
+        with alice.opener.open(f"{url}/", timeout=30) as page:
+            listed = re.findall(r"/sessions/(otlp-[0-9a-f]+)/", page.read().decode())
+        assert listed, "the ingested session is in alice's list"
+        session_id = listed[0]
+        assert alice.snapshot(session_id)["spans_total"] == 3
+        asyncio.run(asyncio.wait_for(watch(alice, session_id, provider), 120))
+        assert alice.snapshot(session_id)["spans_total"] == 6
+        bob = Browserless(url)
+        bob.log_in("bob")
+        with bob.opener.open(f"{url}/", timeout=30) as page:
+            assert session_id not in page.read().decode()
+    finally:
+        provider.shutdown()
