@@ -381,3 +381,18 @@ def test_a_key_past_its_rate_is_told_when_to_come_back(alice: User, settings: An
 def test_only_post(alice: User) -> None:
     response = Client().get("/v1/traces", HTTP_AUTHORIZATION=f"Bearer {new_key(alice)}")
     assert response.status_code == 405 and response["Allow"] == "POST"
+
+
+def test_search_and_token_totals_work_on_ingested_spans(alice: User) -> None:
+    with recorded() as (tracer, finished):
+        agent_run(tracer, "conv-find")
+        body = protobuf_of(finished())
+    post(body, new_key(alice))
+    session = AgentSession.objects.get()
+    client = Client()
+    client.force_login(alice)
+    found = client.get(f"/sessions/{session.pk}/spans/search/", {"q": '"query": "tea"'}).json()
+    tool = Span.objects.get(name="execute_tool find_product")
+    assert found["keys"] == [[tool.trace_id, tool.span_id]]
+    usage = client.get(f"/sessions/{session.pk}/snapshot/").json()["usage"]
+    assert (usage["input"], usage["output"], usage["calls"]) == (120, 30, 1)
