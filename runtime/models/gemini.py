@@ -66,6 +66,31 @@ def _server_delay(err: BaseException) -> float | None:
     return None
 
 
+class _ClientSlot:
+    """Where a :class:`Gemini` keeps its google-genai client once made.
+
+    It copies and pickles empty, as ADK's client cache does: a client holds this process's
+    locks, sockets and SSL contexts, so a copied or unpickled model makes its own on first
+    use, and a model stays copyable after it has been called (say, inside the ``AgentTool``
+    of an ``LlmRequest``'s ``tools_dict``). Any two slots compare equal: which client a
+    model has made is no part of its value, and models compare by their fields (ADK's too).
+    """
+
+    __slots__ = ("client",)
+
+    def __init__(self) -> None:
+        self.client: genai.Client | None = None
+
+    def __reduce__(self) -> tuple[type[_ClientSlot], tuple[()]]:
+        return (_ClientSlot, ())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ClientSlot)
+
+    def __hash__(self) -> int:
+        return hash(_ClientSlot)
+
+
 class Gemini(BaseLlm):
     """Google's Gemini models (``GOOGLE_API_KEY`` or ``GEMINI_API_KEY``).
 
@@ -84,7 +109,7 @@ class Gemini(BaseLlm):
     initial_backoff_s: float = 0.5
     max_backoff_s: float = 16
 
-    _client: genai.Client | None = PrivateAttr(default=None)
+    _client: _ClientSlot = PrivateAttr(default_factory=_ClientSlot)
 
     @classmethod
     def supported_models(cls) -> list[str]:
@@ -93,7 +118,7 @@ class Gemini(BaseLlm):
     @property
     def api_client(self) -> genai.Client:
         """The google-genai client, made on first use (so a missing key fails the call)."""
-        if self._client is None:
+        if self._client.client is None:
             key = (
                 self.api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
             )
@@ -108,12 +133,12 @@ class Gemini(BaseLlm):
                 api_version=self.api_version,
                 timeout=round(self.timeout_s * 1000),
             )
-            self._client = genai.Client(vertexai=False, api_key=key, http_options=options)
-        return self._client
+            self._client.client = genai.Client(vertexai=False, api_key=key, http_options=options)
+        return self._client.client
 
     async def aclose(self) -> None:
         """Close the client's connections (a later call opens new ones)."""
-        client, self._client = self._client, None
+        client, self._client.client = self._client.client, None
         if client is not None:
             await client.aio.aclose()
 

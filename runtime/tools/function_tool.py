@@ -58,12 +58,14 @@ class FunctionTool(BaseTool):
                 f"not {type(require_confirmation).__name__}"
             )
         self.require_confirmation = require_confirmation
-        signature = inspect.signature(func)
-        self._params = signature.parameters
-        self._accepts_any = any(p.kind is p.VAR_KEYWORD for p in self._params.values())
+        # The Signature, not its ``parameters`` mappingproxy: a tool held in an LlmRequest's
+        # tools_dict must deep-copy and pickle as ADK's does.
+        self._signature = inspect.signature(func)
+        params = self._signature.parameters
+        self._accepts_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
         self._required = [
             n
-            for n, p in self._params.items()
+            for n, p in params.items()
             if n not in HIDDEN_PARAMETERS
             and p.default is inspect.Parameter.empty
             and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
@@ -72,11 +74,13 @@ class FunctionTool(BaseTool):
         self._declaration: types.FunctionDeclaration | None = None
 
     def get_declaration(self) -> types.FunctionDeclaration:
+        """A fresh copy each call (as ADK's): a callback that edits the declaration in its
+        request edits that request only, not the tool nor later requests."""
         if self._declaration is None:
             self._declaration = declaration_for(
                 self.func, name=self.name, description=self.description
             )
-        return self._declaration
+        return self._declaration.model_copy(deep=True)
 
     def _coerce(self, name: str, value: Any) -> Any:
         hint = self._hints.get(name)
@@ -93,12 +97,13 @@ class FunctionTool(BaseTool):
                     f"{', '.join(missing)} missing. Call it again with every required argument."
                 )
             }
+        params = self._signature.parameters
         kwargs = {
             k: self._coerce(k, v)
             for k, v in args.items()
-            if (k in self._params or self._accepts_any) and k not in HIDDEN_PARAMETERS
+            if (k in params or self._accepts_any) and k not in HIDDEN_PARAMETERS
         }
-        if "tool_context" in self._params:
+        if "tool_context" in params:
             kwargs["tool_context"] = tool_context
         if await self._needs_confirmation(kwargs, tool_context):
             confirmation = tool_context.tool_confirmation
