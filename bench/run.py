@@ -29,22 +29,36 @@ ROOT = BENCH.parent
 ADK_VENV = BENCH / ".venv-adk"
 ADK_PYTHON = ADK_VENV / "bin" / "python"
 ADK_VERSION = "2.13.0"
+# What bench/.venv-adk holds: google-adk with no extras (the benchmark's side), plus the
+# official OTLP/HTTP exporter for tests/agentdash/ingest/adk_agent.py (the OTLP ingest's
+# interop test; the benchmark never imports it). The exporter's version is the one of the
+# opentelemetry-sdk that google-adk pins (<=1.44): they are released in lockstep.
+ADK_REQUIREMENTS = (f"google-adk=={ADK_VERSION}", "opentelemetry-exporter-otlp-proto-http==1.44.0")
 GOALS = {False: 0.2, True: 0.3}  # ours/ADK median, from the issue
 VARIANTS = {False: "plain", True: "OTel SDK + live span processor"}
 
 
 def ensure_adk_venv() -> None:
-    """Create bench/.venv-adk with google-adk==ADK_VERSION unless it is already there."""
-    probe = "import importlib.metadata as m; print(m.version('google-adk'))"
+    """Create bench/.venv-adk with ADK_REQUIREMENTS unless they are already there; a venv
+    with the right google-adk but not the rest only gets the rest installed."""
+    names = [requirement.split("==")[0] for requirement in ADK_REQUIREMENTS]
+    probe = f"import importlib.metadata as m; print(*(n + '==' + m.version(n) for n in {names}))"
+    adk_found = False
     if ADK_PYTHON.exists():
         found = subprocess.run([ADK_PYTHON, "-c", probe], capture_output=True, text=True)
-        if found.returncode == 0 and found.stdout.strip() == ADK_VERSION:
+        if found.returncode == 0 and found.stdout.split() == list(ADK_REQUIREMENTS):
             return
-    print(f"creating {ADK_VENV.relative_to(ROOT)} with google-adk=={ADK_VERSION} ...", flush=True)
-    # the project's own interpreter, so both sides run on the same Python
-    subprocess.run([sys.executable, "-m", "venv", "--clear", ADK_VENV], check=True)
+        adk_probe = "import importlib.metadata as m; print(m.version('google-adk'))"
+        found = subprocess.run([ADK_PYTHON, "-c", adk_probe], capture_output=True, text=True)
+        adk_found = found.returncode == 0 and found.stdout.strip() == ADK_VERSION
+    if not adk_found:
+        print(
+            f"creating {ADK_VENV.relative_to(ROOT)} with {' '.join(ADK_REQUIREMENTS)}", flush=True
+        )
+        # the project's own interpreter, so both sides run on the same Python
+        subprocess.run([sys.executable, "-m", "venv", "--clear", ADK_VENV], check=True)
     pip = [ADK_PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, f"google-adk=={ADK_VERSION}"], check=True)
+    subprocess.run([*pip, *ADK_REQUIREMENTS], check=True)
 
 
 @dataclass

@@ -49,9 +49,7 @@ def media_type(content_type: str) -> str:
     found = _MEDIA_TYPES.get(content_type.split(";", 1)[0].strip().lower())
     if found is None:
         shown = content_type[:100] or "(none)"
-        raise IngestRefused(
-            415, f"Content-Type {shown} is not OTLP: send {PROTOBUF} or {JSON}"
-        )
+        raise IngestRefused(415, f"Content-Type {shown} is not OTLP: send {PROTOBUF} or {JSON}")
     return found
 
 

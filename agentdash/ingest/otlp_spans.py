@@ -190,6 +190,3 @@ def _incoming(
         resource=resource,
         scope=scope,
     )
-
-
-

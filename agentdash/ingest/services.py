@@ -27,8 +27,8 @@ from django.db import IntegrityError, transaction
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.models import SessionChange
-from agentdash.core.hygiene import text_storable
 from agentdash.changes.services import seqs_take, session_changes_insert
+from agentdash.core.hygiene import text_storable
 from agentdash.ingest import semconv
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
