@@ -15,6 +15,7 @@ from runtime.telemetry.attributes import AgentDash, GenAI
 
 # gen_ai.operation.name → kind
 _OPERATION_KINDS = {
+    "invoke_workflow": "invocation",  # ADK's root: one run
     "invoke_agent": "agent",
     "create_agent": "agent",
     "chat": "model",
@@ -22,6 +23,7 @@ _OPERATION_KINDS = {
     "generate_content": "model",
     "embeddings": "model",
     "execute_tool": "tool",
+    "retrieval": "tool",
 }
 # openinference.span.kind → kind
 _OPENINFERENCE_KINDS = {
@@ -35,6 +37,8 @@ _OPENINFERENCE_KINDS = {
 }
 # Span names (ADK and others name spans "<operation> <subject>")
 _NAME_KINDS = (
+    ("invocation", "invocation"),  # ADK's legacy root, which carries no attribute
+    ("invoke_workflow", "invocation"),
     ("invoke_agent", "agent"),
     ("call_llm", "model"),
     ("generate_content", "model"),
@@ -58,9 +62,9 @@ _ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (GenAI.USAGE_CACHE_READ_INPUT_TOKENS, ("llm.token_count.prompt_details.cache_read",)),
     (GenAI.USAGE_REASONING_OUTPUT_TOKENS, ("llm.token_count.completion_details.reasoning",)),
     (GenAI.TOOL_NAME, ("tool.name",)),
-    (GenAI.TOOL_CALL_ID, ("tool_call.id",)),
+    (GenAI.TOOL_CALL_ID, ("tool_call.id", "tool.id")),
     (GenAI.TOOL_DESCRIPTION, ("tool.description",)),
-    (GenAI.TOOL_ARGS, ("gcp.vertex.agent.tool_call_args", "tool.parameters")),
+    (GenAI.TOOL_ARGS, ("gcp.vertex.agent.tool_call_args",)),
     (GenAI.TOOL_OUTPUT, ("gcp.vertex.agent.tool_response",)),
 )
 CONVERSATION_KEYS = (GenAI.CONVERSATION_ID, "session.id", "gcp.vertex.agent.session_id")
@@ -112,9 +116,12 @@ def mapped(attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
             found.setdefault(GenAI.AGENT_NAME, subject)
         elif kind == "tool" and subject:
             found.setdefault(GenAI.TOOL_NAME, subject)
-        if kind == "tool" and found.get("openinference.span.kind") == "TOOL":
-            if "input.value" in found:
-                found.setdefault(GenAI.TOOL_ARGS, found["input.value"])
+        if kind == "tool" and "openinference.span.kind" in found:
+            # OpenInference: input/output values; instrumentors that leave input.value out
+            # put the arguments in tool.parameters (which the spec calls the schema).
+            for key in ("input.value", "tool.parameters"):
+                if key in found:
+                    found.setdefault(GenAI.TOOL_ARGS, found[key])
             if "output.value" in found:
                 found.setdefault(GenAI.TOOL_OUTPUT, found["output.value"])
     return found

@@ -92,7 +92,9 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
         if identity in mine and span.trace_id not in moved:
             session_id = mine[identity]
         versions.append(_version(span, session_id))
+    versions = _usage_counted_once(versions)
     writes = spans_store_isolating(versions=versions)
+    _stored_call_llm_uncount(versions)
     touched = sorted({v.session_id for v in versions if v.session_id})
     AgentSession.objects.filter(pk__in=touched).update(last_update_time=time.time())
     stored = sum(1 for w in writes if w.stored)
@@ -230,6 +232,56 @@ def _traces_rehome(key: IngestKey, targets: dict[str, str]) -> set[str]:
     )
     AgentSession.objects.filter(pk__in=emptied).delete()
     return {trace_id for _, trace_id, _, _ in rows}
+
+
+# ADK's legacy span layout (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) repeats a model call's
+# usage on ``call_llm`` and on its child ``generate_content``: only the child is counted.
+_LEGACY_STEP = "call_llm"
+_MODEL_CALL = "generate_content"
+
+
+def _usage_counted_once(versions: list[SpanVersion]) -> list[SpanVersion]:
+    """``versions``, the ``call_llm`` ones with a ``generate_content`` child (in this batch
+    or stored) no longer counting their usage."""
+    children = {
+        (v.trace_id, v.parent_span_id)
+        for v in versions
+        if v.name.startswith(_MODEL_CALL) and v.parent_span_id
+    }
+    steps = [v for v in versions if v.name == _LEGACY_STEP and v.tokens_in is not None]
+    unknown = [v for v in steps if v.identity not in children]
+    if unknown:
+        stored = Span.objects.filter(
+            trace_id__in={v.trace_id for v in unknown},
+            parent_span_id__in={v.span_id for v in unknown},
+            name__startswith=_MODEL_CALL,
+        ).values_list("trace_id", "parent_span_id")
+        children |= set(stored)
+    return [
+        v.usage_uncounted() if v.name == _LEGACY_STEP and v.identity in children else v
+        for v in versions
+    ]
+
+
+def _stored_call_llm_uncount(versions: list[SpanVersion]) -> None:
+    """The stored ``call_llm`` parents of this batch's ``generate_content`` spans (stored
+    before their child came) stop counting their usage."""
+    in_batch = {v.identity for v in versions}
+    parents = {
+        (v.trace_id, v.parent_span_id)
+        for v in versions
+        if v.name.startswith(_MODEL_CALL)
+        and v.parent_span_id
+        and (v.trace_id, v.parent_span_id) not in in_batch
+    }
+    if not parents:
+        return
+    Span.objects.filter(
+        trace_id__in={t for t, _ in parents},
+        span_id__in={s for _, s in parents},
+        name=_LEGACY_STEP,
+    ).update(usage_model="", tokens_in=None, tokens_out=None, tokens_cached=None,
+             tokens_thinking=None)  # fmt: skip
 
 
 def _version(span: IncomingSpan, session_id: str) -> SpanVersion:

@@ -75,6 +75,15 @@ class SpanVersion:
     def identity(self) -> tuple[str, str]:
         return (self.trace_id, self.span_id)
 
+    def usage_uncounted(self) -> SpanVersion:
+        """This version with empty usage columns (its attributes unchanged): for a span whose
+        tokens another span already counts, so totals add them once."""
+        copy = replace(self)
+        object.__setattr__(copy, "usage_model", "")
+        for column in ("tokens_in", "tokens_out", "tokens_cached", "tokens_thinking"):
+            object.__setattr__(copy, column, None)
+        return copy
+
     def reduced(self, why: str) -> SpanVersion:
         """This version without its attributes and events, which say instead why the whole
         could not be stored (``agentdash.storage.error``): identity, name, timing, status and
