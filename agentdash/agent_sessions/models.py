@@ -6,6 +6,10 @@ from django.conf import settings
 from django.db import models
 
 
+EXTERNAL_SESSION_PREFIX = "otlp-"
+"""The ids of sessions made by OTLP ingest from an outside agent's spans begin so."""
+
+
 class AgentSession(models.Model):
     """A runtime ``Session``. ``state`` holds the session's own keys only (``app:`` and
     ``user:`` keys live in :class:`AppState` / :class:`UserState`; ``temp:`` keys are never
@@ -89,6 +93,12 @@ class AgentSession(models.Model):
 
     def __str__(self) -> str:
         return self.title or f"{self.app_name}/{self.user_id}/{self.id}"
+
+    @property
+    def is_external(self) -> bool:
+        """Its agent runs elsewhere and sends spans over OTLP (agentdash.ingest): nothing
+        here can run it, so the page offers no message box."""
+        return self.id.startswith(EXTERNAL_SESSION_PREFIX)
 
 
 class SessionEvent(models.Model):

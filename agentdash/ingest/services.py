@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 
-from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import seqs_take, session_changes_insert
 from agentdash.core.hygiene import text_storable
@@ -36,7 +36,7 @@ from agentdash.spans.models import Span
 from agentdash.spans.services import spans_store_isolating
 from agentdash.spans.span_version import SpanVersion
 
-SESSION_PREFIX = "otlp-"
+SESSION_PREFIX = EXTERNAL_SESSION_PREFIX
 SERVICE_NAME = "service.name"
 
 

@@ -396,3 +396,17 @@ def test_search_and_token_totals_work_on_ingested_spans(alice: User) -> None:
     assert found["keys"] == [[tool.trace_id, tool.span_id]]
     usage = client.get(f"/sessions/{session.pk}/snapshot/").json()["usage"]
     assert (usage["input"], usage["output"], usage["calls"]) == (120, 30, 1)
+
+
+def test_an_external_session_page_offers_no_message_box(alice: User) -> None:
+    post(
+        request_of(span(T1, "00000000000000a1", "invoke_agent a")).SerializeToString(),
+        new_key(alice),
+    )
+    session = AgentSession.objects.get()
+    assert session.is_external
+    client = Client()
+    client.force_login(alice)
+    page = client.get(f"/sessions/{session.pk}/").content.decode()
+    assert "runs elsewhere and reports over OpenTelemetry" in page
+    assert '<form id="composer" class="composer" hidden>' in page
