@@ -20,9 +20,11 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +33,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from tests.agentdash.ingest.otlp_bodies import request_of, span
 from tests.agentdash.live_harness import (
     ROOT,
     Browserless,
@@ -91,6 +94,23 @@ class Answer:
     body: str
 
 
+TRACE = "5bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def otlp_post(url: str, key: str, body: bytes) -> Answer:
+    """An OTLP/HTTP export as the official exporter sends it (protobuf)."""
+    request = urllib.request.Request(
+        f"{url}/v1/traces",
+        data=body,
+        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return Answer(response.status, response.headers.get("Retry-After"), "")
+    except urllib.error.HTTPError as error:
+        return Answer(error.code, error.headers.get("Retry-After"), error.read().decode())
+
+
 def fetch(user: Browserless, path: str) -> Answer:
     try:
         with user.opener.open(f"{user.url}{path}", timeout=30) as response:
@@ -147,6 +167,20 @@ async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
                 users.append(user)
         for user in users:
             assert (await asyncio.to_thread(fetch, user, PAGES[0])).status == 200
+        # An outside agent's OTLP export: taken, refused with 503 while the database is away
+        # (the exporters retry that), taken again after.
+        made = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "manage.py", "ingest_key", "create", "--owner", "alice",
+             "--project", "elsewhere"],
+            cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        key = made.stdout.strip()
+        otlp = [
+            request_of(span(TRACE, f"{n:016x}", "invoke_agent far")).SerializeToString()
+            for n in range(1, 4)
+        ]
+        assert (await asyncio.to_thread(otlp_post, debug_off, key, otlp[0])).status == 200
 
         # A chat whose run is inside its tool when the database goes away.
         chatter = Browserless(debug_off)
@@ -174,6 +208,8 @@ async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
                     assert answer.status == 503, (user.url, path, answer.status, answer.body[-500:])
                     assert answer.retry_after == "5"
                     assert "Briefly unavailable" in answer.body
+            exported = await asyncio.to_thread(otlp_post, debug_off, key, otlp[1])
+            assert (exported.status, exported.retry_after) == (503, "5"), exported
             # The socket stays open; each request is refused as unavailable, nothing changed.
             seen = len(client.received)
             await client.send({"type": "chat.send", "text": "Anyone there?"})
@@ -202,6 +238,7 @@ async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
                 answer = await asyncio.to_thread(fetch, user, path)
                 assert answer.status == 200, (user.url, path, answer.status, answer.body[-500:])
         pages_s = time.monotonic() - back_at
+        assert (await asyncio.to_thread(otlp_post, debug_off, key, otlp[2])).status == 200
 
         # The worker waited the outage out, queued its run again and resumed it: it ends
         # without the reaper's stale-heartbeat wait, on the same socket.
