@@ -7,7 +7,7 @@ PG     := scripts/postgres.sh
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: bench-live bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+.PHONY: bench-ingest bench-live bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop
 
 $(STAMP): pyproject.toml
@@ -91,6 +91,12 @@ bench: $(STAMP)
 # Live pipeline: span start → websocket client, and spans/s to one client (docs/BENCHMARKS.md).
 bench-live: $(STAMP)
 	$(PY) bench/live.py
+
+# OTLP ingest: 512-span protobuf batches into the embedded default, spans/s and POST → live client
+# latency, Arize Phoenix as the peer (bench/.venv-phoenix, made on first use); medians into
+# docs/BENCHMARKS.md ("OTLP ingest").
+bench-ingest: $(STAMP)
+	$(PY) bench/ingest.py $(BENCH_INGEST_ARGS)
 
 # The session page at scale in Chromium: 1k/10k/50k spans and 10k events, generated through the
 # app's services; medians into docs/BENCHMARKS.md ("Session page in the browser").
