@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-
 EXTERNAL_SESSION_PREFIX = "otlp-"
 """The ids of sessions made by OTLP ingest from an outside agent's spans begin so."""
 
