@@ -47,6 +47,7 @@ from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import changes_send, session_group
 from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.protocol import partial_message
+from agentdash.spans.otlp_out import agentdash_resource, otlp_out_install, otlp_out_uninstall
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
 
 logger = logging.getLogger(__name__)
@@ -99,24 +100,28 @@ class LivePipeline:
     # ── Set-up ──────────────────────────────────────────────────────────────────────────────
     def install(self) -> LivePipeline:
         """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
-        processor to the one already set (its other processors stay), or set a new one.
+        processor to the one already set (its other processors stay), or set a new one (its
+        resource: ``agentdash_resource()``). Also copies the spans to a collector when the
+        standard ``OTEL_EXPORTER_OTLP_*`` variables name one (``spans.otlp_out``).
         Idempotent; turns snapshot taking on."""
         provider = trace.get_tracer_provider()
         if not isinstance(provider, TracerProvider):
-            trace.set_tracer_provider(TracerProvider())
+            trace.set_tracer_provider(TracerProvider(resource=agentdash_resource()))
             provider = trace.get_tracer_provider()
         if not isinstance(provider, TracerProvider):  # someone else's non-SDK provider won
             raise RuntimeError(f"the global tracer provider is not an SDK one: {provider!r}")
         processors = provider._active_span_processor._span_processors  # no public accessor
         if self.processor not in processors:
             provider.add_span_processor(self.processor)
+        otlp_out_install(provider)
         self.processor.enabled = True
         return self
 
     def uninstall(self) -> None:
         """Stop taking snapshots and forget everything waiting or remembered (the SDK cannot
-        remove a processor, so it stays registered, inert). For tests and shutdown: call it
-        after :meth:`stop`."""
+        remove a processor, so it stays registered, inert); stop copying spans to a
+        collector, sending what waits. For tests and shutdown: call it after :meth:`stop`."""
+        otlp_out_uninstall()
         self.processor.enabled = False
         self.processor.clear()
         with self._dirty_lock:

@@ -2,8 +2,9 @@
 
 Every import under agentdash/ is read with ``ast`` — at module level and inside functions
 alike; only ``if TYPE_CHECKING:`` blocks are left out (they never run). Each module belongs to
-an app (``agentdash/<app>/…``) or to the site wiring (``settings/``, ``urls.py``,
-``asgi.py``, ``routing.py``, ``celery_app.py`` and the package itself). The test fails on an
+an app (``agentdash/<app>/…``), to a library (:data:`LIBRARIES`: ``agentdash/otel.py``) or
+to the site wiring (``settings/``, ``urls.py``, ``asgi.py``, ``routing.py``,
+``celery_app.py`` and the package itself). The test fails on an
 import of an app of a higher layer, or of a peer in the same layer that :data:`WITHIN_LAYER`
 does not allow (which also rules out any circle of apps), on a circle of apps, and on a circle
 of files.
@@ -30,6 +31,7 @@ ROOT = Path(settings.BASE_DIR).resolve()
 PACKAGE = "agentdash"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("otel",),
     ("core",),
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls"),
@@ -49,8 +51,12 @@ WITHIN_LAYER = frozenset(
 )
 """The imports allowed between apps of one layer; every other pair of peers is independent."""
 
+LIBRARIES = frozenset({"otel"})
+"""Modules of the package that are no Django app: plain Python for other programs too (the
+span processor external agents install), importing nothing of the package."""
+
 ORDER: tuple[str, ...] = tuple(app for layer in LAYERS for app in layer)
-"""The apps bottom to top, as ``INSTALLED_APPS`` lists them."""
+"""The apps bottom to top, as ``INSTALLED_APPS`` lists them (the libraries aside)."""
 
 SITE_MODULES = frozenset({"settings", "urls", "asgi", "routing", "celery_app"})
 
@@ -244,6 +250,12 @@ def test_no_circle_of_files() -> None:
     assert file_cycles(IMPORTS) == []
 
 
+def test_the_libraries_import_nothing_of_the_package() -> None:
+    assert [i for i in IMPORTS if app_of(i.source) in LIBRARIES] == []
+    for library in LIBRARIES:
+        assert f"{PACKAGE}.{library}" in modules_under(ROOT), f"{library} is a module"
+
+
 def test_every_app_has_a_place_in_the_order() -> None:
     folders = {p.name for p in (ROOT / PACKAGE).iterdir() if (p / "__init__.py").is_file()}
     installed = {
@@ -251,8 +263,8 @@ def test_every_app_has_a_place_in_the_order() -> None:
         for config in apps.get_app_configs()
         if config.name.startswith(f"{PACKAGE}.")
     }
-    assert folders - SITE_MODULES == set(ORDER) - {"site"}
-    assert installed == set(ORDER) - {"site"}
+    assert folders - SITE_MODULES - LIBRARIES == set(ORDER) - {"site"} - LIBRARIES
+    assert installed == set(ORDER) - {"site"} - LIBRARIES
     assert all(level < peers for level, peers in _within_layer_levels())
 
 
@@ -267,7 +279,7 @@ def test_installed_apps_are_listed_bottom_to_top() -> None:
     ours = [
         name.split(".")[1] for name in settings.INSTALLED_APPS if name.startswith(f"{PACKAGE}.")
     ]
-    assert ours == [app for app in ORDER if app != "site"]
+    assert ours == [app for app in ORDER if app != "site" and app not in LIBRARIES]
 
 
 def test_architecture_md_draws_the_layers_in_this_order() -> None:

@@ -107,3 +107,50 @@ def test_an_sdk_app_streams_into_its_owners_session(server: tuple[str, dict[str,
             assert session_id not in page.read().decode()
     finally:
         provider.shutdown()
+
+
+async def watch_a_span_run(alice: Browserless, session_id: str, provider: TracerProvider) -> None:
+    """A tool call is on the socket while it runs (no end), then ended."""
+    client = LiveClient(alice, session_id)
+    try:
+        await client.open()
+        await client.hello(after_seq=alice.snapshot(session_id)["seq"])
+        tracer = provider.get_tracer("shop")
+        with tracer.start_as_current_span(
+            "invoke_agent shopper", attributes={"gen_ai.conversation.id": "live-1"}
+        ):
+            with tracer.start_as_current_span(
+                "execute_tool slow_lookup", attributes={"gen_ai.operation.name": "execute_tool"}
+            ):
+                running = await client.wait_for(
+                    lambda _: span_names(client).get("execute_tool slow_lookup"),
+                    "the running tool's start",
+                    timeout=60,
+                )
+                assert running["end_time"] is None  # seen while it still runs
+        await client.wait_for(
+            lambda _: (s := span_names(client).get("execute_tool slow_lookup")) and s["end_time"],
+            "the tool's end",
+            timeout=60,
+        )
+    finally:
+        await client.close()
+
+
+def test_agentdash_otel_streams_starts_too(server: tuple[str, dict[str, str]]) -> None:
+    from agentdash.otel import install
+
+    url, env = server
+    key = key_create(env, "alice", "shop")
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-agent"}))
+    install(endpoint=url, key=key, provider=provider)
+    try:
+        agent_run(provider.get_tracer("shop"), "live-1")
+        assert provider.force_flush(30_000)
+        alice = Browserless(url)
+        alice.log_in("alice")
+        with alice.opener.open(f"{url}/", timeout=30) as page:
+            (session_id, *_) = re.findall(r"/sessions/(otlp-[0-9a-f]+)/", page.read().decode())
+        asyncio.run(asyncio.wait_for(watch_a_span_run(alice, session_id, provider), 120))
+    finally:
+        provider.shutdown()
