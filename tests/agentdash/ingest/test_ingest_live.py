@@ -116,18 +116,20 @@ async def watch_a_span_run(alice: Browserless, session_id: str, provider: Tracer
         await client.open()
         await client.hello(after_seq=alice.snapshot(session_id)["seq"])
         tracer = provider.get_tracer("shop")
-        with tracer.start_as_current_span(
-            "invoke_agent shopper", attributes={"gen_ai.conversation.id": "live-1"}
-        ):
-            with tracer.start_as_current_span(
+        with (
+            tracer.start_as_current_span(
+                "invoke_agent shopper", attributes={"gen_ai.conversation.id": "live-1"}
+            ),
+            tracer.start_as_current_span(
                 "execute_tool slow_lookup", attributes={"gen_ai.operation.name": "execute_tool"}
-            ):
-                running = await client.wait_for(
-                    lambda _: span_names(client).get("execute_tool slow_lookup"),
-                    "the running tool's start",
-                    timeout=60,
-                )
-                assert running["end_time"] is None  # seen while it still runs
+            ),
+        ):
+            running = await client.wait_for(
+                lambda _: span_names(client).get("execute_tool slow_lookup"),
+                "the running tool's start",
+                timeout=60,
+            )
+            assert running["end_time"] is None  # seen while it still runs
         await client.wait_for(
             lambda _: (s := span_names(client).get("execute_tool slow_lookup")) and s["end_time"],
             "the tool's end",
