@@ -23,8 +23,8 @@ follows the global provider, and setting it first keeps that true whatever ADK d
 The provider is flushed and shut down before exit.
 
 With ``AGENTDASH_OTEL_LIVE=1`` the project's ``agentdash.otel.install`` is also called on
-the provider, when the project root is importable and has it; otherwise a note goes to
-stderr and the run goes on without it.
+the provider (``AGENTDASH_URL``, ``AGENTDASH_INGEST_KEY``): spans are then sent when they
+start too; the script exits if it cannot be imported.
 
 Prints one JSON line on stdout: the session id, the trace ids (hex), the span names in end
 order, how many export calls failed, and the package versions. Exits 1 if an export failed.
@@ -109,21 +109,21 @@ def tracer_provider_install(*, processor: str) -> tuple[TracerProvider, Recordin
     return provider, exporter
 
 
-def agentdash_live_install(provider: TracerProvider) -> None:
-    """Calls ``agentdash.otel.install`` on ``provider`` when asked (AGENTDASH_OTEL_LIVE=1)
-    and available; the keyword arguments it takes are matched by name."""
+def agentdash_live_install(provider: TracerProvider) -> bool:
+    """Calls ``agentdash.otel.install`` on ``provider`` when asked (AGENTDASH_OTEL_LIVE=1);
+    the keyword arguments it takes are matched by name. Asked and unavailable: exits."""
     if os.environ.get("AGENTDASH_OTEL_LIVE", "").strip() != "1":
-        return
+        return False
     if str(ROOT) not in sys.path:
         sys.path.append(str(ROOT))  # after site-packages: the venv's packages win
     try:
         from agentdash.otel import install  # type: ignore[import-not-found]
     except ImportError as exc:
-        print(f"AGENTDASH_OTEL_LIVE=1 but agentdash.otel is unavailable: {exc}", file=sys.stderr)
-        return
+        raise SystemExit(f"AGENTDASH_OTEL_LIVE=1 but agentdash.otel is unavailable: {exc}") from exc
     offered: dict[str, Any] = {"tracer_provider": provider, "provider": provider}
     accepted = inspect.signature(install).parameters
     install(**{name: value for name, value in offered.items() if name in accepted})
+    return True
 
 
 def get_capital_city(country: str) -> dict[str, str]:
@@ -230,7 +230,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
 
     provider, exporter = tracer_provider_install(processor=args.processor)
-    agentdash_live_install(provider)
+    live_starts = agentdash_live_install(provider)
     answers = asyncio.run(run_turns(session_id=args.session_id, turns=args.turns))
     flushed = provider.force_flush()
     provider.shutdown()
@@ -241,6 +241,7 @@ def main(argv: list[str]) -> int:
         "span_names": exporter.names,
         "flushed": flushed,
         "export_failures": exporter.failures,
+        "agentdash_otel": live_starts,
         "versions": versions(),
     }
     print(json.dumps(report), flush=True)

@@ -2,7 +2,8 @@
 bench/.venv-adk, made by the project's bench/run.py) exports with the official OTLP/HTTP
 exporter, configured by the standard environment variables only, to a running AgentDash.
 Its first turn becomes a session of the key's owner with the run/agent/model/tool spans;
-with her socket open, the second turn's spans arrive live.
+with her socket open, the second turn — also through ``agentdash.otel``, which sends spans
+when they start — arrives live.
 
 The virtualenv is made on first use (about a minute: PyPI); CI makes it here too.
 """
@@ -56,13 +57,16 @@ def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         procs.stop()
 
 
-def adk_turn(python: Path, url: str, key: str, session: str) -> dict[str, Any]:
+def adk_turn(python: Path, url: str, key: str, session: str, live: bool = False) -> dict[str, Any]:
+    """One turn of the ADK agent; ``live``: also through ``agentdash.otel`` (starts too)."""
     env = {
         "PATH": "/usr/bin:/bin",
         "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": f"{url}/v1/traces",
         "OTEL_EXPORTER_OTLP_TRACES_HEADERS": f"Authorization=Bearer%20{key}",
         "OTEL_SERVICE_NAME": "capitals-service",
     }
+    if live:
+        env.update(AGENTDASH_OTEL_LIVE="1", AGENTDASH_URL=url, AGENTDASH_INGEST_KEY=key)
     ran = subprocess.run(
         [str(python), str(AGENT), session, "--turns", "1"],
         env=env, capture_output=True, text=True, timeout=300, check=False,
@@ -86,6 +90,7 @@ async def second_turn_live(
             "execute_tool get_capital_city",
         }
         assert wanted <= set(report["span_names"]), report
+        assert report["agentdash_otel"] is True, report
         found: dict[str, dict[str, Any]] = await client.wait_for(
             lambda _: wanted <= set(span_names(client)) and span_names(client),
             "the second turn's spans on the socket",
@@ -115,7 +120,9 @@ def test_an_adk_agent_streams_into_agentdash(
     found = asyncio.run(
         asyncio.wait_for(
             second_turn_live(
-                alice, session_id, lambda: adk_turn(adk_python, url, key, "adk-interop-1")
+                alice,
+                session_id,
+                lambda: adk_turn(adk_python, url, key, "adk-interop-1", live=True),
             ),
             240,
         )
