@@ -26,6 +26,9 @@ OPERATOR_PERMISSIONS = (
     "spans.change_modelprice",
     "changes.view_sessionchange",
     "registry.view_agentrecord",
+    "ingest.view_ingestkey",
+    "ingest.add_ingestkey",
+    "ingest.change_ingestkey",  # revoking is a change
 )
 
 

@@ -59,7 +59,9 @@ class IngestKeyAdmin(SafeInputAdmin):
             f"(send it as 'Authorization: Bearer <key>' to /v1/traces)",
         )
 
-    @admin.action(description="Revoke the selected keys (their senders are refused)")
+    @admin.action(
+        description="Revoke the selected keys (their senders are refused)", permissions=["change"]
+    )
     def revoke(self, request: HttpRequest, queryset: QuerySet[IngestKey]) -> None:
         count = 0
         for key in queryset:

@@ -40,7 +40,6 @@ class IngestKey(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        permissions = [("manage_ingest_keys", "Can create and revoke ingest keys")]
 
     def __str__(self) -> str:
         state = " (revoked)" if self.revoked_at else ""
