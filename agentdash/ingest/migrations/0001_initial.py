@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,21 +14,63 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='IngestKey',
+            name="IngestKey",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text="What it is for, e.g. 'billing agent'.", max_length=100)),
-                ('project', models.CharField(help_text="The sessions' app name: sessions of this key are listed under it.", max_length=128)),
-                ('prefix', models.CharField(editable=False, help_text="The key's first characters.", max_length=16, unique=True)),
-                ('key_hash', models.CharField(editable=False, max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('revoked_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('last_used_at', models.DateTimeField(blank=True, editable=False, null=True)),
-                ('created_by', models.ForeignKey(blank=True, editable=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('owner', models.ForeignKey(help_text='Whose sessions the spans become; the usual permissions apply to them.', on_delete=django.db.models.deletion.CASCADE, related_name='ingest_keys', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="What it is for, e.g. 'billing agent'.", max_length=100
+                    ),
+                ),
+                (
+                    "project",
+                    models.CharField(
+                        help_text="The sessions' app name: sessions of this key are listed under it.",
+                        max_length=128,
+                    ),
+                ),
+                (
+                    "prefix",
+                    models.CharField(
+                        editable=False,
+                        help_text="The key's first characters.",
+                        max_length=16,
+                        unique=True,
+                    ),
+                ),
+                ("key_hash", models.CharField(editable=False, max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("revoked_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                ("last_used_at", models.DateTimeField(blank=True, editable=False, null=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        editable=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        help_text="Whose sessions the spans become; the usual permissions apply to them.",
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ingest_keys",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
     ]
