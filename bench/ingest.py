@@ -69,12 +69,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from opentelemetry.proto.common.v1.common_pb2 import (  # noqa: E402
-    AnyValue,
-    ArrayValue,
-    InstrumentationScope,
-    KeyValue,
-)
+from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope, KeyValue  # noqa: E402
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource  # noqa: E402
 from opentelemetry.proto.trace.v1.trace_pb2 import (  # noqa: E402
     ResourceSpans,
@@ -83,6 +78,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import (  # noqa: E402
     Status,
 )
 
+from tests.agentdash.ingest.otlp_bodies import value  # noqa: E402
 from tests.agentdash.live_harness import (  # noqa: E402
     Browserless,
     LiveClient,
@@ -104,20 +100,8 @@ WAIT_S = 600.0
 
 
 # ── Bodies: one agent's trace per batch ────────────────────────────────────────────────────
-def _value(v: Any) -> AnyValue:
-    if isinstance(v, bool):
-        return AnyValue(bool_value=v)
-    if isinstance(v, int):
-        return AnyValue(int_value=v)
-    if isinstance(v, float):
-        return AnyValue(double_value=v)
-    if isinstance(v, list):
-        return AnyValue(array_value=ArrayValue(values=[_value(x) for x in v]))
-    return AnyValue(string_value=str(v))
-
-
 def _attributes(values: dict[str, Any]) -> list[KeyValue]:
-    return [KeyValue(key=k, value=_value(v)) for k, v in values.items()]
+    return [KeyValue(key=k, value=value(v)) for k, v in values.items()]
 
 
 CITIES = ("Paris", "Lisbon", "Kyoto", "Montréal", "Nairobi", "Oslo", "Lima", "Hanoi")

@@ -154,9 +154,9 @@ async def scenario(url_a: str, url_b: str) -> None:
         await operator.close()
 
 
-def test_two_daphnes_two_workers_live_and_controlled(
-    backends: tuple[str, str], tmp_path: Path
-) -> None:
+def scale_env(backends: tuple[str, str], tmp_path: Path) -> dict[str, str]:
+    """The servers' environment on this test's database and Redis (a queue of its own),
+    migrated and seeded."""
     database_url, redis_url = backends
     env = base_env(
         DATABASE_URL=database_url,
@@ -167,6 +167,13 @@ def test_two_daphnes_two_workers_live_and_controlled(
     )
     manage(env, "migrate", "--noinput")
     manage(env, "seed_demo")
+    return env
+
+
+def test_two_daphnes_two_workers_live_and_controlled(
+    backends: tuple[str, str], tmp_path: Path
+) -> None:
+    env = scale_env(backends, tmp_path)
     procs = Processes(tmp_path)
     try:
         procs.worker("worker-1", env)
@@ -187,16 +194,7 @@ def test_a_waiting_run_outlives_every_daphne_and_worker_killed(
     """alice's reimbursement waits for approval; the daphne she used and every worker are
     SIGKILLed. On a new daphne, with no worker alive yet, she approves a lower amount; a new
     worker resumes the run and the tool pays what she approved, once."""
-    database_url, redis_url = backends
-    env = base_env(
-        DATABASE_URL=database_url,
-        REDIS_URL=redis_url,
-        AGENTDASH_EXECUTOR="celery",
-        CELERY_QUEUE=f"agentdash-scale-{os.getpid()}-{uuid.uuid4().hex[:8]}",
-        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
-    )
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
+    env = scale_env(backends, tmp_path)
     procs = Processes(tmp_path)
     try:
         procs.worker("worker-1", env)

@@ -15,7 +15,7 @@ from typing import Any
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -89,12 +89,16 @@ def gzipped(body: bytes) -> bytes:
 
 
 def value(v: Any) -> AnyValue:
+    """``v`` as an OTLP ``AnyValue`` (lists as arrays; anything else not a number or a bool
+    as its text)."""
     if isinstance(v, bool):
         return AnyValue(bool_value=v)
     if isinstance(v, int):
         return AnyValue(int_value=v)
     if isinstance(v, float):
         return AnyValue(double_value=v)
+    if isinstance(v, list):
+        return AnyValue(array_value=ArrayValue(values=[value(x) for x in v]))
     return AnyValue(string_value=str(v))
 
 

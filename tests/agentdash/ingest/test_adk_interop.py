@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.agentdash.ingest.test_ingest_live import key_create, span_names
-from tests.agentdash.live_harness import ROOT, Browserless, LiveClient, Processes, base_env, manage
+from tests.agentdash.ingest.ingest_server import external_sessions, key_create, span_names
+from tests.agentdash.live_harness import ROOT, Browserless, LiveClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
@@ -38,23 +36,6 @@ def adk_python() -> Path:
     )  # fmt: skip
     assert made.returncode == 0, f"bench/.venv-adk could not be made:\n{made.stderr[-3000:]}"
     return ADK_PYTHON
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    env = base_env(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'agentdash.sqlite3'}",
-        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
-        AGENTDASH_EXECUTOR="inline",
-    )
-    env.pop("REDIS_URL", None)
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
-    procs = Processes(tmp_path)
-    try:
-        yield procs.daphne("daphne", env), env
-    finally:
-        procs.stop()
 
 
 def adk_turn(python: Path, url: str, key: str, session: str, live: bool = False) -> dict[str, Any]:
@@ -109,10 +90,7 @@ def test_an_adk_agent_streams_into_agentdash(
     adk_turn(adk_python, url, key, "adk-interop-1")
     alice = Browserless(url)
     alice.log_in("alice")
-    with alice.opener.open(f"{url}/", timeout=30) as page:
-        listed = re.findall(r"/sessions/(otlp-[0-9a-f]+)/", page.read().decode())
-    assert len(set(listed)) == 1, "one session for the ADK session"
-    session_id = listed[0]
+    (session_id,) = external_sessions(alice)  # one session for the ADK session
     first = alice.snapshot(session_id)
     assert first["spans_total"] == 5
     assert (first["usage"]["input"], first["usage"]["output"]) == (100, 20)

@@ -6,12 +6,6 @@ spans arrive live."""
 from __future__ import annotations
 
 import asyncio
-import re
-import subprocess
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -19,38 +13,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
+from tests.agentdash.ingest.ingest_server import external_sessions, key_create, span_names
 from tests.agentdash.ingest.otlp_bodies import agent_run
-from tests.agentdash.live_harness import ROOT, Browserless, LiveClient, Processes, base_env, manage
+from tests.agentdash.live_harness import Browserless, LiveClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    env = base_env(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'agentdash.sqlite3'}",
-        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
-        AGENTDASH_EXECUTOR="inline",
-    )
-    env.pop("REDIS_URL", None)
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
-    procs = Processes(tmp_path)
-    try:
-        yield procs.daphne("daphne", env), env
-    finally:
-        procs.stop()
-
-
-def key_create(env: dict[str, str], owner: str, project: str) -> str:
-    made = subprocess.run(
-        [sys.executable, "manage.py", "ingest_key", "create", "--owner", owner,
-         "--project", project],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    key = made.stdout.strip()
-    assert key.startswith("agd_"), made.stdout
-    return key
 
 
 def sdk_app(url: str, key: str) -> TracerProvider:
@@ -60,10 +27,6 @@ def sdk_app(url: str, key: str) -> TracerProvider:
     )
     provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
     return provider
-
-
-def span_names(client: LiveClient) -> dict[str, Any]:
-    return {item["data"]["name"]: item["data"] for _, item in client.items("span")}
 
 
 async def watch(alice: Browserless, session_id: str, provider: TracerProvider) -> None:
@@ -94,17 +57,13 @@ def test_an_sdk_app_streams_into_its_owners_session(server: tuple[str, dict[str,
         assert provider.force_flush(30_000)
         alice = Browserless(url)
         alice.log_in("alice")
-        with alice.opener.open(f"{url}/", timeout=30) as page:
-            listed = re.findall(r"/sessions/(otlp-[0-9a-f]+)/", page.read().decode())
-        assert listed, "the ingested session is in alice's list"
-        session_id = listed[0]
+        (session_id,) = external_sessions(alice)  # the ingested session is in her list
         assert alice.snapshot(session_id)["spans_total"] == 3
         asyncio.run(asyncio.wait_for(watch(alice, session_id, provider), 120))
         assert alice.snapshot(session_id)["spans_total"] == 6
         bob = Browserless(url)
         bob.log_in("bob")
-        with bob.opener.open(f"{url}/", timeout=30) as page:
-            assert session_id not in page.read().decode()
+        assert external_sessions(bob) == []
     finally:
         provider.shutdown()
 
@@ -151,8 +110,7 @@ def test_agentdash_otel_streams_starts_too(server: tuple[str, dict[str, str]]) -
         assert provider.force_flush(30_000)
         alice = Browserless(url)
         alice.log_in("alice")
-        with alice.opener.open(f"{url}/", timeout=30) as page:
-            (session_id, *_) = re.findall(r"/sessions/(otlp-[0-9a-f]+)/", page.read().decode())
+        (session_id,) = external_sessions(alice)
         asyncio.run(asyncio.wait_for(watch_a_span_run(alice, session_id, provider), 120))
     finally:
         provider.shutdown()

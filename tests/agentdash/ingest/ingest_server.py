@@ -1,0 +1,56 @@
+"""The OTLP ingest tests' real server: daphne on the embedded default (an SQLite file, the
+inline executor, the in-memory layer) in a temporary directory, migrated and seeded; keys
+made with ``manage.py ingest_key``; the owner's view of her external sessions."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.agentdash.live_harness import ROOT, Browserless, LiveClient, Processes, base_env, manage
+
+
+@contextmanager
+def embedded_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """(daphne's base URL, its environment)."""
+    env = base_env(
+        DATABASE_URL=f"sqlite:///{tmp_path / 'agentdash.sqlite3'}",
+        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
+        AGENTDASH_EXECUTOR="inline",
+    )
+    env.pop("REDIS_URL", None)
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    procs = Processes(tmp_path)
+    try:
+        yield procs.daphne("daphne", env), env
+    finally:
+        procs.stop()
+
+
+def key_create(env: dict[str, str], owner: str, project: str) -> str:
+    made = subprocess.run(
+        [sys.executable, "manage.py", "ingest_key", "create", "--owner", owner,
+         "--project", project],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    key = made.stdout.strip()
+    assert key.startswith("agd_"), made.stdout
+    return key
+
+
+def external_sessions(user: Browserless) -> list[str]:
+    """The ids of the OTLP sessions on ``user``'s home page, in its order, once each."""
+    with user.opener.open(f"{user.url}/", timeout=30) as page:
+        found = re.findall(r"/sessions/(otlp-[0-9a-f]+)/", page.read().decode())
+    return list(dict.fromkeys(found))
+
+
+def span_names(client: LiveClient) -> dict[str, Any]:
+    """The latest version received of each span, by name."""
+    return {item["data"]["name"]: item["data"] for _, item in client.items("span")}
