@@ -11,8 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
+from django.utils import timezone
 
 from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.bulk import rows_insert
 from agentdash.changes.models import SessionChange, SessionSeq
 
 
@@ -117,8 +119,11 @@ def session_changes_insert(
     with :func:`seqs_take` in this transaction, in one statement. A seq already recorded
     raises ``IntegrityError`` (the caller redoes its batch). With ``announce``, each
     session's first new seq is announced once the transaction commits."""
-    SessionChange.objects.bulk_create(
-        [SessionChange(session_id=s, seq=seq, kind=kind, ref=ref) for s, seq, ref in changes]
+    now = timezone.now()
+    rows_insert(
+        model=SessionChange,
+        fields=("session_id", "seq", "kind", "ref", "at"),
+        rows=[(session_id, seq, kind, ref, now) for session_id, seq, ref in changes],
     )
     if announce:
         firsts: dict[str, int] = {}

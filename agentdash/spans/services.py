@@ -11,12 +11,14 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
+from operator import attrgetter
 from typing import Any, NamedTuple
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 
+from agentdash.changes.bulk import rows_insert
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import (
     seqs_give_back,
@@ -54,6 +56,11 @@ _SPAN_FIELDS = (
     *USAGE_COLUMNS,
     *DECISION_COLUMNS,
 )
+
+
+_ROW_FIELDS = ("trace_id", "span_id", *_SPAN_FIELDS)
+"""A span's row as the batch write inserts it, from its version (then ``seq``)."""
+_row_values = attrgetter(*_ROW_FIELDS)
 
 
 class SpanWrite(NamedTuple):
@@ -189,8 +196,8 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
     writes = [v for v in versions if v.identity not in final]
     seqs_give_back(Counter(v.session_id for v in versions if v.identity in final and v.session_id))
     changes: list[tuple[str, int, str]] = []
-    new: list[Span] = []
-    changed: list[Span] = []
+    new: list[tuple[Any, ...]] = []
+    changed: list[tuple[Any, ...]] = []
     written: dict[tuple[str, str], int | None] = {}
     for version in writes:
         seq = None
@@ -199,23 +206,23 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
             next_seq[version.session_id] = seq + 1
             changes.append((version.session_id, seq, f"{version.trace_id}:{version.span_id}"))
         written[version.identity] = seq
-        fields = {field_name: getattr(version, field_name) for field_name in _SPAN_FIELDS}
-        span = Span(trace_id=version.trace_id, span_id=version.span_id, seq=seq or 0, **fields)
-        (changed if version.identity in existing else new).append(span)
+        row = (*_row_values(version), seq or 0)
+        (changed if version.identity in existing else new).append(row)
     # A collision (seqs written around the counter) raises: the batch is redone.
     session_changes_insert(kind=SessionChange.Kind.SPAN, changes=changes, announce=announce)
-    if any(span.session_id is None for span in new):
+    if any(v.session_id is None for v in writes if v.identity not in existing):
         # Spans of no session have no counter to hold their writers off: one inserted
         # meanwhile elsewhere must fail here (and the batch be redone), not be overwritten.
-        Span.objects.bulk_create(new)
+        rows_insert(model=Span, fields=(*_ROW_FIELDS, "seq"), rows=new)
         new = []
-    # The rest in one INSERT … ON CONFLICT DO UPDATE (where bulk_update would build a CASE
-    # per field and row): rows known open, and new ones no other writer can be writing.
-    Span.objects.bulk_create(
-        new + changed,
-        update_conflicts=True,
-        unique_fields=["trace_id", "span_id"],
-        update_fields=[*_SPAN_FIELDS, "seq"],
+    # The rest in one INSERT … ON CONFLICT DO UPDATE: rows known open, and new ones no other
+    # writer can be writing.
+    rows_insert(
+        model=Span,
+        fields=(*_ROW_FIELDS, "seq"),
+        rows=new + changed,
+        unique=("trace_id", "span_id"),
+        update=(*_SPAN_FIELDS, "seq"),
     )
     return [
         SpanWrite(stored=True, seq=written[v.identity])

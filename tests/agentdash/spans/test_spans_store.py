@@ -102,3 +102,54 @@ def test_a_batch_that_loses_a_race_is_redone_span_by_span(
     writes = spans_store(versions=[version("a" * 16, session_id="s1", end=2)])
     assert writes == [(True, 2)]
     assert Span.objects.get().seq == 2
+
+
+def test_a_seq_written_around_the_counter_makes_the_batch_redo_span_by_span(
+    make_session: MakeSession,
+) -> None:
+    make_session("s1")
+    SessionChange.objects.create(session_id="s1", seq=1, kind="run", ref="9")  # counter at 0
+    writes = spans_store(
+        versions=[version("a" * 16, session_id="s1"), version("b" * 16, session_id="s1", end=2)]
+    )
+    assert writes == [(True, 2), (True, 3)]
+    assert list(Span.objects.order_by("span_id").values_list("seq", flat=True)) == [2, 3]
+
+
+def test_a_batch_stores_what_span_upsert_stores(make_session: MakeSession) -> None:
+    make_session("s1")
+    carried = {
+        "attributes": {
+            "gen_ai.usage.input_tokens": 12,
+            "gen_ai.usage.output_tokens": 3,
+            "gen_ai.response.model": "gemini-2.5-flash",
+            "nested": {"list": [1, 2.5, None, True], "text": "Montréal ✓"},
+        },
+        "events": [{"name": "e", "time": 5, "attributes": {"k": "v"}}],
+        "kind": "client",
+        "status": "error",
+        "status_message": "boom",
+        "parent_span_id": "f" * 16,
+        "session_id": "s1",
+    }
+    span_upsert(trace_id=TRACE, span_id="a" * 16, name="n", start_time=1_000, end_time=2, **carried)
+    spans_store(versions=[version("b" * 16, end=2, **carried)])  # type: ignore[arg-type]
+    spans_store(versions=[version("c" * 16, **carried)])  # type: ignore[arg-type]
+    spans_store(versions=[version("c" * 16, end=2, **carried)])  # type: ignore[arg-type]
+    fields = [f.attname for f in Span._meta.concrete_fields if f.name not in ("id", "span_id")]
+    rows = Span.objects.order_by("span_id").values(*fields)
+    upserted, inserted, updated = ({**row, "name": "n", "seq": 0} for row in rows)
+    assert inserted == upserted == updated
+    assert upserted["tokens_in"] == 12 and upserted["attributes"] == carried["attributes"]
+    assert Span.objects.filter(attributes__nested__text="Montréal ✓").count() == 3
+
+
+def test_a_span_of_no_session_stored_meanwhile_is_not_overwritten(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    span_upsert(trace_id=TRACE, span_id="a" * 16, name="first", start_time=1, end_time=2)
+    # The batch does not see it (as if another writer committed it after the batch's read):
+    # its plain insert collides, and the span-by-span redo finds it final.
+    monkeypatch.setattr(Span.objects, "select_for_update", lambda **kw: Span.objects.none())
+    assert spans_store(versions=[version("a" * 16, end=3)]) == [(False, None)]
+    assert Span.objects.get().name == "first"
