@@ -50,6 +50,12 @@ export function hasText(event) {
   return typeof event.html === "string" && event.html.trim() !== "";
 }
 
+/** The runtime's calls to the person (ADK's names), labelled by what they ask. */
+const FRAMEWORK_CALLS = {
+  adk_request_confirmation: { call: "approval asked", result: "approval answer" },
+  adk_request_credential: { call: "credential asked", result: "credential" },
+};
+
 /** The content of one event, or null when it has nothing to show. */
 function renderPart(event, live) {
   const calls = Array.isArray(event.function_calls) ? event.function_calls : [];
@@ -64,10 +70,20 @@ function renderPart(event, live) {
     part.append(body);
   }
   for (const call of calls) {
-    part.append(toolBlock("tool-call", "call", call.name, call.args));
+    const asked = FRAMEWORK_CALLS[call.name];
+    if (asked) {
+      // The runtime asking the person (ADK's own call): what it asks about, not a tool.
+      const args = call.args || {};
+      const about = (args.originalFunctionCall || {}).name || (args.function_call_id ?? "");
+      part.append(toolBlock("tool-call", asked.call, about, args.toolConfirmation ?? args));
+    } else {
+      part.append(toolBlock("tool-call", "call", call.name, call.args));
+    }
   }
   for (const response of responses) {
-    part.append(toolBlock("tool-result", "result", response.name, response.response));
+    const asked = FRAMEWORK_CALLS[response.name];
+    const label = asked ? asked.result : "result";
+    part.append(toolBlock("tool-result", label, asked ? "" : response.name, response.response));
   }
   if (hasError) {
     const cancelled = event.error_code === CANCELLED;
@@ -108,7 +124,7 @@ function toolBlock(cls, label, name, payload) {
       el("summary", {
         children: [
           el("span", { class: "tool-tag", text: label }),
-          el("code", { class: "tool-name", text: name || "?" }),
+          name ? el("code", { class: "tool-name", text: name }) : null,
         ],
       }),
       el("pre", { class: "json", text: formatJson(payload ?? {}) }),
