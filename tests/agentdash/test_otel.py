@@ -77,18 +77,26 @@ def test_a_span_that_ends_before_its_start_is_sent_goes_once(
     assert all(s.end_time_unix_nano > 0 for s in spans)
 
 
-def test_a_hanging_collector_never_holds_up_the_agent(
-    collector: Collector, provider: TracerProvider
-) -> None:
+def small_queue_held(
+    collector: Collector, provider: TracerProvider, **options: int
+) -> LiveBatchSpanProcessor:
+    """The processor installed with a queue of 8, exporting at once, to a collector that
+    holds every request until released."""
     collector.hold()
-    processor = install(
+    return install(
         endpoint=collector.url,
         key=KEY,
         provider=provider,
         max_queue_size=8,
-        max_export_batch_size=2,
         schedule_delay_millis=1,
+        **options,
     )
+
+
+def test_a_hanging_collector_never_holds_up_the_agent(
+    collector: Collector, provider: TracerProvider
+) -> None:
+    processor = small_queue_held(collector, provider, max_export_batch_size=2)
     tracer = provider.get_tracer("test")
     failures: list[BaseException] = []
 
@@ -118,14 +126,7 @@ def test_a_hanging_collector_never_holds_up_the_agent(
 def test_when_starts_fill_the_queue_an_end_still_finds_room(
     collector: Collector, provider: TracerProvider
 ) -> None:
-    collector.hold()
-    processor = install(
-        endpoint=collector.url,
-        key=KEY,
-        provider=provider,
-        max_queue_size=8,
-        schedule_delay_millis=1,
-    )
+    processor = small_queue_held(collector, provider)
     tracer = provider.get_tracer("test")
     agent = tracer.start_span("invoke_agent a")
     collector.wait_for(lambda c: c.arrived, "the agent's start")  # sent; the export hangs

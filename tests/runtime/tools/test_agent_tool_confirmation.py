@@ -17,9 +17,9 @@ from runtime import (
     LlmAgent,
     Runner,
     ScriptedLlm,
-    ToolContext,
 )
 from runtime.tools import REQUEST_CONFIRMATION_FUNCTION
+from tests.runtime.tools.test_tool_confirmation import days_off_tool
 
 CLOSE = types.FunctionCall(name="close_account", args={"account_id": "ACC123"})
 ASK_BANK = types.FunctionCall(name="bank", args={"request": "Close ACC123"})
@@ -143,17 +143,7 @@ def test_the_pause_survives_a_restart_from_the_stored_session() -> None:
 
 def test_the_person_edits_the_payload_the_called_agents_tool_asked_with() -> None:
     seen: list[Any] = []
-
-    def book_days_off(days: int, tool_context: ToolContext) -> dict[str, Any]:
-        """Books days off."""
-        confirmation = tool_context.tool_confirmation
-        if confirmation is None:
-            tool_context.request_confirmation(
-                hint=f"Approve {days} days off?", payload={"approved_days": days}
-            )
-            return {"status": "waiting for approval"}
-        seen.append(confirmation.payload)
-        return {"status": "booked", "days": confirmation.payload["approved_days"]}
+    book_days_off = days_off_tool(seen)
 
     inner = ScriptedLlm(
         responses=[types.FunctionCall(name="book_days_off", args={"days": 5}), "Booked 3 days."]
@@ -169,7 +159,7 @@ def test_the_person_edits_the_payload_the_called_agents_tool_asked_with() -> Non
     assert asked["hint"].startswith("Approve 5 days off?")
 
     chat.answer(request.id, {"confirmed": True, "payload": {"approved_days": 3}})
-    assert seen == [{"approved_days": 3}]
+    assert [answer.payload for answer in seen] == [{"approved_days": 3}]
     assert last_tool_result(inner) == {"status": "booked", "days": 3}
 
 

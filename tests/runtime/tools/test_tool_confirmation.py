@@ -6,6 +6,7 @@ forged, repeated or malformed answers run nothing."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -179,8 +180,9 @@ def test_a_request_written_by_a_client_cannot_be_answered() -> None:
     assert closed == []
 
 
-def test_request_confirmation_with_a_payload_the_person_edits() -> None:
-    seen: list[Any] = []
+def days_off_tool(seen: list[Any]) -> Callable[..., dict[str, Any]]:
+    """ADK's documented example: a tool that asks with a payload (days) the person may edit;
+    the answers it was run with go to ``seen``."""
 
     def book_days_off(days: int, tool_context: ToolContext) -> dict[str, Any]:
         """Books days off."""
@@ -194,6 +196,13 @@ def test_request_confirmation_with_a_payload_the_person_edits() -> None:
         if not confirmation.confirmed:
             return {"status": "rejected"}
         return {"status": "booked", "days": confirmation.payload["approved_days"]}
+
+    return book_days_off
+
+
+def test_request_confirmation_with_a_payload_the_person_edits() -> None:
+    seen: list[Any] = []
+    book_days_off = days_off_tool(seen)
 
     llm = ScriptedLlm(
         responses=[types.FunctionCall(name="book_days_off", args={"days": 5}), "Booked 3."]
