@@ -4,23 +4,36 @@ Whoever publishes changes (the live pipeline, registered when Django starts) reg
 announcer; every recorded change calls :func:`announce_on_commit` in its transaction. A
 rolled-back change announces nothing. An announcer that fails is logged and the others still
 hear: the database is the truth, an announcement only makes the change go out sooner.
+
+A writer that knows what it recorded (the span store's batch writes) may announce the change
+items with it, as a function that makes them: a publisher in this process then sends them
+without reading back what was just written. They are made at most once, on the publisher's
+thread, and only if it uses them.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from typing import Protocol
+from collections.abc import Callable
+from typing import Any, Protocol
 
 from django.db import transaction
 
 logger = logging.getLogger(__name__)
 
+ItemsMaker = Callable[[], list[dict[str, Any]]]
+"""Makes the change items (``{"seq", "kind", "data"}``) a write recorded for one session,
+in seq order, with no gap: from the announced ``seq`` on."""
+
 
 class Announcer(Protocol):
-    def __call__(self, session_id: str, *, seq: int | None = None) -> None:
-        """The session has new changes, the first of them ``seq``. Called from any thread
-        (the one that committed); must not block."""
+    def __call__(
+        self, session_id: str, *, seq: int | None = None, items: ItemsMaker | None = None
+    ) -> None:
+        """The session has new changes, the first of them ``seq`` (``items``: makes them,
+        when the writer knows them all). Called from any thread (the one that committed);
+        must not block."""
 
 
 _lock = threading.Lock()
@@ -42,15 +55,16 @@ def announcer_unregister(announcer: Announcer) -> None:
         _announcers = tuple(a for a in _announcers if a != announcer)
 
 
-def announce_on_commit(session_id: str, seq: int) -> None:
+def announce_on_commit(session_id: str, seq: int, *, items: ItemsMaker | None = None) -> None:
     """Announce change ``seq`` of the session when the current transaction commits (at once
-    outside a transaction)."""
-    transaction.on_commit(lambda: _announce(session_id, seq))
+    outside a transaction); ``items``, when given, makes every change item the write
+    recorded for the session (see :data:`ItemsMaker`)."""
+    transaction.on_commit(lambda: _announce(session_id, seq, items))
 
 
-def _announce(session_id: str, seq: int) -> None:
+def _announce(session_id: str, seq: int, items: ItemsMaker | None) -> None:
     for announcer in _announcers:
         try:
-            announcer(session_id, seq=seq)
+            announcer(session_id, seq=seq, items=items)
         except Exception:
             logger.exception("announcing change %s of session %s failed", seq, session_id)

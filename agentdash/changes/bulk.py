@@ -5,11 +5,38 @@ ingest"). It lives here, in the lowest app whose writes need it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.models import Field, Model
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import (
+    BigIntegerField,
+    CharField,
+    Field,
+    ForeignKey,
+    IntegerField,
+    JSONField,
+    Model,
+    TextField,
+)
+
+Convert = Callable[[Any], Any]
+
+# Fields whose ``get_db_prep_save`` hands a ``str``, an ``int`` or ``None`` to the driver
+# as it is (their subclasses inherit that: PositiveBigIntegerField…).
+_PLAIN_FIELDS = (CharField, TextField, IntegerField, BigIntegerField)
+_PLAIN_VALUES = (str, int, type(None))
+
+
+@dataclass(frozen=True)
+class EncodedJson:
+    """A JSON field's value with its JSON text, encoded once by whoever made it: a backend
+    that stores JSON as text (SQLite) takes the text as it is, the others the value."""
+
+    value: Any
+    text: str
 
 
 def rows_insert(
@@ -27,18 +54,19 @@ def rows_insert(
     stored row's updates that row's ``update`` fields instead (``ON CONFLICT … DO UPDATE``,
     on SQLite and PostgreSQL). Any other conflict raises ``IntegrityError``. Values are
     converted as ``save()`` converts them (``get_db_prep_save``: JSON to text on SQLite, to
-    jsonb on PostgreSQL); defaults and ``pre_save`` (``auto_now``…) are not applied, so every
-    column without a database default needs its value. No signals are sent."""
+    jsonb on PostgreSQL; a JSON field's value may come as :class:`EncodedJson`); defaults
+    and ``pre_save`` (``auto_now``…) are not applied, so every column without a database
+    default needs its value. No signals are sent.
+
+    Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
+    times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest")."""
     columns = [_field(model, name) for name in fields]
     # The thread's connection itself: ``django.db.connection`` is a proxy, looked up anew on
     # each attribute read (a field's conversion reads several).
     connection = connections[DEFAULT_DB_ALIAS]
+    converts = [_converter(field, connection) for field in columns]
     prepared = [
-        [
-            field.get_db_prep_save(value, connection)
-            for field, value in zip(columns, row, strict=True)
-        ]
-        for row in rows
+        [convert(value) for convert, value in zip(converts, row, strict=True)] for row in rows
     ]
     if not prepared:
         return
@@ -53,6 +81,29 @@ def rows_insert(
         sql += f" ON CONFLICT ({keys}) DO UPDATE SET {sets}"
     with connection.cursor() as cursor:
         cursor.executemany(sql, prepared)
+
+
+def _converter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Convert:
+    """How one column's values become what the driver gets: what ``get_db_prep_save`` would
+    make of them, without its chain of calls where the answer is known."""
+    prep: Convert = lambda value: field.get_db_prep_save(value, connection)  # noqa: E731
+    if isinstance(field, JSONField):
+        encoder, text_backend = field.encoder, connection.vendor == "sqlite"
+
+        def to_json(value: Any) -> Any:
+            if isinstance(value, EncodedJson):
+                if text_backend:
+                    return value.text
+                return connection.ops.adapt_json_value(value.value, encoder)
+            return prep(value)
+
+        return to_json
+    plain = isinstance(field, _PLAIN_FIELDS) or (
+        isinstance(field, ForeignKey) and isinstance(field.target_field, _PLAIN_FIELDS)
+    )
+    if plain:
+        return lambda value: value if type(value) in _PLAIN_VALUES else prep(value)
+    return prep
 
 
 def _field(model: type[Model], name: str) -> Field[Any, Any]:

@@ -13,7 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
-from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.announcements import ItemsMaker, announce_on_commit
 from agentdash.changes.bulk import rows_insert
 from agentdash.changes.models import SessionChange, SessionSeq
 
@@ -113,12 +113,17 @@ def _change_insert(session_id: str, kind: str, ref: str) -> int:
 
 
 def session_changes_insert(
-    *, kind: str, changes: Sequence[tuple[str, int, str]], announce: bool = True
+    *,
+    kind: str,
+    changes: Sequence[tuple[str, int, str]],
+    announce: bool = True,
+    items: Mapping[str, ItemsMaker] | None = None,
 ) -> None:
     """Insert changes ``(session id, seq, ref)`` of one ``kind`` whose seqs the caller took
     with :func:`seqs_take` in this transaction, in one statement. A seq already recorded
     raises ``IntegrityError`` (the caller redoes its batch). With ``announce``, each
-    session's first new seq is announced once the transaction commits."""
+    session's first new seq is announced once the transaction commits, with ``items[session]``
+    when given (it makes the session's change items: ``announcements.ItemsMaker``)."""
     now = timezone.now()
     rows_insert(
         model=SessionChange,
@@ -130,4 +135,4 @@ def session_changes_insert(
         for session_id, seq, _ in changes:
             firsts.setdefault(session_id, seq)
         for session_id, seq in firsts.items():
-            announce_on_commit(session_id, seq)
+            announce_on_commit(session_id, seq, items=(items or {}).get(session_id))

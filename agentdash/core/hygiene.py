@@ -103,6 +103,39 @@ def storable(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int
     return (fixed, changes) if changes else (value, 0)
 
 
+def storable_json(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any, int, str | None]:
+    """:func:`storable` of ``value``, with the JSON text of what it returns
+    (``ensure_ascii`` off), encoded once: most values are checked on that text alone, in
+    C, instead of walking them in Python. The text is ``None`` when the value is not JSON
+    (an object of another kind: its own serializer decides, as for :func:`storable`)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        text = None  # NaN, bytes, another object, very deep: the walk decides
+    if text is not None and _json_clean(text, max_depth):
+        return value, 0, text
+    fixed, changes = storable(value, max_depth=max_depth)
+    try:
+        return fixed, changes, json.dumps(fixed, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return fixed, changes, None
+
+
+def _json_clean(text: str, max_depth: int) -> bool:
+    """Whether JSON ``text`` surely holds no NUL (escaped ``\\u0000``), no surrogate and no
+    container deeper than ``max_depth`` (when unsure — a backslash before ``u0000``, many
+    brackets inside strings — ``False``, and the caller walks the value)."""
+    if "\\u0000" in text:
+        return False
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+    brackets = text.count("[") + text.count("{")
+    return brackets <= max_depth or json_depth(text) <= max_depth
+
+
 def text_problem(text: str) -> str | None:
     """Why ``text`` cannot be taken as typed (``"contains a NUL character"``, ``"contains
     an unpaired surrogate"``), or ``None`` when it can."""

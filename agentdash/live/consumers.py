@@ -10,7 +10,6 @@ keeps for sync code: no consumer's gap fill or request waits behind another cons
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -18,7 +17,7 @@ from typing import Any
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from agentdash.changes.items import Item, item_trimmed, items_after
+from agentdash.changes.items import Item, items_after
 from agentdash.changes.selectors import session_last_seq
 from agentdash.controls.switch_broadcast import CONTROLS_GROUP
 from agentdash.core.outages import caused_by_outage
@@ -28,12 +27,14 @@ from agentdash.live.actions import perform
 from agentdash.live.groups import changes_items, session_group
 from agentdash.live.pipeline import live_pipeline
 from agentdash.live.protocol import (
+    MAX_SENT_CHARS,
+    ChangesPage,
     ClientMessage,
     Hello,
     Ping,
     ProtocolError,
     callback_changed_message,
-    changes_message,
+    changes_pages,
     error_message,
     parse_client_message,
     pong_message,
@@ -51,9 +52,6 @@ CLOSE_UNAVAILABLE = 4503
 server's websocket library may send only 1000 and 3000–4999)."""
 PAGE = 100
 """Change items per message when replaying or filling a gap."""
-MAX_SENT_CHARS = 512 * 1024
-"""Longest message sent (JSON, ASCII): daphne refuses to send one over its message limit
-(1 MB by default) and would drop the connection."""
 RECHECK_SECONDS = 30.0
 """A connection that only listens has its access checked again at most this often."""
 
@@ -192,9 +190,24 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         """The control listeners' probes of the ``controls`` group: not for clients."""
 
     async def _deliver(self, event: dict[str, Any]) -> None:
+        """A published batch: its encoded pages (the live pipeline's) sent as they are when
+        they follow what this client has, else its items deduplicated against the last seq
+        sent; a gap is filled from the database first."""
         if not self.live or not await self._still_allowed():
             return
-        items: list[Item] = [i for i in changes_items(event) if i["seq"] > self.last_seq]
+        pages: list[ChangesPage] = event.get("pages") or []
+        for number, page in enumerate(pages):
+            if page["last"] <= self.last_seq:
+                continue
+            if not (page["in_line"] and page["first"] == self.last_seq + 1):
+                await self._deliver_items(changes_items({"pages": pages[number:]}))
+                return
+            await self.send(text_data=page["text"])
+            self.last_seq = page["last"]
+        await self._deliver_items(event.get("items") or [])
+
+    async def _deliver_items(self, items: list[Item]) -> None:
+        items = [i for i in items if i["seq"] > self.last_seq]
         if not items:
             return
         if [i["seq"] for i in items] != list(range(self.last_seq + 1, items[-1]["seq"] + 1)):
@@ -220,15 +233,8 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     async def _send_changes(self, items: list[Item], *, replay: bool) -> None:
         """One ``changes`` message, or several in order when it would exceed
         ``MAX_SENT_CHARS`` (a change too large alone goes out trimmed)."""
-        text = json.dumps(changes_message(items, replay=replay))
-        if len(text) <= MAX_SENT_CHARS:
-            await self.send(text_data=text)
-        elif len(items) == 1:
-            await self.send_json(changes_message([item_trimmed(items[0])], replay=replay))
-        else:
-            half = len(items) // 2
-            await self._send_changes(items[:half], replay=replay)
-            await self._send_changes(items[half:], replay=replay)
+        for page in changes_pages(items, replay=replay, limit=MAX_SENT_CHARS):
+            await self.send(text_data=page["text"])
 
     async def _access(self) -> Access:
         self.checked_at = self.clock()

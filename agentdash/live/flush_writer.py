@@ -7,16 +7,18 @@ Django code, called once per flush on the pipeline's own database thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.changes.announcements import ItemsMaker
 from agentdash.changes.items import Item, SeqKey, items_after_many
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
+from agentdash.live.protocol import ChangesPage, changes_pages
 from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_item
@@ -35,12 +37,14 @@ MAX_REMEMBERED = 10_000
 @dataclass(frozen=True)
 class Batch:
     """What one flush sends to one session: its change items after ``after`` (``more``: the
-    page was full, the rest goes with the next flush)."""
+    page was full, the rest goes with the next flush), and the messages that carry them,
+    encoded once here, off the event loop, whatever the number of clients."""
 
     session_id: str
     after: int
     items: list[Item]
     more: bool
+    pages: list[ChangesPage] = field(default_factory=list)
 
 
 class FlushWriter:
@@ -56,21 +60,37 @@ class FlushWriter:
         self._runs: dict[str, int] = {}  # invocation id → run id
 
     def write(
-        self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
+        self,
+        snapshots: Sequence[SpanSnapshot],
+        dirty: Mapping[str, int | None],
+        announced: Mapping[str, Sequence[ItemsMaker]] | None = None,
+        untold: Collection[str] = (),
     ) -> list[Batch]:
         """Store ``snapshots`` (one transaction), then read, for each session they touched
         and each session in ``dirty`` (session → first new seq, if known), what to publish.
-        On SQLite the write goes before the other writers waiting in the process: every
-        client watching is waiting for it."""
+        ``announced`` (a dirty session → what makes the changes it was marked for with
+        their items) is taken as told, not read back; a dirty session not in ``untold``
+        (marked for other changes too) and in ``announced`` needs no read at all. On SQLite
+        the write goes before the other writers waiting in the process: every client
+        watching is waiting for it."""
         with writes_first():
-            return self._write(snapshots, dirty)
+            return self._write(snapshots, dirty, announced or {}, untold)
 
     def _write(
-        self, snapshots: Sequence[SpanSnapshot], dirty: Mapping[str, int | None]
+        self,
+        snapshots: Sequence[SpanSnapshot],
+        dirty: Mapping[str, int | None],
+        announced: Mapping[str, Sequence[ItemsMaker]],
+        untold: Collection[str],
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
         fresh: dict[SeqKey, Item] = {}  # what was just stored need not be read back
         ours: dict[str, list[Item]] = {}  # the same, as change items, by session
+        for session_id, makers in announced.items():
+            for make in makers:
+                for item in make():
+                    fresh[(session_id, item["seq"])] = item["data"]
+                    ours.setdefault(session_id, []).append(item)
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
         prices = price_book()
@@ -95,16 +115,17 @@ class FlushWriter:
         # own, sent with the spans (so its session's batch is read, not sent as stored).
         regrown = run_usage_changed(runs=used) if used else {}
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
-        # A session whose only new changes are this flush's spans, right after what it
-        # published, goes out as stored: the spans' seqs were taken as one block, so nothing
-        # can sit between them. The others are read from the database (what other writers,
-        # here or elsewhere, recorded), with this flush's spans taken from memory.
+        # A session whose only new changes are this flush's spans and those announced with
+        # their items, right after what it published, goes out as stored (nothing can sit
+        # between seqs that run in line). The others are read from the database (what other
+        # writers, here or elsewhere, recorded), with what is known taken from memory.
         found: dict[str, list[Item]] = {}
         for session_id, items in ours.items():
             items.sort(key=lambda i: i["seq"])
             seqs, after = [i["seq"] for i in items], afters[session_id]
             in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
-            fast = session_id not in dirty and session_id not in regrown
+            told = session_id not in dirty or (session_id in announced and session_id not in untold)
+            fast = told and session_id not in regrown
             if in_line and fast and len(items) <= self.publish_limit:
                 found[session_id] = items
         unread = {s: after for s, after in afters.items() if s not in found}
@@ -115,6 +136,7 @@ class FlushWriter:
                 after=afters[session_id],
                 items=items,
                 more=len(items) >= self.publish_limit,
+                pages=changes_pages(items, replay=False),
             )
             for session_id, items in found.items()
             if items

@@ -25,34 +25,26 @@ def session_group(session_id: str) -> str:
 
 
 async def changes_send(layer: Any, batches: Sequence[Batch]) -> list[BaseException | None]:
-    """Send each batch to its session's group as one ``session.changes`` message, all at
-    once (over a network layer each would otherwise wait for the one before); the outcome
-    of each, in order: ``None`` when the layer took it, else the error.
-
-    A batch the layer cannot *encode* (Redis's msgpack refuses integers of 2^64 and more,
-    which JSON carries) goes again as JSON text (``items_json``), which every layer takes;
-    the consumer reads either."""
-    sends = [layer.group_send(session_group(b.session_id), _message(b.items)) for b in batches]
+    """Send each batch to its session's group as one ``session.changes`` message of its
+    encoded pages, all at once (over a network layer each would otherwise wait for the one
+    before); the outcome of each, in order: ``None`` when the layer took it, else the error.
+    Pages are text, which every layer carries (Redis's msgpack refuses integers of 2^64 and
+    more, which JSON carries)."""
+    sends = [
+        layer.group_send(session_group(b.session_id), {"type": "session.changes", "pages": b.pages})
+        for b in batches
+    ]
     outcomes = await asyncio.gather(*sends, return_exceptions=True)
-    found: list[BaseException | None] = []
-    for batch, outcome in zip(batches, outcomes, strict=True):
-        if isinstance(outcome, BaseException) and not layer_unreachable(outcome):
-            message = {"type": "session.changes", "items_json": json.dumps(batch.items)}
-            try:
-                await layer.group_send(session_group(batch.session_id), message)
-                outcome = None
-            except Exception as exc:
-                outcome = exc
-        found.append(outcome if isinstance(outcome, BaseException) else None)
-    return found
+    return [outcome if isinstance(outcome, BaseException) else None for outcome in outcomes]
 
 
-def changes_items(event: dict[str, Any]) -> list[Item]:
-    """The change items of a ``session.changes`` message, as sent either way."""
-    if "items_json" in event:
-        items: list[Item] = json.loads(event["items_json"])
-        return items
-    return list(event.get("items", []))
+def changes_items(message: dict[str, Any]) -> list[Item]:
+    """The change items a ``session.changes`` message carries: its pages' (decoded), else
+    its ``items``."""
+    pages = message.get("pages")
+    if pages:
+        return [item for page in pages for item in json.loads(page["text"])["items"]]
+    return list(message.get("items") or [])
 
 
 def layer_unreachable(error: BaseException) -> bool:
@@ -63,7 +55,3 @@ def layer_unreachable(error: BaseException) -> bool:
 
     failed = (OSError, RedisConnectionError, RedisTimeoutError)
     return any(isinstance(found, failed) for found in error_chain(error))
-
-
-def _message(items: list[Item]) -> dict[str, Any]:
-    return {"type": "session.changes", "items": items}

@@ -39,6 +39,7 @@ from django.db import connections
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
+from agentdash.changes.announcements import ItemsMaker
 from agentdash.core.loop_thread import LoopThread
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
@@ -86,6 +87,8 @@ class LivePipeline:
         self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
         self.faults = FlushFaults(retry_delay=retry_delay, keep=self._keep)
         self._dirty: dict[str, int | None] = {}
+        self._announced: dict[str, list[ItemsMaker]] = {}  # the items dirty sessions were told
+        self._untold: set[str] = set()  # dirty sessions marked (also) without their items
         self._partials = PartialQueue()
         self._dirty_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -126,6 +129,8 @@ class LivePipeline:
         self.processor.clear()
         with self._dirty_lock:
             self._dirty.clear()
+            self._announced.clear()
+            self._untold.clear()
             self._partials.clear()
         self.writer.forget()
 
@@ -198,9 +203,15 @@ class LivePipeline:
         return self._task is not None and not self._task.done()
 
     # ── Producers ───────────────────────────────────────────────────────────────────────────
-    def notify_threadsafe(self, session_id: str, *, seq: int | None = None) -> None:
+    def notify_threadsafe(
+        self, session_id: str, *, seq: int | None = None, items: ItemsMaker | None = None
+    ) -> None:
         """Mark the session for the next flush, from any thread (e.g. an ``on_commit``
-        callback in a worker thread). ``seq``: the first new change, when known."""
+        callback in a worker thread). ``seq``: the first new change, when known; ``items``:
+        makes the new changes' items (``changes.announcements``). A session whose every
+        mark since the last flush came with its items is sent without reading the database;
+        one mark without them, and the flush reads its changes (the items it was told, it
+        still takes as told)."""
         with self._dirty_lock:
             first = not self._dirty
             if session_id in self._dirty:
@@ -209,6 +220,14 @@ class LivePipeline:
                     self._dirty[session_id] = seq
             elif len(self._dirty) < MAX_DIRTY or self.running:
                 self._dirty[session_id] = seq
+            else:
+                return  # too many marked with no flusher running: the database has it all
+            if items is None:
+                self._untold.add(session_id)
+            elif self.running:
+                self._announced.setdefault(session_id, []).append(items)
+            else:
+                self._untold.add(session_id)
         if first:
             self._wake_threadsafe()
 
@@ -266,6 +285,8 @@ class LivePipeline:
         snapshots = self.processor.take(self.flush_limit)
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
+            announced, self._announced = self._announced, {}
+            untold, self._untold = self._untold, set()
         partials = self._partials.take()
         if partials:  # first: they need no database, and each came before what follows
             await partials_send(get_channel_layer(self.channel_layer_alias), partials)
@@ -276,7 +297,7 @@ class LivePipeline:
         # A thread of its own: never queued behind the runs' or the consumers' calls.
         write = in_worker_thread(self.writer.write, executor=self._thread)
         try:
-            batches = await write(snapshots, dirty)
+            batches = await write(snapshots, dirty, announced, untold)
         except Exception as exc:
             if caused_by_outage(exc):
                 self.faults.keep_for_later(snapshots, dirty, exc)
@@ -398,6 +419,9 @@ async def notify(session_id: str, *, seq: int | None = None) -> None:
     live_pipeline().notify_threadsafe(session_id, seq=seq)
 
 
-def notify_threadsafe(session_id: str, *, seq: int | None = None) -> None:
-    """:func:`notify` for sync code and ``transaction.on_commit`` callbacks, any thread."""
-    live_pipeline().notify_threadsafe(session_id, seq=seq)
+def notify_threadsafe(
+    session_id: str, *, seq: int | None = None, items: ItemsMaker | None = None
+) -> None:
+    """:func:`notify` for sync code and ``transaction.on_commit`` callbacks, any thread
+    (``items``: see :meth:`LivePipeline.notify_threadsafe`)."""
+    live_pipeline().notify_threadsafe(session_id, seq=seq, items=items)

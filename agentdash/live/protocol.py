@@ -7,9 +7,11 @@ typed requests, server messages built in one place.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
+from agentdash.changes.items import item_trimmed
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.hygiene import (
     MAX_JSON_DEPTH,
@@ -22,6 +24,9 @@ from agentdash.core.hygiene import (
 from agentdash.runs.confirmations import DECISIONS
 
 MAX_FRAME_BYTES = 64 * 1024
+MAX_SENT_CHARS = 512 * 1024
+"""Longest message sent (JSON, ASCII): daphne refuses to send one over its message limit
+(1 MB by default) and would drop the connection."""
 MAX_TEXT_CHARS = 20_000
 MAX_ID_CHARS = 128
 MAX_REASON_CHARS = 2_000
@@ -279,6 +284,50 @@ SERVER_MESSAGE_TYPES = frozenset(
 
 def changes_message(items: list[dict[str, Any]], *, replay: bool) -> dict[str, Any]:
     return {"type": "changes", "items": items, "replay": replay}
+
+
+class ChangesPage(TypedDict):
+    """One ``changes`` message, encoded: its text as sent, the seqs of its first and last
+    items, and whether its seqs run in line (no gap between them)."""
+
+    first: int
+    last: int
+    in_line: bool
+    text: str
+
+
+def changes_pages(
+    items: list[dict[str, Any]], *, replay: bool, limit: int = MAX_SENT_CHARS
+) -> list[ChangesPage]:
+    """``items`` (in seq order) as ``changes`` messages of at most ``limit`` characters
+    each, in order: every item whole, but one too large alone, which goes out trimmed
+    (``changes.items.item_trimmed``). Each item is encoded once (ASCII JSON: characters are
+    bytes), whatever the number of clients the pages go to."""
+    head, tail = '{"type": "changes", "items": [', f'], "replay": {json.dumps(replay)}}}'
+    room = limit - len(head) - len(tail)
+    pages: list[ChangesPage] = []
+    texts: list[str] = []
+    seqs: list[int] = []
+    size = 0
+
+    def close() -> None:
+        if texts:
+            in_line = seqs[-1] - seqs[0] == len(seqs) - 1
+            text = head + ", ".join(texts) + tail
+            pages.append(ChangesPage(first=seqs[0], last=seqs[-1], in_line=in_line, text=text))
+
+    for item in items:
+        text = json.dumps(item)
+        if len(text) > room:
+            text = json.dumps(item_trimmed(item))
+        if texts and size + 2 + len(text) > room:
+            close()
+            texts, seqs, size = [], [], 0
+        texts.append(text)
+        seqs.append(item["seq"])
+        size += len(text) + (2 if len(texts) > 1 else 0)
+    close()
+    return pages
 
 
 def replay_done_message(seq: int) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
+from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -18,7 +19,9 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 
+from agentdash.changes.announcements import ItemsMaker
 from agentdash.changes.bulk import rows_insert
+from agentdash.changes.items import Item
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import (
     seqs_give_back,
@@ -29,9 +32,11 @@ from agentdash.changes.services import (
 )
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.services import audit_record
+from agentdash.spans.change_items import span_item
 from agentdash.spans.decisions import DECISION_COLUMNS
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice, Span
 from agentdash.spans.span_version import SpanVersion
+from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS
 from runtime.telemetry.attributes import AgentDash
 
@@ -60,7 +65,14 @@ _SPAN_FIELDS = (
 
 _ROW_FIELDS = ("trace_id", "span_id", *_SPAN_FIELDS)
 """A span's row as the batch write inserts it, from its version (then ``seq``)."""
-_row_values = attrgetter(*_ROW_FIELDS)
+_INSERT_FIELDS = (*_ROW_FIELDS, "seq")
+_row_values = attrgetter(
+    *(
+        {"attributes": "attributes_stored", "events": "events_stored"}.get(name, name)
+        for name in _ROW_FIELDS
+    )
+)
+"""A version's values of ``_ROW_FIELDS``, its JSON as encoded when it was made storable."""
 
 
 class SpanWrite(NamedTuple):
@@ -209,18 +221,21 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         row = (*_row_values(version), seq or 0)
         (changed if version.identity in existing else new).append(row)
     # A collision (seqs written around the counter) raises: the batch is redone.
-    session_changes_insert(kind=SessionChange.Kind.SPAN, changes=changes, announce=announce)
-    if any(v.session_id is None for v in writes if v.identity not in existing):
-        # Spans of no session have no counter to hold their writers off: one inserted
-        # meanwhile elsewhere must fail here (and the batch be redone), not be overwritten.
-        rows_insert(model=Span, fields=(*_ROW_FIELDS, "seq"), rows=new)
-        new = []
-    # The rest in one INSERT … ON CONFLICT DO UPDATE: rows known open, and new ones no other
-    # writer can be writing.
+    session_changes_insert(
+        kind=SessionChange.Kind.SPAN,
+        changes=changes,
+        announce=announce,
+        items=_items_makers(writes, written) if announce else None,
+    )
+    # New spans by a plain INSERT: one inserted meanwhile by another writer (a span of no
+    # session has no counter to hold writers off) fails it, and the batch is redone span by
+    # span, instead of being overwritten. Stored open spans by INSERT … ON CONFLICT DO
+    # UPDATE (their rows are held: no one else can end them meanwhile).
+    rows_insert(model=Span, fields=_INSERT_FIELDS, rows=new)
     rows_insert(
         model=Span,
-        fields=(*_ROW_FIELDS, "seq"),
-        rows=new + changed,
+        fields=_INSERT_FIELDS,
+        rows=changed,
         unique=("trace_id", "span_id"),
         update=(*_SPAN_FIELDS, "seq"),
     )
@@ -230,6 +245,24 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         else SpanWrite(stored=False, seq=None)
         for v in versions
     ]
+
+
+def _items_makers(
+    writes: list[SpanVersion], written: dict[tuple[str, str], int | None]
+) -> dict[str, ItemsMaker]:
+    """For each session, what makes the change items of the spans written to it (the
+    publisher need not read back what it is told): in seq order, as they were taken."""
+    stored: dict[str, list[tuple[int, SpanVersion]]] = {}
+    for version in writes:
+        seq = written[version.identity]
+        if version.session_id is not None and seq is not None:
+            stored.setdefault(version.session_id, []).append((seq, version))
+    return {session_id: partial(_span_items, pairs) for session_id, pairs in stored.items()}
+
+
+def _span_items(pairs: list[tuple[int, SpanVersion]]) -> list[Item]:
+    prices = price_book()
+    return [{"seq": seq, "kind": "span", "data": span_item(v, prices)} for seq, v in pairs]
 
 
 def spans_store_isolating(

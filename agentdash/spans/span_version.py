@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from agentdash.core.hygiene import storable, text_storable
+from agentdash.changes.bulk import EncodedJson
+from agentdash.core.hygiene import storable_json, text_storable
 from agentdash.spans.decisions import decision_columns
 from agentdash.spans.models import Span
 from agentdash.spans.usage import usage_columns
@@ -41,6 +42,9 @@ class SpanVersion:
     # A guardrail's decision on this step (agentdash.spans.decisions).
     guardrail: str = field(default="", init=False)
     decision: str = field(default="", init=False)
+    # The JSON of attributes and events, encoded once when made storable (None: not JSON).
+    _attributes_json: str | None = field(default=None, init=False, repr=False, compare=False)
+    _events_json: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._make_storable()
@@ -56,13 +60,16 @@ class SpanVersion:
         name, cut = text_storable(self.name[:MAX_NAME_CHARS])
         cut += len(self.name) > MAX_NAME_CHARS
         status_message, replaced = text_storable(self.status_message)
-        attributes, in_attributes = storable(self.attributes)
-        events, in_events = storable(self.events)
+        attributes, in_attributes, attributes_json = storable_json(self.attributes)
+        events, in_events, events_json = storable_json(self.events)
+        object.__setattr__(self, "_events_json", events_json)
         changes = cut + replaced + in_attributes + in_events
         if not changes:
+            object.__setattr__(self, "_attributes_json", attributes_json)
             return
         attributes = dict(attributes)
         attributes[AgentDash.STORAGE_REPLACED] = _count(attributes) + changes
+        object.__setattr__(self, "_attributes_json", storable_json(attributes)[2])
         for field_name, value in (
             ("name", name),
             ("status_message", status_message),
@@ -74,6 +81,16 @@ class SpanVersion:
     @property
     def identity(self) -> tuple[str, str]:
         return (self.trace_id, self.span_id)
+
+    @property
+    def attributes_stored(self) -> Any:
+        """The attributes as the span store writes them (their JSON encoded once)."""
+        return _encoded(self.attributes, self._attributes_json)
+
+    @property
+    def events_stored(self) -> Any:
+        """The events as the span store writes them (their JSON encoded once)."""
+        return _encoded(self.events, self._events_json)
 
     def usage_uncounted(self) -> SpanVersion:
         """This version with empty usage columns (its attributes unchanged): for a span whose
@@ -94,6 +111,10 @@ class SpanVersion:
             events=[],
             status_message=self.status_message[:MAX_ERROR_CHARS],
         )
+
+
+def _encoded(value: Any, text: str | None) -> Any:
+    return value if text is None else EncodedJson(value, text)
 
 
 def _count(attributes: dict[str, Any]) -> int:

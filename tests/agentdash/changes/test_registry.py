@@ -5,6 +5,7 @@ registered to hear."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from django.db import transaction
@@ -87,10 +88,10 @@ def test_committed_changes_are_announced_and_rolled_back_ones_are_not(
 ) -> None:
     heard: list[tuple[str, int | None]] = []
 
-    def broken(session_id: str, *, seq: int | None = None) -> None:
+    def broken(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
         raise RuntimeError("this announcer is down")
 
-    def listener(session_id: str, *, seq: int | None = None) -> None:
+    def listener(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
         heard.append((session_id, seq))
 
     announcer_register(broken)

@@ -15,6 +15,7 @@ from agentdash.core.hygiene import (
     json_depth,
     json_loads_bounded,
     storable,
+    storable_json,
     text_problem,
     text_storable,
     value_problem,
@@ -74,6 +75,37 @@ def test_storable_returns_the_value_itself_when_nothing_changes() -> None:
 def test_storable_survives_any_depth() -> None:
     fixed, count = storable(nested(100_000))
     assert count == 1 and json_depth(json.dumps(fixed)) <= 65
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"k\x00": ["\ud800", {"inner": float("nan")}], "inf": float("inf"), "fine": 1.5},
+        {"deep": nested(100), "wide": [[1]] * 200},
+        {"blob": b"\xff\x00", "text": b"caf\xc3\xa9"},
+        nested(100_000),
+        {"emoji": "😀", "escaped": "a \\u0000 b", "brackets": "[[[[{{{{" * 40},
+        {"a": [1, "two", {"three": None}], "ünï": "cødé"},
+        [],
+    ],
+)
+def test_storable_json_is_storable_with_its_text(value: Any) -> None:
+    """The value and count are storable's; the text is the JSON of what is returned,
+    storable too (no NUL escape, no surrogate, nothing too deep)."""
+    fixed, count, text = storable_json(value)
+    expected, expected_count = storable(value)
+    assert count == expected_count
+    assert text is not None and json.loads(text) == json.loads(json.dumps(expected))
+    text.encode("utf-8")
+    assert "\\u0000" not in text.replace("\\\\", "") and json_depth(text) <= 65
+    if not count:
+        assert fixed is value
+
+
+def test_storable_json_has_no_text_for_what_is_not_json() -> None:
+    thing = object()
+    fixed, count, text = storable_json({"thing": thing})
+    assert fixed == {"thing": thing} and count == 0 and text is None
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from agentdash.changes.services import session_change_next
 from agentdash.live.consumers import SessionConsumer
 from agentdash.live.groups import session_group
 from agentdash.live.pipeline import LivePipeline, live_pipeline
-from agentdash.live.protocol import MAX_FRAME_BYTES
+from agentdash.live.protocol import MAX_FRAME_BYTES, changes_pages
 from tests.agentdash.live.conftest import (
     Connect,
     changes_until,
@@ -164,6 +164,36 @@ async def test_a_gap_in_live_messages_is_filled_from_the_database(
     assert seqs((await changes_until(socket, lambda items: bool(items)))[0]) == [11]
 
 
+async def test_encoded_pages_go_out_as_they_are_and_overlaps_and_gaps_are_mended(
+    connect: Connect, live: LivePipeline, owned: str, alice: User
+) -> None:
+    """The pipeline publishes encoded pages: a page that follows what the client has is sent
+    as it is (the very text); one that overlaps it is deduplicated, one after a gap waits for
+    the gap to be filled from the database."""
+    socket = await connect(alice, owned)
+    await hello(socket)
+    await live.stop()  # only this test publishes
+    await events(owned, 8)
+    stored = await sync_to_async(items_after)(session_id=owned, after_seq=0, limit=10)
+    layer = get_channel_layer()
+
+    async def publish(items: list[dict[str, Any]], limit: int = 100_000) -> None:
+        pages = changes_pages(items, replay=False, limit=limit)
+        await layer.group_send(session_group(owned), {"type": "session.changes", "pages": pages})
+
+    await publish(stored[:3])
+    assert await socket.receive_from() == changes_pages(stored[:3], replay=False)[0]["text"]
+    two = 2 * max(len(json.dumps(item)) for item in stored) + 100
+    assert len(changes_pages(stored[1:5], replay=False, limit=two)) > 1
+    await publish(stored[1:5], limit=two)  # 2..5, over several pages: 4 and 5 are new
+    received, _ = await changes_until(socket, lambda items: len(items) >= 2)
+    assert seqs(received) == [4, 5] and received == stored[3:5]
+    await publish(stored[6:8])  # 7, 8: 6 never came
+    filled, _ = await changes_until(socket, lambda items: len(items) >= 3)
+    assert filled == stored[5:8]
+    await nothing_more(socket)
+
+
 async def test_a_delivery_that_fails_keeps_the_socket_and_the_next_one_catches_up(
     connect: Connect, live: LivePipeline, owned: str, alice: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -200,13 +230,14 @@ async def test_a_batch_too_large_for_one_message_goes_out_in_several_in_order(
     socket = await connect(alice, owned)
     await hello(socket)
     await live.stop()  # only this test publishes
-    await events(owned, 6)
+    for i in range(6):  # a few hundred characters each: two or three to a message
+        await sync_to_async(store_event)(owned, f"message {i} " + "y" * 300)
     await sync_to_async(store_event)(owned, "x" * 3_000)  # too large even alone
     stored = await sync_to_async(items_after)(session_id=owned, after_seq=0, limit=10)
     layer = get_channel_layer()
     await layer.group_send(session_group(owned), {"type": "session.changes", "items": stored})
     received, messages = await changes_until(socket, lambda items: len(items) >= 7)
-    assert seqs(received) == list(range(1, 8)) and messages > 2
+    assert seqs(received) == list(range(1, 8)) and messages >= 4
     assert received[:6] == stored[:6]  # whole, just split
     big = received[6]["data"]
     assert big["html"] == "<p>[too large to show live: see the stored event]</p>"

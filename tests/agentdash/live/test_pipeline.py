@@ -428,7 +428,7 @@ async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
 ) -> None:
     from opentelemetry.sdk.trace import TracerProvider
 
-    from agentdash.live.groups import session_group
+    from agentdash.live.groups import changes_items, session_group
     from tests.agentdash.live.thread_layer import KeepingChannelLayer
 
     backend = "tests.agentdash.live.thread_layer.KeepingChannelLayer"
@@ -451,7 +451,7 @@ async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
         sent = await eventually(lambda: list(KeepingChannelLayer.sent), "a publication")
         ((thread, group, message),) = sent
         assert thread == "agentdash-live-loop" and group == session_group(session.id)
-        assert [i["data"]["name"] for i in message["items"]] == ["step on this loop"]
+        assert [i["data"]["name"] for i in changes_items(message)] == ["step on this loop"]
     finally:
         await pipeline.stop()
     assert not pipeline.running
@@ -502,3 +502,84 @@ def test_a_session_with_only_new_spans_is_published_without_reading_it_back(
     (batch,), sql = flush(["fourth"], {session.id: seq})
     assert [(i["seq"], i["kind"]) for i in batch.items] == [(4, "run"), (5, "span")]
     assert any("changes_sessionchange" in q and q.startswith("SELECT") for q in sql)
+
+
+READ_SPAN_ROWS = '"spans_span"."attributes"'
+"""In a query that reads spans' rows back (a run's usage totals read only their index)."""
+
+
+def test_spans_stored_elsewhere_in_the_process_go_out_as_announced(alice: User) -> None:
+    """Spans another writer of this process stored (OTLP ingest) are announced with their
+    items: the flush sends them without reading the changes or the spans back; a change
+    announced without its items in the same flush has the session read from the database."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agentdash.changes.announcements import announcer_register, announcer_unregister
+    from agentdash.changes.items import items_after
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+    from agentdash.spans.services import spans_store
+    from agentdash.spans.span_version import SpanVersion
+
+    session = session_of(alice, "s-announced")
+    dirty: dict[str, int | None] = {}
+    announced: dict[str, list[Any]] = {}
+    untold: set[str] = set()
+
+    def listener(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
+        dirty.setdefault(session_id, seq)
+        if items is None:
+            untold.add(session_id)
+        else:
+            announced.setdefault(session_id, []).append(items)
+
+    def store(*names: str) -> None:
+        trace_id = uuid.uuid4().hex
+        spans_store(
+            versions=[
+                SpanVersion(
+                    trace_id=trace_id,
+                    span_id=f"{n + 1:016x}",
+                    name=name,
+                    start_time=1_000 + n,
+                    end_time=2_000 + n,
+                    attributes={"gen_ai.usage.input_tokens": 7, "text": "ünï <b>"},
+                    session_id=session.id,
+                )
+                for n, name in enumerate(names)
+            ]
+        )
+
+    def flush() -> tuple[list[Any], list[str]]:
+        with CaptureQueriesContext(connection) as queries:
+            batches = writer.write([], dict(dirty), dict(announced), set(untold))
+        dirty.clear()
+        announced.clear()
+        untold.clear()
+        for batch in batches:
+            writer.published(batch)
+        return batches, [q["sql"] for q in queries.captured_queries]
+
+    writer = FlushWriter(publish_limit=100)
+    announcer_register(listener)
+    try:
+        store("first")
+        flush()  # the first flush learns where the session stands
+        store("second", "third")
+        store("fourth")
+        (batch,), sql = flush()
+        assert [i["data"]["name"] for i in batch.items] == ["second", "third", "fourth"]
+        assert batch.items == items_after(session_id=session.id, after_seq=1, limit=10)
+        assert batch.items[0]["data"]["usage"]["input"] == 7
+        assert not any(q.startswith("SELECT") and READ_SPAN_ROWS in q for q in sql)
+        assert not any(q.startswith("SELECT") and "changes_sessionchange" in q for q in sql)
+
+        store("fifth")
+        session_change_next(session_id=session.id, kind="run", ref="1")  # told no items
+        (batch,), sql = flush()
+        assert [(i["seq"], i["kind"]) for i in batch.items] == [(5, "span"), (6, "run")]
+        assert any(q.startswith("SELECT") and "changes_sessionchange" in q for q in sql)
+        assert not any(q.startswith("SELECT") and READ_SPAN_ROWS in q for q in sql)
+    finally:
+        announcer_unregister(listener)
