@@ -14,6 +14,8 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from django.conf import settings  # noqa: E402
 
 import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to its broker)
+from agentdash.core.conf import agentdash_setting  # noqa: E402
+from agentdash.core.gc_tuning import gc_tune  # noqa: E402
 from agentdash.core.static_serving import StaticFiles  # noqa: E402
 from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
 from agentdash.live.outage_guard import SocketOutageGuard  # noqa: E402
@@ -38,3 +40,6 @@ router = ProtocolTypeRouter(
     }
 )
 application = RunHostStarter(router)
+
+# Start-up is done: what it made lives as long as the process (agentdash/core/gc_tuning.py).
+gc_tune(threshold=agentdash_setting("GC_THRESHOLD"))

@@ -25,9 +25,12 @@ app.autodiscover_tasks(["agentdash.runs"])
 
 
 def _start_run_loop() -> None:
+    from agentdash.core.conf import agentdash_setting
+    from agentdash.core.gc_tuning import gc_tune
     from agentdash.runs.host import run_host
 
     run_host().start_thread(runs=True)
+    gc_tune(threshold=agentdash_setting("GC_THRESHOLD"))
 
 
 @signals.worker_process_init.connect

@@ -587,7 +587,7 @@ async def profiled_round(ours: Ours, batches: Batches, senders: int, out: Path) 
     pyspy, rate = pyspy_ensure(), 200
     args = [str(pyspy), "record", "--pid", str(ours.pid), "--rate", str(rate), "--format", "raw"]
     proc = subprocess.Popen(
-        [*args, "--function", "-o", str(out)],
+        [*args, "--function", *(["--gil"] if os.environ.get("PYSPY_GIL") else []), "-o", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )

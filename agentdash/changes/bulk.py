@@ -14,6 +14,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import (
     BigIntegerField,
     CharField,
+    DateTimeField,
     Field,
     ForeignKey,
     IntegerField,
@@ -64,12 +65,17 @@ def rows_insert(
     # The thread's connection itself: ``django.db.connection`` is a proxy, looked up anew on
     # each attribute read (a field's conversion reads several).
     connection = connections[DEFAULT_DB_ALIAS]
-    converts = [_converter(field, connection) for field in columns]
-    prepared = [
-        [convert(value) for convert, value in zip(converts, row, strict=True)] for row in rows
-    ]
+    prepared = [list(row) for row in rows]
     if not prepared:
         return
+    if any(len(row) != len(columns) for row in prepared):
+        raise ValueError(f"a row's values do not match the {len(columns)} fields")
+    for index, field in enumerate(columns):
+        if _plain(field) and all(type(row[index]) in _PLAIN_VALUES for row in prepared):
+            continue  # what the driver takes as it is: no call per value
+        convert = _converter(field, connection)
+        for row in prepared:
+            row[index] = convert(row[index])
     quote = connection.ops.quote_name
     names = ", ".join(quote(field.column) for field in columns)
     values = ", ".join(["%s"] * len(columns))
@@ -98,12 +104,24 @@ def _converter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Conve
             return prep(value)
 
         return to_json
-    plain = isinstance(field, _PLAIN_FIELDS) or (
+    if _plain(field):
+        return lambda value: value if type(value) in _PLAIN_VALUES else prep(value)
+    if isinstance(field, DateTimeField):  # often one moment for every row: converted once
+        last: list[Any] = [None, None]
+
+        def to_moment(value: Any) -> Any:
+            if value is None or value is not last[0]:
+                last[:] = [value, prep(value)]
+            return last[1]
+
+        return to_moment
+    return prep
+
+
+def _plain(field: Field[Any, Any]) -> bool:
+    return isinstance(field, _PLAIN_FIELDS) or (
         isinstance(field, ForeignKey) and isinstance(field.target_field, _PLAIN_FIELDS)
     )
-    if plain:
-        return lambda value: value if type(value) in _PLAIN_VALUES else prep(value)
-    return prep
 
 
 def _field(model: type[Model], name: str) -> Field[Any, Any]:

@@ -45,6 +45,23 @@ TOO_LARGE = {"truncated": True, "json": ""}
 """What stands in for a payload cut from a change too large to send whole."""
 
 
+class EncodedItem(dict[str, Any]):
+    """A change item that carries its JSON text, encoded once by whoever made it from what
+    it had already encoded (a span's stored JSON): :func:`item_json` takes the text instead
+    of encoding the item again. The text may hold non-ASCII characters (never a surrogate)."""
+
+    def __init__(self, item: Item, text: str) -> None:
+        super().__init__(item)
+        self.text = text
+
+
+def item_json(item: Item) -> str:
+    """``item``'s JSON text: as it was encoded when it carries it, else encoded now
+    (ASCII)."""
+    text = getattr(item, "text", None)
+    return text if isinstance(text, str) else json.dumps(item)
+
+
 @dataclass(frozen=True)
 class ItemKind:
     """How changes of one kind get their data: ``load`` reads the rows named by a set of

@@ -18,7 +18,10 @@ class SessionChange(models.Model):
         RUN = "run"
 
     session = models.ForeignKey(
-        "agent_sessions.AgentSession", on_delete=models.CASCADE, related_name="changes"
+        "agent_sessions.AgentSession",
+        on_delete=models.CASCADE,
+        related_name="changes",
+        db_index=False,  # the unique (session, seq) index serves it
     )
     seq = models.PositiveBigIntegerField()
     kind = models.CharField(max_length=8, choices=Kind.choices)

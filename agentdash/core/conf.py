@@ -222,6 +222,14 @@ SETTINGS: tuple[Setting, ...] = (
         "How often each worker reloads every callback switch from the database.",
     ),
     Setting(
+        "GC_THRESHOLD",
+        10_000,
+        "AGENTDASH_GC_THRESHOLD",
+        _parse_int,
+        "The garbage collector's first threshold in serving and worker processes, which "
+        "also freeze what they hold once started (0: Python's defaults).",
+    ),
+    Setting(
         "HEALTH_INTERVAL_S",
         5.0,
         "AGENTDASH_HEALTH_INTERVAL_S",

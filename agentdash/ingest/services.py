@@ -33,6 +33,7 @@ from agentdash.ingest import semconv
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
 from agentdash.spans.models import Span
+from agentdash.spans.selectors import spans_stored
 from agentdash.spans.services import spans_store_isolating
 from agentdash.spans.span_version import SpanVersion
 
@@ -114,17 +115,22 @@ def _stored_sessions(
 ) -> dict[tuple[str, str], tuple[str | None, tuple[int | None, str] | None]]:
     """Identities of ``spans`` already stored → (their session, (its owner, its app name) if
     it is an ingest session, else ``None``)."""
-    wanted = {(s.trace_id, s.span_id) for s in spans}
-    rows = Span.objects.filter(
-        trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted}
-    ).values_list("trace_id", "span_id", "session_id", "session__owner_id", "session__app_name")
-    found: dict[tuple[str, str], tuple[str | None, tuple[int | None, str] | None]] = {}
-    for trace_id, span_id, session_id, owner_id, app_name in rows:
-        if (trace_id, span_id) not in wanted:
-            continue
-        ingest = session_id is not None and session_id.startswith(SESSION_PREFIX)
-        found[(trace_id, span_id)] = (session_id, (owner_id, app_name) if ingest else None)
-    return found
+    stored = spans_stored(identities=[(s.trace_id, s.span_id) for s in spans])
+    ingest = {span.session_id for span in stored.values() if _ingest_session(span.session_id)}
+    owners = dict(
+        (pk, (owner_id, app_name))
+        for pk, owner_id, app_name in AgentSession.objects.filter(pk__in=ingest).values_list(
+            "pk", "owner_id", "app_name"
+        )
+    )
+    return {
+        identity: (span.session_id, owners.get(span.session_id or ""))
+        for identity, span in stored.items()
+    }
+
+
+def _ingest_session(session_id: str | None) -> bool:
+    return session_id is not None and session_id.startswith(SESSION_PREFIX)
 
 
 def _targets(key: IngestKey, spans: list[IncomingSpan]) -> dict[str, str]:

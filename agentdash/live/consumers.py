@@ -27,7 +27,7 @@ from agentdash.live.actions import perform
 from agentdash.live.groups import changes_items, session_group
 from agentdash.live.pipeline import live_pipeline
 from agentdash.live.protocol import (
-    MAX_SENT_CHARS,
+    MAX_SENT_BYTES,
     ChangesPage,
     ClientMessage,
     Hello,
@@ -232,8 +232,8 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
 
     async def _send_changes(self, items: list[Item], *, replay: bool) -> None:
         """One ``changes`` message, or several in order when it would exceed
-        ``MAX_SENT_CHARS`` (a change too large alone goes out trimmed)."""
-        for page in changes_pages(items, replay=replay, limit=MAX_SENT_CHARS):
+        ``MAX_SENT_BYTES`` (a change too large alone goes out trimmed)."""
+        for page in changes_pages(items, replay=replay, limit=MAX_SENT_BYTES):
             await self.send(text_data=page["text"])
 
     async def _access(self) -> Access:

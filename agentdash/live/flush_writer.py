@@ -21,7 +21,7 @@ from agentdash.core.sqlite.base import writes_first
 from agentdash.live.protocol import ChangesPage, changes_pages
 from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
-from agentdash.spans.change_items import span_item
+from agentdash.spans.change_items import span_change_item
 from agentdash.spans.services import (
     SpanWrite,
     spans_store,
@@ -106,11 +106,9 @@ class FlushWriter:
                 used.add((version.session_id, version.run_id))
             if not as_given:  # some were stored reduced: what was stored is read back
                 continue
-            item = span_item(version, prices)
-            fresh[(version.session_id, write.seq)] = item
-            ours.setdefault(version.session_id, []).append(
-                {"seq": write.seq, "kind": "span", "data": item}
-            )
+            item = span_change_item(write.seq, version, prices)
+            fresh[(version.session_id, write.seq)] = item["data"]
+            ours.setdefault(version.session_id, []).append(item)
         # A run's totals are part of its data: each run whose totals grew is a change of its
         # own, sent with the spans (so its session's batch is read, not sent as stored).
         regrown = run_usage_changed(runs=used) if used else {}

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
-from agentdash.changes.items import item_trimmed
+from agentdash.changes.items import item_json, item_trimmed
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.hygiene import (
     MAX_JSON_DEPTH,
@@ -24,8 +24,8 @@ from agentdash.core.hygiene import (
 from agentdash.runs.confirmations import DECISIONS
 
 MAX_FRAME_BYTES = 64 * 1024
-MAX_SENT_CHARS = 512 * 1024
-"""Longest message sent (JSON, ASCII): daphne refuses to send one over its message limit
+MAX_SENT_BYTES = 512 * 1024
+"""Longest message sent (JSON, in UTF-8): daphne refuses to send one over its message limit
 (1 MB by default) and would drop the connection."""
 MAX_TEXT_CHARS = 20_000
 MAX_ID_CHARS = 128
@@ -297,12 +297,13 @@ class ChangesPage(TypedDict):
 
 
 def changes_pages(
-    items: list[dict[str, Any]], *, replay: bool, limit: int = MAX_SENT_CHARS
+    items: list[dict[str, Any]], *, replay: bool, limit: int = MAX_SENT_BYTES
 ) -> list[ChangesPage]:
-    """``items`` (in seq order) as ``changes`` messages of at most ``limit`` characters
+    """``items`` (in seq order) as ``changes`` messages of at most ``limit`` bytes (UTF-8)
     each, in order: every item whole, but one too large alone, which goes out trimmed
-    (``changes.items.item_trimmed``). Each item is encoded once (ASCII JSON: characters are
-    bytes), whatever the number of clients the pages go to."""
+    (``changes.items.item_trimmed``). Each item is encoded once whatever the number of
+    clients the pages go to, or not at all when it carries its JSON
+    (``changes.items.EncodedItem``)."""
     head, tail = '{"type": "changes", "items": [', f'], "replay": {json.dumps(replay)}}}'
     room = limit - len(head) - len(tail)
     pages: list[ChangesPage] = []
@@ -317,17 +318,23 @@ def changes_pages(
             pages.append(ChangesPage(first=seqs[0], last=seqs[-1], in_line=in_line, text=text))
 
     for item in items:
-        text = json.dumps(item)
-        if len(text) > room:
+        text = item_json(item)
+        length = _utf8_length(text)
+        if length > room:
             text = json.dumps(item_trimmed(item))
-        if texts and size + 2 + len(text) > room:
+            length = len(text)
+        if texts and size + 2 + length > room:
             close()
             texts, seqs, size = [], [], 0
         texts.append(text)
         seqs.append(item["seq"])
-        size += len(text) + (2 if len(texts) > 1 else 0)
+        size += length + (2 if len(texts) > 1 else 0)
     close()
     return pages
+
+
+def _utf8_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def replay_done_message(seq: int) -> dict[str, Any]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from agentdash.changes.items import Item, RowKey, items_of_rows
+from agentdash.changes.items import EncodedItem, Item, RowKey, items_of_rows
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book
@@ -31,6 +32,21 @@ def span_item(span: Span | SpanVersion, prices: PriceBook | None = None) -> Item
         "run_id": span.run_id,
         "usage": span_usage(columns, prices or price_book()),
     }
+
+
+def span_change_item(seq: int, version: SpanVersion, prices: PriceBook) -> Item:
+    """The change item of ``version`` stored with ``seq``: encoded with the JSON its
+    attributes and events were stored as (not encoded a second time), when it has it."""
+    data = span_item(version, prices)
+    item = {"seq": seq, "kind": "span", "data": data}
+    attributes, events = version.attributes_json, version.events_json
+    if attributes is None or events is None:
+        return item
+    rest = {k: v for k, v in data.items() if k not in ("attributes", "events")}
+    text = json.dumps({"seq": seq, "kind": "span", "data": rest}, ensure_ascii=False)
+    # '…"data": {…}}' → '…"data": {…, "attributes": …, "events": …}}'
+    text = f'{text[:-2]}, "attributes": {attributes}, "events": {events}}}}}'
+    return EncodedItem(item, text)
 
 
 def spans_load(refs: set[RowKey]) -> dict[RowKey, Item]:

@@ -27,15 +27,23 @@ class Span(models.Model):
     status_message = models.TextField(blank=True)
     attributes = models.JSONField(default=dict, blank=True)
     events = models.JSONField(default=list, blank=True)
+    # No index of their own: the composite indexes below start with each (an index less to
+    # write for every span stored).
     session = models.ForeignKey(
         "agent_sessions.AgentSession",
         null=True,
         blank=True,
         on_delete=models.CASCADE,
         related_name="spans",
+        db_index=False,
     )
     run = models.ForeignKey(
-        "runs.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="spans"
+        "runs.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="spans",
+        db_index=False,
     )
     seq = models.PositiveBigIntegerField(
         default=0, help_text="The session change that last wrote this span."

@@ -2,15 +2,62 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Collection, Iterator
+from typing import Any, NamedTuple
 
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.fields.json import KT
 
 from agentdash.spans.change_items import span_item
 from agentdash.spans.models import Span
 from runtime.telemetry.attributes import GenAI
+
+STORED_PER_QUERY = 2_000
+"""Span ids looked up in one query by :func:`spans_stored` (SQLite takes at most 32,766
+parameters in a statement; an OTLP request can carry more spans)."""
+
+
+class StoredSpan(NamedTuple):
+    session_id: str | None
+    end_time: int | None
+
+
+def spans_stored(
+    *, identities: Collection[tuple[str, str]], lock: bool = False
+) -> dict[tuple[str, str], StoredSpan]:
+    """Which of the spans ``(trace id, span id)`` are stored, with their session and end.
+    ``lock``: their rows stay held until the transaction ends (PostgreSQL's ``FOR NO KEY
+    UPDATE``; SQLite holds the whole database while a transaction writes). In SQL of its
+    own: the ORM's cost of a query with a long ``IN`` list was a tenth of an OTLP batch's
+    ingest (docs/BENCHMARKS.md)."""
+    wanted = sorted(set(identities))
+    quote = connection.ops.quote_name
+    table = quote(Span._meta.db_table)
+    columns = ", ".join(
+        quote(Span._meta.get_field(name).column)
+        for name in ("trace_id", "span_id", "session", "end_time")
+    )
+    held = ""
+    if lock and connection.features.has_select_for_update:
+        no_key = connection.features.has_select_for_no_key_update
+        held = " FOR NO KEY UPDATE" if no_key else " FOR UPDATE"
+    found: dict[tuple[str, str], StoredSpan] = {}
+    with connection.cursor() as cursor:
+        for start in range(0, len(wanted), STORED_PER_QUERY):
+            chunk = wanted[start : start + STORED_PER_QUERY]
+            traces = sorted({trace_id for trace_id, _ in chunk})
+            spans = sorted({span_id for _, span_id in chunk})
+            cursor.execute(
+                f"SELECT {columns} FROM {table} "
+                f"WHERE {quote('trace_id')} IN ({', '.join(['%s'] * len(traces))}) "
+                f"AND {quote('span_id')} IN ({', '.join(['%s'] * len(spans))}){held}",
+                [*traces, *spans],
+            )
+            for trace_id, span_id, session_id, end_time in cursor.fetchall():
+                found[(trace_id, span_id)] = StoredSpan(session_id, end_time)
+    chosen = set(wanted)  # the query's cross product may find other pairs of these ids
+    return {identity: span for identity, span in found.items() if identity in chosen}
 
 
 def spans_for_trace(*, trace_id: str) -> QuerySet[Span]:

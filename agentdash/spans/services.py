@@ -32,9 +32,10 @@ from agentdash.changes.services import (
 )
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.services import audit_record
-from agentdash.spans.change_items import span_item
+from agentdash.spans.change_items import span_change_item
 from agentdash.spans.decisions import DECISION_COLUMNS
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice, Span
+from agentdash.spans.selectors import spans_stored
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS
@@ -196,13 +197,8 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
     # spans), then the spans.
     counts = Counter(v.session_id for v in versions if v.session_id is not None)
     next_seq = seqs_take(counts)
-    wanted = {v.identity for v in versions}
-    rows = (
-        Span.objects.select_for_update(no_key=True)
-        .filter(trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted})
-        .values_list("trace_id", "span_id", "end_time")
-    )
-    existing = {(t, s): end for t, s, end in rows if (t, s) in wanted}
+    stored = spans_stored(identities=[v.identity for v in versions], lock=True)
+    existing = {identity: span.end_time for identity, span in stored.items()}
     # An ended stored span is final: later versions of it are ignored, their seqs given back.
     final = {key for key, end in existing.items() if end is not None}
     writes = [v for v in versions if v.identity not in final]
@@ -262,7 +258,7 @@ def _items_makers(
 
 def _span_items(pairs: list[tuple[int, SpanVersion]]) -> list[Item]:
     prices = price_book()
-    return [{"seq": seq, "kind": "span", "data": span_item(v, prices)} for seq, v in pairs]
+    return [span_change_item(seq, version, prices) for seq, version in pairs]
 
 
 def spans_store_isolating(

@@ -83,6 +83,16 @@ class SpanVersion:
         return (self.trace_id, self.span_id)
 
     @property
+    def attributes_json(self) -> str | None:
+        """The attributes' JSON as stored (``None``: not JSON, the store decides)."""
+        return self._attributes_json
+
+    @property
+    def events_json(self) -> str | None:
+        """The events' JSON as stored (``None``: not JSON, the store decides)."""
+        return self._events_json
+
+    @property
     def attributes_stored(self) -> Any:
         """The attributes as the span store writes them (their JSON encoded once)."""
         return _encoded(self.attributes, self._attributes_json)

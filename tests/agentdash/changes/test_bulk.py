@@ -69,3 +69,20 @@ def test_no_rows_no_query(django_assert_num_queries) -> None:  # type: ignore[no
 def test_a_field_that_is_no_column_is_refused() -> None:
     with pytest.raises(ValueError, match="spans"):
         rows_insert(model=AgentSession, fields=("spans",), rows=[("x",)])
+
+
+def test_values_are_converted_by_their_field(make_session: MakeSession) -> None:
+    """Plain values go as they are; others as save() converts them (an int for a text
+    column becomes its text; one moment for many rows, each row gets it)."""
+    make_session("s1")
+    rows_insert(
+        model=SessionChange,
+        fields=FIELDS,
+        rows=[("s1", n, "span", n, AT) for n in range(1, 4)],  # ref given as an int
+    )
+    assert stored() == [("s1", n, "span", str(n), AT) for n in range(1, 4)]
+
+
+def test_a_row_of_the_wrong_length_is_refused() -> None:
+    with pytest.raises(ValueError, match="5 fields"):
+        rows_insert(model=SessionChange, fields=FIELDS, rows=[("s1", 1, "span", "t:a")])

@@ -226,7 +226,7 @@ async def test_a_batch_too_large_for_one_message_goes_out_in_several_in_order(
 ) -> None:
     from agentdash.live import consumers
 
-    monkeypatch.setattr(consumers, "MAX_SENT_CHARS", 1_500)
+    monkeypatch.setattr(consumers, "MAX_SENT_BYTES", 1_500)
     socket = await connect(alice, owned)
     await hello(socket)
     await live.stop()  # only this test publishes

@@ -49,3 +49,15 @@ def test_a_change_too_large_alone_goes_out_trimmed_and_gaps_are_marked() -> None
     (page,) = pages  # the trimmed change fits beside the others
     assert (page["first"], page["last"], page["in_line"]) == (1, 4, False)
     assert changes_pages([], replay=False) == []
+
+
+def test_items_that_carry_their_json_are_not_encoded_again_and_bytes_are_counted() -> None:
+    from agentdash.changes.items import EncodedItem
+
+    wide = "😀" * 300  # 4 bytes each in UTF-8, one character each in Python
+    items = [span(seq, wide) for seq in range(1, 5)]
+    encoded = [EncodedItem(item, json.dumps(item, ensure_ascii=False)) for item in items]
+    pages = changes_pages(encoded, replay=False, limit=3_000)
+    assert all(len(page["text"].encode("utf-8")) <= 3_000 for page in pages)
+    assert len(pages) > 1 and "😀" in pages[0]["text"]  # sent as it was encoded
+    assert [i for page in pages for i in json.loads(page["text"])["items"]] == items

@@ -128,3 +128,24 @@ def test_a_version_refused_even_reduced_is_dropped_and_the_rest_stored(
     assert [w.stored for w in writes] == [True, False, True]
     assert set(Span.objects.values_list("span_id", flat=True)) == {"a" * 16, "c" * 16}
     assert any("dropped" in r.getMessage() for r in caplog.records)
+
+
+def test_a_span_change_item_carries_the_json_its_data_was_stored_as() -> None:
+    from agentdash.spans.change_items import span_change_item, span_item
+    from agentdash.spans.usage import PriceBook
+
+    version = SpanVersion(
+        trace_id="a" * 32,
+        span_id="b" * 16,
+        name="chat ünï",
+        start_time=1,
+        end_time=2,
+        attributes={"gen_ai.usage.input_tokens": 3, "text": "<b>😀</b>\x00"},
+        events=[{"name": "e", "time": 1, "attributes": {"k": [1, 2.5, None]}}],
+        session_id="s1",
+    )
+    prices = PriceBook([])
+    item = span_change_item(7, version, prices)
+    assert item == {"seq": 7, "kind": "span", "data": span_item(version, prices)}
+    assert json.loads(item.text) == item  # type: ignore[attr-defined]
+    assert version.attributes_json is not None and version.attributes_json in item.text  # type: ignore[attr-defined]
