@@ -3,7 +3,7 @@
 
   .venv/bin/python bench/ingest.py [--batches N] [--spans N] [--rounds N] [--senders 1,4]
                                    [--peer phoenix|none] [--debug on|off] [--profile]
-                                   [--no-doc]
+                                   [--profile-gil] [--no-doc]
 
 Ours: the embedded default (one daphne, an SQLite file, the inline executor, the in-memory
 channel layer, DEBUG on as ``make run``) started in a temporary directory with
@@ -29,7 +29,7 @@ order they were sent (it queues them), so it is an estimate at the polling's res
 
 Rounds alternate ours and the peer's order; the medians of the rounds are reported.
 ``--profile`` adds one round on ours under py-spy (``bench/.venv-pyspy``) and prints where
-daphne's time went.
+daphne's time went (``--profile-gil``: only the thread holding Python's lock).
 """
 
 from __future__ import annotations
@@ -583,11 +583,16 @@ def profile_report(raw: Path, seconds: float, rate: int, top: int = 30) -> str:
     return "\n".join(lines)
 
 
-async def profiled_round(ours: Ours, batches: Batches, senders: int, out: Path) -> str:
+async def profiled_round(
+    ours: Ours, batches: Batches, senders: int, out: Path, *, gil: bool = False
+) -> str:
+    """One round on ours under py-spy; ``gil``: sample only the thread holding Python's
+    lock (where the one core's time goes; SQLite's C code, which runs without it, is left
+    out)."""
     pyspy, rate = pyspy_ensure(), 200
     args = [str(pyspy), "record", "--pid", str(ours.pid), "--rate", str(rate), "--format", "raw"]
     proc = subprocess.Popen(
-        [*args, "--function", *(["--gil"] if os.environ.get("PYSPY_GIL") else []), "-o", str(out)],
+        [*args, "--function", *(["--gil"] if gil else []), "-o", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
@@ -669,7 +674,7 @@ async def measure(
     if args.profile:
         batches = batches_make(args.batches, args.spans, seed)
         out = Path(tempfile.gettempdir()) / f"agentdash-bench-ingest-{os.getpid()}.pyspy"
-        report = await profiled_round(ours, batches, args.senders[0], out)
+        report = await profiled_round(ours, batches, args.senders[0], out, gil=args.profile_gil)
         print(f"py-spy of daphne (raw stacks: {out}):\n{report}", flush=True)
     assert ours.client is not None
     await ours.client.close()
@@ -748,6 +753,9 @@ def main() -> None:
     parser.add_argument("--senders", default="1,4", help="concurrent senders, comma-separated")
     parser.add_argument("--peer", choices=("phoenix", "none"), default="phoenix")
     parser.add_argument("--profile", action="store_true", help="one more round under py-spy")
+    parser.add_argument(
+        "--profile-gil", action="store_true", help="profile only the thread holding the GIL"
+    )
     parser.add_argument("--debug", choices=("on", "off"), default="on", help="daphne's DEBUG")
     parser.add_argument("--no-doc", action="store_true", help="leave docs/BENCHMARKS.md alone")
     args = parser.parse_args()
