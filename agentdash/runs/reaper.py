@@ -29,6 +29,7 @@ from agentdash.core.threads import in_worker_thread
 from agentdash.runs.confirmations import confirmations_expire
 from agentdash.runs.lifecycle import run_cancel_message, run_change_record, run_report
 from agentdash.runs.models import Run
+from agentdash.runs.replays import replays_resume_stalled
 from agentdash.runs.services import run_dispatch
 from agentdash.spans.models import Span
 from agentdash.spans.services import spans_store
@@ -47,6 +48,7 @@ class ReapReport:
     requeued: list[int] = field(default_factory=list)
     failed: list[int] = field(default_factory=list)
     resubmitted: list[int] = field(default_factory=list)
+    replays_resumed: list[int] = field(default_factory=list)
     spans_closed: int = 0
     session_ids: set[str] = field(default_factory=set)
 
@@ -71,7 +73,9 @@ def runs_reap(
     ``max_attempts`` attempts, else it ends ``failed`` ("worker stopped: no heartbeat since
     …") and the chat is told. A ``queued`` run handed to the executor more than
     ``requeue_after_s`` ago is handed to it again (a duplicate is harmless: runs are
-    claimed). Each status change records a seq (announced to the live pipeline on commit).
+    claimed). A replay whose last run ended without its next message being queued (its
+    process died) is advanced (``replays.replays_resume_stalled``). Each status change
+    records a seq (announced to the live pipeline on commit).
     ``submit`` defaults to handing the run to this process's executor (``run_dispatch``: a
     failure to submit is logged, not raised, and the run, still queued, is submitted again
     by a pass ``requeue_after_s`` later).
@@ -92,6 +96,7 @@ def runs_reap(
             if queued.filter(pk=run_id).update(queued_at=now):
                 report.resubmitted.append(run_id)
                 submit(run_id)
+    report.replays_resumed = replays_resume_stalled()
     return report
 
 

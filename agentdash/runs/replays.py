@@ -7,9 +7,9 @@ on the timeline as any other) when the run queued last has succeeded and no run 
 session is queued, running or waiting for a confirmation — checked with the replay's row
 locked, once a run's end commits (``lifecycle.run_ended_register``, on the committing
 thread). A run of it that fails or is cancelled stops the replay; so does a message that
-can no longer be queued (the agent is gone). ``replay_start`` asked again while a replay is
-active picks it up where it is (a process that died between a run's end and queueing the
-next leaves it waiting for that nudge).
+can no longer be queued (the agent is gone). A process that died between a run's end and
+queueing the next leaves the replay to the reaper's next pass
+(:func:`replays_resume_stalled`); ``replay_start`` asked again picks it up too.
 """
 
 from __future__ import annotations
@@ -133,6 +133,39 @@ def replay_continue(run: Run) -> None:
             )
         except Exception:
             logger.exception("replay of session %s could not be stopped", run.session_id)
+
+
+def replays_resume_stalled() -> list[int]:
+    """Advance the active replays whose run queued last is no longer under way (it ended
+    and nobody queued the next message: the process that would have died first), as the end
+    of that run would have; the ids of the replays that queued a run. Each is checked with
+    its row locked, so a replay the end of its run advances at the same moment is advanced
+    once. Run by every reaper pass; a replay that fails to advance is stopped, logged."""
+    stalled = (
+        Replay.objects.filter(status=Replay.Status.ACTIVE)
+        .exclude(current_run__status__in=BLOCKING)
+        .values_list("pk", flat=True)
+    )
+    resumed = []
+    for replay_id in stalled:
+        try:
+            with transaction.atomic():
+                replay = (
+                    Replay.objects.select_for_update()
+                    .filter(pk=replay_id, status=Replay.Status.ACTIVE)
+                    .first()
+                )
+                if replay is not None and _advance(replay) is not None:
+                    resumed.append(replay_id)
+        except Exception as exc:
+            logger.exception("replay %s: the next message was not queued", replay_id)
+            Replay.objects.filter(pk=replay_id, status=Replay.Status.ACTIVE).update(
+                status=Replay.Status.STOPPED, error=f"{type(exc).__name__}: {exc}"[:2000]
+            )
+    if resumed:
+        logger.warning("replays %s were resumed: the end of their last run queued nothing",
+                       resumed)  # fmt: skip
+    return resumed
 
 
 def _active(session_id: str) -> Replay | None:

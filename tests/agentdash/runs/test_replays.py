@@ -237,3 +237,34 @@ def test_only_forks_with_something_to_replay_replay(
     with pytest.raises(PermissionDenied):
         replay_start(session=fork, actor=bob)
     assert not Replay.objects.exists() and not Run.objects.exists()
+
+
+async def test_a_replay_whose_process_died_between_runs_is_resumed_by_the_reaper(
+    echo_agent: LlmAgent, host: Any, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The end of a replayed run queues the next message; when the process died before it
+    could, the reaper's next pass does, and the replay ends as it would have."""
+    from agentdash.runs import replays
+    from agentdash.runs.reaper import runs_reap
+
+    parent = await _parent(alice)
+    original = await _texts(parent.pk)
+    fork = await sync_to_async(fork_create)(
+        parent=parent, event_id=await _event_id(parent.pk, 2), actor=alice
+    )
+    # As a process that dies at a run's end: the end finds no replay to advance.
+    monkeypatch.setattr(replays, "_active", lambda session_id: None)
+    replay = await sync_to_async(replay_start)(session=fork, actor=alice)
+    (first,) = replay.run_ids
+    assert (await run_ended(first)).status == Run.Status.SUCCEEDED
+    stalled = await Replay.objects.aget(pk=replay.pk)
+    assert (stalled.status, stalled.run_ids) == (Replay.Status.ACTIVE, [first])
+    monkeypatch.undo()
+
+    report = await sync_to_async(runs_reap)(stale_after_s=60, max_attempts=3)
+    assert report.replays_resumed == [replay.pk]
+    runs = await _replayed(replay, 2)
+    assert runs[0].pk == first and runs[1].status == Run.Status.SUCCEEDED
+    assert await _texts(fork.pk) == original
+    again = await sync_to_async(runs_reap)(stale_after_s=60, max_attempts=3)
+    assert again.replays_resumed == []  # a replay that is done is left alone
