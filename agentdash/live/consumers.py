@@ -25,16 +25,14 @@ from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
 from agentdash.live.actions import perform
 from agentdash.live.groups import changes_items, session_group
+from agentdash.live.pages import MAX_SENT_BYTES, ChangesPage, changes_pages
 from agentdash.live.pipeline import live_pipeline
 from agentdash.live.protocol import (
-    MAX_SENT_BYTES,
-    ChangesPage,
     ClientMessage,
     Hello,
     Ping,
     ProtocolError,
     callback_changed_message,
-    changes_pages,
     error_message,
     parse_client_message,
     pong_message,

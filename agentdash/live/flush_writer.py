@@ -18,7 +18,7 @@ from agentdash.changes.items import Item, SeqKey, items_after_many
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
-from agentdash.live.protocol import ChangesPage, changes_pages
+from agentdash.live.pages import ChangesPage, changes_pages
 from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_change_item

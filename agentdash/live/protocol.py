@@ -7,11 +7,9 @@ typed requests, server messages built in one place.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal
 
-from agentdash.changes.items import item_json, item_trimmed
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.hygiene import (
     MAX_JSON_DEPTH,
@@ -24,9 +22,6 @@ from agentdash.core.hygiene import (
 from agentdash.runs.confirmations import DECISIONS
 
 MAX_FRAME_BYTES = 64 * 1024
-MAX_SENT_BYTES = 512 * 1024
-"""Longest message sent (JSON, in UTF-8): daphne refuses to send one over its message limit
-(1 MB by default) and would drop the connection."""
 MAX_TEXT_CHARS = 20_000
 MAX_ID_CHARS = 128
 MAX_REASON_CHARS = 2_000
@@ -284,57 +279,6 @@ SERVER_MESSAGE_TYPES = frozenset(
 
 def changes_message(items: list[dict[str, Any]], *, replay: bool) -> dict[str, Any]:
     return {"type": "changes", "items": items, "replay": replay}
-
-
-class ChangesPage(TypedDict):
-    """One ``changes`` message, encoded: its text as sent, the seqs of its first and last
-    items, and whether its seqs run in line (no gap between them)."""
-
-    first: int
-    last: int
-    in_line: bool
-    text: str
-
-
-def changes_pages(
-    items: list[dict[str, Any]], *, replay: bool, limit: int = MAX_SENT_BYTES
-) -> list[ChangesPage]:
-    """``items`` (in seq order) as ``changes`` messages of at most ``limit`` bytes (UTF-8)
-    each, in order: every item whole, but one too large alone, which goes out trimmed
-    (``changes.items.item_trimmed``). Each item is encoded once whatever the number of
-    clients the pages go to, or not at all when it carries its JSON
-    (``changes.items.EncodedItem``)."""
-    head, tail = '{"type": "changes", "items": [', f'], "replay": {json.dumps(replay)}}}'
-    room = limit - len(head) - len(tail)
-    pages: list[ChangesPage] = []
-    texts: list[str] = []
-    seqs: list[int] = []
-    size = 0
-
-    def close() -> None:
-        if texts:
-            in_line = seqs[-1] - seqs[0] == len(seqs) - 1
-            text = head + ", ".join(texts) + tail
-            pages.append(ChangesPage(first=seqs[0], last=seqs[-1], in_line=in_line, text=text))
-
-    for item in items:
-        text = item_json(item)
-        length = _utf8_length(text)
-        if length > room:
-            text = json.dumps(item_trimmed(item))
-            length = len(text)
-        if texts and size + 2 + length > room:
-            close()
-            texts, seqs, size = [], [], 0
-        texts.append(text)
-        seqs.append(item["seq"])
-        size += length + (2 if len(texts) > 1 else 0)
-    close()
-    return pages
-
-
-def _utf8_length(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def replay_done_message(seq: int) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from agentdash.core.admin_base import (
     SessionFilter,
 )
 from agentdash.spans.models import ModelPrice, Span
-from agentdash.spans.services import PRICE_FIELDS, model_price_delete, model_price_set
+from agentdash.spans.prices import PRICE_FIELDS, model_price_delete, model_price_set
 
 
 class TraceFilter(RecentValuesFilter):

@@ -1,5 +1,5 @@
 """Writes of the span store: span versions, one at a time or a batch at once, each stored
-version recorded as a change of its session; and the price table, audited."""
+version recorded as a change of its session (the price table's: ``spans.prices``)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,10 @@ import secrets
 import time
 from collections import Counter
 from collections.abc import Sequence
-from datetime import date
-from decimal import Decimal
 from functools import partial
 from operator import attrgetter
 from typing import Any, NamedTuple
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
 from django.db import IntegrityError, transaction
 
 from agentdash.changes.announcements import ItemsMaker
@@ -31,10 +27,9 @@ from agentdash.changes.services import (
     session_changes_insert,
 )
 from agentdash.core.outages import caused_by_outage
-from agentdash.core.services import audit_record
 from agentdash.spans.change_items import span_change_item
 from agentdash.spans.decisions import DECISION_COLUMNS
-from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice, Span
+from agentdash.spans.models import Span
 from agentdash.spans.selectors import spans_stored
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book
@@ -341,100 +336,3 @@ def _store_drop_notice(version: SpanVersion, why: str, announce: bool) -> SpanWr
         logger.warning("no span could say so either: %s: %s", type(exc).__name__, exc)
         return SpanWrite(stored=False, seq=None)
     return SpanWrite(stored=False, seq=write.seq)
-
-
-# ── the price table ─────────────────────────────────────────────────────────────────────────
-
-Actor = AbstractBaseUser | AnonymousUser | None
-
-PRICE_FIELDS = (
-    "match",
-    "input_per_mtok",
-    "output_per_mtok",
-    "cached_input_per_mtok",
-    "thinking_per_mtok",
-    "as_of",
-    "source",
-)
-"""A price row's fields besides its model: what the audit trail keeps and the admin edits."""
-
-
-def model_price_snapshot(price: ModelPrice) -> dict[str, Any]:
-    """A price row as the audit trail keeps it (amounts as text, exactly, without trailing
-    zeros)."""
-    snapshot: dict[str, Any] = {"model": price.model}
-    for name in PRICE_FIELDS:
-        value = getattr(price, name)
-        if isinstance(value, Decimal):
-            value = format(value.normalize(), "f")  # 0.30 and 0.300000 are one price
-        elif isinstance(value, date):
-            value = value.isoformat()
-        snapshot[name] = value
-    return snapshot
-
-
-def model_price_set(
-    *,
-    model: str,
-    match: str = ModelPrice.Match.PREFIX,
-    input_per_mtok: Decimal,
-    output_per_mtok: Decimal,
-    cached_input_per_mtok: Decimal | None = None,
-    thinking_per_mtok: Decimal | None = None,
-    as_of: date,
-    source: str,
-    actor: Actor,
-    reason: str = "",
-) -> ModelPrice:
-    """Create the price row of ``model``, or replace its figures, audited
-    (``model_price.set``, before and after) in the same transaction; a change takes effect
-    for every span's cost at once (costs are computed when read). An edit that changes
-    nothing writes nothing.
-
-    Raises ``ValidationError`` before writing anything: a negative or malformed amount, a
-    blank model or source, an unknown ``match``."""
-    with transaction.atomic():
-        price = ModelPrice.objects.select_for_update().filter(model=model).first()
-        before = model_price_snapshot(price) if price is not None else None
-        price = price or ModelPrice(model=model)
-        for name, value in (
-            ("match", match),
-            ("input_per_mtok", input_per_mtok),
-            ("output_per_mtok", output_per_mtok),
-            ("cached_input_per_mtok", cached_input_per_mtok),
-            ("thinking_per_mtok", thinking_per_mtok),
-            ("as_of", as_of),
-            ("source", source),
-        ):
-            setattr(price, name, value)
-        price.full_clean()
-        after = model_price_snapshot(price)
-        if after == before:
-            return price
-        price.save()
-        audit_record(
-            actor=actor,
-            action="model_price.set",
-            target_type=MODEL_PRICE_TARGET,
-            target_id=price.model,
-            before=before,
-            after=after,
-            reason=reason,
-        )
-    return price
-
-
-def model_price_delete(*, price: ModelPrice, actor: Actor, reason: str = "") -> None:
-    """Remove a price row, audited (``model_price.delete``): its model's calls show tokens
-    without a cost from then on."""
-    with transaction.atomic():
-        before = model_price_snapshot(price)
-        ModelPrice.objects.filter(pk=price.pk).delete()
-        audit_record(
-            actor=actor,
-            action="model_price.delete",
-            target_type=MODEL_PRICE_TARGET,
-            target_id=price.model,
-            before=before,
-            reason=reason,
-        )

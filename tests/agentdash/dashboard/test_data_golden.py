@@ -20,7 +20,8 @@ from agentdash.agent_sessions._state_store import event_append
 from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.runs.models import Run
-from agentdash.spans.services import model_price_set, spans_store
+from agentdash.spans.prices import model_price_set
+from agentdash.spans.services import spans_store
 from agentdash.spans.span_version import SpanVersion
 from runtime.events.event import Event
 from tests.agentdash.live.test_golden import matches

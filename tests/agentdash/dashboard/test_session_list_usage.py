@@ -23,7 +23,8 @@ from agentdash.dashboard.session_list import (
     tokens_text,
 )
 from agentdash.spans.models import ModelPrice
-from agentdash.spans.services import model_price_set, spans_store
+from agentdash.spans.prices import model_price_set
+from agentdash.spans.services import spans_store
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import session_usage
 

@@ -15,8 +15,9 @@ from agentdash.changes.items import items_after
 from agentdash.changes.services import session_change_next
 from agentdash.live.consumers import SessionConsumer
 from agentdash.live.groups import session_group
+from agentdash.live.pages import changes_pages
 from agentdash.live.pipeline import LivePipeline, live_pipeline
-from agentdash.live.protocol import MAX_FRAME_BYTES, changes_pages
+from agentdash.live.protocol import MAX_FRAME_BYTES
 from tests.agentdash.live.conftest import (
     Connect,
     changes_until,

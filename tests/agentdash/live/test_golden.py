@@ -29,7 +29,8 @@ from agentdash.controls.services import callback_setting_set
 from agentdash.controls.switch_announce import switch_current
 from agentdash.live import access, actions, protocol
 from agentdash.runs.models import Run
-from agentdash.spans.services import model_price_set, span_upsert
+from agentdash.spans.prices import model_price_set
+from agentdash.spans.services import span_upsert
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from tests.agentdash.recording_executor import RecordingExecutor

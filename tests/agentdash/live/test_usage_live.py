@@ -18,7 +18,7 @@ from agentdash.changes.selectors import session_last_seq
 from agentdash.dashboard.selectors import session_snapshot_data
 from agentdash.live.pipeline import LivePipeline
 from agentdash.runs.models import Run
-from agentdash.spans.services import model_price_set
+from agentdash.spans.prices import model_price_set
 from runtime import LlmAgent, LlmResponse, Runner, ScriptedLlm
 from tests.agentdash.live.conftest import Connect, changes_until, hello
 from tests.agentdash.stored import session_of

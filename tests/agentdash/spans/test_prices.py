@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from agentdash.core.models import AuditEntry
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice
-from agentdash.spans.services import model_price_delete, model_price_set
+from agentdash.spans.prices import model_price_delete, model_price_set
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,8 @@ import pytest
 
 from agentdash.runs.models import Run
 from agentdash.spans.models import ModelPrice, Span
-from agentdash.spans.services import model_price_set, span_upsert, spans_store
+from agentdash.spans.prices import model_price_set
+from agentdash.spans.services import span_upsert, spans_store
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book, runs_usage, session_usage, sessions_usage
 from agentdash.spans.usage import (

@@ -1,4 +1,4 @@
-"""live.protocol's encoded ``changes`` pages: every item once, in order, each page within
+"""live.pages, the encoded ``changes`` messages: every item once, in order, each page within
 the size limit, a change too large alone trimmed, and whether a page's seqs run in line."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentdash.live.protocol import changes_message, changes_pages
+from agentdash.live.pages import changes_pages
+from agentdash.live.protocol import changes_message
 
 pytestmark = pytest.mark.django_db  # the item kinds' trimmers are registered at start-up
 

@@ -1,0 +1,65 @@
+"""``changes`` messages encoded once for every client: a batch of change items as frames
+within daphne's size limit, each item's JSON made once (or taken as its writer encoded it),
+so consumers send the text as it is (docs/PROTOCOL.md)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TypedDict
+
+from agentdash.changes.items import item_json, item_trimmed
+
+MAX_SENT_BYTES = 512 * 1024
+"""Longest message sent (JSON, in UTF-8): daphne refuses to send one over its message limit
+(1 MB by default) and would drop the connection."""
+
+
+class ChangesPage(TypedDict):
+    """One ``changes`` message, encoded: its text as sent, the seqs of its first and last
+    items, and whether its seqs run in line (no gap between them)."""
+
+    first: int
+    last: int
+    in_line: bool
+    text: str
+
+
+def changes_pages(
+    items: list[dict[str, Any]], *, replay: bool, limit: int = MAX_SENT_BYTES
+) -> list[ChangesPage]:
+    """``items`` (in seq order) as ``changes`` messages of at most ``limit`` bytes (UTF-8)
+    each, in order: every item whole, but one too large alone, which goes out trimmed
+    (``changes.items.item_trimmed``). Each item is encoded once whatever the number of
+    clients the pages go to, or not at all when it carries its JSON
+    (``changes.items.EncodedItem``)."""
+    head, tail = '{"type": "changes", "items": [', f'], "replay": {json.dumps(replay)}}}'
+    room = limit - len(head) - len(tail)
+    pages: list[ChangesPage] = []
+    texts: list[str] = []
+    seqs: list[int] = []
+    size = 0
+
+    def close() -> None:
+        if texts:
+            in_line = seqs[-1] - seqs[0] == len(seqs) - 1
+            text = head + ", ".join(texts) + tail
+            pages.append(ChangesPage(first=seqs[0], last=seqs[-1], in_line=in_line, text=text))
+
+    for item in items:
+        text = item_json(item)
+        length = _utf8_length(text)
+        if length > room:
+            text = json.dumps(item_trimmed(item))
+            length = len(text)
+        if texts and size + 2 + length > room:
+            close()
+            texts, seqs, size = [], [], 0
+        texts.append(text)
+        seqs.append(item["seq"])
+        size += length + (2 if len(texts) > 1 else 0)
+    close()
+    return pages
+
+
+def _utf8_length(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
