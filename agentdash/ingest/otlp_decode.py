@@ -31,6 +31,7 @@ JSON = "application/json"
 _MEDIA_TYPES = {PROTOBUF: PROTOBUF, "application/protobuf": PROTOBUF, JSON: JSON}
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 _GRPC_INVALID_ARGUMENT = 3  # google.rpc.Code
+_GRPC_UNAVAILABLE = 14
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # pairs were joined by the JSON parser
 
@@ -175,6 +176,8 @@ def success(rejected: int, error_message: str, kind: str) -> bytes:
     return encoded(response, kind)
 
 
-def failure(message: str, kind: str) -> bytes:
-    """A ``google.rpc.Status`` carrying ``message``: the body of a 4xx answer."""
-    return encoded(status_pb2.Status(code=_GRPC_INVALID_ARGUMENT, message=message), kind)
+def failure(message: str, kind: str, *, status: int = 400) -> bytes:
+    """A ``google.rpc.Status`` carrying ``message``: the body of an answer other than 200
+    (OTLP/HTTP asks for one on every 4xx and 5xx), its code by the HTTP ``status``."""
+    code = _GRPC_UNAVAILABLE if status == 503 else _GRPC_INVALID_ARGUMENT
+    return encoded(status_pb2.Status(code=code, message=message), kind)

@@ -23,6 +23,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.middleware import RETRY_AFTER_SECONDS
+from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.keys import ingest_key_check, ingest_key_used
@@ -40,10 +42,19 @@ def _answer(status: int, body: bytes, kind: str) -> HttpResponse:
 
 
 def _refused(error: IngestRefused, kind: str) -> HttpResponse:
-    response = _answer(error.status, otlp_decode.failure(error.message, kind), kind)
+    body = otlp_decode.failure(error.message, kind, status=error.status)
+    response = _answer(error.status, body, kind)
     if error.status == 401:
         response["WWW-Authenticate"] = 'Bearer realm="agentdash ingest"'
     return response
+
+
+def _encoding(request: HttpRequest) -> str:
+    """The encoding to answer in: the request's, else JSON."""
+    try:
+        return otlp_decode.media_type(request.headers.get("Content-Type", ""))
+    except IngestRefused:
+        return JSON
 
 
 def _raw_key(request: HttpRequest) -> str:
@@ -110,7 +121,17 @@ async def traces(request: HttpRequest) -> HttpResponse:
         response["Allow"] = "POST"
         return response
     export = in_worker_thread(_export, executor=_ingest_pool())
-    response: HttpResponse = await export(request)
+    try:
+        response: HttpResponse = await export(request)
+    except Exception as exc:
+        if not caused_by_outage(exc):
+            raise
+        # As OTLP/HTTP asks: a Status in the request's encoding, and when to try again
+        # (the exporters retry a 503); nothing was stored.
+        logger.warning("OTLP ingest: 503, the database is unreachable: %s", exc)
+        refused = IngestRefused(503, "the database is unreachable: try again shortly")
+        response = _refused(refused, _encoding(request))
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 

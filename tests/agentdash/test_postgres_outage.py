@@ -210,6 +210,7 @@ async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
                     assert "Briefly unavailable" in answer.body
             exported = await asyncio.to_thread(otlp_post, debug_off, key, otlp[1])
             assert (exported.status, exported.retry_after) == (503, "5"), exported
+            assert "the database is unreachable" in exported.body  # a google.rpc.Status
             # The socket stays open; each request is refused as unavailable, nothing changed.
             seen = len(client.received)
             await client.send({"type": "chat.send", "text": "Anyone there?"})

@@ -378,6 +378,34 @@ def test_a_key_past_its_rate_is_told_when_to_come_back(alice: User, settings: An
     assert post(body, new_key(alice)).status_code == 200
 
 
+@pytest.mark.parametrize("content_type", [PROTOBUF, "application/json"])
+def test_a_database_outage_is_a_503_status_to_retry_and_stores_nothing(
+    alice: User, monkeypatch: pytest.MonkeyPatch, content_type: str
+) -> None:
+    """OTLP/HTTP: every 5xx carries a ``google.rpc.Status`` in the request's encoding; a 503
+    with ``Retry-After`` is what the exporters retry."""
+    from django.db import OperationalError
+
+    from agentdash.ingest import views
+
+    def unreachable(**kwargs: Any) -> Any:
+        raise OperationalError("server closed the connection unexpectedly")
+
+    key = new_key(alice)
+    message = request_of(span(T1, "00000000000000a1", "x"))
+    body = message.SerializeToString()
+    if content_type != PROTOBUF:
+        body = json_of(message)
+    monkeypatch.setattr(views, "spans_ingest", unreachable)
+    answer = post(body, key, content_type=content_type)
+    assert (answer.status_code, answer["Retry-After"]) == (503, "5")
+    assert answer["Content-Type"] == content_type
+    assert "unreachable" in status_message(answer)
+    assert not Span.objects.exists()
+    monkeypatch.undo()
+    assert partial(post(body, key, content_type=content_type)) == (0, "")  # taken again
+
+
 def test_only_post(alice: User) -> None:
     response = Client().get("/v1/traces", HTTP_AUTHORIZATION=f"Bearer {new_key(alice)}")
     assert response.status_code == 405 and response["Allow"] == "POST"
