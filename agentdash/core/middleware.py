@@ -10,7 +10,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.core.signals import got_request_exception
 from django.http import (
     HttpRequest,
@@ -30,69 +29,23 @@ logger = logging.getLogger(__name__)
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
 
 
-class BothModesMiddleware:
-    """A middleware that runs in Django's sync and async chains alike, with no thread hop:
-    its work is ``before`` (a response from it answers at once, the layers below never
-    run), ``after`` and ``finish`` (always, once the layers below are done), none of which
-    may block. Async views — OTLP ingest — then run on the event loop, and requests do not
-    queue on the one thread Django keeps for sync code."""
-
-    sync_capable = True
-    async_capable = True
-
-    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
-        self.get_response = get_response
-        self.is_async = iscoroutinefunction(get_response)
-        if self.is_async:
-            markcoroutinefunction(self)
-
-    def __call__(self, request: HttpRequest) -> Any:
-        if self.is_async:
-            return self._acall(request)
-        answer = self.before(request)
-        if answer is not None:
-            return answer
-        try:
-            response = self.get_response(request)
-        finally:
-            self.finish(request)
-        return self.after(request, response)
-
-    async def _acall(self, request: HttpRequest) -> HttpResponse:
-        answer = self.before(request)
-        if answer is not None:
-            return answer
-        try:
-            response = await self.get_response(request)
-        finally:
-            self.finish(request)
-        return self.after(request, response)
-
-    def before(self, request: HttpRequest) -> HttpResponse | None:
-        return None
-
-    def after(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        return response
-
-    def finish(self, request: HttpRequest) -> None:
-        return None
-
-
-class RequestIdMiddleware(BothModesMiddleware):
+class RequestIdMiddleware:
     """Tags each request with an id (a sane incoming ``X-Request-ID`` or a new one), echoed in
     the response and recorded by audit rows."""
 
-    def before(self, request: HttpRequest) -> None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
         request_id = incoming if _SAFE_ID.match(incoming) else secrets.token_hex(12)
         request.request_id = request_id  # type: ignore[attr-defined]
-        request._request_id_token = set_request_id(request_id)  # type: ignore[attr-defined]
-
-    def finish(self, request: HttpRequest) -> None:
-        reset_request_id(request._request_id_token)  # type: ignore[attr-defined]
-
-    def after(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        response["X-Request-ID"] = request.request_id  # type: ignore[attr-defined]
+        token = set_request_id(request_id)
+        try:
+            response = self.get_response(request)
+        finally:
+            reset_request_id(token)
+        response["X-Request-ID"] = request_id
         return response
 
 
@@ -115,14 +68,17 @@ def csp_header(nonce: str) -> str:
     )
 
 
-class ContentSecurityPolicyMiddleware(BothModesMiddleware):
+class ContentSecurityPolicyMiddleware:
     """Sets a strict CSP on every response; templates get ``csp_nonce`` for their scripts."""
 
-    def before(self, request: HttpRequest) -> None:
-        request.csp_nonce = secrets.token_urlsafe(16)  # type: ignore[attr-defined]
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
 
-    def after(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
-        response.setdefault("Content-Security-Policy", csp_header(request.csp_nonce))  # type: ignore[attr-defined]
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        nonce = secrets.token_urlsafe(16)
+        request.csp_nonce = nonce  # type: ignore[attr-defined]
+        response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", csp_header(nonce))
         return response
 
 
@@ -138,15 +94,17 @@ class ContentSecurityPolicyMiddleware(BothModesMiddleware):
 _MAX_NAME_SHOWN = 60
 
 
-class InputHygieneMiddleware(BothModesMiddleware):
+class InputHygieneMiddleware:
     """Answers **400** (plain text naming the part: a query parameter, a form field) when
     the query string or a form field — name or value — of a request contains a NUL character
     or an unpaired surrogate, and **404** when the path does (an address that names nothing
     this site has: no id can hold such a character). Cookies carrying them are dropped
-    instead (the request goes on without them): a bad cookie must not lock a browser out.
-    (The body was read before the chain ran: parsing its form here does not block.)"""
+    instead (the request goes on without them): a bad cookie must not lock a browser out."""
 
-    def before(self, request: HttpRequest) -> HttpResponse | None:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         _drop_unusable_cookies(request)
         if path_problem := text_problem(request.path):
             logger.info("404 for %s: the address %s", request.method, path_problem)
@@ -160,7 +118,7 @@ class InputHygieneMiddleware(BothModesMiddleware):
             return HttpResponseBadRequest(
                 f"Bad request: {problem}.\n", content_type="text/plain; charset=utf-8"
             )
-        return None
+        return self.get_response(request)
 
 
 def request_input_problem(request: HttpRequest) -> str | None:
@@ -220,12 +178,16 @@ RETRY_AFTER_SECONDS = 5
 _MARK = "_agentdash_database_down"
 
 
-class DatabaseUnavailableMiddleware(BothModesMiddleware):
+class DatabaseUnavailableMiddleware:
     """Answers **503** with a short page and ``Retry-After`` when a request failed because
     the database could not be reached; every other response passes untouched. First in
     ``MIDDLEWARE``, so that it sees what every other layer made of the failure."""
 
-    def after(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
         if getattr(request, _MARK, False) and response.status_code >= 500:
             return database_unavailable_response(request, replaces=response)
         return response

@@ -15,8 +15,6 @@ import base64
 import binascii
 import logging
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.cache import never_cache
@@ -25,7 +23,6 @@ from django.views.decorators.csrf import csrf_exempt
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.middleware import RETRY_AFTER_SECONDS
 from agentdash.core.outages import caused_by_outage
-from agentdash.core.threads import in_worker_thread
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.keys import ingest_key_check, ingest_key_used
 from agentdash.ingest.limits import limiter
@@ -94,35 +91,11 @@ def _body(request: HttpRequest, limit: int) -> bytes:
     return body
 
 
-INGEST_THREADS = 2
-"""Exports handled at once. Each is a unit of work in a thread of this pool, not on the one
-thread Django keeps for sync views, so no page waits behind a large export; two let one
-export decode its spans while another's are written (SQLite writes without holding Python's
-lock). More only contend for that lock: four senders on four threads measured a fifth
-slower than on one or two (docs/BENCHMARKS.md, "OTLP ingest")."""
-
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _ingest_pool() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(INGEST_THREADS, thread_name_prefix="agentdash-ingest")
-        return _pool
-
-
 @csrf_exempt
 @never_cache
-async def traces(request: HttpRequest) -> HttpResponse:
-    if request.method != "POST":
-        response = _refused(IngestRefused(405, "send traces with POST"), JSON)
-        response["Allow"] = "POST"
-        return response
-    export = in_worker_thread(_export, executor=_ingest_pool())
+def traces(request: HttpRequest) -> HttpResponse:
     try:
-        response: HttpResponse = await export(request)
+        return _export(request)
     except Exception as exc:
         if not caused_by_outage(exc):
             raise
@@ -132,12 +105,16 @@ async def traces(request: HttpRequest) -> HttpResponse:
         refused = IngestRefused(503, "the database is unreachable: try again shortly")
         response = _refused(refused, _encoding(request))
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+        return response
 
 
 def _export(request: HttpRequest) -> HttpResponse:
     kind = JSON
     try:
+        if request.method != "POST":
+            response = _refused(IngestRefused(405, "send traces with POST"), kind)
+            response["Allow"] = "POST"
+            return response
         key = _key(request)
         kind = otlp_decode.media_type(request.headers.get("Content-Type", ""))
         wait = limiter.take(

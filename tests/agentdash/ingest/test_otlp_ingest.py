@@ -34,7 +34,7 @@ from tests.agentdash.ingest.otlp_bodies import (
     span,
 )
 
-pytestmark = pytest.mark.django_db(transaction=True)  # exports are stored by a thread of their own
+pytestmark = pytest.mark.django_db
 
 T1 = "0af7651916cd43dd8448eb211c80319c"
 T2 = "4bf92f3577b34da6a3ce929d0e0e4736"

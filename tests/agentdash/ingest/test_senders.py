@@ -20,7 +20,7 @@ from tests.agentdash.ingest.otlp_bodies import JSON, PROTOBUF
 from tests.agentdash.ingest.test_otlp_ingest import new_key, partial, post
 from tests.agentdash.otlp_receiver import otlp_parse
 
-pytestmark = pytest.mark.django_db(transaction=True)  # exports are stored by a thread of their own
+pytestmark = pytest.mark.django_db
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
