@@ -5,7 +5,8 @@ values and span events, kept only in the database.
 A match is a case-insensitive substring of a span's stored attributes (keys and values), its
 events, its name or its status message. The attributes are JSON text in the database, which
 escapes quotes, backslashes and control characters (and, on SQLite, every non-ASCII
-character), so the text is looked for both as typed and as JSON writes it."""
+character when the ORM wrote it), so the text is looked for both as typed and as JSON
+writes it."""
 
 from __future__ import annotations
 
@@ -45,16 +46,18 @@ def _stored_forms(text: str) -> list[str]:
     messages are, with or without ASCII escapes) — each also in lower and upper case, since
     SQLite's LIKE folds only ASCII letters and no database folds ``\\u00fc`` into
     ``\\u00dc``. Forms that differ only in ASCII case are one form to LIKE."""
-    sqlite = connection.vendor == "sqlite"  # Django writes JSON there with ASCII escapes
+    # On SQLite the JSON text is as its writer encoded it: with ASCII escapes (Django's
+    # ORM) or without (the span store's batch writes); PostgreSQL's jsonb reads without.
+    escapes = (False, True) if connection.vendor == "sqlite" else (False,)
     # Case folds over characters, never over their escapes: look for each case's escapes.
     cases = {text, text.lower(), text.upper()}
     forms: dict[str, str] = {}
     for case in sorted(cases):
-        once = json.dumps(case, ensure_ascii=sqlite)[1:-1]
+        once = [json.dumps(case, ensure_ascii=a)[1:-1] for a in escapes]
         # A serialized value may have been written with or without ASCII escapes.
         inner = {json.dumps(case, ensure_ascii=a)[1:-1] for a in (False, True)}
-        twice = [json.dumps(i, ensure_ascii=sqlite)[1:-1] for i in sorted(inner)]
-        for form in (case, once, *twice):
+        twice = [json.dumps(i, ensure_ascii=a)[1:-1] for i in sorted(inner) for a in escapes]
+        for form in (case, *once, *twice):
             # PostgreSQL refuses NUL in a parameter; in JSON text a NUL is always escaped.
             if "\x00" not in form:
                 forms.setdefault(_ascii_lower(form), form)

@@ -101,3 +101,19 @@ def test_the_view_answers_keys_and_refuses_what_it_cannot_look_for(
     # Markup is text to look for, and comes back as JSON data.
     status, body = get(client, url("session_span_search", stored), q="<script>alert(1)</script>")
     assert status == 200 and body["keys"] == [] and body["q"] == "<script>alert(1)</script>"
+
+
+def test_text_is_found_however_its_json_was_written(session: AgentSession) -> None:
+    """The batch store writes JSON as it is, the ORM with ASCII escapes (on SQLite): a quoted
+    non-ASCII word inside a serialized value is found in both."""
+    from agentdash.spans.services import span_upsert
+
+    attributes = {ARGS: json.dumps({"q": 'say "Zoë" twice'}, ensure_ascii=False)}
+    spans_store(versions=[span(session, 6, attributes=attributes)])
+    row = span(session, 7, attributes=attributes)
+    span_upsert(
+        trace_id=row.trace_id, span_id=row.span_id, name=row.name, start_time=row.start_time,
+        end_time=row.end_time, attributes=attributes, session_id=session.id,
+    )  # fmt: skip
+    assert found(session, '"zoë"') == [f"{n:016x}" for n in (6, 7)]
+    assert found(session, "ZOË") == [f"{n:016x}" for n in (6, 7)]
