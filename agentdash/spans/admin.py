@@ -68,16 +68,7 @@ class ModelPriceAdmin(SafeInputAdmin):
     here changes every cost on every page at once."""
 
     form = ModelPriceForm
-    list_display = (
-        "model",
-        "match",
-        "input_per_mtok",
-        "output_per_mtok",
-        "cached_input_per_mtok",
-        "thinking_per_mtok",
-        "as_of",
-        "source",
-    )
+    list_display = ("model", *PRICE_FIELDS)
     list_filter = ("match", "as_of")
     search_fields = ("model", "source")
     ordering = ("model",)
