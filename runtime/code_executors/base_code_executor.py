@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +63,9 @@ async def execute_recorded(
     capture: bool,
 ) -> CodeExecutionResult:
     """Run ``code`` and say on ``span`` how it went: the executor's own attributes, the exit
-    status, what stopped it and how long it took always; the code and what it printed only
-    when message content is recorded. A run that failed or was stopped is an error."""
+    status, what stopped it, what it used and how long it took always; the code and what it
+    printed only when message content is recorded. A run that failed or was stopped is an
+    error."""
     for key, value in executor.span_attributes().items():
         span.set_attribute(key, value)
     started = time.monotonic()
@@ -75,6 +77,8 @@ async def execute_recorded(
     }
     if result.stopped_by:
         found[AgentDash.CODE_STOPPED_BY] = result.stopped_by
+    if result.usage:
+        found[AgentDash.CODE_USAGE] = json.dumps(result.usage, sort_keys=True)
     if capture:
         found[AgentDash.CODE_INPUT] = code
         found[AgentDash.CODE_STDOUT] = result.stdout
@@ -82,8 +86,10 @@ async def execute_recorded(
     for key, value in found.items():
         span.set_attribute(key, value)
     if result.stopped_by or result.exit_code:
-        how = f"was stopped by the sandbox ({result.stopped_by})" if result.stopped_by else "failed"
-        message = f"the code {how}, exit status {result.exit_code}"
+        if result.stopped_by:
+            message = f"the sandbox stopped the code ({result.stopped_by})"
+        else:
+            message = f"the code exited with status {result.exit_code}"
         span.set_attribute(AgentDash.ERROR_MESSAGE, message)
         span.set_status(Status(StatusCode.ERROR, message))
     return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from google.genai import types
 
@@ -29,14 +30,16 @@ class CodeExecutionInput:
 
 @dataclass
 class CodeExecutionResult:
-    """What the code printed. ``exit_code`` and ``stopped_by`` (the limit or denial that
-    ended it, "" for none) are this runtime's additions; ADK's fields come first."""
+    """What the code printed. ``exit_code``, ``stopped_by`` (the limit the sandbox stopped
+    the run at, from its own evidence; "" for none) and ``usage`` (what the run used, as
+    measured) are this runtime's additions; ADK's fields come first."""
 
     stdout: str = ""
     stderr: str = ""
     output_files: list[File] = field(default_factory=list)
     exit_code: int = 0
     stopped_by: str = ""
+    usage: dict[str, Any] = field(default_factory=dict)
 
 
 class CodeExecutionUtils:

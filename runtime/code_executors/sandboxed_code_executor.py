@@ -10,7 +10,12 @@ from pydantic import Field, model_validator
 
 from runtime.code_executors.base_code_executor import BaseCodeExecutor
 from runtime.code_executors.code_execution_utils import CodeExecutionInput, CodeExecutionResult
-from runtime.code_executors.sandbox import SandboxLimits, sandbox_check, sandbox_run
+from runtime.code_executors.sandbox import (
+    SandboxLimits,
+    sandbox_check,
+    sandbox_containment,
+    sandbox_run,
+)
 from runtime.telemetry.attributes import AgentDash
 
 if TYPE_CHECKING:
@@ -48,10 +53,12 @@ class SandboxedCodeExecutor(BaseCodeExecutor):
             stderr=outcome.stderr,
             exit_code=outcome.exit_code,
             stopped_by=outcome.stopped_by,
+            usage=outcome.usage,
         )
 
     def span_attributes(self) -> dict[str, Any]:
         return {
             AgentDash.CODE_SANDBOX: sandbox_check(),
+            AgentDash.CODE_CONTAINMENT: sandbox_containment(),
             AgentDash.CODE_LIMITS: json.dumps(dataclasses.asdict(self.limits)),
         }

@@ -83,9 +83,14 @@ class AgentDash:
     """What the code printed (with the message content)."""
     CODE_EXIT_CODE = "agentdash.code.exit_code"
     CODE_STOPPED_BY = "agentdash.code.stopped_by"
-    """The sandbox's limit or denial that ended the run (sandbox.SandboxOutcome); unset when
-    none did."""
+    """The limit the sandbox stopped the run at, from its own evidence
+    (sandbox.SandboxOutcome); unset when none did: the code ended by itself."""
     CODE_SANDBOX = "agentdash.code.sandbox"
+    CODE_CONTAINMENT = "agentdash.code.containment"
+    """How the run was held: ``cgroup v2``, ``cgroup v1``, or ``weak: …`` (per-process limits
+    only, an operator's choice where no cgroup could be had)."""
+    CODE_USAGE = "agentdash.code.usage"
+    """What the run used, as the sandbox measured it (CPU ms, memory peak, files), as JSON."""
     CODE_LIMITS = "agentdash.code.limits"
     """The run's limits, as JSON."""
     CODE_DURATION_MS = "agentdash.code.duration_ms"

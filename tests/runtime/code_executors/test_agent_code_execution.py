@@ -64,6 +64,8 @@ def test_the_models_code_runs_and_the_model_reads_its_output(spans: InMemorySpan
     assert attrs["agentdash.code.exit_code"] == 0 and "agentdash.code.stopped_by" not in attrs
     assert attrs["agentdash.code.stdout"] == "6.0\n"
     assert attrs["agentdash.code.sandbox"].startswith("bubblewrap")
+    assert attrs["agentdash.code.containment"] in ("cgroup v1", "cgroup v2")
+    assert json.loads(attrs["agentdash.code.usage"])["cpu_ms"] > 0
     assert json.loads(attrs["agentdash.code.limits"])["cpu_seconds"] == 5
 
 
@@ -82,6 +84,7 @@ def test_a_stopped_run_says_which_limit_and_retries_are_bounded(
     assert events[-1].is_final_response()
     stopped = [dict(s.attributes or {}) for s in code_spans(spans)]
     assert [a["agentdash.code.stopped_by"] for a in stopped] == ["cpu_time", "cpu_time"]
+    assert stopped[0]["agentdash.error.message"] == "the sandbox stopped the code (cpu_time)"
     assert all(s.status.status_code.name == "ERROR" for s in code_spans(spans))
 
 
@@ -106,12 +109,15 @@ def test_the_tool_form_runs_code_the_model_calls_with(spans: InMemorySpanExporte
         if p.function_response
     ]
     assert results[0] == {"stdout": "1024\n", "stderr": "", "exit_code": 0}
-    assert results[1]["stopped_by"] == "network" and results[1]["exit_code"] != 0
+    # A refused connection is the code's own error: its status and traceback, no stop.
+    assert results[1]["exit_code"] == 1 and "stopped_by" not in results[1]
+    assert "Connection refused" in results[1]["stderr"]
     assert "non-empty" in results[2]["error"]
     tool_spans = [s for s in spans.get_finished_spans() if s.name == "execute_tool run_python"]
     attrs = [dict(s.attributes or {}) for s in tool_spans]
     assert attrs[0]["agentdash.code.stdout"] == "1024\n"
-    assert attrs[1]["agentdash.code.stopped_by"] == "network"
+    assert "agentdash.code.stopped_by" not in attrs[1]
+    assert attrs[1]["agentdash.error.message"] == "the code exited with status 1"
     assert "agentdash.code.exit_code" not in attrs[2]  # refused before any run
     assert [s.status.status_code.name for s in tool_spans][:2] == ["UNSET", "ERROR"]
 

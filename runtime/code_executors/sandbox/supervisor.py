@@ -1,0 +1,372 @@
+"""One run, from start to clean-up: the supervisor.
+
+It takes a slot, makes the run's cgroup and file systems, starts the gated sandbox, moves it
+into the cgroup and lets it go; then it reads the output and watches the wall clock, the
+output size and the cgroup (OOM kills, refused forks, CPU time), and stops the run at the
+first limit reached. When the code's interpreter ends, the sandbox's PID 1 says so and waits:
+a process of the run still alive then was left running by the code, and the run is stopped.
+However the run ends, every process in its cgroup is killed and reaped, the cgroup removed
+and the file systems unmounted before the outcome is returned; ``stopped_by`` comes from
+this evidence only (:mod:`.evidence`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from runtime.code_executors.sandbox import processes
+from runtime.code_executors.sandbox.cgroups import CgroupTree, RunCgroup
+from runtime.code_executors.sandbox.command import bwrap_command, gate_command
+from runtime.code_executors.sandbox.evidence import limit_reached, stopped_and_usage
+from runtime.code_executors.sandbox.limits import SandboxLimits, SandboxOutcome
+from runtime.code_executors.sandbox.output import RunOutput
+from runtime.code_executors.sandbox.seccomp import SeccompFilter
+from runtime.code_executors.sandbox.slots import RunFiles, Slot, SlotPool
+
+__all__ = ["SandboxSetup", "supervise"]
+
+POLL_S = 0.025
+REAP_WAIT_S = 5.0
+RELEASE_WAIT_S = 2.0
+SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+
+
+@dataclass(frozen=True)
+class SandboxSetup:
+    """What every run here uses, found once (:func:`sandbox_check`)."""
+
+    bwrap: str
+    prlimit: str
+    python: str
+    version: str
+    tree: CgroupTree | None
+    containment: str
+    seccomp: SeccompFilter
+    slots: SlotPool
+    host_files: bool
+
+
+def _sealed(data: bytes, name: str) -> int:
+    """A memfd holding ``data``, sealed against change, at offset 0."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _parent_of(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("PPid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _children_of(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+async def _read_all(fd: int, *, first: bool = False) -> bytes:
+    """Everything written to pipe ``fd`` until its writers close it (``first``: as soon as
+    something came)."""
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Event()
+    os.set_blocking(fd, False)
+    loop.add_reader(fd, ready.set)
+    data = b""
+    try:
+        while True:
+            await ready.wait()
+            ready.clear()
+            try:
+                chunk = os.read(fd, 4096)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return data
+            data += chunk
+            if first:
+                return data
+    finally:
+        loop.remove_reader(fd)
+
+
+class _Run:
+    def __init__(self, setup: SandboxSetup, slot: Slot, limits: SandboxLimits) -> None:
+        self.setup = setup
+        self.slot = slot
+        self.limits = limits
+        self.cgroup: RunCgroup | None = None
+        self.files: RunFiles | None = None
+        self.child: processes.Child | None = None
+        self.init_pid: int | None = None
+        self.init_pidfd: int | None = None
+        self.ours: list[int] = []  # pipe ends the supervisor reads or writes
+        self.info = self.report = self.hold = -1
+        self.stopped_by = ""
+        self.killed = False
+        self.exit_code = 0
+
+    def prepare(self) -> None:
+        if self.setup.tree is not None:
+            self.cgroup = self.setup.tree.run(self.slot.name)
+            self.cgroup.create()
+            self.cgroup.configure(self.limits)
+        if self.setup.host_files:
+            self.files = RunFiles(self.slot, self.limits)
+            self.files.make()
+
+    def _rlimits(self) -> list[str]:
+        """Per-process limits, which ``prlimit`` sets on itself before it becomes bubblewrap
+        (lowering one's own limits needs no privilege; setting another's needs
+        CAP_SYS_RESOURCE, which a root worker may lack)."""
+        limits = self.limits
+        cpu = int(limits.cpu_seconds) + 1  # the cgroup's CPU time stops the run first
+        found = [
+            "--core=0:0",
+            f"--cpu={cpu}:{cpu + 1}",
+            f"--fsize={limits.file_mb << 20}:{limits.file_mb << 20}",
+            f"--nofile={limits.open_files}:{limits.open_files}",
+        ]
+        if self.cgroup is None:  # the weak mode: per-process stand-ins for the cgroup
+            found.append(f"--as={limits.memory_mb << 20}:{limits.memory_mb << 20}")
+            if self.slot.uid is not None:
+                # Counted per user, namespaces included: only a user of the run's own
+                # makes it the run's process count.
+                found.append(f"--nproc={limits.pids_max}:{limits.pids_max}")
+        return [self.setup.prlimit, *found, "--"]
+
+    def _pipe(self) -> tuple[int, int]:
+        read, write = os.pipe()
+        self.ours += [read, write]
+        return read, write
+
+    def _let_go(self, fd: int) -> None:
+        """Close our copy of a pipe end now held by the child."""
+        self.ours.remove(fd)
+        os.close(fd)
+
+    async def start(self, code: str) -> None:
+        """Start the gated sandbox, put it in the run's cgroup, let it go."""
+        setup = self.setup
+        self.info, info_write = self._pipe()
+        self.report, report_write = self._pipe()
+        hold_read, self.hold = self._pipe()
+        if self.slot.uid is not None:  # the sandbox's PID 1 reopens these two by path
+            for fd in (report_write, hold_read):
+                os.fchown(fd, self.slot.uid, self.slot.uid)
+        gate_read, gate_write = self._pipe()
+        code_fd = _sealed(code.encode("utf-8", "surrogatepass"), "agentdash-code")
+        seccomp_fd = _sealed(setup.seccomp.program, "agentdash-seccomp")
+        try:
+            command = bwrap_command(
+                bwrap=setup.bwrap,
+                python=setup.python,
+                limits=self.limits,
+                info_fd=info_write,
+                seccomp_fd=seccomp_fd,
+                report_fd=report_write,
+                hold_fd=hold_read,
+                code_fd=code_fd,
+                files_home=self.slot.home if self.files else None,
+            )
+            self.child = await processes.spawn(
+                gate_command([*self._rlimits(), *command]),
+                stdin=gate_read,
+                pass_fds=(code_fd, info_write, seccomp_fd, report_write, hold_read),
+                user=self.slot.uid,
+            )
+        finally:
+            os.close(code_fd)
+            os.close(seccomp_fd)
+            for fd in (info_write, report_write, hold_read, gate_read):
+                self._let_go(fd)
+        try:
+            if self.cgroup is not None:
+                self.cgroup.attach(self.child.pid)
+            os.write(gate_write, b"go\n")
+        finally:
+            self._let_go(gate_write)  # without "go", the gate ends and nothing starts
+
+    async def _init(self) -> None:
+        """bubblewrap says the sandbox's PID 1 on the info fd; keep a pidfd on it (to reap it
+        should it become ours, as when the worker is PID 1 and bubblewrap is killed first)."""
+        assert self.child is not None
+        data = await _read_all(self.info)
+        with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
+            pid = int(json.loads(data)["child-pid"])
+            pidfd = os.pidfd_open(pid)
+            if _parent_of(pid) == self.child.pid:  # checked after the pidfd was opened
+                self.init_pid, self.init_pidfd = pid, pidfd
+            else:
+                os.close(pidfd)
+
+    def _left_running(self) -> bool:
+        """Whether a process of the run other than bubblewrap and PID 1 is alive."""
+        assert self.child is not None
+        if self.cgroup is None:
+            return self.init_pid is not None and bool(_children_of(self.init_pid))
+        others = set(self.cgroup.members()) - {self.child.pid}
+        if self.init_pid is None:
+            return len(others) > 1
+        return bool(others - {self.init_pid})
+
+    async def watch(self) -> RunOutput:
+        """Wait for the end of the run or its first limit; then end it, whatever is left."""
+        assert self.child is not None
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        output = RunOutput(self.limits.output_bytes, wake)
+        output.watch(self.child.stdout.fileno(), "stdout")
+        output.watch(self.child.stderr.fileno(), "stderr")
+        exited = processes.pidfd_exited(self.child.pidfd)
+        exited.add_done_callback(lambda _: wake.set())
+        init = asyncio.ensure_future(self._init())
+        ended = asyncio.ensure_future(_read_all(self.report, first=True))
+        ended.add_done_callback(lambda _: wake.set())
+        deadline = loop.time() + self.limits.wall_seconds
+        try:
+            while not exited.done():
+                left = deadline - loop.time()
+                if left <= 0:
+                    self.stopped_by = "wall_clock" if self.hold >= 0 else "left_running"
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout=min(POLL_S, left))
+                wake.clear()
+                if output.over:
+                    self.stopped_by = "output"
+                    break
+                if self.cgroup is not None and (reached := limit_reached(self.cgroup, self.limits)):
+                    self.stopped_by = reached
+                    break
+                if ended.done() and self.hold >= 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(init), 1.0)
+                    if self._left_running():
+                        self.stopped_by = "left_running"
+                        break
+                    with contextlib.suppress(OSError):
+                        os.write(self.hold, b"done\n")  # PID 1 may exit now
+                    self._let_go(self.hold)
+                    self.hold = -1
+                    deadline = min(deadline, loop.time() + RELEASE_WAIT_S)
+        finally:
+            exited.cancel()
+            ended.cancel()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(init, timeout=1.0)
+            init.cancel()
+            await self.end()
+        self.exit_code = await self.reap()
+        output.drain()
+        return output
+
+    async def end(self) -> None:
+        """Kill whatever of the run is left. The sandbox's PID 1 first: its namespace dies
+        with it, and bubblewrap, still there to reap it, ends (killed first, it would leave
+        PID 1 to the host's init, which may never reap it). Then the whole cgroup; without
+        one, bubblewrap."""
+        assert self.child is not None
+        self.killed = True
+        if self.init_pidfd is not None:
+            processes.send_kill(self.init_pidfd)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(processes.pidfd_exited(self.child.pidfd), 1.0)
+        if self.cgroup is not None:
+            await self.cgroup.kill()
+        else:
+            processes.send_kill(self.child.pidfd)
+
+    async def reap(self) -> int:
+        """Reap bubblewrap (our child), then the sandbox's PID 1 should it have become ours
+        (bubblewrap killed first while we are PID 1 or a subreaper): no zombie is left."""
+        assert self.child is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(processes.pidfd_exited(self.child.pidfd), REAP_WAIT_S)
+        code = processes.reap(self.child.pidfd, block=False)
+        if code is None:  # still there after the kill: not ours to wait for any longer
+            processes.send_kill(self.child.pidfd)
+            code = processes.reap(self.child.pidfd, block=True)
+        self.child.popen.returncode = -9 if code is None else code
+        # Bubblewrap is reaped, so its child was handed on by now: to us, or to another.
+        if self.init_pidfd is not None and processes.reap(self.init_pidfd, block=False) is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(processes.pidfd_exited(self.init_pidfd), 1.0)
+            processes.reap(self.init_pidfd, block=False)
+        return self.child.popen.returncode
+
+    def close(self) -> None:
+        """Let go of everything the run held: pipes, pidfds, the cgroup, the file systems."""
+        if self.child is not None:
+            if self.child.popen.returncode is None:  # start() failed half-way
+                processes.send_kill(self.child.pidfd)
+                code = processes.reap(self.child.pidfd, block=True)
+                self.child.popen.returncode = -9 if code is None else code
+            os.close(self.child.pidfd)
+            for stream in (self.child.popen.stdout, self.child.popen.stderr):
+                if stream is not None:
+                    stream.close()
+        for fd in self.ours:
+            os.close(fd)
+        self.ours = []
+        if self.init_pidfd is not None:
+            os.close(self.init_pidfd)
+            self.init_pidfd = None
+        if self.cgroup is not None:
+            self.cgroup.remove()
+        if self.files is not None:
+            self.files.remove()
+
+
+async def supervise(setup: SandboxSetup, code: str, limits: SandboxLimits) -> SandboxOutcome:
+    """Run ``code`` in a new sandbox under ``setup``; returns once nothing of it is left."""
+    started = time.monotonic()
+    slot = await setup.slots.acquire()
+    run = _Run(setup, slot, limits)
+    try:
+        run.prepare()
+        await run.start(code)
+        output = await run.watch()
+        stopped_by, usage = stopped_and_usage(
+            stopped_by=run.stopped_by,
+            exit_code=run.exit_code,
+            cgroup=run.cgroup,
+            files=run.files,
+            limits=limits,
+        )
+    finally:
+        try:
+            if run.child is not None and not run.killed:
+                await run.end()
+        finally:
+            try:
+                run.close()
+            finally:
+                setup.slots.release(slot)
+    return SandboxOutcome(
+        stdout=output.text("stdout"),
+        stderr=output.text("stderr"),
+        exit_code=run.exit_code,
+        stopped_by=stopped_by,
+        duration_ms=(time.monotonic() - started) * 1000,
+        truncated=output.over,
+        limits=limits,
+        containment=setup.containment,
+        usage=usage,
+    )
