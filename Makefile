@@ -7,7 +7,7 @@ PG     := scripts/postgres.sh
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
 
-.PHONY: bench-ingest bench-live bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+.PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop
 
 $(STAMP): pyproject.toml
@@ -97,6 +97,14 @@ bench-live: $(STAMP)
 # docs/BENCHMARKS.md ("OTLP ingest").
 bench-ingest: $(STAMP)
 	$(PY) bench/ingest.py $(BENCH_INGEST_ARGS)
+
+# The code sandbox: a trivial run against the bare interpreter and gVisor's runsc (the peer,
+# Debian's, installed by scripts/sandbox.sh peer), and 20 runs at once; medians into
+# docs/BENCHMARKS.md ("Sandbox").
+bench-sandbox: $(STAMP)
+	scripts/sandbox.sh install >/dev/null
+	scripts/sandbox.sh peer >/dev/null
+	$(PY) bench/sandbox.py $(BENCH_SANDBOX_ARGS)
 
 # The session page at scale in Chromium: 1k/10k/50k spans and 10k events, generated through the
 # app's services; medians into docs/BENCHMARKS.md ("Session page in the browser").
