@@ -1,25 +1,30 @@
-"""The command line of one sandbox: a gate, then bubblewrap, then the interpreter.
+"""The command line of one sandbox: a gate, then bubblewrap, then our PID 1 and the
+interpreter.
 
-The gate (``/bin/sh``) waits on a pipe until the supervisor has put it into the run's cgroup
-and set its limits, then becomes bubblewrap: nothing of the sandbox exists before the
-process is in its cgroup. Bubblewrap then makes, in new user, mount, PID, network, IPC, UTS
-and cgroup namespaces:
+The gate (``/bin/sh``) waits on its standard input until the supervisor has put it into the
+run's cgroup, then opens the run's three channels at fds 3, 4 and 5 (the *report* and *hold*
+FIFOs and the program, from the slot's directory on the host, which the sandbox never sees)
+and becomes bubblewrap: nothing of the sandbox exists before the process is in its cgroup.
+Bubblewrap then makes, in new user, mount, PID, network, IPC, UTS and cgroup namespaces:
 
 - a root that is an empty read-only tmpfs with the system's ``/usr`` (and its ``/bin``,
-  ``/lib`` links) bound read-only: no ``/etc``, no home, not the project;
+  ``/lib`` links) bound read-only, ``/usr/local`` hidden: no ``/etc``, no home, not the
+  project;
 - ``/work`` and ``/tmp`` (and ``/dev/shm``), tmpfs of the run's own size;
 - a minimal, read-only ``/dev`` (null, zero, full, random, urandom; no terminal);
-- ``/proc`` of its own PID namespace, with ``/proc/keys`` and ``/proc/key-users`` masked;
+- ``/proc`` of its own PID namespace, with the kernel's keys, command line and a few more
+  masked;
 - no further user namespaces (``--disable-userns``), no capabilities, a new session, the
   system-call filter (:mod:`.seccomp`) loaded before anything of the sandbox runs.
 
-The namespace's PID 1 is a small shell of ours (:data:`INIT`, ``--as-pid-1``): when it
-exits, the kernel kills everything else in the namespace, and bubblewrap kills it should the
-worker die. It runs the interpreter as its child; when that ends it tells the supervisor (the
-*report* pipe) and waits for its word (the *hold* pipe) before it exits. Meanwhile the
+The namespace's PID 1 is a shell of ours (:data:`INIT`, ``--as-pid-1``), a copy of
+``/bin/sh`` the sandbox may execute but not read, which makes it undumpable: the code can
+neither read nor patch its memory nor reach its fds through ``/proc/1``. When it exits, the
+kernel kills everything else in the namespace, and bubblewrap kills it should the worker
+die. It runs the interpreter as its child with fds 3-5 closed; when that ends it tells the
+supervisor (*report*) and waits for its word (*hold*) before it exits. Meanwhile the
 supervisor looks into the run's cgroup: any process other than bubblewrap and this shell was
-left running by the code; the run is then stopped (``left_running``) rather than reported
-as having ended by itself.
+left running by the code, and the run is stopped (``left_running``).
 """
 
 from __future__ import annotations
@@ -29,31 +34,47 @@ from pathlib import Path
 
 from runtime.code_executors.sandbox.limits import SandboxLimits
 
-__all__ = ["GATE", "INIT", "WORK_DIR", "bwrap_command", "gate_command"]
+__all__ = ["CHANNELS", "GATE", "INIT", "WORK_DIR", "bwrap_command", "gate_command"]
 
 WORK_DIR = "/work"
+INIT_PATH = "/init"
+CHANNELS = ("report", "hold", "code")  # fds 3, 4, 5, in the slot's directory
 # Standard input is the gate: one line "go" (nothing, EOF, anything else: do not start).
-GATE = 'read -r go && [ "$go" = go ] || exit 125; exec "$@"'
-DEVICES = ("null", "zero", "full", "random", "urandom")
-MASKED = ("/proc/keys", "/proc/key-users", "/proc/sysrq-trigger", "/proc/kcore")
-# $1: the report pipe's fd, $2: the hold pipe's, $3: the program's (a sealed memfd), then the
-# interpreter's command line. Fds are opened anew by path (sh's redirections name only 0-9);
-# the interpreter runs in the background and is waited for with the shell's own complaints
-# sent nowhere (sh would write "Killed" into the code's stderr).
+# $1 is the slot's directory.
+GATE = (
+    'read -r go && [ "$go" = go ] || exit 125; '
+    'exec 3>"$1/report" 4<"$1/hold" 5<"$1/code" || exit 125; shift; exec "$@"'
+)
+# The interpreter runs in the background (its stdin the program), waited for with the shell's
+# own complaints sent nowhere (sh would write "Killed" into the code's stderr); SIGINT and
+# SIGQUIT, which the shell would otherwise catch, cannot cut the wait short.
 INIT = (
-    'report="$1"; hold="$2"; code="$3"; shift 3; '
-    '"$@" <"/proc/self/fd/$code" & wait "$!" 2>/dev/null; status=$?; '
-    'echo "$status" >"/proc/self/fd/$report"; read -r _ <"/proc/self/fd/$hold"; exit "$status"'
+    "trap '' INT QUIT; "
+    '"$@" <&5 3>&- 4>&- 5>&- & wait "$!" 2>/dev/null; status=$?; exec 5>&-; '
+    'echo "$status" >&3; read -r _ <&4; exit "$status"'
+)
+DEVICES = ("null", "zero", "full", "random", "urandom")
+MASKED = (
+    "/proc/keys",
+    "/proc/key-users",
+    "/proc/sysrq-trigger",
+    "/proc/kcore",
+    "/proc/cmdline",
+    "/proc/timer_list",
+    "/proc/sched_debug",
 )
 
 
-def gate_command(command: list[str]) -> list[str]:
-    return ["/bin/sh", "-c", GATE, "agentdash-sandbox-gate", *command]
+def gate_command(slot_home: Path, command: list[str]) -> list[str]:
+    return ["/bin/sh", "-c", GATE, "agentdash-sandbox-gate", str(slot_home), *command]
 
 
-def _root_binds() -> list[str]:
-    """/usr read-only, and /bin, /lib, /lib64, /sbin as the host has them (links or dirs)."""
+def _root_binds(empty: Path) -> list[str]:
+    """/usr read-only but for /usr/local (hosts keep their own configuration there), and
+    /bin, /lib, /lib64, /sbin as the host has them (links or dirs)."""
     args = ["--ro-bind", "/usr", "/usr"]
+    if os.path.isdir("/usr/local"):
+        args += ["--ro-bind", str(empty), "/usr/local"]
     for top in ("/bin", "/lib", "/lib64", "/lib32", "/libx32", "/sbin"):
         if os.path.islink(top):
             args += ["--symlink", os.readlink(top), top]
@@ -85,16 +106,15 @@ def bwrap_command(
     *,
     bwrap: str,
     python: str,
+    init: Path,
+    empty: Path,
     limits: SandboxLimits,
     info_fd: int,
     seccomp_fd: int,
-    report_fd: int,
-    hold_fd: int,
-    code_fd: int,
     files_home: Path | None,
 ) -> list[str]:
-    """Bubblewrap, our PID 1 and the interpreter, which reads the program from its standard
-    input."""
+    """Bubblewrap, our PID 1 (``init``: an execute-only copy of sh) and the interpreter,
+    which reads the program from its standard input."""
     masks: list[str] = []
     for path in MASKED:
         if os.path.exists(path):
@@ -113,7 +133,10 @@ def bwrap_command(
         str(seccomp_fd),
         "--cap-drop",
         "ALL",
-        *_root_binds(),
+        *_root_binds(empty),
+        "--ro-bind",
+        str(init),
+        INIT_PATH,
         "--proc",
         "/proc",
         *masks,
@@ -139,13 +162,10 @@ def bwrap_command(
         "C.UTF-8",
         "--remount-ro",
         "/",
-        "/bin/sh",
+        INIT_PATH,
         "-c",
         INIT,
         "agentdash-sandbox-init",
-        str(report_fd),
-        str(hold_fd),
-        str(code_fd),
         python,
         "-I",  # isolated: no user site, no PYTHON* variables
         "-S",  # no site-packages: the standard library only

@@ -7,9 +7,14 @@ every process the code starts inherits it and none can remove it. A call of anot
 architecture (32-bit ``int 0x80`` on x86_64, x32) kills the process.
 
 Denied calls fail with ``EPERM`` (``ENOSYS`` where a caller is expected to fall back, such as
-``clone3`` to ``clone``, whose flags are checked). System calls newer than this policy
-(:data:`NEWEST_REVIEWED`) answer ``ENOSYS`` as an older kernel would: a call added to Linux
-later is denied until someone reviews it.
+``clone3`` to ``clone``, whose flags are checked). A system call this policy does not know —
+one libseccomp cannot name on this architecture, or one numbered above
+:data:`NEWEST_REVIEWED` — answers ``ENOSYS`` as an older kernel would: a call added to Linux
+later is denied until someone reviews it. (x86_64's ``uretprobe`` and ``uprobe`` are the
+kernel's own exception: it passes them by every filter since Linux 6.12 and 6.16; called
+from anywhere but its uprobe trampolines they only fail, with SIGILL and ENXIO.)
+Sockets are Unix only: the sandbox has no network, and IP sockets on its own loopback would
+reach the kernel's TCP and UDP stacks, whose buffers cgroup v1 does not charge to the run.
 """
 
 from __future__ import annotations
@@ -119,10 +124,10 @@ NOT_IMPLEMENTED: tuple[str, ...] = (
     "io_cancel",
 )
 # x86_64 and arm64 number every call added since Linux 5.1 alike (424 on): mseal (462,
-# Linux 6.10) is the newest this policy was reviewed against; newer ones answer ENOSYS.
+# Linux 6.10) is the newest this policy was reviewed against; newer ones answer ENOSYS, as
+# do numbers below it that libseccomp cannot name (calls newer than its table).
 NEWEST_REVIEWED = 462
-_UNREVIEWED_UP_TO = 600
-_UNIFIED_ARCHES = ("x86_64", "aarch64")
+_NUMBERS_UP_TO = 600
 
 _CLONE_NEW = {
     "CLONE_NEWTIME": 0x00000080,
@@ -134,7 +139,7 @@ _CLONE_NEW = {
     "CLONE_NEWPID": 0x20000000,
     "CLONE_NEWNET": 0x40000000,
 }
-_AF_UNIX, _AF_INET, _AF_INET6 = 1, 2, 10
+_AF_UNIX = 1
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C  # push input into a terminal; the console's ioctl
 _PR_SET_PDEATHSIG, _PR_SET_MM = 1, 35  # the parent-death signal stays as bubblewrap set it
 
@@ -142,7 +147,7 @@ _ACT_ALLOW = 0x7FFF0000
 _ACT_KILL_PROCESS = 0x80000000
 _ATTR_ACT_BADARCH = 2
 _ATTR_OPTIMIZE = 8
-_CMP_NE, _CMP_GE, _CMP_EQ, _CMP_MASKED_EQ = 1, 5, 4, 7
+_CMP_NE, _CMP_MASKED_EQ = 1, 7
 
 
 def _errno(code: int) -> int:
@@ -199,6 +204,8 @@ def _lib() -> ctypes.CDLL:
         ctypes.POINTER(_ArgCmp),
     ]
     lib.seccomp_export_bpf.argtypes = [ctypes.c_void_p, ctypes.c_int]
+    lib.seccomp_syscall_resolve_num_arch.argtypes = [ctypes.c_uint32, ctypes.c_int]
+    lib.seccomp_syscall_resolve_num_arch.restype = ctypes.c_void_p
     lib.seccomp_version.restype = ctypes.POINTER(_Version)
     return lib
 
@@ -207,6 +214,17 @@ def syscall_number(name: str) -> int | None:
     """The native number of system call ``name``; ``None`` where this architecture lacks it."""
     number = int(_lib().seccomp_syscall_resolve_name(name.encode()))
     return number if number >= 0 else None
+
+
+def _name_of(number: int) -> str | None:
+    """libseccomp's name for native call ``number``; ``None`` where it knows none."""
+    found = _lib().seccomp_syscall_resolve_num_arch(0, number)  # 0: the native architecture
+    if not found:
+        return None
+    try:
+        return ctypes.string_at(found).decode()
+    finally:
+        ctypes.CDLL(None).free(ctypes.c_void_p(found))
 
 
 def _add(ctx: int, action: int, number: int, *compare: tuple[int, int, int, int]) -> None:
@@ -234,14 +252,10 @@ def _rules(ctx: int) -> list[str]:
     if clone is not None:
         for flag in _CLONE_NEW.values():  # no new namespace of any kind, user ones above all
             _add(ctx, _errno(errno.EPERM), clone, (0, _CMP_MASKED_EQ, flag, flag))
-    socket = syscall_number("socket")
-    if socket is not None:  # only local and IP sockets: no netlink (nf_tables), packet, alg…
-        _add(ctx, _errno(errno.EAFNOSUPPORT), socket, (0, _CMP_GE, _AF_INET6 + 1, 0))
-        for family in (0, *range(_AF_INET + 1, _AF_INET6)):
-            _add(ctx, _errno(errno.EAFNOSUPPORT), socket, (0, _CMP_EQ, family, 0))
-    socketpair = syscall_number("socketpair")
-    if socketpair is not None:
-        _add(ctx, _errno(errno.EAFNOSUPPORT), socketpair, (0, _CMP_NE, _AF_UNIX, 0))
+    for name in ("socket", "socketpair"):  # Unix only: no IP, netlink (nf_tables), packet…
+        number = syscall_number(name)
+        if number is not None:
+            _add(ctx, _errno(errno.EAFNOSUPPORT), number, (0, _CMP_NE, _AF_UNIX, 0))
     ioctl = syscall_number("ioctl")
     if ioctl is not None:
         for request in (_TIOCSTI, _TIOCLINUX):
@@ -249,9 +263,10 @@ def _rules(ctx: int) -> list[str]:
     prctl = syscall_number("prctl")
     if prctl is not None:
         for option in (_PR_SET_PDEATHSIG, _PR_SET_MM):
-            _add(ctx, _errno(errno.EPERM), prctl, (0, _CMP_EQ, option, 0))
-    if os.uname().machine in _UNIFIED_ARCHES:
-        for number in range(NEWEST_REVIEWED + 1, _UNREVIEWED_UP_TO):
+            # The kernel reads the option as an int: compare the low 32 bits only.
+            _add(ctx, _errno(errno.EPERM), prctl, (0, _CMP_MASKED_EQ, 0xFFFFFFFF, option))
+    for number in range(_NUMBERS_UP_TO):
+        if number > NEWEST_REVIEWED or _name_of(number) is None:
             _add(ctx, _errno(errno.ENOSYS), number)
     return missing
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import itertools
 import os
 import stat
@@ -28,6 +29,7 @@ from runtime.code_executors.sandbox.limits import SandboxLimits
 __all__ = ["RunFiles", "Slot", "SlotPool", "SlotsBusyError"]
 
 WAIT_S = 30.0
+USERS = Path("/run/agentdash-sandbox-users")  # every root pool's user IDs, host-wide
 MOUNT_FLAGS = _libc.MS_NOSUID | _libc.MS_NODEV
 
 
@@ -45,22 +47,60 @@ class Slot:
 
 
 class SlotPool:
-    """``count`` slots whose locks live in ``directory``."""
+    """``count`` slots whose locks live in ``directory``. Runs' cgroups are named after the
+    pool as well as the slot (``<tag>-slot-<n>``, the tag from the directory), so that two
+    pools on one host (two directories) never take each other's cgroups for stale."""
 
     def __init__(self, directory: Path, count: int, uid_base: int | None) -> None:
         self.directory = directory
         self.count = count
         self.uid_base = uid_base
+        self.tag = hashlib.sha256(os.path.abspath(directory).encode()).hexdigest()[:8]
+        self.init = directory / "init"
+        self.empty = directory / "empty"
         self._next = itertools.count()
 
     def prepare(self) -> None:
         """Make the directory: the worker's own, traversable (the sandbox's user binds its
-        file systems from below it) but not listable by others."""
+        file systems from below it) but not listable by others; the sandboxes' PID 1 (a
+        copy of /bin/sh they may execute but not read: a process running a binary it cannot
+        read is not dumpable, so the code cannot reach into it); an empty directory (to hide
+        host directories with); and, for a root worker, this pool's user IDs, refused if
+        another pool of the host uses any of them."""
         self.directory.mkdir(mode=0o711, parents=True, exist_ok=True)
         found = self.directory.lstat()
         if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid():
             raise PermissionError(f"{self.directory} is not a directory of this user's")
         os.chmod(self.directory, 0o711)
+        self.empty.mkdir(mode=0o555, exist_ok=True)
+        # Written anew by each worker (running sandboxes keep the copy they were given).
+        partial = self.directory / f".init-{os.getpid()}"
+        partial.write_bytes(Path(os.path.realpath("/bin/sh")).read_bytes())
+        os.chmod(partial, 0o111)
+        os.replace(partial, self.init)
+        if self.uid_base is not None:
+            self._claim_users()
+
+    def _claim_users(self) -> None:
+        assert self.uid_base is not None
+        registry = USERS
+        registry.mkdir(mode=0o700, exist_ok=True)
+        mine = (self.uid_base, self.uid_base + self.count)
+        for entry in registry.iterdir():
+            if entry.name == self.tag:
+                continue
+            try:
+                where, base, count = entry.read_text().split("\n")[:3]
+            except (OSError, ValueError):
+                continue
+            theirs = (int(base), int(base) + int(count))
+            if Path(where).is_dir() and mine[0] < theirs[1] and theirs[0] < mine[1]:
+                raise PermissionError(
+                    f"the sandbox pool in {where} uses user IDs {theirs[0]}-{theirs[1] - 1}, "
+                    f"which overlap this pool's ({mine[0]}-{mine[1] - 1}): give each "
+                    "AGENTDASH_SANDBOX_DIR its own AGENTDASH_SANDBOX_UID_BASE"
+                )
+        (registry / self.tag).write_text(f"{self.directory}\n{self.uid_base}\n{self.count}\n")
 
     def _try(self, index: int) -> Slot | None:
         fd = os.open(self.directory / f"slot-{index}.lock", os.O_RDWR | os.O_CREAT, 0o600)
@@ -72,7 +112,7 @@ class SlotPool:
         home = self.directory / f"slot-{index}"
         home.mkdir(mode=0o711, exist_ok=True)
         uid = None if self.uid_base is None else self.uid_base + index
-        return Slot(index, f"slot-{index}", uid, fd, home)
+        return Slot(index, f"{self.tag}-slot-{index}", uid, fd, home)
 
     async def acquire(self) -> Slot:
         """A free slot; waits while all are busy. Raises :class:`SlotsBusyError`."""

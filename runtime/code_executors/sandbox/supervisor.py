@@ -23,6 +23,7 @@ from pathlib import Path
 
 from runtime.code_executors.sandbox import processes
 from runtime.code_executors.sandbox.cgroups import CgroupTree, RunCgroup
+from runtime.code_executors.sandbox.channels import Channels
 from runtime.code_executors.sandbox.command import bwrap_command, gate_command
 from runtime.code_executors.sandbox.evidence import limit_reached, stopped_and_usage
 from runtime.code_executors.sandbox.limits import SandboxLimits, SandboxOutcome
@@ -116,8 +117,8 @@ class _Run:
         self.child: processes.Child | None = None
         self.init_pid: int | None = None
         self.init_pidfd: int | None = None
-        self.ours: list[int] = []  # pipe ends the supervisor reads or writes
-        self.info = self.report = self.hold = -1
+        self.channels = Channels(slot.home, slot.uid)
+        self.info = -1
         self.stopped_by = ""
         self.killed = False
         self.exit_code = 0
@@ -151,57 +152,42 @@ class _Run:
                 found.append(f"--nproc={limits.pids_max}:{limits.pids_max}")
         return [self.setup.prlimit, *found, "--"]
 
-    def _pipe(self) -> tuple[int, int]:
-        read, write = os.pipe()
-        self.ours += [read, write]
-        return read, write
-
-    def _let_go(self, fd: int) -> None:
-        """Close our copy of a pipe end now held by the child."""
-        self.ours.remove(fd)
-        os.close(fd)
-
     async def start(self, code: str) -> None:
         """Start the gated sandbox, put it in the run's cgroup, let it go."""
         setup = self.setup
-        self.info, info_write = self._pipe()
-        self.report, report_write = self._pipe()
-        hold_read, self.hold = self._pipe()
-        if self.slot.uid is not None:  # the sandbox's PID 1 reopens these two by path
-            for fd in (report_write, hold_read):
-                os.fchown(fd, self.slot.uid, self.slot.uid)
-        gate_read, gate_write = self._pipe()
-        code_fd = _sealed(code.encode("utf-8", "surrogatepass"), "agentdash-code")
+        self.channels.open(code.encode("utf-8", "surrogatepass"))
+        self.info, info_write = os.pipe()
+        gate_read, gate_write = os.pipe()
         seccomp_fd = _sealed(setup.seccomp.program, "agentdash-seccomp")
         try:
             command = bwrap_command(
                 bwrap=setup.bwrap,
                 python=setup.python,
+                init=setup.slots.init,
+                empty=setup.slots.empty,
                 limits=self.limits,
                 info_fd=info_write,
                 seccomp_fd=seccomp_fd,
-                report_fd=report_write,
-                hold_fd=hold_read,
-                code_fd=code_fd,
                 files_home=self.slot.home if self.files else None,
             )
             self.child = await processes.spawn(
-                gate_command([*self._rlimits(), *command]),
+                gate_command(self.slot.home, [*self._rlimits(), *command]),
                 stdin=gate_read,
-                pass_fds=(code_fd, info_write, seccomp_fd, report_write, hold_read),
+                pass_fds=(info_write, seccomp_fd),
                 user=self.slot.uid,
             )
+        except BaseException:
+            os.close(gate_write)
+            raise
         finally:
-            os.close(code_fd)
-            os.close(seccomp_fd)
-            for fd in (info_write, report_write, hold_read, gate_read):
-                self._let_go(fd)
+            for fd in (seccomp_fd, info_write, gate_read):
+                os.close(fd)
         try:
             if self.cgroup is not None:
                 self.cgroup.attach(self.child.pid)
             os.write(gate_write, b"go\n")
         finally:
-            self._let_go(gate_write)  # without "go", the gate ends and nothing starts
+            os.close(gate_write)  # without "go", the gate ends and nothing starts
 
     async def _init(self) -> None:
         """bubblewrap says the sandbox's PID 1 on the info fd; keep a pidfd on it (to reap it
@@ -237,14 +223,15 @@ class _Run:
         exited = processes.pidfd_exited(self.child.pidfd)
         exited.add_done_callback(lambda _: wake.set())
         init = asyncio.ensure_future(self._init())
-        ended = asyncio.ensure_future(_read_all(self.report, first=True))
+        ended = asyncio.ensure_future(_read_all(self.channels.report, first=True))
         ended.add_done_callback(lambda _: wake.set())
         deadline = loop.time() + self.limits.wall_seconds
         try:
             while not exited.done():
                 left = deadline - loop.time()
                 if left <= 0:
-                    self.stopped_by = "wall_clock" if self.hold >= 0 else "left_running"
+                    held = self.channels.hold >= 0
+                    self.stopped_by = "wall_clock" if held else "left_running"
                     break
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(wake.wait(), timeout=min(POLL_S, left))
@@ -255,16 +242,13 @@ class _Run:
                 if self.cgroup is not None and (reached := limit_reached(self.cgroup, self.limits)):
                     self.stopped_by = reached
                     break
-                if ended.done() and self.hold >= 0:
+                if ended.done() and self.channels.hold >= 0:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.shield(init), 1.0)
                     if self._left_running():
                         self.stopped_by = "left_running"
                         break
-                    with contextlib.suppress(OSError):
-                        os.write(self.hold, b"done\n")  # PID 1 may exit now
-                    self._let_go(self.hold)
-                    self.hold = -1
+                    self.channels.release()  # PID 1 may exit now
                     deadline = min(deadline, loop.time() + RELEASE_WAIT_S)
         finally:
             exited.cancel()
@@ -322,9 +306,10 @@ class _Run:
             for stream in (self.child.popen.stdout, self.child.popen.stderr):
                 if stream is not None:
                     stream.close()
-        for fd in self.ours:
-            os.close(fd)
-        self.ours = []
+        if self.info >= 0:
+            os.close(self.info)
+            self.info = -1
+        self.channels.close()
         if self.init_pidfd is not None:
             os.close(self.init_pidfd)
             self.init_pidfd = None

@@ -111,7 +111,7 @@ def test_the_tool_form_runs_code_the_model_calls_with(spans: InMemorySpanExporte
     assert results[0] == {"stdout": "1024\n", "stderr": "", "exit_code": 0}
     # A refused connection is the code's own error: its status and traceback, no stop.
     assert results[1]["exit_code"] == 1 and "stopped_by" not in results[1]
-    assert "Connection refused" in results[1]["stderr"]
+    assert "Address family not supported" in results[1]["stderr"]
     assert "non-empty" in results[2]["error"]
     tool_spans = [s for s in spans.get_finished_spans() if s.name == "execute_tool run_python"]
     attrs = [dict(s.attributes or {}) for s in tool_spans]

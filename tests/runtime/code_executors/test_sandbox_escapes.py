@@ -45,6 +45,51 @@ def test_the_sandboxs_init_cannot_be_traced_nor_its_death_signal_switched_off() 
     assert done.stopped_by == "left_running" and alive_with(name) == []
 
 
+def test_the_sandboxs_pid_1_is_out_of_reach() -> None:
+    """PID 1 runs a binary the sandbox may execute but not read: it is not dumpable, so its
+    memory, fds and state are closed to the code (which could otherwise patch it, or forge
+    its report to the supervisor)."""
+    code = (
+        "import os\n"
+        "for path in ('/proc/1/mem', '/proc/1/task/1/mem', '/proc/1/syscall', '/proc/1/environ',"
+        " '/proc/1/fd/3', '/init'):\n"
+        "    try:\n"
+        "        open(path, 'r+b' if path.endswith('mem') else 'rb').close(); print(path, 'open')\n"
+        "    except OSError as e:\n"
+        "        print(path, e.strerror)\n"
+        "try:\n    print(os.listdir('/proc/1/fd'))\nexcept OSError as e:\n    print(e.strerror)\n"
+        "print(sorted(os.listdir('/proc/self/fd')))"
+    )
+    lines = run(code).stdout.splitlines()
+    assert lines[:-1] == [
+        "/proc/1/mem Permission denied",
+        "/proc/1/task/1/mem Permission denied",
+        "/proc/1/syscall Permission denied",
+        "/proc/1/environ Permission denied",
+        "/proc/1/fd/3 Permission denied",
+        "/init Permission denied",
+        "Permission denied",
+    ]
+    assert lines[-1] == "['0', '1', '2', '3']"  # its three streams and listdir's own: no more
+
+
+def test_a_signal_to_pid_1_does_not_cut_the_run_short() -> None:
+    code = (
+        "import os, signal, time\n"
+        "for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP,"
+        " signal.SIGKILL):\n"
+        "    os.kill(1, sig)\n"
+        "time.sleep(0.3)\nprint('still here')"
+    )
+    done = run(code)
+    assert (done.exit_code, done.stdout, done.stopped_by) == (0, "still here\n", "")
+
+
+def test_host_directories_under_usr_local_are_hidden() -> None:
+    done = run("import os\nprint(os.listdir('/usr/local'))")
+    assert done.stdout == "[]\n"
+
+
 def test_a_run_that_keeps_its_main_process_but_closes_its_output_is_stopped() -> None:
     name = marker()
     code = (

@@ -40,7 +40,7 @@ def slot_cgroups() -> list[Path]:
     tree = sandbox_setup().tree
     assert tree is not None
     parents = getattr(tree, "parents", None) or {"": tree.parent}  # type: ignore[attr-defined]
-    return sorted(p for parent in set(parents.values()) for p in parent.glob("slot-*"))
+    return sorted(p for parent in set(parents.values()) for p in parent.glob("*-slot-*"))
 
 
 def slot_mounts() -> list[str]:
@@ -154,7 +154,7 @@ def test_a_new_worker_sweeps_at_set_up() -> None:
     """The set-up of a worker removes the cgroup a dead worker's run left in a free slot."""
     tree = sandbox_setup().tree
     assert tree is not None
-    stale = tree.run("slot-3")
+    stale = tree.run(f"{sandbox_setup().slots.tag}-slot-3")
     stale.create()  # as a run of a worker killed before it could remove it
     assert slot_cgroups()
     python("from runtime.code_executors import sandbox_check; sandbox_check()")
@@ -274,3 +274,51 @@ def test_cgroup_mounts_and_paths_are_read_as_the_kernel_writes_them(tmp_path: Pa
     assert on_disk(cpu, "/docker/abc/worker") == Path("/sys/fs/cgroup/cpu,cpuacct/worker")
     assert on_disk(mounts[1], "/a/b") == Path("/sys/fs/cgroup/memory/a/b")
     assert own_cgroups()  # this process is somewhere in every hierarchy
+
+
+POOL_A = """
+import asyncio
+from runtime.code_executors import SandboxLimits, sandbox_run
+code = "import time; time.sleep(2); print('A finished')"
+done = asyncio.run(sandbox_run(code, SandboxLimits(wall_seconds=30)))
+print(done.exit_code, repr(done.stopped_by), done.stdout.strip())
+"""
+REFUSAL = (
+    "from runtime.code_executors import sandbox_check, SandboxUnavailableError\n"
+    "try:\n    sandbox_check()\nexcept SandboxUnavailableError as e:\n    print(e)"
+)
+
+
+def test_two_pools_on_one_host_keep_to_their_own_runs_and_users() -> None:
+    """Workers with another AGENTDASH_SANDBOX_DIR (another pool) neither take this pool's
+    runs' cgroups for stale (a set-up sweeps only its own), nor may share its user IDs."""
+    pool = Path(f"/tmp/agentdash-pool-{uuid.uuid4().hex[:8]}")
+    base = 2_100_000_000
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AGENTDASH_SANDBOX_DIR": str(pool),
+           "AGENTDASH_SANDBOX_UID_BASE": str(base)}  # fmt: skip
+    worker = subprocess.Popen(
+        [sys.executable, "-c", POOL_A], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        pids = lambda: [p for p in os.listdir("/proc") if p.isdigit()]  # noqa: E731
+        running = lambda: [p for p in pids() if base <= _uid(p) < base + 64]  # noqa: E731
+        assert wait_for(running), "pool A's run never started"
+        python("from runtime.code_executors import sandbox_check; sandbox_check()")  # pool B
+        out, _ = worker.communicate(timeout=60)
+        assert out.strip() == "0 '' A finished"
+    finally:
+        worker.kill()
+        worker.wait()
+    overlapping = python(
+        REFUSAL,
+        env={"AGENTDASH_SANDBOX_DIR": f"{pool}-c", "AGENTDASH_SANDBOX_UID_BASE": str(base + 10)},
+    )
+    assert "overlap" in overlapping and str(pool) in overlapping
+    subprocess.run(["rm", "-rf", str(pool), f"{pool}-c"], check=True)
+
+
+def _uid(pid: str) -> int:
+    try:
+        return Path(f"/proc/{pid}").stat().st_uid
+    except OSError:
+        return -1
