@@ -19,6 +19,7 @@ Settings (environment variables; docs/SAFETY.md, docs/CONFIGURATION.md):
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import shutil
 import subprocess
@@ -37,6 +38,8 @@ from runtime.code_executors.sandbox.slots import RunFiles, Slot, SlotPool
 from runtime.code_executors.sandbox.supervisor import SandboxSetup, supervise
 
 __all__ = ["SandboxUnavailableError", "sandbox_check", "sandbox_setup"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_SLOTS = 64
 DEFAULT_UID_BASE = 2_000_000_000
@@ -226,6 +229,8 @@ def sandbox_setup() -> SandboxSetup:
     :class:`SandboxUnavailableError`, saying what is missing, when code cannot be run."""
     setup = _found()
     _probe(setup)
+    log.info("code sandbox ready: %s (%d slots in %s)", setup.version, setup.slots.count,
+             setup.slots.directory)  # fmt: skip
     return setup
 
 
