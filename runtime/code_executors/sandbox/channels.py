@@ -1,10 +1,14 @@
-"""A run's three channels with its PID 1, in the slot's directory on the host (never seen by
-the sandbox): the *report* FIFO (PID 1 says the interpreter ended), the *hold* FIFO (the
-supervisor says PID 1 may exit) and the program. The gate opens them at fds 3-5 before it
-becomes bubblewrap; PID 1 closes them for the interpreter, so the code holds none of them."""
+"""A run's three channels with its PID 1: FIFOs in the slot's directory on the host (never
+seen by the sandbox) — *report* (PID 1 says the interpreter ended), *hold* (the supervisor
+says PID 1 may exit) and *code* (the program, which the supervisor writes in as the
+interpreter reads it). The gate opens them at fds 3-5 before it becomes bubblewrap; PID 1
+closes *report* and *hold* for the interpreter, whose standard input is *code*: a pipe,
+which holds nothing on the host's disk and which the code cannot turn into a file. The
+FIFOs belong to the worker, with the slot's group: the code cannot change them."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path
@@ -15,34 +19,48 @@ __all__ = ["Channels"]
 
 
 class Channels:
-    """Made by :meth:`open`, removed by :meth:`close`; ``report`` and ``hold`` are the
-    supervisor's ends (each FIFO opened for reading and writing, so that neither side's
-    open blocks and the report never reads as ended before PID 1 wrote)."""
+    """Made by :meth:`open`, removed by :meth:`close`. ``report``, ``hold`` and ``code`` are
+    the supervisor's ends, each FIFO opened for reading and writing so that neither side's
+    open blocks and none reads as ended before the other side has written."""
 
-    def __init__(self, home: Path, owner: int | None) -> None:
+    def __init__(self, home: Path, group: int | None) -> None:
         self.home = home
-        self.owner = owner
-        self.report = self.hold = -1
+        self.group = group
+        self.report = self.hold = self.code = -1
 
     def path(self, name: str) -> Path:
         return self.home / name
 
-    def open(self, code: bytes) -> None:
+    def open(self) -> None:
         self.clear()
-        os.mkfifo(self.path("report"), 0o600)
-        os.mkfifo(self.path("hold"), 0o600)
-        fd = os.open(self.path("code"), os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+        for name, mode in zip(CHANNELS, (0o660, 0o660, 0o640), strict=True):
+            os.mkfifo(self.path(name), mode)
+            if self.group is not None:
+                os.chown(self.path(name), os.geteuid(), self.group, follow_symlinks=False)
+            os.chmod(self.path(name), mode, follow_symlinks=False)
+        self.report, self.hold, self.code = (
+            os.open(self.path(name), os.O_RDWR | os.O_NONBLOCK) for name in CHANNELS
+        )
+
+    async def feed(self, program: bytes) -> None:
+        """Write ``program`` into *code* as the interpreter reads it, then close our end: the
+        interpreter sees the end of its program. Only once the gate has opened *code*: a FIFO
+        that every side has closed drops what it holds."""
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+        view = memoryview(program)
+        loop.add_writer(self.code, ready.set)
         try:
-            view = memoryview(code)
             while view:
-                view = view[os.write(fd, view) :]
+                try:
+                    view = view[os.write(self.code, view) :]
+                except BlockingIOError:
+                    ready.clear()
+                    await ready.wait()
         finally:
-            os.close(fd)
-        if self.owner is not None:
-            for name in CHANNELS:
-                os.chown(self.path(name), self.owner, self.owner, follow_symlinks=False)
-        self.report = os.open(self.path("report"), os.O_RDWR | os.O_NONBLOCK)
-        self.hold = os.open(self.path("hold"), os.O_RDWR | os.O_NONBLOCK)
+            loop.remove_writer(self.code)
+        os.close(self.code)
+        self.code = -1
 
     def release(self) -> None:
         """Let PID 1 exit."""
@@ -58,8 +76,8 @@ class Channels:
                 self.path(name).unlink()
 
     def close(self) -> None:
-        for fd in (self.report, self.hold):
+        for fd in (self.report, self.hold, self.code):
             if fd >= 0:
                 os.close(fd)
-        self.report = self.hold = -1
+        self.report = self.hold = self.code = -1
         self.clear()

@@ -2,10 +2,11 @@
 interpreter.
 
 The gate (``/bin/sh``) waits on its standard input until the supervisor has put it into the
-run's cgroup, then opens the run's three channels at fds 3, 4 and 5 (the *report* and *hold*
-FIFOs and the program, from the slot's directory on the host, which the sandbox never sees)
-and becomes bubblewrap: nothing of the sandbox exists before the process is in its cgroup.
-Bubblewrap then makes, in new user, mount, PID, network, IPC, UTS and cgroup namespaces:
+run's cgroup, then opens the run's three channels at fds 3, 4 and 5 (the *report*, *hold*
+and *code* FIFOs in the slot's directory on the host, which the sandbox never sees;
+:mod:`.channels`) and becomes bubblewrap: nothing of the sandbox exists before the process
+is in its cgroup. Bubblewrap then makes, in new user, mount, PID, network, IPC, UTS and
+cgroup namespaces:
 
 - a root that is an empty read-only tmpfs with the system's ``/usr`` (and its ``/bin``,
   ``/lib`` links) bound read-only, ``/usr/local`` hidden: no ``/etc``, no home, not the
@@ -38,7 +39,7 @@ __all__ = ["CHANNELS", "GATE", "INIT", "WORK_DIR", "bwrap_command", "gate_comman
 
 WORK_DIR = "/work"
 INIT_PATH = "/init"
-CHANNELS = ("report", "hold", "code")  # fds 3, 4, 5, in the slot's directory
+CHANNELS = ("report", "hold", "code")  # FIFOs in the slot's directory, at fds 3, 4, 5
 # Standard input is the gate: one line "go" (nothing, EOF, anything else: do not start).
 # $1 is the slot's directory.
 GATE = (

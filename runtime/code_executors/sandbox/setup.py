@@ -32,6 +32,7 @@ from runtime.code_executors.sandbox import _libc
 from runtime.code_executors.sandbox.cgroup_v1 import v1_tree
 from runtime.code_executors.sandbox.cgroup_v2 import v2_tree
 from runtime.code_executors.sandbox.cgroups import CgroupTree, CgroupUnavailableError
+from runtime.code_executors.sandbox.channels import Channels
 from runtime.code_executors.sandbox.limits import SandboxLimits
 from runtime.code_executors.sandbox.seccomp import SeccompUnavailableError, seccomp_filter
 from runtime.code_executors.sandbox.slots import RunFiles, Slot, SlotPool
@@ -158,6 +159,7 @@ def _discard(slot: Slot, tree: CgroupTree | None, host_files: bool) -> None:
         tree.run(slot.name).discard()
     if host_files:
         RunFiles(slot, SandboxLimits()).clear()
+    Channels(slot.home, None).clear()
 
 
 @lru_cache(maxsize=1)

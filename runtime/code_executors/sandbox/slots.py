@@ -208,14 +208,21 @@ class RunFiles:
         )
 
     def file_at_limit(self) -> bool:
-        """Whether a file the run wrote reached the file-size limit."""
+        """Whether the run wrote a file up to the file-size limit: its blocks, not its size (a
+        sparse file claims a size it never wrote). Walked without recursion and without
+        following links, however deep the run made its directories."""
         limit = self.limits.file_mb << 20
-        for name in self.mounted:
-            for folder, _, files in os.walk(self.path(name)):
-                for file in files:
-                    with contextlib.suppress(OSError):
-                        if os.lstat(os.path.join(folder, file)).st_size >= limit:
-                            return True
+        folders = [str(self.path(name)) for name in self.mounted]
+        while folders:
+            with contextlib.suppress(OSError), os.scandir(folders.pop()) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        folders.append(entry.path)
+                    elif (
+                        entry.is_file(follow_symlinks=False)
+                        and entry.stat(follow_symlinks=False).st_blocks * 512 >= limit
+                    ):
+                        return True
         return False
 
     def remove(self) -> None:

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import fcntl
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ from runtime.code_executors.sandbox.seccomp import SeccompFilter
 from runtime.code_executors.sandbox.slots import RunFiles, Slot, SlotPool
 
 __all__ = ["SandboxSetup", "supervise"]
+
+log = logging.getLogger(__name__)
 
 POLL_S = 0.025
 REAP_WAIT_S = 5.0
@@ -117,7 +120,7 @@ class _Run:
         self.child: processes.Child | None = None
         self.init_pid: int | None = None
         self.init_pidfd: int | None = None
-        self.channels = Channels(slot.home, slot.uid)
+        self.channels = Channels(slot.home, slot.uid)  # the slot's group: its user's
         self.info = -1
         self.stopped_by = ""
         self.killed = False
@@ -152,10 +155,10 @@ class _Run:
                 found.append(f"--nproc={limits.pids_max}:{limits.pids_max}")
         return [self.setup.prlimit, *found, "--"]
 
-    async def start(self, code: str) -> None:
+    async def start(self) -> None:
         """Start the gated sandbox, put it in the run's cgroup, let it go."""
         setup = self.setup
-        self.channels.open(code.encode("utf-8", "surrogatepass"))
+        self.channels.open()
         self.info, info_write = os.pipe()
         gate_read, gate_write = os.pipe()
         seccomp_fd = _sealed(setup.seccomp.program, "agentdash-seccomp")
@@ -202,6 +205,12 @@ class _Run:
             else:
                 os.close(pidfd)
 
+    async def _feed(self, init: asyncio.Future[None], code: str) -> None:
+        """Once bubblewrap says it started — so the gate has opened *code* — write the
+        program in (closed before any reader opened it, a FIFO would drop what it holds)."""
+        await asyncio.shield(init)
+        await self.channels.feed(code.encode("utf-8", "surrogatepass"))
+
     def _left_running(self) -> bool:
         """Whether a process of the run other than bubblewrap and PID 1 is alive."""
         assert self.child is not None
@@ -212,10 +221,12 @@ class _Run:
             return len(others) > 1
         return bool(others - {self.init_pid})
 
-    async def watch(self) -> RunOutput:
-        """Wait for the end of the run or its first limit; then end it, whatever is left."""
+    async def watch(self, code: str) -> RunOutput:
+        """Feed ``code`` in; wait for the end of the run or its first limit; then end it,
+        whatever is left."""
         assert self.child is not None
         loop = asyncio.get_running_loop()
+
         wake = asyncio.Event()
         output = RunOutput(self.limits.output_bytes, wake)
         output.watch(self.child.stdout.fileno(), "stdout")
@@ -223,9 +234,11 @@ class _Run:
         exited = processes.pidfd_exited(self.child.pidfd)
         exited.add_done_callback(lambda _: wake.set())
         init = asyncio.ensure_future(self._init())
+        feeding = asyncio.ensure_future(self._feed(init, code))
         ended = asyncio.ensure_future(_read_all(self.channels.report, first=True))
         ended.add_done_callback(lambda _: wake.set())
         deadline = loop.time() + self.limits.wall_seconds
+        sampled = loop.time()
         try:
             while not exited.done():
                 left = deadline - loop.time()
@@ -239,9 +252,11 @@ class _Run:
                 if output.over:
                     self.stopped_by = "output"
                     break
-                if self.cgroup is not None and (reached := limit_reached(self.cgroup, self.limits)):
-                    self.stopped_by = reached
-                    break
+                if self.cgroup is not None and loop.time() - sampled >= POLL_S:
+                    sampled = loop.time()  # output wakes us often: the cgroup, every 25 ms
+                    if reached := limit_reached(self.cgroup, self.limits):
+                        self.stopped_by = reached
+                        break
                 if ended.done() and self.channels.hold >= 0:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.shield(init), 1.0)
@@ -253,6 +268,7 @@ class _Run:
         finally:
             exited.cancel()
             ended.cancel()
+            feeding.cancel()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(init, timeout=1.0)
             init.cancel()
@@ -326,15 +342,19 @@ async def supervise(setup: SandboxSetup, code: str, limits: SandboxLimits) -> Sa
     run = _Run(setup, slot, limits)
     try:
         run.prepare()
-        await run.start(code)
-        output = await run.watch()
-        stopped_by, usage = stopped_and_usage(
-            stopped_by=run.stopped_by,
-            exit_code=run.exit_code,
-            cgroup=run.cgroup,
-            files=run.files,
-            limits=limits,
-        )
+        await run.start()
+        output = await run.watch(code)
+        try:
+            stopped_by, usage = stopped_and_usage(
+                stopped_by=run.stopped_by,
+                exit_code=run.exit_code,
+                cgroup=run.cgroup,
+                files=run.files,
+                limits=limits,
+            )
+        except Exception:  # read from what the run left: never lose the outcome over it
+            log.exception("the sandbox could not read a run's evidence")
+            stopped_by, usage = run.stopped_by, {}
     finally:
         try:
             if run.child is not None and not run.killed:

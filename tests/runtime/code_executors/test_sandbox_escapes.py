@@ -73,6 +73,41 @@ def test_the_sandboxs_pid_1_is_out_of_reach() -> None:
     assert lines[-1] == "['0', '1', '2', '3']"  # its three streams and listdir's own: no more
 
 
+def test_the_programs_channel_is_a_pipe_the_code_cannot_turn_into_a_file() -> None:
+    """The interpreter's standard input (its program) is a FIFO of the worker's: nothing on
+    the host's disk to write to, and no mode the code may change."""
+    code = (
+        "import os, stat\n"
+        "print(stat.S_ISFIFO(os.fstat(0).st_mode))\n"
+        "for attempt in (lambda: os.fchmod(0, 0o666),\n"
+        "                lambda: os.open('/proc/self/fd/0', os.O_WRONLY)):\n"
+        "    try:\n"
+        "        attempt(); print('done')\n"
+        "    except OSError as e:\n"
+        "        print(e.strerror)"
+    )
+    done = run(code)
+    assert done.stdout == "True\nOperation not permitted\nPermission denied\n", done.stderr
+
+
+def test_a_deep_tree_of_directories_does_not_lose_the_outcome() -> None:
+    """The supervisor walks the run's files from the host after a failed run (a file at the
+    size limit?): without recursion, however deep the code nests directories."""
+    code = (
+        "import os, sys\n"
+        "for _ in range(3000):\n    os.mkdir('a'); os.chdir('a')\n"
+        "print('deep'); sys.exit(3)"
+    )
+    done = run(code, SandboxLimits(files=5000))
+    assert (done.exit_code, done.stdout, done.stopped_by) == (3, "deep\n", "")
+
+
+def test_a_sparse_file_the_size_of_the_limit_is_not_a_file_size_stop() -> None:
+    code = "import sys\nopen('big', 'wb').truncate(1 << 20)\nsys.exit(1)"
+    done = run(code, SandboxLimits(file_mb=1))
+    assert (done.exit_code, done.stopped_by) == (1, "")
+
+
 def test_a_signal_to_pid_1_does_not_cut_the_run_short() -> None:
     code = (
         "import os, signal, time\n"
