@@ -24,7 +24,6 @@ from runtime.code_executors.sandbox.cgroups import (
     read_keyed,
     remove_dir,
     signal_members,
-    wait_until,
     write,
 )
 from runtime.code_executors.sandbox.limits import SandboxLimits
@@ -101,20 +100,8 @@ class CgroupV1Run(RunCgroup):
         finally:
             self._freeze("THAWED")  # killed tasks die once thawed
 
-    def _kill_now(self) -> None:
-        for _ in range(100):
-            if not self.members():
-                return
-            self._kill_round()
-
-    async def kill(self) -> bool:
-        for _ in range(100):
-            if not self.members():
-                return True
-            self._kill_round()
-            if await wait_until(lambda: not self.members(), timeout=0.2):
-                return True
-        return await wait_until(lambda: not self.members())
+    def populated(self) -> bool:
+        return bool(self.members())
 
     def remove(self) -> None:
         for path in self.unique:

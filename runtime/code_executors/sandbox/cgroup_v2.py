@@ -29,7 +29,6 @@ from runtime.code_executors.sandbox.cgroups import (
     read_keyed,
     remove_dir,
     signal_members,
-    wait_until,
     write,
 )
 from runtime.code_executors.sandbox.limits import SandboxLimits
@@ -101,21 +100,6 @@ class CgroupV2Run(RunCgroup):
             signal_members(self.members(), "", self.name)
         finally:
             write(self.path / "cgroup.freeze", "0")
-
-    def _kill_now(self) -> None:
-        for _ in range(100):
-            if not self.populated():
-                return
-            self._kill_round()
-
-    async def kill(self) -> bool:
-        for _ in range(100):
-            if not self.populated():
-                return True
-            self._kill_round()
-            if await wait_until(lambda: not self.populated(), timeout=0.2):
-                return True
-        return await wait_until(lambda: not self.populated())
 
     def remove(self) -> None:
         remove_dir(self.path)

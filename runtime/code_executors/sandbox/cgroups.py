@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -170,9 +171,31 @@ class RunCgroup(abc.ABC):
         """PIDs of the processes in the cgroup now."""
 
     @abc.abstractmethod
+    def populated(self) -> bool:
+        """Whether a process of the run is still in the cgroup."""
+
+    @abc.abstractmethod
+    def _kill_round(self) -> None:
+        """Signal every member once (the kernel's own ``cgroup.kill``, or frozen and through
+        pidfds)."""
+
+    def _kill_now(self) -> None:
+        """Kill without waiting for the end (a stale cgroup, before it is removed)."""
+        for _ in range(100):
+            if not self.populated():
+                return
+            self._kill_round()
+
     async def kill(self) -> bool:
         """Kill every process of the run and wait until none is left; ``False`` if some
         would not go within :data:`EMPTY_WAIT_S` (stuck in the kernel)."""
+        for _ in range(100):
+            if not self.populated():
+                return True
+            self._kill_round()
+            if await wait_until(lambda: not self.populated(), timeout=0.2):
+                return True
+        return await wait_until(lambda: not self.populated())
 
     @abc.abstractmethod
     def remove(self) -> None:
@@ -204,12 +227,12 @@ class CgroupTree(abc.ABC):
                 probe.remove()
 
 
-async def wait_until(empty: object, timeout: float = EMPTY_WAIT_S) -> bool:
-    """Poll ``empty()`` (a callable) with a growing pause until true or ``timeout``."""
+async def wait_until(empty: Callable[[], bool], timeout: float = EMPTY_WAIT_S) -> bool:
+    """Poll ``empty()`` with a growing pause until true or ``timeout``."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     pause = 0.001
-    while not empty():  # type: ignore[operator]
+    while not empty():
         if loop.time() > deadline:
             return False
         await asyncio.sleep(pause)
