@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SLOTS = 64
 DEFAULT_UID_BASE = 2_000_000_000
+MAX_SLOTS = 4096
 PROBE = "import sys; print('ok', sys.version_info[0])"
 
 
@@ -55,14 +56,14 @@ def _env(name: str, default: str = "") -> str:
     return os.environ.get(name, "").strip() or default
 
 
-def _number(name: str, default: int, lowest: int) -> int:
+def _number(name: str, default: int, lowest: int, highest: int) -> int:
     text = _env(name, str(default))
     try:
         value = int(text)
     except ValueError:
         value = lowest - 1
-    if value < lowest:
-        raise SandboxUnavailableError(f"{name}={text!r}: a whole number of at least {lowest}")
+    if not lowest <= value <= highest:
+        raise SandboxUnavailableError(f"{name}={text!r}: a whole number from {lowest} to {highest}")
     return value
 
 
@@ -177,11 +178,11 @@ def _found() -> SandboxSetup:
         raise SandboxUnavailableError(str(exc)) from exc
     tree, containment = _cgroups()
     root = os.geteuid() == 0
-    slots = SlotPool(
-        _slot_dir(),
-        _number("AGENTDASH_SANDBOX_SLOTS", DEFAULT_SLOTS, 1),
-        _number("AGENTDASH_SANDBOX_UID_BASE", DEFAULT_UID_BASE, 1000) if root else None,
-    )
+    count = _number("AGENTDASH_SANDBOX_SLOTS", DEFAULT_SLOTS, 1, MAX_SLOTS)
+    uid_base = None
+    if root:  # a user per slot, all of them valid user IDs (not -1, the "no change" one)
+        uid_base = _number("AGENTDASH_SANDBOX_UID_BASE", DEFAULT_UID_BASE, 1000, 2**32 - 2 - count)
+    slots = SlotPool(_slot_dir(), count, uid_base)
     try:
         slots.prepare()
     except OSError as exc:

@@ -322,3 +322,14 @@ def _uid(pid: str) -> int:
         return Path(f"/proc/{pid}").stat().st_uid
     except OSError:
         return -1
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("AGENTDASH_SANDBOX_SLOTS", "0"), ("AGENTDASH_SANDBOX_SLOTS", "10000000"),
+     ("AGENTDASH_SANDBOX_SLOTS", "eight"), ("AGENTDASH_SANDBOX_SLOTS", "\x7f\u00e9"),
+     ("AGENTDASH_SANDBOX_UID_BASE", "4294967290"), ("AGENTDASH_SANDBOX_UID_BASE", "-5")],
+)  # fmt: skip
+def test_a_setting_that_cannot_be_used_is_named_and_nothing_runs(variable: str, value: str) -> None:
+    said = python(REFUSAL, env={variable: value})
+    assert said.startswith(f"{variable}=") and "a whole number from" in said
