@@ -623,3 +623,117 @@ def test_hostile_addresses(browser: Browser, watch: XssWatch, probe_session: str
             page.click("main form button[type=submit]")
         assert page.url.startswith(browser.server.url + "/"), page.url
         check(watch, browser, f"renamed, going back to {value!r}")
+
+
+# ── Spans that came in over OTLP ────────────────────────────────────────────────────────
+OPEN_EVERY_SPAN = """
+async () => {
+  const tree = document.querySelector("#span-tree");
+  const detail = document.querySelector("#span-detail");
+  const key = (k) => tree.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true }));
+  const tick = () => new Promise((done) => setTimeout(done));
+  const active = () => tree.querySelector('[role="treeitem"][tabindex="0"]');
+  const visited = new Set();
+  key("Home");
+  for (let i = 0; i < 20000; i++) {
+    const row = active();
+    if (!row || visited.has(row.dataset.spanId)) break;  // ArrowDown stayed on the last row
+    visited.add(row.dataset.spanId);
+    if (row.getAttribute("aria-expanded") === "false") key("ArrowRight");
+    key("Enter");
+    const loading = () => /Loading/.test(detail.textContent || "");
+    for (let wait = 0; loading() && wait < 5000; wait++) await tick();
+    key("ArrowDown");
+  }
+  return visited.size;
+}
+"""
+
+
+def utf8(text: str) -> str:
+    """``text`` as protobuf can carry it (strings are UTF-8: no lone surrogate)."""
+    return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def ingested_export(batch: tuple[Vector, ...], conversation: str, number: int) -> bytes:
+    """An OTLP export with each vector wherever a sender may put text: the agent's and the
+    tool's names, span names, a model call's messages, a tool call's arguments and result,
+    a guardrail's decision (name, reason, policy), a status message, an event. Every other
+    span names the probe agent, so its guardrails page lists them too."""
+    from tests.agentdash.ingest.otlp_bodies import request_of, span
+
+    spans = []
+    for i, vector in enumerate(batch):
+        vector = Vector(vector.id, vector.kind, utf8(vector.text))
+        trace = f"{number + 1:08x}{i + 1:024x}"  # batches apart: a span id is its own
+        agent = AGENT_NAME if i % 2 else vector.text[:200]
+        common = {"gen_ai__conversation__id": conversation, "gen_ai__agent__name": agent}
+        sid = [f"{number:04x}{4 * i + k:012x}" for k in range(1, 5)]
+        spans += [
+            span(trace, sid[0], f"invoke_agent {vector.text[:200]}",
+                 gen_ai__operation__name="invoke_agent", **common),
+            span(trace, sid[1], "chat", parent=sid[0],
+                 gen_ai__operation__name="chat", gen_ai__request__model=vector.text[:100],
+                 gen_ai__input__messages=json.dumps([{"role": "user", "parts": [
+                     {"type": "text", "content": vector.text}]}]),
+                 gen_ai__output__messages=json.dumps([{"role": "assistant", "parts": [
+                     {"type": "text", "content": vector.text}]}]), **common),
+            span(trace, sid[2], f"execute_tool {vector.text[:200]}",
+                 parent=sid[0], gen_ai__operation__name="execute_tool",
+                 gen_ai__tool__name=vector.text[:200], gen_ai__tool__call__arguments=vector.text,
+                 gen_ai__tool__call__result=vector.text, **common),
+            span(trace, sid[3], f"callback {vector.text[:100]}",
+                 parent=sid[0], agentdash__guardrail__name=vector.text[:200],
+                 agentdash__guardrail__decision=vector.text[:64] if i % 3 == 0 else "blocked",
+                 agentdash__guardrail__reason=vector.text,
+                 agentdash__guardrail__policy=vector.text[:200],
+                 agentdash__callback__hook="before_tool", **common),
+        ]  # fmt: skip
+        spans[-1].status.code = 2  # ERROR, with the vector as its message
+        spans[-1].status.message = vector.text
+        spans[-1].events.add(name=vector.text[:200], time_unix_nano=1_700_000_000_500_000_000)
+    return request_of(*spans, service="xss ingest").SerializeToString()
+
+
+def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: XssWatch) -> None:
+    """The corpus as an OTLP sender would send it: the owner's session page (chat, timeline,
+    every span's details, loaded live and again), the sessions list, the session's and the
+    agent's guardrails pages (operators), the comparison of the session with itself."""
+    import urllib.request
+
+    from tests.agentdash.ingest.ingest_server import key_create
+
+    key = key_create(browser.server.env, "alice", "xss-ingest")
+    for n, batch in enumerate(batches(SMALL, BATCH)):
+        request = urllib.request.Request(
+            f"{browser.server.url}/v1/traces",
+            data=ingested_export(batch, "xss-ingested", n),
+            headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
+        )
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            assert answer.status == 200, n
+    log_in(browser, "alice")
+    link = browser.page.locator("a.session-title[href*='/sessions/otlp-']").first
+    path = link.get_attribute("href")
+    assert path, "the ingested session is not on its owner's list"
+    check(watch, browser, "sessions list with an ingested session")
+    browser.goto(path)
+    browser.page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    walked = browser.page.evaluate(OPEN_EVERY_SPAN)
+    assert walked == 4 * len(SMALL), walked
+    check(watch, browser, f"ingested session: timeline and every span's details ({walked})")
+    browser.page.reload()
+    browser.page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    check(watch, browser, "ingested session loaded again")
+    session_id = path.strip("/").split("/")[-1]
+    with browser.page.expect_navigation():  # alice logs out; an operator comes
+        browser.page.click("header form[action='/logout/'] button")
+    log_in(browser, "operator")
+    for page, surface in [
+        (f"/sessions/{session_id}/guardrails/", "the session's guardrails page"),
+        (f"/agents/{AGENT_NAME}/guardrails/", "the agent's guardrails page"),
+        (f"/agents/{AGENT_NAME}/guardrails/?decision=stopped", "the agent's, filtered"),
+        (f"/compare/?a={session_id}&b={session_id}", "the session compared with itself"),
+    ]:
+        browser.goto(page)
+        check(watch, browser, surface)
