@@ -150,11 +150,14 @@ def text_problem(text: str) -> str | None:
 
 
 def value_problem(value: Any, *, max_depth: int = MAX_JSON_DEPTH) -> str | None:
-    """:func:`text_problem` for every string (keys too) of a JSON-like value, and its depth
-    against ``max_depth``; the first problem found, naming where (``"key 'a': contains …"``)."""
+    """:func:`text_problem` for every string (keys too) of a JSON-like value, every number
+    finite (JSON has no NaN or infinity; ``1e400`` parses to one), and its depth against
+    ``max_depth``; the first problem found, naming where (``"key 'a': contains …"``)."""
     stack: list[tuple[Any, int, str]] = [(value, 0, "")]
     while stack:
         item, depth, where = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{where}a number that is not finite (NaN, an infinity, or too large)"
         if isinstance(item, str):
             problem = text_problem(item)
             if problem:

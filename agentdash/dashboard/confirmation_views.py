@@ -14,7 +14,7 @@ request first.
 from __future__ import annotations
 
 import dataclasses
-import json
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.hygiene import json_loads_bounded
 from agentdash.core.permissions import is_operator
 from agentdash.runs.confirmation_requests import pending_confirmations, waiting_requests
 from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
@@ -65,6 +66,10 @@ def waiting_runs(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": {"field": field, "message": message}}, status=status)
 
@@ -82,7 +87,7 @@ def confirmation_answer_view(
         if len(text) > PAYLOAD_MAX_CHARS:
             return _problem("payload", f"at most {PAYLOAD_MAX_CHARS} characters")
         try:
-            payload = json.loads(text)
+            payload = json_loads_bounded(text, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
             return _problem("payload", f"is not JSON: {exc}")
     try:

@@ -230,7 +230,7 @@ def _state_edit(f: _Fields) -> StateEdit:
 
 def _confirmation_answer(f: _Fields) -> ConfirmationAnswer:
     decision = f.data.get("decision")
-    if decision not in DECISIONS:
+    if not isinstance(decision, str) or decision not in DECISIONS:
         raise f.fail(f"'decision' must be one of {', '.join(sorted(DECISIONS))}")
     has_payload = "payload" in f.data
     payload = f.data.get("payload")

@@ -77,7 +77,7 @@ def confirmation_answer(
 def _answer(
     session: AgentSession, request_id: str, decision: str, payload: Any, reason: str, actor: Any
 ) -> Run:
-    if decision not in DECISIONS:
+    if not isinstance(decision, str) or decision not in DECISIONS:
         raise ValidationError({"decision": [f"must be one of {', '.join(sorted(DECISIONS))}"]})
     confirmed = decision in ("approve", "step")
     if len(reason) > REASON_MAX:

@@ -124,7 +124,11 @@ def test_value_problem_names_where() -> None:
     assert value_problem({"a": {"b": "\x00"}}) == "key 'a': key 'b': contains a NUL character"
     assert value_problem({"\ud800": 1}) == "a key contains an unpaired surrogate"
     assert value_problem(nested(65)) == "nested deeper than 64 levels"
-    assert value_problem({"ok": [1, "two"]}) is None
+    assert value_problem({"ok": [1, "two", 2.5]}) is None
+    for bad in (float("nan"), float("inf"), float("-inf")):
+        assert value_problem({"a": [1.0, bad]}) == (
+            "key 'a': a number that is not finite (NaN, an infinity, or too large)"
+        )
 
 
 def test_json_depth_ignores_brackets_in_strings() -> None:

@@ -144,6 +144,35 @@ async def test_a_bad_state_delta_is_a_bad_request(
     await still_open(operator_socket)
 
 
+@pytest.mark.parametrize(
+    ("field", "bad", "said"),
+    [
+        ("payload", 1e400, "not finite"),
+        ("payload", {"a": [1e400]}, "not finite"),
+        ("decision", ["approve"], "'decision'"),
+        ("decision", {"approve": True}, "'decision'"),
+    ],
+)
+async def test_a_confirmation_answer_json_cannot_carry_is_a_bad_request(
+    operator_socket: Any, field: str, bad: Any, said: str
+) -> None:
+    valid = {"type": "confirmation.answer", "request_id": "r-1", "decision": "approve"}
+    message = {**valid, field: bad}
+    # json.dumps writes 1e400 as Infinity, which the protocol refuses as no JSON: send the
+    # overflowing number as the sender would, a literal that parses to infinity.
+    text = frame(message).replace("Infinity", "1e400")
+    await operator_socket.send_to(text_data=text)
+    answer = await receive(operator_socket)
+    assert (answer["type"], answer["code"], answer["ref"]) == (
+        "error",
+        "bad_request",
+        "confirmation.answer",
+    )
+    assert said in answer["message"]
+    await nothing_changed()
+    await still_open(operator_socket)
+
+
 @pytest.mark.parametrize("kind", [*MESSAGES, "hello", "ping", "no.such.type"])
 async def test_json_nested_a_thousand_deep_is_refused_before_it_is_parsed(
     operator_socket: Any, kind: str

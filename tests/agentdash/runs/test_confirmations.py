@@ -341,3 +341,50 @@ async def test_a_confirmation_asked_inside_an_agent_tool_waits_and_resumes_it(
     assert answer is not None and "Done." in json.dumps(answer.data)
     tools = [s async for s in Span.objects.filter(name="execute_tool transfer")]
     assert len(tools) == 2  # asked, then ran with the answer
+
+
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [
+        ('{"amount": NaN}', "is not JSON"),
+        ('{"amount": Infinity}', "is not JSON"),
+        ('{"amount": -Infinity}', "is not JSON"),
+        ('{"amount": 1e400}', "not finite"),
+        ('{"a": [{"b": [1e999]}]}', "not finite"),
+    ],
+)
+async def test_a_payload_json_cannot_carry_is_a_400_naming_it_and_nothing_is_answered(
+    bank: ScriptedLlm, transfers: list[Any], host: Any, alice: User, payload: str, said: str
+) -> None:
+    session = await sync_to_async(owned)(alice)
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    await run_ended_or_waiting(run.pk)
+    (request,) = await sync_to_async(pending_confirmations)(session_id=session.id)
+
+    def answer(decision: Any, body: str) -> Any:
+        client = Client()
+        client.force_login(alice)
+        return client.post(
+            f"/sessions/{session.pk}/confirmations/{request.request_id}/",
+            {"decision": decision, "payload": body},
+        )
+
+    refused = await sync_to_async(answer)("approve", payload)
+    assert refused.status_code == 400, refused.content
+    assert (
+        refused.json()["error"]["field"] == "payload" and said in refused.json()["error"]["message"]
+    )
+    assert [
+        r.request_id for r in await sync_to_async(pending_confirmations)(session_id=session.id)
+    ] == [request.request_id]  # still waiting: nothing was answered
+    assert transfers == []
+
+
+def test_a_decision_that_is_no_string_is_refused_by_the_service() -> None:
+    from agentdash.runs.confirmations import _answer
+
+    for decision in (["approve"], {"approve": 1}, None, 1):
+        with pytest.raises(ValidationError, match="decision"):
+            _answer(None, "r-1", decision, None, "", None)  # type: ignore[arg-type]
