@@ -94,12 +94,21 @@ class ContentSecurityPolicyMiddleware:
 _MAX_NAME_SHOWN = 60
 
 
+def takes_no_form(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Mark a view whose body is not a form (OTLP's protobuf or JSON): the hygiene check
+    leaves its body alone — parsing it as a form would read it in full and answer in plain
+    text — and the view checks what it takes in its own terms. Outermost decorator."""
+    view.takes_no_form = True  # type: ignore[attr-defined]
+    return view
+
+
 class InputHygieneMiddleware:
     """Answers **400** (plain text naming the part: a query parameter, a form field) when
     the query string or a form field — name or value — of a request contains a NUL character
     or an unpaired surrogate, and **404** when the path does (an address that names nothing
     this site has: no id can hold such a character). Cookies carrying them are dropped
-    instead (the request goes on without them): a bad cookie must not lock a browser out."""
+    instead (the request goes on without them): a bad cookie must not lock a browser out.
+    Form fields are checked once the view is known, unless it :func:`takes_no_form`."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -112,30 +121,48 @@ class InputHygieneMiddleware:
                 f"Not found: the address {path_problem}.\n",
                 content_type="text/plain; charset=utf-8",
             )
-        problem = request_input_problem(request)
+        problem = request_input_problem(request, forms=False)
         if problem is not None:
-            logger.info("400 for %s: %s", request.method, problem)
-            return HttpResponseBadRequest(
-                f"Bad request: {problem}.\n", content_type="text/plain; charset=utf-8"
-            )
+            return _bad_request(request, problem)
         return self.get_response(request)
 
+    def process_view(
+        self, request: HttpRequest, view: Callable[..., Any], args: Any, kwargs: Any
+    ) -> HttpResponse | None:
+        if getattr(view, "takes_no_form", False) or request.method != "POST":
+            return None
+        problem = _form_problem(request)
+        return None if problem is None else _bad_request(request, problem)
 
-def request_input_problem(request: HttpRequest) -> str | None:
-    """What in ``request`` (path, query parameters, form fields, uploaded file names) cannot
-    be taken, as a phrase naming the part (``"form field 'reason' contains a NUL
-    character"``); ``None`` when nothing. Reading ``request.POST`` here parses the body as
-    the view would (and raises what it would: a body too large or malformed is a 400)."""
+
+def _bad_request(request: HttpRequest, problem: str) -> HttpResponse:
+    logger.info("400 for %s: %s", request.method, problem)
+    return HttpResponseBadRequest(
+        f"Bad request: {problem}.\n", content_type="text/plain; charset=utf-8"
+    )
+
+
+def request_input_problem(request: HttpRequest, *, forms: bool = True) -> str | None:
+    """What in ``request`` (path, query parameters, and with ``forms`` form fields and
+    uploaded file names) cannot be taken, as a phrase naming the part (``"form field
+    'reason' contains a NUL character"``); ``None`` when nothing. Reading ``request.POST``
+    here parses the body as the view would (and raises what it would: a body too large or
+    malformed is a 400)."""
     problem = text_problem(request.path)
     if problem:
         return f"the address {problem}"
     found = _fields_problem(request.GET, "query parameter")
-    if found is None and request.method == "POST":
-        found = _fields_problem(request.POST, "form field")
-        if found is None:
-            for name, upload in request.FILES.items():
-                if problem := text_problem(name) or text_problem(upload.name or ""):
-                    return f"the file of form field {_shown(name)} {problem}"
+    if found is None and forms and request.method == "POST":
+        found = _form_problem(request)
+    return found
+
+
+def _form_problem(request: HttpRequest) -> str | None:
+    found = _fields_problem(request.POST, "form field")
+    if found is None:
+        for name, upload in request.FILES.items():
+            if problem := text_problem(name) or text_problem(upload.name or ""):
+                return f"the file of form field {_shown(name)} {problem}"
     return found
 
 

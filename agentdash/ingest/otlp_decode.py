@@ -31,7 +31,17 @@ JSON = "application/json"
 _MEDIA_TYPES = {PROTOBUF: PROTOBUF, "application/protobuf": PROTOBUF, JSON: JSON}
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8}
 _GRPC_INVALID_ARGUMENT = 3  # google.rpc.Code
-_GRPC_UNAVAILABLE = 14
+# The google.rpc code each HTTP answer stands for (gRPC's own HTTP mapping, read backwards).
+_GRPC_CODES = {
+    400: _GRPC_INVALID_ARGUMENT,
+    401: 16,  # UNAUTHENTICATED
+    403: 7,  # PERMISSION_DENIED
+    405: 12,  # UNIMPLEMENTED
+    413: 8,  # RESOURCE_EXHAUSTED
+    415: _GRPC_INVALID_ARGUMENT,
+    429: 8,  # RESOURCE_EXHAUSTED
+    503: 14,  # UNAVAILABLE
+}
 _ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # pairs were joined by the JSON parser
 
@@ -179,5 +189,5 @@ def success(rejected: int, error_message: str, kind: str) -> bytes:
 def failure(message: str, kind: str, *, status: int = 400) -> bytes:
     """A ``google.rpc.Status`` carrying ``message``: the body of an answer other than 200
     (OTLP/HTTP asks for one on every 4xx and 5xx), its code by the HTTP ``status``."""
-    code = _GRPC_UNAVAILABLE if status == 503 else _GRPC_INVALID_ARGUMENT
+    code = _GRPC_CODES.get(status, _GRPC_INVALID_ARGUMENT)
     return encoded(status_pb2.Status(code=code, message=message), kind)

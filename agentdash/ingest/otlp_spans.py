@@ -117,11 +117,14 @@ class _Caps:
         return found
 
 
+LATEST_NANOS = 2**63  # times are stored as signed 64-bit integers
+
+
 def _hex(raw: bytes) -> str:
     return raw.hex()
 
 
-def _id_problem(span: ProtoSpan) -> str | None:
+def _span_problem(span: ProtoSpan) -> str | None:
     if len(span.trace_id) != 16 or not any(span.trace_id):
         return f"trace_id must be 16 bytes, not all zero (got {len(span.trace_id)} bytes)"
     if len(span.span_id) != 8 or not any(span.span_id):
@@ -130,6 +133,11 @@ def _id_problem(span: ProtoSpan) -> str | None:
         return f"parent_span_id must be empty or 8 bytes (got {len(span.parent_span_id)})"
     if span.start_time_unix_nano <= 0:
         return "start_time_unix_nano is missing"
+    for name in ("start_time_unix_nano", "end_time_unix_nano"):
+        if getattr(span, name) >= LATEST_NANOS:
+            return f"{name} is past 2^63 ns (the year 2262): no database column holds it"
+    if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
+        return "end_time_unix_nano is before start_time_unix_nano"
     return None
 
 
@@ -142,7 +150,7 @@ def unpack(request: ExportTraceServiceRequest, *, max_value_chars: int) -> Unpac
         resource = _Caps(max_value_chars).attributes(resource_spans.resource.attributes)
         for s, scope_spans in enumerate(resource_spans.scope_spans):
             for n, span in enumerate(scope_spans.spans):
-                problem = _id_problem(span)
+                problem = _span_problem(span)
                 if problem is not None:
                     rejected += 1
                     problems.append(f"resource {r} scope {s} span {n}: {problem}")

@@ -99,6 +99,12 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     touched = sorted({v.session_id for v in versions if v.session_id})
     AgentSession.objects.filter(pk__in=touched).update(last_update_time=time.time())
     stored = sum(1 for w in writes if w.stored)
+    if dropped := len(writes) - stored:  # taken, yet the database would not hold them
+        rejected += dropped
+        problems.append(
+            f"{dropped} span(s) could not be stored (each replaced in its session by an error "
+            "span named 'span not stored' saying why)"
+        )
     return IngestResult(stored, rejected, _message(rejected, problems), tuple(touched))
 
 

@@ -21,7 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 
 from agentdash.core.conf import agentdash_setting
-from agentdash.core.middleware import RETRY_AFTER_SECONDS
+from agentdash.core.middleware import RETRY_AFTER_SECONDS, takes_no_form
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.keys import ingest_key_check, ingest_key_used
@@ -91,6 +91,7 @@ def _body(request: HttpRequest, limit: int) -> bytes:
     return body
 
 
+@takes_no_form
 @csrf_exempt
 @never_cache
 def traces(request: HttpRequest) -> HttpResponse:

@@ -85,6 +85,17 @@ def status_message(response: Any) -> str:
     return status.message
 
 
+def status_code(response: Any) -> int:
+    status = status_pb2.Status()
+    if response["Content-Type"] == PROTOBUF:
+        status.ParseFromString(response.content)
+    else:
+        from google.protobuf import json_format
+
+        json_format.Parse(response.content, status)
+    return status.code
+
+
 def spans_of(session_id: str) -> dict[str, Span]:
     return {s.name: s for s in Span.objects.filter(session_id=session_id)}
 
@@ -228,6 +239,7 @@ def test_keys_are_required_checked_and_revocable(alice: User) -> None:
     missing = post(body, None)
     assert missing.status_code == 401 and "Bearer" in missing["WWW-Authenticate"]
     assert "no ingest key" in status_message(missing)
+    assert status_code(missing) == 16  # google.rpc UNAUTHENTICATED
     assert post(body, "agd_not_a_real_key_at_all_000000").status_code == 401
     key = new_key(alice)
     assert post(body, key).status_code == 200
@@ -316,6 +328,9 @@ def test_long_and_hostile_values_are_cut_marked_and_stored_safely(
         (b"[" * 100_000 + b"]" * 100_000, JSON, 400, ""),
         (json.dumps({"resourceSpans": "nope"}).encode(), JSON, 400, "not an OTLP"),
         (b"{}", "text/plain", 415, "is not OTLP"),
+        # A form (even one a form check would refuse) is no OTLP body: the same Status.
+        (b"a=1&b=%00", "application/x-www-form-urlencoded", 415, "is not OTLP"),
+        (b"--x\r\n", "multipart/form-data; boundary=x", 415, "is not OTLP"),
     ],
 )
 def test_malformed_bodies_say_what_is_wrong(
@@ -438,3 +453,25 @@ def test_an_external_session_page_offers_no_message_box(alice: User) -> None:
     page = client.get(f"/sessions/{session.pk}/").content.decode()
     assert "runs elsewhere and reports over OpenTelemetry" in page
     assert '<form id="composer" class="composer" hidden>' in page
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "says"),
+    [
+        (2**63, 2**63 + 5, "start_time_unix_nano is past 2^63 ns"),
+        (2**64 - 1, 0, "start_time_unix_nano is past 2^63 ns"),
+        (1_700_000_000_000_000_000, 2**63, "end_time_unix_nano is past 2^63 ns"),
+        (1_700_000_000_000_000_000, 1_600_000_000_000_000_000, "end_time_unix_nano is before"),
+    ],
+)
+def test_a_span_no_database_can_hold_is_counted_as_rejected(
+    alice: User, start: int, end: int, says: str
+) -> None:
+    """Every span taken is stored or counted as rejected, with why: never answered 200 and
+    dropped on the way."""
+    bad = span(T1, "00000000000000b1", "bad", start=start, end=end or None)
+    good = span(T1, "00000000000000b2", "good", gen_ai__conversation__id="conv-t")
+    response = post(request_of(bad, good).SerializeToString(), new_key(alice))
+    rejected, message = partial(response)
+    assert rejected == 1 and says in message
+    assert list(Span.objects.values_list("name", flat=True)) == ["good"]
