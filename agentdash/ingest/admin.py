@@ -4,13 +4,16 @@ its record stays with the sessions it wrote."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
 
 from agentdash.core.admin_base import SafeInputAdmin
-from agentdash.ingest.keys import ingest_key_create, ingest_key_revoke
+from agentdash.ingest.keys import OWN_KEYS_ONLY, ingest_key_create, ingest_key_revoke
 from agentdash.ingest.models import IngestKey
 
 
@@ -21,6 +24,29 @@ class IngestKeyAdmin(SafeInputAdmin):
     search_fields = ("name", "project", "prefix", "owner__username")
     raw_id_fields = ("owner",)
     actions = ["revoke"]
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        return {"owner": request.user.pk, **super().get_changeform_initial_data(request)}
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)
+        actor = request.user
+
+        class KeyForm(form):  # type: ignore[misc, valid-type]
+            def clean_owner(self) -> Any:
+                owner = self.cleaned_data.get("owner")
+                if (
+                    obj is None
+                    and owner is not None
+                    and not actor.is_superuser
+                    and owner.pk != actor.pk
+                ):
+                    raise ValidationError(OWN_KEYS_ONLY)
+                return owner
+
+        return KeyForm
 
     def get_fields(self, request: HttpRequest, obj: IngestKey | None = None) -> list[str]:
         if obj is None:

@@ -24,6 +24,10 @@ from agentdash.ingest.models import IngestKey
 KEY_PREFIX = "agd_"
 PREFIX_CHARS = 12
 _SECRET_BYTES = 30  # 40 URL-safe characters
+OWN_KEYS_ONLY = (
+    "Only an admin may make a key owned by someone else: its spans become the owner's "
+    "sessions. Make it your own, or ask an admin."
+)
 
 
 def _hash(raw: str) -> str:
@@ -43,7 +47,13 @@ def _snapshot(key: IngestKey) -> dict[str, Any]:
 def ingest_key_create(
     *, name: str, project: str, owner: AbstractBaseUser, actor: AbstractBaseUser | None
 ) -> tuple[IngestKey, str]:
-    """A new key and its secret text — the only time the secret exists outside the sender."""
+    """A new key and its secret text — the only time the secret exists outside the sender.
+
+    Its spans become ``owner``'s sessions, so a key for someone else is an admin's to make
+    (a superuser, or ``actor`` ``None``: the shell): an operator makes keys of their own.
+    Raises ``ValidationError`` naming the field."""
+    if actor is not None and not getattr(actor, "is_superuser", False) and owner.pk != actor.pk:
+        raise ValidationError({"owner": OWN_KEYS_ONLY})
     name, project = name.strip(), project.strip()
     if not name:
         raise ValidationError({"name": "A key needs a name."})
