@@ -44,7 +44,7 @@ class RunNotCancellable(Exception):
     def __init__(self, run: Run) -> None:
         self.run = run
         super().__init__(
-            f"Run {run.invocation_id} is {run.status}; only queued or running runs can be "
+            f"Run {run.invocation_id} is {run.status}; only queued, waiting or running runs can be "
             "cancelled."
         )
 
@@ -205,10 +205,12 @@ def _cancel_snapshot(run: Run) -> dict[str, Any]:
 
 
 def run_cancel_request(*, run: Run, actor: Actor, reason: str = "") -> Run:
-    """Stop a queued or running run, with one ``run.cancel_request`` audit row, in one
+    """Stop a queued, waiting or running run, with one ``run.cancel_request`` audit row, in one
     transaction. Returns the stored run.
 
-    A queued run is cancelled at once (status ``cancelled``): no worker will claim it. A
+    A queued run is cancelled at once (status ``cancelled``): no worker will claim it; so is
+    one waiting for an approval (no worker holds it: its request is then answered by nobody,
+    and an answer given later is refused as for any run no longer waiting). A
     running one gets ``cancel_requested`` and ``cancel_reason``; its worker sees them at its
     next heartbeat, stops the agent and ends the run ``cancelled``. Either is a change of the
     run (a seq).
@@ -225,7 +227,8 @@ def run_cancel_request(*, run: Run, actor: Actor, reason: str = "") -> Run:
             return current  # its worker stops it at its next heartbeat
         before = _cancel_snapshot(current)
         flags = {"cancel_requested": True, "cancel_reason": reason}
-        updated = Run.objects.filter(pk=current.pk, status=Run.Status.QUEUED).update(
+        stopped_now = (Run.Status.QUEUED, Run.Status.WAITING)
+        updated = Run.objects.filter(pk=current.pk, status__in=stopped_now).update(
             **flags,
             status=Run.Status.CANCELLED,
             finished_at=timezone.now(),

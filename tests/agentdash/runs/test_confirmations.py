@@ -388,3 +388,26 @@ def test_a_decision_that_is_no_string_is_refused_by_the_service() -> None:
     for decision in (["approve"], {"approve": 1}, None, 1):
         with pytest.raises(ValidationError, match="decision"):
             _answer(None, "r-1", decision, None, "", None)  # type: ignore[arg-type]
+
+
+async def test_a_run_waiting_for_an_approval_can_be_cancelled(
+    bank: ScriptedLlm, transfers: list[Any], host: Any, alice: User
+) -> None:
+    """The way out of a wait other than deny: the run ends cancelled, its request is no
+    longer pending, and an answer given later is refused."""
+    from agentdash.runs.services import run_cancel_request
+
+    session = await sync_to_async(owned)(alice)
+    run = await arun_enqueue(
+        session=session, agent_name="confirm_bank", message=says("pay bob"), requested_by=alice
+    )
+    await run_ended_or_waiting(run.pk)
+    (request,) = await sync_to_async(pending_confirmations)(session_id=session.id)
+    stored = await sync_to_async(run_cancel_request)(run=run, actor=alice, reason="not now")
+    assert stored.status == Run.Status.CANCELLED and stored.error == "Cancelled: not now"
+    assert await sync_to_async(pending_confirmations)(session_id=session.id) == []
+    with pytest.raises(ValidationError, match="the run that asked is not waiting"):
+        await sync_to_async(confirmation_answer)(
+            session=session, request_id=request.request_id, decision="approve", actor=alice
+        )
+    assert transfers == []

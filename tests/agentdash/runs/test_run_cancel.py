@@ -1,4 +1,4 @@
-"""Cancelling runs: only queued or running ones, through the service, audited."""
+"""Cancelling runs: only queued, waiting or running ones, through the service, audited."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ MakeRun = Callable[..., Run]
     ("status", "after"),
     [
         (Run.Status.QUEUED, Run.Status.CANCELLED),  # nobody runs it: cancelled at once
+        (Run.Status.WAITING, Run.Status.CANCELLED),  # waiting for an approval: the same
         (Run.Status.RUNNING, Run.Status.RUNNING),  # its worker does the stopping
     ],
 )
@@ -59,7 +60,7 @@ def test_cancel_request_is_stored_and_audited(
 @pytest.mark.parametrize("status", [Run.Status.SUCCEEDED, Run.Status.FAILED, Run.Status.CANCELLED])
 def test_finished_runs_cannot_be_cancelled(make_run: MakeRun, status: str) -> None:
     run = make_run(status)
-    with pytest.raises(RunNotCancellable, match=f"is {status}; only queued or running"):
+    with pytest.raises(RunNotCancellable, match=f"is {status}; only queued, waiting or running"):
         run_cancel_request(run=run, actor=None, reason="x")
     assert not Run.objects.get(pk=run.pk).cancel_requested
     assert not AuditEntry.objects.exists()
@@ -100,7 +101,7 @@ def test_admin_cancel_action(make_run: MakeRun, who: str, request: pytest.Fixtur
     )
     assert "Cancellation requested for 1 run(s)." in shown
     assert (
-        f"Run {done.invocation_id} is succeeded; only queued or running runs can be cancelled."
+        f"Run {done.invocation_id} is succeeded; only queued, waiting or running runs can be cancelled."
         in shown
     )
 

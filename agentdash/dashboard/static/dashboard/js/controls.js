@@ -12,7 +12,7 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatInline, formatJson } from "./format.js";
-import { isActive } from "./run_status.js";
+import { mayCancel } from "./run_status.js";
 import { hasUsage, usageText, usageTitle } from "./usage.js";
 
 const RUN_STATES = new Set(["queued", "running", "waiting", "succeeded", "failed", "cancelled"]);
@@ -417,7 +417,7 @@ export class Controls {
         run.error ? el("div", { class: "run-error", text: String(run.error) }) : null,
       ],
     });
-    if (isActive(run.status)) item.append(this.cancelButton(run));
+    if (mayCancel(run.status)) item.append(this.cancelButton(run));
     return item;
   }
 

@@ -5,9 +5,21 @@
  */
 
 const ACTIVE = new Set(["queued", "running"]);
+const CANCELLABLE = new Set(["queued", "running", "waiting"]);
 
 /**
- * Whether a run with this status may still do something (and may be cancelled).
+ * Whether a run with this status may be cancelled: an active one, or one waiting for an
+ * approval (cancelling it is the way out other than deny).
+ *
+ * @param {string|null|undefined} status
+ * @returns {boolean}
+ */
+export function mayCancel(status) {
+  return CANCELLABLE.has(status ?? "");
+}
+
+/**
+ * Whether a run with this status may still do something.
  *
  * @param {string|null|undefined} status
  * @returns {boolean}
