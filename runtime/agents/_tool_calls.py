@@ -84,7 +84,11 @@ async def _call_tool(
     with start_span(f"execute_tool {name}", attributes) as span:
         if capture:
             span.set_attribute(GenAI.TOOL_ARGS, to_json(args))
-        paused = None if stopped else await breakpoints.pause_reason(ctx, tool=name)
+        # A call run again with its own confirmation's answer ran before (that is how it
+        # asked): it does not pause before itself a second time.
+        paused = None
+        if stopped is None and confirmation is None:
+            paused = await breakpoints.pause_reason(ctx, tool=name)
         result: Any
         if stopped is not None:
             result = stopped

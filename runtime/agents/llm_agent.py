@@ -223,12 +223,26 @@ class LlmAgent(BaseAgent):
         return request
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        resumed = await self._rerun_after_auth(ctx)
-        if resumed is not None:
-            yield resumed
-        confirmed = await self._rerun_after_confirmation(ctx)
-        if confirmed is not None:
-            yield confirmed
+        for rerun in (self._rerun_after_auth, self._rerun_after_confirmation):
+            replayed = await rerun(ctx)
+            if replayed is None:
+                continue
+            replay_calls, replay_response = replayed
+            # The tools run again may ask anew (a credential, their own confirmation once a
+            # breakpoint before them was passed): asked like any other, the run pauses.
+            requests_made = [
+                request
+                for request in (
+                    auth_request_event(self, ctx, replay_response),
+                    confirmation_request_event(self, ctx, replay_calls, replay_response),
+                )
+                if request is not None
+            ]
+            for made in requests_made:
+                yield made
+            yield replay_response
+            if requests_made:
+                return
         if ctx.end_invocation:  # cancelled at a breakpoint
             return
         failed_runs = 0  # code runs that failed in a row (code_executor)
@@ -302,9 +316,10 @@ class LlmAgent(BaseAgent):
             if response_event.actions.skip_summarization:
                 return
 
-    async def _rerun_after_auth(self, ctx: InvocationContext) -> Event | None:
+    async def _rerun_after_auth(self, ctx: InvocationContext) -> tuple[Event, Event] | None:
         """When this message answers ``adk_request_credential`` calls, run again the tool calls
-        that asked for the credentials (now in state) and return their response event."""
+        that asked for the credentials (now in state): the calls' event and their response
+        event."""
         message = ctx.user_content
         answered = {
             p.function_response.id
@@ -327,9 +342,10 @@ class LlmAgent(BaseAgent):
         ]
         return await self._replay_calls(ctx, calls)
 
-    async def _rerun_after_confirmation(self, ctx: InvocationContext) -> Event | None:
+    async def _rerun_after_confirmation(self, ctx: InvocationContext) -> tuple[Event, Event] | None:
         """When this message answers ``adk_request_confirmation`` calls, run again the tool
-        calls they asked about, each with its answer, and return their response event.
+        calls they asked about, each with its answer: the calls' event and their response
+        event.
 
         Only a request this agent itself made counts (a call in one of its own events, never
         in one a client wrote), and only its first answer: a second answer, or one to a
@@ -381,8 +397,9 @@ class LlmAgent(BaseAgent):
         ctx: InvocationContext,
         calls: list[types.Part],
         confirmations: dict[str, ToolConfirmation] | None = None,
-    ) -> Event | None:
-        """Run ``calls`` (earlier function calls of this agent) again; ``None`` for none."""
+    ) -> tuple[Event, Event] | None:
+        """Run ``calls`` (earlier function calls of this agent) again: the event of the calls
+        (never stored: they are) and their response event; ``None`` for none."""
         if not calls:
             return None
         request = await self._build_request(ctx)
@@ -391,7 +408,8 @@ class LlmAgent(BaseAgent):
             author=self.name,
             content=types.Content(role="model", parts=calls),
         )
-        return await call_tools(self, ctx, replay, request.tools_dict, confirmations)
+        response = await call_tools(self, ctx, replay, request.tools_dict, confirmations)
+        return None if response is None else (replay, response)
 
     def _save_output(self, event: Event) -> None:
         if not self.output_key or event.partial or not event.content:

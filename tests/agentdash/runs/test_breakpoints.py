@@ -162,3 +162,42 @@ def test_the_breakpoints_page_adds_and_removes(operator_user: User, alice: User)
     assert client.post(url, {"action": "remove", "id": str(point.pk)}).status_code == 302
     assert not Breakpoint.objects.exists()
     assert client.post(url, {"action": "remove", "id": "999"}).status_code == 400
+
+
+async def test_a_tools_own_approval_after_a_breakpoint_is_stored_and_answerable(
+    register: Callable[..., None], host: Any, alice: User, operator_user: User
+) -> None:
+    """An operator's breakpoint before a tool that asks for a confirmation itself: once the
+    breakpoint is approved the tool's own request waits like any other (stored, pending, the
+    run waiting) and the owner's answer runs the tool."""
+    wired: list[int] = []
+
+    def wire(amount: int, tool_context: Any) -> dict[str, Any]:
+        """Wires money, once the person says yes."""
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None:
+            tool_context.request_confirmation(hint=f"Wire {amount}?", payload={})
+            return {"status": "waiting for approval"}
+        if confirmation.confirmed:
+            wired.append(amount)
+        return {"status": "sent" if confirmation.confirmed else "refused"}
+
+    calls = [types.FunctionCall(name="wire", args={"amount": 70}), "Wired."]
+    register(LlmAgent(name=AGENT, model=ScriptedLlm(responses=calls), tools=[wire]))
+    await sync_to_async(breakpoint_add)(
+        agent_name=AGENT, kind="before_tool", tool_name="wire", actor=operator_user
+    )
+    session, run = await start(alice)
+    answer = sync_to_async(confirmation_answer)
+    (stop,) = await sync_to_async(pending_confirmations)(session_id=session.pk)
+    assert stop.hint == "Breakpoint: before tool wire"
+    passed = await answer(session=session, request_id=stop.request_id, decision="approve",
+                          actor=operator_user)  # fmt: skip
+    assert (await run_ended_or_waiting(passed.pk)).status == Run.Status.WAITING
+    (own,) = await sync_to_async(pending_confirmations)(session_id=session.pk)
+    assert own.hint == "Wire 70?" and wired == []
+    done = await answer(session=session, request_id=own.request_id, decision="approve",
+                        actor=alice)  # fmt: skip
+    assert (await run_ended(done.pk)).status == Run.Status.SUCCEEDED
+    assert wired == [70]
+    assert await sync_to_async(pending_confirmations)(session_id=session.pk) == []

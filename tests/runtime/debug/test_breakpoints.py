@@ -145,3 +145,39 @@ def test_a_callback_outcome_pauses_before_the_next_step_and_raised_pauses_instea
     )
     assert SENT == [{"amount": 500, "to": "bob"}] and calls["n"] == 2
     assert events[-1].content.parts[0].text == "Sent."
+
+
+def test_a_tools_own_approval_asked_after_a_breakpoint_is_asked_and_answerable() -> None:
+    """A breakpoint before a tool that itself asks for a confirmation: the breakpoint's
+    answer runs the tool, whose own request is a request like any other — asked, the run
+    paused — and its answer runs the tool for real."""
+    from runtime import ToolContext
+
+    def wire(amount: int, to: str, tool_context: ToolContext) -> dict[str, Any]:
+        """Wires money, after the person says yes."""
+        confirmation = tool_context.tool_confirmation
+        if confirmation is None:
+            tool_context.request_confirmation(hint=f"Wire {amount} to {to}?", payload={})
+            return {"status": "waiting for approval"}
+        if not confirmation.confirmed:
+            return {"error": "refused"}
+        SENT.append({"amount": amount, "to": to})
+        return {"status": "sent"}
+
+    SENT.clear()
+    llm = ScriptedLlm(
+        responses=[types.FunctionCall(name="wire", args={"amount": 70, "to": "bob"}), "Wired."]
+    )
+    chat = Chat(LlmAgent(name="bank", model=llm, tools=[wire]))
+    chat.runner.breakpoints = lambda ctx: Breakpoints(before_tools=frozenset({"wire"}))
+    (stop,) = requests_in(chat.say("wire bob 70"))
+    assert hint_of(stop) == "Breakpoint: before tool wire"
+    events = chat.answer(
+        stop.id, {"confirmed": True, "payload": stop.args["toolConfirmation"]["payload"]}
+    )
+    (own,) = requests_in(events)  # the tool's own request, stored like any other
+    assert hint_of(own) == "Wire 70 to bob?" and SENT == []
+    assert len(llm.requests) == 1  # paused: the model has not been told anything yet
+    done = chat.answer(own.id, {"confirmed": True, "payload": {}})
+    assert SENT == [{"amount": 70, "to": "bob"}]
+    assert done[-1].content.parts[0].text == "Wired."
