@@ -187,7 +187,7 @@ async def test_a_tools_own_approval_after_a_breakpoint_is_stored_and_answerable(
     await sync_to_async(breakpoint_add)(
         agent_name=AGENT, kind="before_tool", tool_name="wire", actor=operator_user
     )
-    session, run = await start(alice)
+    session, _ = await start(alice)
     answer = sync_to_async(confirmation_answer)
     (stop,) = await sync_to_async(pending_confirmations)(session_id=session.pk)
     assert stop.hint == "Breakpoint: before tool wire"
