@@ -101,8 +101,8 @@ def test_admin_cancel_action(make_run: MakeRun, who: str, request: pytest.Fixtur
     )
     assert "Cancellation requested for 1 run(s)." in shown
     assert (
-        f"Run {done.invocation_id} is succeeded; only queued, waiting or running runs can be cancelled."
-        in shown
+        f"Run {done.invocation_id} is succeeded; only queued, waiting or running runs can be "
+        "cancelled." in shown
     )
 
 
