@@ -17,13 +17,16 @@ import agentdash.celery_app  # noqa: E402, F401  (runs submitted from here go to
 from agentdash.core.conf import agentdash_setting  # noqa: E402
 from agentdash.core.gc_tuning import gc_tune  # noqa: E402
 from agentdash.core.static_serving import StaticFiles  # noqa: E402
+from agentdash.http_limits import http_limits_apply  # noqa: E402
 from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
 from agentdash.live.outage_guard import SocketOutageGuard  # noqa: E402
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
 from agentdash.runs.asgi_start import RunHostStarter  # noqa: E402
 
-# Oversized websocket messages are refused with a close frame (1009), not a dropped connection.
+# Oversized websocket messages are refused with a close frame (1009), not a dropped connection;
+# oversized request bodies and lines with 413/414/431 before they are read.
 daphne_limits_apply()
+http_limits_apply()
 
 # In development daphne serves /static/ itself, as runserver does, but on its event loop
 # (agentdash/core/static_serving.py); in production a web server (or whitenoise) does.

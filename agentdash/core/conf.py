@@ -184,6 +184,14 @@ SETTINGS: tuple[Setting, ...] = (
         "The largest OTLP request body taken at /v1/traces, before and after gunzip (413).",
     ),
     Setting(
+        "HTTP_MAX_BODY_BYTES",
+        4 * 1024 * 1024,
+        "AGENTDASH_HTTP_MAX_BODY_BYTES",
+        _parse_int,
+        "The largest request body any other route takes (forms, uploads, JSON): larger is "
+        "refused with 413 before it is read.",
+    ),
+    Setting(
         "INGEST_RATE_PER_S",
         100.0,
         "AGENTDASH_INGEST_RATE_PER_S",
