@@ -27,13 +27,13 @@ run: $(STAMP)
 
 # The scale mode's run worker: Celery on the project's Redis (scripts/redis.sh), the threads
 # pool (each slot waits for its run; the runs share the process's one event loop), database
-# connections kept per pool thread. Serve the site with the same settings:
+# connections from the process's pool. Serve the site with the same settings:
 #   REDIS_URL="$(scripts/redis.sh start)" AGENTDASH_EXECUTOR=celery .venv/bin/daphne ...
 # WORKER_CONCURRENCY runs at once per worker process.
 WORKER_CONCURRENCY ?= 8
 worker: $(STAMP)
 	url="$$(scripts/redis.sh start)" && \
-	REDIS_URL="$${REDIS_URL:-$$url}" AGENTDASH_EXECUTOR=celery DATABASE_CONN_MAX_AGE="$${DATABASE_CONN_MAX_AGE:-60}" \
+	REDIS_URL="$${REDIS_URL:-$$url}" AGENTDASH_EXECUTOR=celery \
 	$(VENV)/bin/celery -A agentdash.celery_app worker --pool threads \
 		--concurrency $(WORKER_CONCURRENCY) --loglevel INFO
 

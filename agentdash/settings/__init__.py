@@ -113,6 +113,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "keepalives_count": 3,
         }
     )
+    # A pool per process (Django 5.1+, psycopg_pool): every request and every unit of work
+    # takes a connection and gives it back, so a process never holds more than the pool's
+    # size — daphne's threads each kept one of their own (CONN_MAX_AGE), and a burst took
+    # PostgreSQL's every slot. A burst past the pool waits its turn (DATABASE_POOL_TIMEOUT),
+    # then is a 503 like any outage. DATABASE_POOL_MAX_SIZE=0: no pool (CONN_MAX_AGE again).
+    _POOL_MAX = int(os.environ.get("DATABASE_POOL_MAX_SIZE") or "10")
+    if _POOL_MAX > 0:
+        DATABASES["default"]["ENGINE"] = "agentdash.core.postgresql"  # fails fast when down
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps them instead
+        DATABASES["default"]["OPTIONS"]["pool"] = {  # checked before use (CONN_HEALTH_CHECKS)
+            "min_size": min(2, _POOL_MAX),
+            "max_size": _POOL_MAX,
+            "timeout": float(os.environ.get("DATABASE_POOL_TIMEOUT") or "10"),
+        }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers go on while one writer commits; IMMEDIATE takes the write lock at
     # BEGIN so two writers queue instead of failing with "database is locked": in one process

@@ -6,8 +6,8 @@ wait) and its end reaches the same socket.
 
 A private cluster (``scripts/postgres.sh`` with its own ``AGENTDASH_PG_DIR`` and port, never
 the shared one other tests use), migrated and seeded, behind two daphne processes: one with
-DEBUG on and a connection per request, one with DEBUG off and kept connections
-(``DATABASE_CONN_MAX_AGE=60``, health-checked). A signed-in user and the demo operator load
+DEBUG on and a connection per request (no pool), one with DEBUG off and the documented
+connection pool (``DATABASE_POOL_MAX_SIZE``, health-checked). A signed-in user and the demo operator load
 pages; the server is stopped for ~10 s while they keep asking; then started again.
 
 Without PostgreSQL a developer's run skips; in CI (``CI`` set) it fails instead.
@@ -152,12 +152,14 @@ async def test_an_outage_gives_503_pages_unavailable_sockets_and_no_stuck_run(
     client: LiveClient | None = None
     try:
         debug_on = await asyncio.to_thread(
-            servers.daphne, "debug-on", {**env, "DATABASE_CONN_MAX_AGE": "0"}
+            servers.daphne,
+            "debug-on",
+            {**env, "DATABASE_POOL_MAX_SIZE": "0", "DATABASE_CONN_MAX_AGE": "0"},
         )
         debug_off = await asyncio.to_thread(
             servers.daphne,
             "debug-off",
-            {**env, "DEBUG": "0", "SECRET_KEY": "x" * 60, "DATABASE_CONN_MAX_AGE": "60"},
+            {**env, "DEBUG": "0", "SECRET_KEY": "x" * 60},  # the pool, as documented
         )
         users = []
         for url in (debug_on, debug_off):

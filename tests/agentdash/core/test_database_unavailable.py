@@ -36,6 +36,7 @@ def database_away() -> Iterator[None]:
     connection = connections["default"]
     saved = copy.deepcopy(connection.settings_dict)
     connection.close()
+    _pool_close(connection)  # a pool keeps the settings it was made with: a new one, then
     if connection.vendor == "postgresql":
         connection.settings_dict.update(HOST="127.0.0.1", PORT=str(_closed_port()))
     else:
@@ -44,8 +45,14 @@ def database_away() -> Iterator[None]:
         yield
     finally:
         connection.close()
+        _pool_close(connection)
         connection.settings_dict.clear()
         connection.settings_dict.update(saved)
+
+
+def _pool_close(connection: Any) -> None:
+    if getattr(connection, "pool", None) is not None:
+        connection.close_pool()
 
 
 def assert_unavailable(response: Any) -> None:
