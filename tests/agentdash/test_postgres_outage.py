@@ -7,8 +7,9 @@ wait) and its end reaches the same socket.
 A private cluster (``scripts/postgres.sh`` with its own ``AGENTDASH_PG_DIR`` and port, never
 the shared one other tests use), migrated and seeded, behind two daphne processes: one with
 DEBUG on and a connection per request (no pool), one with DEBUG off and the documented
-connection pool (``DATABASE_POOL_MAX_SIZE``, health-checked). A signed-in user and the demo operator load
-pages; the server is stopped for ~10 s while they keep asking; then started again.
+connection pool (``DATABASE_POOL_MAX_SIZE``, health-checked). A signed-in user and the demo
+operator load pages; the server is stopped for ~10 s while they keep asking; then started
+again.
 
 Without PostgreSQL a developer's run skips; in CI (``CI`` set) it fails instead.
 """
