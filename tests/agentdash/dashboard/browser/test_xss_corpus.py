@@ -279,8 +279,28 @@ def test_oversized_agent_output(browser: Browser, watch: XssWatch) -> None:
     check(watch, browser, "live page with oversized output")
     parts = browser.page.locator("#messages .msg-agent .msg-part .msg-body.md").count()
     assert parts >= len(BIG), parts
+    # A line of 150,000 characters with no break (the 2 MB one, as stored) wraps in its
+    # message: nothing is wider than the page, at a desktop's width and a phone's.
+    for width, height in ((1440, 900), (390, 844)):
+        browser.page.set_viewport_size({"width": width, "height": height})
+        overflow = browser.page.evaluate(WIDER_THAN_THE_PAGE)
+        assert overflow == [], (width, overflow)
     open_spans(browser)
     check(watch, browser, "span details of oversized output")
+
+
+WIDER_THAN_THE_PAGE = """
+() => {
+  const page = document.documentElement.clientWidth;
+  const over = (m) => m.getBoundingClientRect().width > page + 1
+    || m.scrollWidth > m.clientWidth + 1;
+  const wide = [...document.querySelectorAll("#messages .msg")].filter(over)
+    .map((m) => [m.className, Math.round(m.getBoundingClientRect().width), m.scrollWidth]);
+  const whole = document.documentElement.scrollWidth;
+  if (whole > page + 1) wide.push(["page", page, whole]);
+  return wide;
+}
+"""
 
 
 # ── One probe session for the views around it ───────────────────────────────────────────
@@ -703,7 +723,8 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
 
     from tests.agentdash.ingest.ingest_server import key_create
 
-    key = key_create(browser.server.env, "alice", "xss-ingest")
+    # Its project is the probe agent's name: the agent's guardrails page lists its sessions.
+    key = key_create(browser.server.env, "alice", AGENT_NAME)
     for n, batch in enumerate(batches(SMALL, BATCH)):
         request = urllib.request.Request(
             f"{browser.server.url}/v1/traces",
@@ -729,11 +750,14 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
     with browser.page.expect_navigation():  # alice logs out; an operator comes
         browser.page.click("header form[action='/logout/'] button")
     log_in(browser, "operator")
-    for page, surface in [
-        (f"/sessions/{session_id}/guardrails/", "the session's guardrails page"),
-        (f"/agents/{AGENT_NAME}/guardrails/", "the agent's guardrails page"),
-        (f"/agents/{AGENT_NAME}/guardrails/?decision=stopped", "the agent's, filtered"),
-        (f"/compare/?a={session_id}&b={session_id}", "the session compared with itself"),
+    for page, surface, rows in [
+        (f"/sessions/{session_id}/guardrails/", "the session's guardrails page", True),
+        (f"/agents/{AGENT_NAME}/guardrails/", "the agent's guardrails page", True),
+        (f"/agents/{AGENT_NAME}/guardrails/?decision=stopped", "the agent's, filtered", False),
+        (f"/compare/?a={session_id}&b={session_id}", "the session compared with itself", False),
     ]:
         browser.goto(page)
+        if rows:  # the vectors are there to be shown: a page that shows none proves nothing
+            shown = browser.page.locator(".decision-list tbody tr").count()
+            assert shown >= len(SMALL) // 2, (surface, shown)
         check(watch, browser, surface)
