@@ -3,6 +3,12 @@
 Model and tool output is hostile. It is rendered once, when written: Markdown (raw HTML off)
 → HTML → nh3 with a strict allowlist. Links keep only http, https and mailto and get
 ``rel="noopener noreferrer nofollow"``; there are no images, no styles, no event handlers.
+
+**Links** stay links (a model citing its sources is useful), but never hide where they go:
+a link whose text is not its own address is followed by where it leads — ``(example.org ↗)``
+for the web (the host: what a phishing link would have to show), the address for mail — and
+its ``title`` says it opens another site. A link to anything else (``javascript:``,
+``data:``…) is text, as the sanitizer leaves it.
 A Markdown image is shown as its alt text (``[image]`` when it has none): the allowlist has
 no ``img``, and an image the sanitizer dropped whole would leave its message blank. Input is
 capped in size first; Markdown nested past :data:`MAX_NESTING` is shown as plain text (the
@@ -11,6 +17,8 @@ parser would silently drop what lies past its cap). Table cells keep their align
 """
 
 from __future__ import annotations
+
+from urllib.parse import unquote, urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
@@ -52,6 +60,58 @@ def _image_as_text(
 
 
 _markdown.add_render_rule("image", _image_as_text)
+
+LEAVES = "↗"
+
+
+def destination(href: str) -> str:
+    """What a link to ``href`` is shown to lead to: the host of an http(s) address, the
+    address of a mailto one; ``""`` for anything else (the sanitizer drops those)."""
+    parsed = urlsplit(href.strip())
+    scheme = parsed.scheme.lower()
+    if scheme in ("http", "https") and parsed.hostname:
+        return parsed.hostname
+    if scheme == "mailto":
+        return unquote(parsed.path)
+    return ""
+
+
+def _link_open(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    token = tokens[idx]
+    href = str(token.attrGet("href") or "")
+    if destination(href) and not token.attrGet("title"):
+        mail = href.strip().lower().startswith("mailto:")
+        token.attrSet(
+            "title", f"Writes to {destination(href)}" if mail else f"Opens {href}, another site"
+        )
+    return self.renderToken(tokens, idx, options, env)
+
+
+def _link_close(
+    self: RendererHTML, tokens: list[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    depth, start = 0, idx
+    while start > 0:  # the link's own open token (links do not nest, images inside may)
+        start -= 1
+        if tokens[start].type == "link_close":
+            depth += 1
+        elif tokens[start].type == "link_open":
+            if depth == 0:
+                break
+            depth -= 1
+    href = str(tokens[start].attrGet("href") or "")
+    shown = destination(href)
+    text = self.renderInlineAsText(tokens[start + 1 : idx], options, env).strip()
+    closed = self.renderToken(tokens, idx, options, env)
+    if not shown or text in (href, shown, f"mailto:{shown}"):
+        return closed
+    return f"{closed} <span>({escapeHtml(shown)} {LEAVES})</span>"
+
+
+_markdown.add_render_rule("link_open", _link_open)
+_markdown.add_render_rule("link_close", _link_close)
 
 
 def _deepest(tokens: list[Token]) -> int:

@@ -72,7 +72,7 @@ def test_event_text_is_sanitized_and_big_payloads_are_cut(make_session: MakeSess
     html = event_item(first)["html"]
     assert html.startswith("<p>&lt;script&gt;alert(1)&lt;/script&gt;&lt;a href=")  # as text
     assert "<script" not in html and '<a href="javascript' not in html
-    assert '<a href="https://example.com" rel="noopener noreferrer nofollow">ok</a>' in html
+    assert 'rel="noopener noreferrer nofollow">ok</a> <span>(example.com ↗)</span>' in html
     cut = event_item(second)["function_responses"][0]["response"]
     assert cut["truncated"] is True and len(cut["json"]) == MAX_PAYLOAD_CHARS
     assert event_item(second)["final"] is False
