@@ -207,6 +207,14 @@ SETTINGS: tuple[Setting, ...] = (
         "OTLP requests one ingest key may send at once before the rate applies.",
     ),
     Setting(
+        "INGEST_SESSIONS_PER_MIN",
+        120,
+        "AGENTDASH_INGEST_SESSIONS_PER_MIN",
+        _parse_int,
+        "New sessions one ingest key may make per minute, per server process, as many at once "
+        "(the spans of a conversation past it are rejected, saying so; 0: no limit).",
+    ),
+    Setting(
         "INGEST_MAX_VALUE_CHARS",
         65_536,
         "AGENTDASH_INGEST_MAX_VALUE_CHARS",

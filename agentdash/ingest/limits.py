@@ -35,3 +35,4 @@ class RateLimiter:
 
 
 limiter = RateLimiter()
+sessions_limiter = RateLimiter()  # new sessions per key

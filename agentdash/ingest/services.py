@@ -28,8 +28,10 @@ from django.db import IntegrityError, transaction
 from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import seqs_take, session_changes_insert
+from agentdash.core.conf import agentdash_setting
 from agentdash.core.hygiene import text_storable
 from agentdash.ingest import semconv
+from agentdash.ingest.limits import sessions_limiter
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
 from agentdash.spans.models import Span
@@ -83,6 +85,20 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
         else:
             taken.append(span)
     targets = _targets(key, taken)
+    over = _sessions_over_budget(key, targets)
+    if over:
+        kept = []
+        for span in taken:
+            if targets[span.trace_id] in over:
+                rejected += 1
+                problems.append(
+                    f"span {span.span_id} of trace {span.trace_id}: a new session past this "
+                    f"key's {_sessions_budget()} a minute"
+                )
+            else:
+                kept.append(span)
+        taken = kept
+        targets = {t: s for t, s in targets.items() if s not in over}
     with transaction.atomic():
         _sessions_ensure(key, taken, targets)
         moved = _traces_rehome(key, targets)
@@ -171,6 +187,25 @@ def _targets(key: IngestKey, spans: list[IncomingSpan]) -> dict[str, str]:
             found = where.get(trace_id)
             targets[trace_id] = found or session_id_for(key, _trace_conversation(trace_id))
     return targets
+
+
+def _sessions_budget() -> int:
+    return int(agentdash_setting("INGEST_SESSIONS_PER_MIN"))
+
+
+def _sessions_over_budget(key: IngestKey, targets: dict[str, str]) -> set[str]:
+    """The sessions ``targets`` would make past the key's budget of new sessions (a flood
+    of conversations would otherwise fill its owner's list): each new one takes a token."""
+    budget = _sessions_budget()
+    if budget <= 0:
+        return set()
+    wanted = set(targets.values())
+    new = wanted - set(AgentSession.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    return {
+        session_id
+        for session_id in sorted(new)
+        if sessions_limiter.take(key.pk, rate=budget / 60.0, burst=budget) is not None
+    }
 
 
 def _sessions_ensure(key: IngestKey, spans: list[IncomingSpan], targets: dict[str, str]) -> None:

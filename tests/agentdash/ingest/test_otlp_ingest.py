@@ -18,7 +18,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.models import SessionChange
 from agentdash.ingest.keys import ingest_key_create, ingest_key_revoke
-from agentdash.ingest.limits import limiter
+from agentdash.ingest.limits import limiter, sessions_limiter
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.services import session_id_for
 from agentdash.spans.models import Span
@@ -43,6 +43,7 @@ T2 = "4bf92f3577b34da6a3ce929d0e0e4736"
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits() -> None:
     limiter.forget()
+    sessions_limiter.forget()
 
 
 def new_key(owner: User, project: str = "shop") -> str:
@@ -475,3 +476,24 @@ def test_a_span_no_database_can_hold_is_counted_as_rejected(
     rejected, message = partial(response)
     assert rejected == 1 and says in message
     assert list(Span.objects.values_list("name", flat=True)) == ["good"]
+
+
+def test_one_export_cannot_flood_its_owners_list_with_sessions(alice: User, settings: Any) -> None:
+    """Each new conversation takes one of the key's new-session tokens: past the budget its
+    spans are rejected, saying why; conversations that exist take none."""
+    settings.AGENTDASH = {"INGEST_SESSIONS_PER_MIN": 3}
+    key = new_key(alice)
+    spans = [
+        span(f"{i + 1:032x}", f"{i + 1:016x}", "turn", gen_ai__conversation__id=f"conv-{i}")
+        for i in range(5)
+    ]
+    rejected, message = partial(post(request_of(*spans).SerializeToString(), key))
+    assert rejected == 2 and "a new session past this key's 3 a minute" in message
+    assert AgentSession.objects.count() == 3
+    made = [int(t.rsplit("-", 1)[1]) for t in AgentSession.objects.values_list("title", flat=True)]
+    again = [  # more turns of the sessions made: nothing new, nothing refused
+        span(f"{i + 1:032x}", f"{i + 11:016x}", "turn 2", gen_ai__conversation__id=f"conv-{i}")
+        for i in made
+    ]
+    assert partial(post(request_of(*again).SerializeToString(), key)) == (0, "")
+    assert Span.objects.count() == 6
