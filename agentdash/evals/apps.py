@@ -7,3 +7,11 @@ class EvalsConfig(AppConfig):
     name = "agentdash.evals"
     label = "evals"
     verbose_name = "Evals"
+
+    def ready(self) -> None:
+        # Eval runs execute in a thread of the process that started them: every reaper pass
+        # takes up those whose process stopped.
+        from agentdash.evals.runner import eval_runs_reap
+        from agentdash.runs.reaper import reap_hook_add
+
+        reap_hook_add(eval_runs_reap)

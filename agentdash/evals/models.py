@@ -54,6 +54,10 @@ class EvalRun(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
+    heartbeat_at = models.DateTimeField(
+        null=True, blank=True, help_text="Written while it runs; stale: its process stopped."
+    )
+    attempt = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         ordering = ["-created_at", "-id"]

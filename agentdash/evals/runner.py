@@ -14,12 +14,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.db import close_old_connections, connections, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agentdash.agent_sessions.services import session_create
+from agentdash.core.conf import agentdash_setting
 from agentdash.evals.models import EvalCaseResult, EvalRun
 from agentdash.evals.selectors import eval_set_of, session_invocations
 from agentdash.runs.models import Run
@@ -49,7 +53,7 @@ def eval_run_execute(*, eval_run_id: int, turn_timeout: float = TURN_TIMEOUT_S) 
     when it could not go on. Returns the stored run. A run that is not ``queued`` is
     returned as it is (someone else executes it, or did)."""
     claimed = EvalRun.objects.filter(pk=eval_run_id, status=EvalRun.Status.QUEUED).update(
-        status=EvalRun.Status.RUNNING
+        status=EvalRun.Status.RUNNING, heartbeat_at=timezone.now()
     )
     eval_run = EvalRun.objects.select_related("eval_set", "started_by").get(pk=eval_run_id)
     if not claimed:
@@ -57,6 +61,7 @@ def eval_run_execute(*, eval_run_id: int, turn_timeout: float = TURN_TIMEOUT_S) 
     try:
         cases = eval_set_of(record=eval_run.eval_set).eval_cases
         for result in eval_run.cases.filter(status=EvalCaseResult.Status.PENDING):
+            _beat(eval_run.pk)
             if result.position < len(cases):
                 _case_execute(eval_run, result, cases[result.position], turn_timeout)
             else:
@@ -72,7 +77,8 @@ def eval_run_execute(*, eval_run_id: int, turn_timeout: float = TURN_TIMEOUT_S) 
 
 def eval_run_spawn(eval_run_id: int) -> None:
     """Execute the run in a daemon thread of this process (the page's "Run"). If the process
-    stops first, the run stays ``running``: start it again."""
+    stops first, its heartbeat stops: another process's reaper queues it again and executes
+    it there (:func:`eval_runs_reap`)."""
 
     def work() -> None:
         close_old_connections()
@@ -113,7 +119,7 @@ def _case_execute(
                 message=turn.user_content.model_copy(update={"role": "user"}),
                 requested_by=user,
             )
-            _wait_for(run.pk, turn_timeout)
+            _wait_for(run.pk, turn_timeout, eval_run.pk)
     except TurnTimeout as exc:
         _case_error(result, str(exc))
         return
@@ -124,15 +130,70 @@ def _case_execute(
     _case_record(result, judged)
 
 
-def _wait_for(run_id: int, timeout: float) -> None:
+def _wait_for(run_id: int, timeout: float, eval_run_id: int) -> None:
     deadline = time.monotonic() + timeout
+    beat_every = float(agentdash_setting("RUN_HEARTBEAT_S"))
+    beaten = time.monotonic()
     while True:
         status = Run.objects.filter(pk=run_id).values_list("status", flat=True).first()
         if status is None or status in ENDED:
             return
         if time.monotonic() > deadline:
             raise TurnTimeout(f"run {run_id} did not end within {timeout:g} s (it is {status})")
+        if time.monotonic() - beaten >= beat_every:
+            _beat(eval_run_id)
+            beaten = time.monotonic()
         time.sleep(POLL_S)
+
+
+def _beat(eval_run_id: int) -> None:
+    EvalRun.objects.filter(pk=eval_run_id, status=EvalRun.Status.RUNNING).update(
+        heartbeat_at=timezone.now()
+    )
+
+
+def eval_runs_reap(
+    *, stale_after_s: float, max_attempts: int, spawn: Callable[[int], None] | None = None
+) -> list[int]:
+    """Queue again (and execute in this process) each ``running`` eval run whose heartbeat
+    is older than ``stale_after_s`` — its process stopped — with its unfinished cases to run
+    again from the start (each in a new session); one that has had ``max_attempts`` ends
+    ``error``, saying why. The ids taken up. Called by every reaper pass
+    (``runs.reaper.reap_hook_add``, in ``EvalsConfig.ready``)."""
+    spawn = spawn or eval_run_spawn
+    cutoff = timezone.now() - timedelta(seconds=stale_after_s)
+    stale = Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff)
+    taken: list[int] = []
+    for eval_run in EvalRun.objects.filter(stale, status=EvalRun.Status.RUNNING):
+        seen = eval_run.heartbeat_at or eval_run.created_at
+        why = f"its process stopped (no heartbeat since {seen:%Y-%m-%d %H:%M:%S} UTC)"
+        mine = EvalRun.objects.filter(
+            stale, pk=eval_run.pk, status=EvalRun.Status.RUNNING, attempt=eval_run.attempt
+        )
+        with transaction.atomic():
+            if eval_run.attempt < max_attempts:
+                changed = mine.update(
+                    status=EvalRun.Status.QUEUED,
+                    attempt=eval_run.attempt + 1,
+                    heartbeat_at=None,
+                    error=f"{why}; queued again (attempt {eval_run.attempt + 1})",
+                )
+            else:
+                changed = mine.update(
+                    status=EvalRun.Status.ERROR,
+                    finished_at=timezone.now(),
+                    error=f"{why}, after {eval_run.attempt} attempts",
+                )
+            if not changed:
+                continue  # another process's reaper took it
+            eval_run.cases.filter(status=EvalCaseResult.Status.RUNNING).update(
+                status=EvalCaseResult.Status.PENDING
+            )
+            if eval_run.attempt < max_attempts:
+                transaction.on_commit(lambda pk=eval_run.pk: spawn(pk))
+        logger.warning("eval run %s: %s", eval_run.pk, why)
+        taken.append(eval_run.pk)
+    return taken
 
 
 def _case_record(result: EvalCaseResult, judged: CaseResult) -> None:

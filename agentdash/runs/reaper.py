@@ -57,6 +57,17 @@ def _submit(run_id: int) -> None:
     run_dispatch(run_id=run_id)
 
 
+REAP_HOOKS: list[Callable[..., object]] = []
+
+
+def reap_hook_add(hook: Callable[..., object]) -> None:
+    """Have every reaping pass that looks at running work also call ``hook(stale_after_s=…,
+    max_attempts=…)`` — work of a higher layer (eval runs) kept alive by heartbeats the same
+    way. Registered from that layer's ``AppConfig.ready``; a hook is added once."""
+    if hook not in REAP_HOOKS:
+        REAP_HOOKS.append(hook)
+
+
 def runs_reap(
     *,
     stale_after_s: float,
@@ -97,6 +108,8 @@ def runs_reap(
                 report.resubmitted.append(run_id)
                 submit(run_id)
     report.replays_resumed = replays_resume_stalled()
+    for hook in REAP_HOOKS if running else ():
+        hook(stale_after_s=stale_after_s, max_attempts=max_attempts)
     return report
 
 

@@ -3,7 +3,7 @@
 Every import under agentdash/ is read with ``ast`` — at module level and inside functions
 alike; only ``if TYPE_CHECKING:`` blocks are left out (they never run). Each module belongs to
 an app (``agentdash/<app>/…``), to a library (:data:`LIBRARIES`: ``agentdash/otel.py``) or
-to the site wiring (``settings/``, ``urls.py``, ``asgi.py``, ``routing.py``,
+to the site wiring (``settings/``, ``urls.py``, ``asgi.py``, ``http_limits.py``, ``routing.py``,
 ``celery_app.py`` and the package itself). The test fails on an
 import of an app of a higher layer, or of a peer in the same layer that :data:`WITHIN_LAYER`
 does not allow (which also rules out any circle of apps), on a circle of apps, and on a circle
@@ -58,7 +58,7 @@ span processor external agents install), importing nothing of the package."""
 ORDER: tuple[str, ...] = tuple(app for layer in LAYERS for app in layer)
 """The apps bottom to top, as ``INSTALLED_APPS`` lists them (the libraries aside)."""
 
-SITE_MODULES = frozenset({"settings", "urls", "asgi", "routing", "celery_app"})
+SITE_MODULES = frozenset({"settings", "urls", "asgi", "routing", "celery_app", "http_limits"})
 
 
 @dataclass(frozen=True)

@@ -169,3 +169,58 @@ def test_the_command_refuses_what_it_cannot_run(tmp_path: Path) -> None:
         )  # fmt: skip
     # The file was stored before the agent was looked up: it is there to run with --agent.
     assert EvalSetRecord.objects.get().eval_set_id == "home_automation_agent_light_on_off_set"
+
+
+async def test_an_eval_run_whose_process_stopped_is_taken_up_by_a_reaper(
+    register: Callable[..., None], host: Any
+) -> None:
+    """An eval run executes in a thread of the process that started it; that process gone,
+    its heartbeat stops and a reaping pass queues it again and executes it here: the case
+    that was under way runs again from the start. Out of attempts, it ends ``error``."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from agentdash.evals.runner import eval_runs_reap
+    from agentdash.runs.reaper import REAP_HOOKS, runs_reap
+
+    register(weather_agent())
+    user = await User.objects.acreate_user("erin")
+    session = await _chat(user)
+    record, _ = await sync_to_async(eval_case_save)(
+        session=session, eval_set_id="weather", eval_id="paris", actor=user
+    )
+    eval_run = await sync_to_async(eval_run_create)(record=record, actor=user)
+    # As its process left it: claimed, a case under way, no heartbeat for a minute.
+    long_ago = timezone.now() - timedelta(seconds=60)
+    await EvalRun.objects.filter(pk=eval_run.pk).aupdate(
+        status=EvalRun.Status.RUNNING, heartbeat_at=long_ago
+    )
+    await EvalCaseResult.objects.filter(eval_run=eval_run).aupdate(
+        status=EvalCaseResult.Status.RUNNING
+    )
+    assert eval_runs_reap in REAP_HOOKS  # registered by the evals app
+    spawned: list[int] = []
+    await sync_to_async(eval_runs_reap)(stale_after_s=10, max_attempts=3, spawn=spawned.append)
+    queued = await EvalRun.objects.aget(pk=eval_run.pk)
+    assert (queued.status, queued.attempt, spawned) == (EvalRun.Status.QUEUED, 2, [eval_run.pk])
+    assert "its process stopped" in queued.error
+    assert (
+        await EvalCaseResult.objects.filter(
+            eval_run=eval_run, status=EvalCaseResult.Status.PENDING
+        ).acount()
+        == 1
+    )
+    done = await sync_to_async(eval_run_execute)(eval_run_id=eval_run.pk, turn_timeout=60)
+    assert done.status == EvalRun.Status.PASSED
+
+    # Out of attempts: an error that says why, nothing executed.
+    await EvalRun.objects.filter(pk=eval_run.pk).aupdate(
+        status=EvalRun.Status.RUNNING, heartbeat_at=long_ago, attempt=3
+    )
+    spawned.clear()
+    report = await sync_to_async(runs_reap)(stale_after_s=10, max_attempts=3)  # the hook too
+    assert report is not None
+    gone = await EvalRun.objects.aget(pk=eval_run.pk)
+    assert gone.status == EvalRun.Status.ERROR and "after 3 attempts" in gone.error
+    assert spawned == []
