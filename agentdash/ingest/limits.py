@@ -7,14 +7,15 @@ import time
 
 
 class RateLimiter:
-    """``rate`` requests per second on average, ``burst`` at once, per key id. ``take``
+    """``rate`` requests per second on average, ``burst`` at once, per key (its prefix, never
+    reused: a database may hand a deleted key's id to a new one). ``take``
     answers ``None`` (go on) or the seconds to wait before a request would be taken."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._buckets: dict[int, tuple[float, float]] = {}  # key id → (tokens, at)
+        self._buckets: dict[str, tuple[float, float]] = {}  # key prefix → (tokens, at)
 
-    def take(self, key_id: int, *, rate: float, burst: int) -> float | None:
+    def take(self, key_id: str, *, rate: float, burst: int) -> float | None:
         if rate <= 0:
             return None
         now = time.monotonic()

@@ -204,7 +204,7 @@ def _sessions_over_budget(key: IngestKey, targets: dict[str, str]) -> set[str]:
     return {
         session_id
         for session_id in sorted(new)
-        if sessions_limiter.take(key.pk, rate=budget / 60.0, burst=budget) is not None
+        if sessions_limiter.take(key.prefix, rate=budget / 60.0, burst=budget) is not None
     }
 
 

@@ -119,7 +119,7 @@ def _export(request: HttpRequest) -> HttpResponse:
         key = _key(request)
         kind = otlp_decode.media_type(request.headers.get("Content-Type", ""))
         wait = limiter.take(
-            key.pk,
+            key.prefix,
             rate=agentdash_setting("INGEST_RATE_PER_S"),
             burst=agentdash_setting("INGEST_BURST"),
         )
