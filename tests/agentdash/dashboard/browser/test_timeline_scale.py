@@ -531,3 +531,77 @@ def test_the_page_keys(browser: Browser, big_session: dict[str, Any]) -> None:
     page.keyboard.press("c")
     assert page.evaluate("() => document.activeElement.id") == "composer-text"
     browser.console.assert_clean()
+
+
+# ── The waterfall: each run on its own scale ───────────────────────────────────────────────
+def bars(browser: Browser) -> list[dict[str, Any]]:
+    """Every row shown: its kind, trace, and where its bar's fill lies in its bar column, as
+    fractions of the column (0 = left edge, 1 = right edge)."""
+    found: list[dict[str, Any]] = browser.page.evaluate(
+        """(selector) => [...document.querySelectorAll(selector)].map((row) => {
+          const column = row.querySelector(".span-bar").getBoundingClientRect();
+          const fill = row.querySelector(".bar-fill").getBoundingClientRect();
+          return {
+            id: row.dataset.spanId, kind: row.dataset.kind, top: row.getBoundingClientRect().top,
+            left: (fill.left - column.left) / column.width,
+            right: (fill.right - column.left) / column.width,
+            visible: Math.min(fill.right, column.right) - Math.max(fill.left, column.left),
+          };
+        })""",
+        ROW,
+    )
+    return sorted(found, key=lambda row: row["top"])
+
+
+def axis_label(browser: Browser) -> str:
+    return str(browser.page.locator(".tl-axis-label").text_content())
+
+
+def test_every_run_has_its_own_scale_on_the_waterfall(
+    browser: Browser, small_session: dict[str, Any]
+) -> None:
+    """Two runs of different lengths: fitted, each run's bar fills the column and every span
+    of either run has a visible bar (the axis was pinned to the run in view: a later, longer
+    run's late spans were pushed off the column, empty, and Fit did not help)."""
+    open_session(browser, small_session)
+    page = browser.page
+    first, second = small_session["runs"]
+    assert first["trace_id"] != second["trace_id"]
+    roots = page.locator('#span-tree [data-kind="invocation"]:not([hidden])')
+    roots.first.wait_for()
+    # Fold the first run: its root, then the second run's root and its spans are in view.
+    roots.first.locator(".twisty").click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#span-tree [data-kind=\"invocation\"]:not([hidden])').length === 2"
+    )
+
+    def check_fitted() -> None:
+        shown = bars(browser)
+        runs = [row for row in shown if row["kind"] == "invocation"]
+        assert len(runs) == 2
+        for run in runs:  # fitted: the whole run, and 2% of room after its end
+            assert run["left"] == pytest.approx(0, abs=0.01), run
+            assert run["right"] == pytest.approx(1 / 1.02, abs=0.01), run
+        empty = [row for row in shown if row["visible"] < 1]
+        assert not empty, f"{len(empty)} of {len(shown)} bars are not shown: {empty[:3]}"
+        assert all(-0.02 <= row["left"] and row["right"] <= 1.02 for row in shown)
+
+    check_fitted()
+    assert axis_label(browser).endswith("run 1 of 2")
+    # A span of the second run selected: the axis measures that run.
+    later = page.locator('#span-tree [data-kind="tool"]:not([hidden])').last
+    later.click()
+    page.wait_for_function(
+        "() => document.querySelector('.tl-axis-label').textContent.endsWith('run 2 of 2')"
+    )
+    page.keyboard.press("Home")  # back to the top: both runs' roots in view, the span selected
+    assert axis_label(browser).endswith("run 2 of 2")
+    check_fitted()
+    # Zoomed in, then fitted again: every run whole once more.
+    page.locator('.tl-zoom-button[data-zoom="in"]').click()
+    page.locator('.tl-zoom-button[data-zoom="in"]').click()
+    zoomed = [row for row in bars(browser) if row["kind"] == "invocation"]
+    assert all(row["right"] > 1 for row in zoomed), zoomed  # past the column's right edge
+    page.locator('.tl-zoom-button[data-zoom="fit"]').click()
+    check_fitted()
+    browser.console.assert_clean()

@@ -106,6 +106,19 @@ export function paintRow(row, node, state, trace, now, find = NO_FIND) {
   row.duration.textContent = durationText(node, state, now);
 }
 
+/**
+ * The length of the row's trace (`--e`): each run's bars have their own scale. Written on
+ * every frame the row is in view and every tick while the trace runs; a no-op when the same.
+ *
+ * @param {Row} row
+ * @param {{start: number, end: number, running: number}|undefined} trace
+ * @param {number} now Unix ns
+ */
+export function paintExtent(row, trace, now) {
+  const end = trace ? (trace.running ? Math.max(trace.end, now) : trace.end) : 0;
+  setVar(row, "--e", trace ? ms(Math.max(end - trace.start, 1_000)) : "1");
+}
+
 /** A running span's bar and clock (the timer's only work on a row). */
 export function paintRunning(row, node, now) {
   setVar(row, "--d", ms(now - node.start));

@@ -230,6 +230,8 @@ export class Timeline {
     const body = part(".timeline-body");
     const axis = part(".tl-axis");
     const ticks = part(".tl-ticks");
+    this.axisLabel = part(".tl-axis-label");
+    this.axisFor = "";
     const overview = part(".tl-overview");
     const canvas = /** @type {HTMLCanvasElement} */ (part(".tl-minimap"));
     root.style.setProperty("--row-h", `${ROW_H}px`);
@@ -443,6 +445,27 @@ export class Timeline {
     }
     this.waterfall.setExtent(id ? this.data.traceMs(id, now) : 0);
     this.syncOverview();
+    this.labelAxis();
+  }
+
+  /** @private With more than one run, the axis says whose time it shows ("run 2 of 3"):
+   * every run's bars have their own scale (waterfall.js). */
+  labelAxis() {
+    const traces = this.data.traces;
+    const key = `${this.focusTrace}|${traces.size}|${this.data.epoch}`;
+    if (key === this.axisFor) return;
+    this.axisFor = key;
+    let text = "span";
+    let title = "";
+    if (this.focusTrace && traces.size > 1) {
+      const start = traces.get(this.focusTrace)?.start ?? 0;
+      let place = 1;
+      for (const trace of traces.values()) if (trace.start < start) place += 1;
+      text = `span · axis: run ${place} of ${traces.size}`;
+      title = `The axis measures run ${place} (the selected span's, else the first in view); each run's bars are scaled to its own length`;
+    }
+    if (this.axisLabel.textContent !== text) this.axisLabel.textContent = text;
+    this.axisLabel.title = title;
   }
 
   /** @private The window's frame on the overview. */

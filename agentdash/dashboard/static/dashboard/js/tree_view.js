@@ -16,7 +16,7 @@
  */
 
 import { nowNs } from "./format.js";
-import { hideRow, makeRow, paintRow, paintRunning, placeRow } from "./span_row.js";
+import { hideRow, makeRow, paintExtent, paintRow, paintRunning, placeRow } from "./span_row.js";
 
 export const ROW_H = 28;
 const MARGIN_ROWS = 10;
@@ -117,10 +117,15 @@ export class TreeView {
     this.render();
   }
 
-  /** Running spans' bars and clocks, in the rows in view only. */
+  /** Running spans' bars and clocks, and the scale of running traces, in the rows in view
+   * only. */
   tick(now) {
     for (const row of this.pool) {
-      if (row.node && row.node.running) paintRunning(row, row.node, now);
+      const node = row.node;
+      if (!node) continue;
+      if (node.running) paintRunning(row, node, now);
+      const trace = this.data.traces.get(node.trace);
+      if (trace && trace.running) paintExtent(row, trace, now);
     }
   }
 
@@ -182,6 +187,7 @@ export class TreeView {
         row.epoch = data.epoch;
         paintRow(row, node, data.stateOf(node), data.traces.get(node.trace), now, findOf(data, node));
       }
+      paintExtent(row, data.traces.get(node.trace), now);
     }
     for (const row of free) hideRow(row);
     this.keepDomOrder(first, last);

@@ -1,11 +1,16 @@
 /**
  * The waterfall's time window, its axis and the overview of a whole trace.
  *
- * Every bar is placed by CSS from its row's `--s` (start) and `--d` (duration), in ms from
- * its own trace's start, and from the window `--v0` (first ms shown) and `--vd` (ms shown),
- * which are set once on the panel: zooming, panning or a trace growing changes two custom
- * properties, never the rows. The axis shows ticks at 1/2/5×10^k ms; the overview draws every
- * span of the focused trace on a canvas, at most every 250 ms, with the window over it.
+ * Every run of a session is a trace of its own, and each trace's bars use its own scale:
+ * a row carries `--s` (start) and `--d` (duration), in ms from its trace's start, and `--e`,
+ * its trace's length; the window is a fraction of a trace, `--f0` (where it starts) and
+ * `--fd` (how much it shows), set once on the panel. Fitted (the default), every run fills
+ * the bar column, a short first run and a long later one alike; zooming or panning moves the
+ * same fraction of each. The axis is in ms of the focused trace (the selected span's, else
+ * the first row's in view) and says which run it measures. Zooming, panning or a trace
+ * growing changes two custom properties, never the rows. Ticks fall at 1/2/5×10^k ms; the
+ * overview draws every span of the focused trace on a canvas, at most every 250 ms, with
+ * the window over it.
  *
  * @module dashboard/waterfall
  */
@@ -13,6 +18,7 @@
 import { el } from "../../core/js/dom.js";
 
 const MIN_WINDOW_MS = 0.001;
+const FIT = 1.02; // fitted: the whole trace and a little room after its end
 const TICK_SPACING_PX = 64;
 const LABEL_PX = 44;
 const OVERVIEW_EVERY_MS = 250;
@@ -76,12 +82,15 @@ export class Waterfall {
     this.scope = scope;
     this.ticks = ticks;
     this.onChange = onChange || (() => {});
-    this.v0 = 0;
-    this.vd = 1;
+    /** the window, as fractions of a trace: its start and its width */
+    this.f0 = 0;
+    this.fd = FIT;
     this.auto = true;
+    /** the focused trace's length, ms (what the axis measures) */
     this.extent = 0;
     this.width = 0;
     this.shown = "";
+    this.ticksFor = "";
     /** @type {HTMLElement[]} */
     this.tickPool = [];
     new ResizeObserver((entries) => {
@@ -92,21 +101,36 @@ export class Waterfall {
     this.apply();
   }
 
+  /** The first ms shown of the focused trace. */
+  get v0() {
+    return this.f0 * this.scale();
+  }
+
+  /** The ms shown of the focused trace. */
+  get vd() {
+    return this.fd * this.scale();
+  }
+
+  /** @private the focused trace's length, never 0 (a trace of one instant) */
+  scale() {
+    return Math.max(MIN_WINDOW_MS, this.extent);
+  }
+
   /**
-   * The focused trace's length; while fitted, the window follows it.
+   * The focused trace's length: the axis measures it; the window (a fraction) stays.
    *
    * @param {number} ms
    */
   setExtent(ms) {
     this.extent = Math.max(0, ms);
     if (this.auto) {
-      this.v0 = 0;
-      this.vd = Math.max(MIN_WINDOW_MS, this.extent * 1.02);
+      this.f0 = 0;
+      this.fd = FIT;
     }
     this.apply();
   }
 
-  /** Show the whole trace, and keep following it. */
+  /** Show every run whole, and keep following them as they grow. */
   fit() {
     this.auto = true;
     this.setExtent(this.extent);
@@ -119,32 +143,31 @@ export class Waterfall {
    * @param {number} [frac]
    */
   zoom(factor, frac = 0.5) {
-    const at = this.v0 + frac * this.vd;
-    const most = Math.max(this.extent, 1) * 50;
-    const least = Math.max(MIN_WINDOW_MS, this.extent * 1e-6);
-    this.vd = Math.min(most, Math.max(least, this.vd * factor));
-    this.v0 = at - frac * this.vd;
+    const at = this.f0 + frac * this.fd;
+    const least = Math.max(1e-6, MIN_WINDOW_MS / this.scale());
+    this.fd = Math.min(50, Math.max(least, this.fd * factor));
+    this.f0 = at - frac * this.fd;
     this.moved();
   }
 
-  /** @param {number} ms */
+  /** @param {number} ms of the focused trace */
   pan(ms) {
-    this.v0 += ms;
+    this.f0 += ms / this.scale();
     this.moved();
   }
 
-  /** Center the window on `ms` (from the overview). */
+  /** Center the window on `ms` of the focused trace (from the overview). */
   center(ms) {
-    this.v0 = ms - this.vd / 2;
+    this.f0 = ms / this.scale() - this.fd / 2;
     this.moved();
   }
 
   /** @private a change by the user: the window stops following the trace */
   moved() {
     this.auto = false;
-    const lo = -this.vd * 0.5;
-    const hi = Math.max(lo, this.extent - this.vd * 0.5);
-    this.v0 = Math.min(hi, Math.max(lo, this.v0));
+    const lo = -this.fd * 0.5;
+    const hi = Math.max(lo, 1 - this.fd * 0.5);
+    this.f0 = Math.min(hi, Math.max(lo, this.f0));
     this.apply();
   }
 
@@ -204,30 +227,37 @@ export class Waterfall {
     axis.addEventListener("pointercancel", end);
   }
 
-  /** @private Two custom properties on the panel, and the ticks. */
+  /** @private Two custom properties on the panel, and the ticks when what they say changed. */
   apply() {
-    const key = `${this.v0}|${this.vd}`;
+    const key = `${this.f0}|${this.fd}`;
+    const ticks = `${key}|${this.extent}`;
+    if (ticks === this.ticksFor) return;
+    this.ticksFor = ticks;
+    this.drawTicks();
     if (key === this.shown) return;
     this.shown = key;
-    this.scope.style.setProperty("--v0", String(this.v0));
-    this.scope.style.setProperty("--vd", String(this.vd));
-    this.drawTicks();
+    this.scope.style.setProperty("--f0", String(this.f0));
+    this.scope.style.setProperty("--fd", String(this.fd));
     this.onChange();
   }
 
-  /** @private A handful of labelled ticks (their places come from the same variables). */
+  /** @private A handful of labelled ticks in ms of the focused trace, placed as fractions of
+   * it (like the bars). */
   drawTicks() {
     if (!this.width) return;
-    const room = this.vd * (1 - LABEL_PX / this.width); // a label must fit before the edge
+    const scale = this.scale();
+    const v0 = this.v0;
+    const vd = this.vd;
+    const room = vd * (1 - LABEL_PX / this.width); // a label must fit before the edge
     let step = niceStep(room, Math.floor(this.width / TICK_SPACING_PX));
-    const labels = (at) => Math.floor((this.v0 + room) / at) - Math.ceil(this.v0 / at) + 1;
+    const labels = (at) => Math.floor((v0 + room) / at) - Math.ceil(v0 / at) + 1;
     while (labels(step) < 2 && step > 1e-6) step = smallerStep(step); // two labels at least
-    const first = Math.ceil(this.v0 / step);
-    const last = Math.floor((this.v0 + this.vd) / step);
+    const first = Math.ceil(v0 / step);
+    const last = Math.floor((v0 + vd) / step);
     let used = 0;
     for (let k = first; k <= last && used < 64; k += 1) {
       const t = k * step;
-      if (t - this.v0 > room) break;
+      if (t - v0 > room) break;
       let tick = this.tickPool[used];
       if (!tick) {
         tick = el("span", { class: "tl-tick" });
@@ -235,7 +265,7 @@ export class Waterfall {
         this.ticks.append(tick);
       }
       tick.hidden = false;
-      tick.style.setProperty("--t", String(t));
+      tick.style.setProperty("--t", String(t / scale));
       tick.textContent = formatOffset(t, step);
       used += 1;
     }
