@@ -572,7 +572,8 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
     # Fold the first run: its root, then the second run's root and its spans are in view.
     roots.first.locator(".twisty").click()
     page.wait_for_function(
-        "() => document.querySelectorAll('#span-tree [data-kind=\"invocation\"]:not([hidden])').length === 2"
+        "() => document.querySelectorAll("
+        "'#span-tree [data-kind=\"invocation\"]:not([hidden])').length === 2"
     )
 
     def check_fitted() -> None:
@@ -584,7 +585,7 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
             assert run["right"] == pytest.approx(1 / 1.02, abs=0.01), run
         empty = [row for row in shown if row["visible"] < 1]
         assert not empty, f"{len(empty)} of {len(shown)} bars are not shown: {empty[:3]}"
-        assert all(-0.02 <= row["left"] and row["right"] <= 1.02 for row in shown)
+        assert all(row["left"] >= -0.02 and row["right"] <= 1.02 for row in shown)
 
     check_fitted()
     assert axis_label(browser).endswith("run 1 of 2")
