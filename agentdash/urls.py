@@ -2,11 +2,13 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from agentdash.core.views import theme_set
+from agentdash.core.views import permission_denied, theme_set
 from agentdash.runs.views import health
 
 admin.site.site_header = "AgentDash administration"
 admin.site.site_title = "AgentDash admin"
+
+handler403 = permission_denied  # templates/403.html, or JSON for a client that asks for it
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),

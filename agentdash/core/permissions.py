@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
+
 OPERATORS_GROUP = "Operators"
 
 OPERATOR_PERMISSIONS = (
@@ -30,6 +32,13 @@ OPERATOR_PERMISSIONS = (
     "ingest.add_ingestkey",
     "ingest.change_ingestkey",  # revoking is a change
 )
+
+
+class OperatorRequired(PermissionDenied):
+    """Refused because the user is not an operator. The 403 page (templates/403.html) says
+    so: the role that would be allowed is known here, unlike for a bare ``PermissionDenied``."""
+
+    role = "operator"
 
 
 def is_operator(user: Any) -> bool:

@@ -1,11 +1,13 @@
-"""Views every page shares: the theme toggle for a browser without scripts."""
+"""Views every page shares: the theme toggle for a browser without scripts, the 403 page."""
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from agentdash.core.permissions import is_operator
 from agentdash.core.theme import THEME_COOKIE, THEME_COOKIE_MAX_AGE, theme_parse
 
 
@@ -39,3 +41,21 @@ def theme_set(request: HttpRequest) -> HttpResponse:
         httponly=False,  # theme.js writes it too; it holds nothing secret
     )
     return response
+
+
+def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The site's answer to ``PermissionDenied`` (``handler403`` in agentdash/urls.py), always
+    status 403. A request that asks for JSON (``Accept`` names ``application/json``) gets
+    ``{"error": {"code": "forbidden", "message": ..., "role": ...}}`` (``role`` only when the
+    refusal names one); any other gets templates/403.html: what was refused, which role would
+    be allowed (``exception.role``, e.g. :class:`agentdash.core.permissions.OperatorRequired`)
+    and the way back."""
+    reason = str(exception or "")
+    role = getattr(exception, "role", None)
+    if "application/json" in request.headers.get("Accept", ""):
+        error = {"code": "forbidden", "message": reason or "not allowed"}
+        if role:
+            error["role"] = role
+        return JsonResponse({"error": error}, status=403)
+    context = {"reason": reason, "role": role, "is_operator": is_operator(request.user)}
+    return render(request, "403.html", context, status=403)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.controls.breakpoints import breakpoint_add, breakpoint_remove, breakpoints_listed
 from agentdash.controls.models import Breakpoint
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
 
@@ -45,7 +45,7 @@ def _tool_names(agent_name: str) -> list[str]:
 def session_breakpoints(request: HttpRequest, session_id: str) -> HttpResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
     if not is_operator(request.user):
-        raise PermissionDenied("only operators set breakpoints")
+        raise OperatorRequired("only operators set breakpoints")
     status = 200
     if request.method == "POST":
         try:

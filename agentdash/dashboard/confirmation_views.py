@@ -26,7 +26,7 @@ from django.views.decorators.http import require_GET, require_POST
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.hygiene import json_loads_bounded
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.runs.confirmation_requests import pending_confirmations, waiting_requests
 from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
 from agentdash.spans.selectors import tool_call_spans
@@ -54,7 +54,7 @@ def session_confirmations(request: HttpRequest, session_id: str) -> JsonResponse
 @never_cache
 def waiting_runs(request: HttpRequest) -> HttpResponse:
     if not is_operator(request.user):
-        raise PermissionDenied("only operators see every waiting run")
+        raise OperatorRequired("only operators see every waiting run")
     return render(
         request,
         "dashboard/waiting.html",

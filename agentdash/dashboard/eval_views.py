@@ -8,14 +8,14 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agentdash.agent_sessions.selectors import session_get_for_user
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.evals.forms import EvalCaseSaveForm, EvalRunForm, EvalSetImportForm
 from agentdash.evals.models import EvalRun, EvalSetRecord
 from agentdash.evals.runner import eval_run_spawn
@@ -39,7 +39,7 @@ from runtime.evaluation import content_text
 
 def _operator(request: HttpRequest) -> None:
     if not is_operator(request.user):
-        raise PermissionDenied("only operators work with eval sets")
+        raise OperatorRequired("only operators work with eval sets")
 
 
 def _page(

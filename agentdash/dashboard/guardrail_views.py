@@ -23,7 +23,7 @@ from agentdash.controls.selectors import (
     policy_versions,
 )
 from agentdash.controls.services import PolicyVersionConflict
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.registry.models import AgentRecord
 from agentdash.spans import guardrail_log
 from runtime.telemetry.attributes import Decision
@@ -80,7 +80,7 @@ def _names(tree: Any) -> set[str]:
 
 def _operator(request: HttpRequest) -> None:
     if not is_operator(request.user):
-        raise PermissionDenied("only operators see an agent's guardrails")
+        raise OperatorRequired("only operators see an agent's guardrails")
 
 
 @login_required
