@@ -6,6 +6,9 @@ STAMP  := $(VENV)/.stamp-install
 PG     := scripts/postgres.sh
 HOST   ?= 127.0.0.1
 PORT   ?= 8000
+# The address links printed outside a request use (manage.py eval): a wildcard HOST is served
+# on this machine's loopback too; an IPv6 address goes in brackets.
+LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)))
 
 .PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop
@@ -23,6 +26,8 @@ run: $(STAMP)
 	@scripts/sandbox.sh install >/dev/null || echo "WARNING: no sandbox: agents' code execution will be refused (scripts/sandbox.sh)" >&2
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py seed_demo
+	@dir="$${AGENTDASH_VAR_DIR:-var}" && mkdir -p "$$dir" && \
+		echo "http://$(LINK_HOST):$(PORT)" > "$$dir/served_url"  # agentdash/core/site_url.py
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) agentdash.asgi:application
 
 # The scale mode's run worker: Celery on the project's Redis (scripts/redis.sh), the threads

@@ -261,6 +261,14 @@ SETTINGS: tuple[Setting, ...] = (
         "tool acts as the user who owns the session).",
     ),
     Setting(
+        "BASE_URL",
+        "",
+        "AGENTDASH_BASE_URL",
+        _parse_str,
+        "Where the dashboard is, for links printed outside a request (manage.py eval); "
+        "empty: where make run serves (agentdash.core.site_url).",
+    ),
+    Setting(
         "DEMO_PASSWORD",
         "",
         "AGENTDASH_DEMO_PASSWORD",

@@ -108,8 +108,14 @@ async def test_a_kept_session_passes_against_its_agent_and_fails_after_a_change(
 
 
 async def test_manage_py_eval_prints_each_case_and_exits_1_on_a_failure(
-    register: Callable[..., None], host: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    register: Callable[..., None],
+    host: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    settings: Any,
 ) -> None:
+    settings.VAR_DIR = tmp_path  # where make run records its address: here, port 8123
+    (tmp_path / "served_url").write_text("http://127.0.0.1:8123\n")
     register(weather_agent())
     user = await User.objects.acreate_user("erin")
     session = await _chat(user)
@@ -124,7 +130,7 @@ async def test_manage_py_eval_prints_each_case_and_exits_1_on_a_failure(
     assert "tool_trajectory_avg_score ≥ 1" in lines[0]
     assert lines[1].startswith("PASS  paris  tool trajectory 1.00  response match 1.00  exact yes")
     kept = await EvalCaseResult.objects.filter(eval_run__eval_set=record).alatest("pk")
-    assert lines[1].endswith(f"http://127.0.0.1:8000/sessions/{kept.session_id}/")
+    assert lines[1].endswith(f"http://127.0.0.1:8123/sessions/{kept.session_id}/")
     assert lines[-1] == "1 cases: 1 passed, 0 did not"
 
     # The downloaded file runs too (stored as it is, so the set is the same one).

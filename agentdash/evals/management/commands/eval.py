@@ -7,7 +7,6 @@ Exits 1 when a case did not pass (docs/EVAL.md)."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agentdash.core.site_url import site_base_url
 from agentdash.evals.models import EvalCaseResult, EvalRun, EvalSetRecord
 from agentdash.evals.runner import TURN_TIMEOUT_S, eval_run_execute
 from agentdash.evals.selectors import eval_run_cases
@@ -72,9 +72,10 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--base-url",
-            default=os.environ.get("AGENTDASH_BASE_URL", "http://127.0.0.1:8000"),
-            help="where the dashboard is, for the sessions' links (default: %(default)s, "
-            "or AGENTDASH_BASE_URL)",
+            default="",
+            help="where the dashboard is, for the sessions' links (default: "
+            "AGENTDASH_BASE_URL if set, else the address make run serves on, else "
+            "http://127.0.0.1:8000)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -104,7 +105,7 @@ class Command(BaseCommand):
             eval_run = eval_run_execute(eval_run_id=eval_run.pk, turn_timeout=options["timeout"])
         finally:
             run_host().stop_thread()  # the executor's loop, if this command started one
-        self._report(eval_run, options["base_url"].rstrip("/"))
+        self._report(eval_run, options["base_url"].rstrip("/") or site_base_url())
 
     def _from_file(
         self, path: Path, options: dict[str, Any]
