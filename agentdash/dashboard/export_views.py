@@ -1,7 +1,8 @@
-"""Downloads of a session (docs/EXPORT.md): the session document and its spans as OTLP/JSON,
-every trace or one. Each checks, as the session page does, that the user may see the
-session (a 404 otherwise, the same as the page's) and streams the document as it is read
-(``session_export``), never holding it whole."""
+"""Downloads of a session (docs/EXPORT.md): the session document and its spans as OTLP —
+every trace or one, in JSON or, with ``?encoding=protobuf``, in protobuf's binary encoding.
+Each checks, as the session page does, that the user may see the session (a 404 otherwise,
+the same as the page's) and streams the document as it is read (``session_export``), never
+holding it whole."""
 
 from __future__ import annotations
 
@@ -11,12 +12,24 @@ from collections.abc import AsyncIterator, Iterator
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
 from django.core.handlers.asgi import ASGIRequest
-from django.http import Http404, HttpRequest, StreamingHttpResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    StreamingHttpResponse,
+)
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_get_for_user
-from agentdash.dashboard.session_export import session_json_parts, session_otlp_parts
+from agentdash.dashboard.session_export import (
+    session_json_parts,
+    session_otlp_parts,
+    session_otlp_proto_parts,
+)
+from agentdash.spans import otlp_proto
 from agentdash.spans.selectors import session_has_trace
 
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
@@ -36,46 +49,70 @@ def session_export(request: HttpRequest, session_id: str) -> StreamingHttpRespon
 @login_required
 @require_GET
 @never_cache
-def session_export_otlp(request: HttpRequest, session_id: str) -> StreamingHttpResponse:
-    """Every span of the session as one OTLP/JSON ``ExportTraceServiceRequest``."""
+def session_export_otlp(request: HttpRequest, session_id: str) -> HttpResponse:
+    """Every span of the session as one OTLP ``ExportTraceServiceRequest`` (JSON, or
+    protobuf with ``?encoding=protobuf``)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
-    parts = session_otlp_parts(session=session)
-    return _download(request, parts, f"agentdash-session-{_name(session.id)}.otlp.json")
+    return _otlp_download(request, session, None, f"agentdash-session-{_name(session.id)}")
 
 
 @login_required
 @require_GET
 @never_cache
-def session_export_trace(
-    request: HttpRequest, session_id: str, trace_id: str
-) -> StreamingHttpResponse:
-    """The session's spans of one trace as OTLP/JSON; 404 when the session has none."""
+def session_export_trace(request: HttpRequest, session_id: str, trace_id: str) -> HttpResponse:
+    """The session's spans of one trace as OTLP (as above); 404 when the session has none."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     if not session_has_trace(session_id=session.id, trace_id=trace_id):
         raise Http404("this session has no such trace")
-    parts = session_otlp_parts(session=session, trace_id=trace_id)
-    return _download(request, parts, f"agentdash-trace-{_name(trace_id)}.otlp.json")
+    return _otlp_download(request, session, trace_id, f"agentdash-trace-{_name(trace_id)}")
 
 
-def _download(request: HttpRequest, parts: Iterator[str], filename: str) -> StreamingHttpResponse:
-    """An attachment of JSON, streamed part by part. Under ASGI (daphne) the parts are read
-    in a thread one at a time: Django would read a plain iterator whole before sending."""
+def _otlp_download(
+    request: HttpRequest, session: AgentSession, trace_id: str | None, stem: str
+) -> HttpResponse:
+    """``?encoding=``: ``json`` (the default) → ``<stem>.otlp.json``; ``protobuf`` →
+    ``<stem>.otlp.pb``, ``application/x-protobuf``; anything else a 400 saying so."""
+    encoding = request.GET.get("encoding") or "json"
+    if encoding == "json":
+        parts = session_otlp_parts(session=session, trace_id=trace_id)
+        return _download(request, parts, f"{stem}.otlp.json")
+    if encoding == "protobuf":
+        binary = session_otlp_proto_parts(session=session, trace_id=trace_id)
+        return _download(request, binary, f"{stem}.otlp.pb", otlp_proto.CONTENT_TYPE)
+    return HttpResponseBadRequest(
+        "encoding must be json or protobuf", content_type="text/plain; charset=utf-8"
+    )
+
+
+def _download(
+    request: HttpRequest,
+    parts: Iterator[str] | Iterator[bytes],
+    filename: str,
+    content_type: str = "application/json",
+) -> StreamingHttpResponse:
+    """An attachment, streamed part by part (text is sent as UTF-8). Under ASGI (daphne) the
+    parts are read in a thread one at a time: Django would read a plain iterator whole
+    before sending."""
     content = _streamed(parts) if isinstance(request, ASGIRequest) else _encoded(parts)
-    response = StreamingHttpResponse(content, content_type="application/json")
+    response = StreamingHttpResponse(content, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
 
-def _encoded(parts: Iterator[str]) -> Iterator[bytes]:
+def _bytes(part: str | bytes) -> bytes:
+    return part if isinstance(part, bytes) else part.encode("utf-8")
+
+
+def _encoded(parts: Iterator[str] | Iterator[bytes]) -> Iterator[bytes]:
     for part in parts:
-        yield part.encode("utf-8")
+        yield _bytes(part)
 
 
-async def _streamed(parts: Iterator[str]) -> AsyncIterator[bytes]:
+async def _streamed(parts: Iterator[str] | Iterator[bytes]) -> AsyncIterator[bytes]:
     step = sync_to_async(next, thread_sensitive=True)
     while (part := await step(parts, None)) is not None:
-        yield part.encode("utf-8")
+        yield _bytes(part)
 
 
 def _name(text: str) -> str:

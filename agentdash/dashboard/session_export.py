@@ -1,6 +1,7 @@
 """A session written out whole, as one JSON document streamed in parts: the session, its
 state, runs, events, state history and spans (``agentdash.session/1``), or its spans — every
-trace, or one — as OTLP/JSON (``spans.otlp_json``). Formats: docs/EXPORT.md.
+trace, or one — as OTLP/JSON (``spans.otlp_json``) or OTLP/protobuf (``spans.otlp_proto``).
+Formats: docs/EXPORT.md.
 
 Each part costs one query (a batch of rows, read after the last one of the batch before),
 so a session of any size is written with one batch in memory. A session still running is
@@ -23,6 +24,7 @@ from agentdash.agent_sessions.selectors import session_state_view
 from agentdash.core.hygiene import storable
 from agentdash.runs.models import Run
 from agentdash.spans.otlp_json import otlp_json_parts
+from agentdash.spans.otlp_proto import otlp_proto_parts
 from agentdash.spans.selectors import EXPORT_BATCH, spans_batched
 
 FORMAT = "agentdash.session/1"
@@ -81,9 +83,21 @@ def session_otlp_parts(
     """The session's spans (only those of ``trace_id`` when given) as an OTLP/JSON
     ``ExportTraceServiceRequest`` in parts: one resource — ``service.name`` the session's
     agent, ``agentdash.session.id`` the session — with one scope holding every span."""
-    resource = {"service.name": session.app_name, "agentdash.session.id": session.id}
     spans = spans_batched(session_id=session.id, trace_id=trace_id, batch=batch)
-    return otlp_json_parts(resource=resource, span_batches=spans)
+    return otlp_json_parts(resource=_resource(session), span_batches=spans)
+
+
+def session_otlp_proto_parts(
+    *, session: AgentSession, trace_id: str | None = None, batch: int = EXPORT_BATCH
+) -> Iterator[bytes]:
+    """The same request as :func:`session_otlp_parts`, in protobuf's binary encoding, in
+    parts (one ``ResourceSpans`` per batch of spans, each with the same resource)."""
+    spans = spans_batched(session_id=session.id, trace_id=trace_id, batch=batch)
+    return otlp_proto_parts(resource=_resource(session), span_batches=spans)
+
+
+def _resource(session: AgentSession) -> dict[str, str]:
+    return {"service.name": session.app_name, "agentdash.session.id": session.id}
 
 
 # ── reads ───────────────────────────────────────────────────────────────────────────────────

@@ -78,7 +78,7 @@ def test_to_a_file(session: AgentSession, tmp_path: Path) -> None:
     [
         (["no-such-session"], "there is no session 'no-such-session'"),
         (["cli-1", "--trace", "0" * 32], f"session 'cli-1' has no span of trace '{'0' * 32}'"),
-        (["cli-1", "--trace", TRACE, "--format", "session"], "--trace exports OTLP/JSON"),
+        (["cli-1", "--trace", TRACE, "--format", "session"], "--trace exports OTLP:"),
     ],
 )
 def test_what_is_not_there_is_a_clear_error_and_no_file(
