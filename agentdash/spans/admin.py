@@ -68,14 +68,14 @@ class ModelPriceAdmin(SafeInputAdmin):
     here changes every cost on every page at once."""
 
     form = ModelPriceForm
-    list_display = ("model", *PRICE_FIELDS)
+    list_display = ("model", *PRICE_FIELDS, "edited_on")
     list_filter = ("match", "as_of")
     search_fields = ("model", "source")
     ordering = ("model",)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
         # A row's model is what it prices: another model is another row.
-        return () if obj is None else ("model",)
+        return () if obj is None else ("model", "edited_on")
 
     def save_model(
         self, request: HttpRequest, obj: ModelPrice, form: forms.ModelForm, change: bool

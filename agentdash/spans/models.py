@@ -152,6 +152,13 @@ class ModelPrice(models.Model):
         **PRICE_DIGITS,
     )
     as_of = models.DateField(help_text="The day these figures were read from the source.")
+    edited_on = models.DateField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The day an amount was last changed without a new date: the figures in use "
+        "are of that day, not of the date above.",
+    )
     source = models.CharField(
         max_length=500, help_text="Where the figures come from (a URL, an invoice, …)."
     )

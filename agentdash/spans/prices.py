@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
+from django.utils import timezone
 
 from agentdash.core.services import audit_record
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice
@@ -26,6 +27,8 @@ PRICE_FIELDS = (
     "source",
 )
 """A price row's fields besides its model: what the audit trail keeps and the admin edits."""
+
+AMOUNT_FIELDS = ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok", "thinking_per_mtok")
 
 
 def model_price_snapshot(price: ModelPrice) -> dict[str, Any]:
@@ -60,6 +63,11 @@ def model_price_set(
     for every span's cost at once (costs are computed when read). An edit that changes
     nothing writes nothing.
 
+    An edit that changes an amount but leaves ``as_of`` as it was records today as the row's
+    ``edited_on``: the figures in use are then of today, not of ``as_of`` (what "prices of
+    <date>" says, :func:`agentdash.spans.usage.price_date`). A new ``as_of`` dates the
+    figures itself and clears ``edited_on``.
+
     Raises ``ValidationError`` before writing anything: a negative or malformed amount, a
     blank model or source, an unknown ``match``."""
     with transaction.atomic():
@@ -80,6 +88,10 @@ def model_price_set(
         after = model_price_snapshot(price)
         if after == before:
             return price
+        if before is None or after["as_of"] != before["as_of"]:
+            price.edited_on = None
+        elif any(after[name] != before[name] for name in AMOUNT_FIELDS):
+            price.edited_on = timezone.localdate()
         price.save()
         audit_record(
             actor=actor,

@@ -76,6 +76,14 @@ class Price(Protocol):
     cached_input_per_mtok: Decimal | None
     thinking_per_mtok: Decimal | None
     as_of: date
+    edited_on: date | None
+
+
+def price_date(price: Price) -> date:
+    """The day the figures in use are of: the row's ``as_of``, or the day an amount was
+    last edited when that edit left ``as_of`` as it was (``edited_on``), whichever is later."""
+    edited = price.edited_on
+    return edited if edited is not None and edited > price.as_of else price.as_of
 
 
 def _key(model: str) -> str:
@@ -150,7 +158,8 @@ def money(value: Decimal | None) -> float | None:
 def span_usage(columns: Mapping[str, Any], prices: PriceBook) -> dict[str, Any] | None:
     """A span's ``usage`` as the pages send it — ``input``, ``output``, ``cached``,
     ``thinking`` (``None`` when the model did not report it), ``cost_usd`` (``None`` when
-    its model has no price), ``model``, ``price_as_of`` (the price row's date, ISO) — from
+    its model has no price), ``model``, ``price_as_of`` (:func:`price_date` of the price row,
+    ISO) — from
     its usage columns; ``None`` for a span that is no model call."""
     tokens_in, tokens_out = columns.get("tokens_in"), columns.get("tokens_out")
     if tokens_in is None and tokens_out is None:
@@ -174,7 +183,7 @@ def span_usage(columns: Mapping[str, Any], prices: PriceBook) -> dict[str, Any] 
         "thinking": thinking,
         "cost_usd": money(cost),
         "model": model,
-        "price_as_of": price.as_of.isoformat() if price is not None else None,
+        "price_as_of": price_date(price).isoformat() if price is not None else None,
     }
 
 

@@ -118,6 +118,7 @@ def price(model: str, match: str = "prefix", **figures: str | None) -> SimpleNam
         cached_input_per_mtok=None if amounts["cached"] is None else Decimal(amounts["cached"]),
         thinking_per_mtok=None if amounts["thinking"] is None else Decimal(amounts["thinking"]),
         as_of=TAKEN,
+        edited_on=None,
     )
 
 
