@@ -71,7 +71,7 @@ def evals_list(request: HttpRequest) -> HttpResponse:
             stem = upload.name.removesuffix(".json").removesuffix(".evalset")
             try:
                 found = eval_set_parse(upload.read(), eval_set_id=stem.removesuffix(".test"))
-                record = eval_set_import(
+                record, changed = eval_set_import(
                     eval_set=found,
                     actor=request.user,
                     agent_name=form.cleaned_data["agent_name"],
@@ -80,7 +80,14 @@ def evals_list(request: HttpRequest) -> HttpResponse:
             except ValidationError as exc:
                 errors = _errors(exc)
             else:
-                messages.success(request, f"Imported eval set {record.eval_set_id}.")
+                if changed:
+                    messages.success(request, f"Imported eval set {record.eval_set_id}.")
+                else:
+                    messages.info(
+                        request,
+                        f"Eval set {record.eval_set_id} is stored already with the same "
+                        "content: nothing changed.",
+                    )
                 return redirect("dashboard:eval_set", pk=record.pk)
         else:
             errors = [e for es in form.errors.values() for e in es]

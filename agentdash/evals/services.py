@@ -64,9 +64,12 @@ def eval_set_parse(raw: bytes | str, *, eval_set_id: str = "") -> EvalSet:
 
 def eval_set_import(
     *, eval_set: EvalSet, actor: Any, agent_name: str = "", replace: bool = False
-) -> EvalSetRecord:
-    """Store ``eval_set`` (audited ``evalset.import``). An eval set of that id already
-    stored is replaced when ``replace``; otherwise ``ValidationError`` (key ``file``)."""
+) -> tuple[EvalSetRecord, bool]:
+    """Store ``eval_set`` (audited ``evalset.import``); the record, and whether anything
+    was written. An eval set of that id stored with the same content (a file downloaded
+    from here, imported again) is kept as it is — only ``agent_name``, when given, is set —
+    so ``False`` when that changes nothing. One stored with other content is replaced when
+    ``replace``; otherwise ``ValidationError`` (key ``file``) saying so."""
     data = eval_set_data(eval_set)
     problem = value_problem(data)
     if problem:
@@ -83,11 +86,13 @@ def eval_set_import(
             .filter(eval_set_id=eval_set.eval_set_id)
             .first()
         )
+        if record is not None and record.data == data:
+            return record, _agent_set(record, agent_name=agent_name, actor=actor)
         if record is not None and not replace:
             raise _bad(
                 "file",
-                f"an eval set {eval_set.eval_set_id!r} is stored already: replace it, or "
-                "change the file's eval_set_id",
+                f"an eval set {eval_set.eval_set_id!r} is stored already with other content: "
+                "replace it, or change the file's eval_set_id",
             )
         before = None if record is None else {"case_count": record.case_count}
         if record is None:
@@ -110,7 +115,26 @@ def eval_set_import(
             before=before,
             after={"eval_set_id": record.eval_set_id, "case_count": record.case_count},
         )
-    return record
+    return record, True
+
+
+def _agent_set(record: EvalSetRecord, *, agent_name: str, actor: Any) -> bool:
+    """Give ``record`` the default agent ``agent_name`` (audited); ``False`` when it is
+    empty or the record's already."""
+    if not agent_name or agent_name == record.agent_name:
+        return False
+    before = {"agent_name": record.agent_name}
+    record.agent_name = agent_name
+    record.save(update_fields=["agent_name", "updated_at"])
+    audit_record(
+        actor=actor,
+        action="evalset.import",
+        target_type=TARGET,
+        target_id=str(record.pk),
+        before=before,
+        after={"agent_name": agent_name},
+    )
+    return True
 
 
 def eval_case_save(

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from agentdash.core.models import AuditEntry
 from agentdash.dashboard import eval_views
 from agentdash.evals.models import EvalCaseResult, EvalRun, EvalSetRecord
 from runtime.evaluation import eval_set_load, eval_set_loads
@@ -60,13 +61,65 @@ def test_an_adk_file_imports_shows_and_downloads_as_it_was(op: Client) -> None:
     assert eval_set_loads(download.content) == eval_set_loads(DOCS_EXAMPLE.read_bytes())
 
 
-def test_the_same_id_again_is_refused_unless_replaced(op: Client) -> None:
+def test_other_content_under_the_same_id_is_refused_unless_replaced(op: Client) -> None:
     assert upload(op, DOCS_EXAMPLE.read_bytes()).status_code == 302
-    again = upload(op, DOCS_EXAMPLE.read_bytes())
+    other = json.loads(DOCS_EXAMPLE.read_text())
+    other["description"] = "changed"
+    again = upload(op, json.dumps(other).encode())
     assert again.status_code == 400
-    assert "is stored already" in again.content.decode()
-    assert upload(op, DOCS_EXAMPLE.read_bytes(), replace="on").status_code == 302
-    assert EvalSetRecord.objects.count() == 1
+    assert (
+        "an eval set &#x27;home_automation_agent_light_on_off_set&#x27; is stored already with "
+        "other content: replace it, or change the file&#x27;s eval_set_id"
+    ) in again.content.decode()
+    assert upload(op, json.dumps(other).encode(), replace="on").status_code == 302
+    assert EvalSetRecord.objects.get().description == "changed"
+
+
+def test_a_downloaded_set_imports_again_while_it_is_stored(op: Client, alice: User) -> None:
+    session = session_of(alice, "s-capitals", app_name="capital_agent")
+    store_event(session.id, "Capital of France?", invocation_id="e-1")
+    store_event(session.id, "Paris.", author="capital_agent", invocation_id="e-1")
+    op.post(f"/sessions/{session.id}/evalcase/", {"eval_set_id": "capitals"})
+    record = EvalSetRecord.objects.get()
+    downloaded = op.get(f"/evals/{record.pk}/download/")
+    name = downloaded["Content-Disposition"].split('filename="')[1].rstrip('"')
+    audited = AuditEntry.objects.count()
+
+    # As it was downloaded, under the name the browser saved, or another (a second copy).
+    for saved_as in (name, "capitals (1).evalset.json"):
+        again = upload(op, downloaded.content, name=saved_as)
+        assert again.status_code == 302 and again["Location"] == f"/evals/{record.pk}/"
+        page = op.get(again["Location"]).content.decode()
+        assert "Eval set capitals is stored already with the same content: nothing changed." in (
+            page
+        )
+    assert EvalSetRecord.objects.get().data == record.data
+    assert AuditEntry.objects.count() == audited  # nothing written
+
+    # With an agent named: the set's default agent becomes it, and that is all.
+    assert upload(op, downloaded.content, name=name, agent_name="analyst").status_code == 302
+    assert EvalSetRecord.objects.get().agent_name == "analyst"
+    assert "Imported eval set capitals." in op.get(f"/evals/{record.pk}/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("cut", "says"),
+    [
+        (lambda text: text[: len(text) // 2], "the file is not valid JSON"),
+        (lambda text: text.replace('"eval_cases"', '"cases"'), "eval_cases"),
+    ],
+)
+def test_a_spoilt_download_is_refused_saying_why(
+    op: Client, alice: User, cut: Any, says: str
+) -> None:
+    upload(op, DOCS_EXAMPLE.read_bytes())
+    record = EvalSetRecord.objects.get()
+    text = op.get(f"/evals/{record.pk}/download/").content.decode()
+    response = upload(op, cut(text).encode(), name="x.evalset.json")
+    assert response.status_code == 400
+    (error,) = [line for line in response.content.decode().splitlines() if 'class="error"' in line]
+    assert says in error
+    assert EvalSetRecord.objects.get().data == record.data
 
 
 def test_adks_older_test_format_imports_named_after_the_file(op: Client) -> None:

@@ -131,7 +131,7 @@ class Command(BaseCommand):
                 "stores the file over it"
             )
         user = self._user(options["user"], stored)
-        record = eval_set_import(
+        record, _ = eval_set_import(
             eval_set=found, actor=user, agent_name=options["agent"], replace=True
         )
         self.stderr.write(f"stored {path} as eval set {record.eval_set_id}")
