@@ -85,6 +85,11 @@ def session_page_data(
         "data_path": reverse("dashboard:session", kwargs={"session_id": session.id}),
         "is_operator": operator,
         "can_edit_state": operator and can_edit_state(user),
+        # The owner, or whoever may cancel runs (live.actions checks each request again).
+        "can_cancel": bool(
+            (session.owner_id is not None and session.owner_id == getattr(user, "pk", None))
+            or user.has_perm("runs.cancel_run")
+        ),
         "callbacks": snapshot.get("callbacks", []),
     }
     if data["can_edit_state"]:

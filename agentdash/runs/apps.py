@@ -19,11 +19,14 @@ class RunsConfig(AppConfig):
         from agentdash.runs.lifecycle import run_ended_register
         from agentdash.runs.reaper import reap_forever
         from agentdash.runs.replays import replay_continue
+        from agentdash.runs.services import turn_next
         from agentdash.runs.supervisor import Backoff
 
         item_kind_register(SessionChange.Kind.RUN, load=runs_load)
         # A replay queues its next message when a run ends (lifecycle cannot import it).
         run_ended_register(replay_continue)
+        # A session's runs take turns: the next queued one starts when one ends.
+        run_ended_register(turn_next)
         host = run_host()
         # Where runs execute: the switches reach their callbacks. Restarted within 5 s at
         # most: it is the path of an operator's switch to running agents.

@@ -9,8 +9,8 @@ from agentdash.spans.usage import Totals
 
 
 def run_item(run: Run, usage: Totals | None = None) -> Item:
-    """The ``data`` of a ``run`` change: the run's current status, and ``usage``: the totals
-    of its model calls (``usage``; none given: no calls)."""
+    """The ``data`` of a ``run`` change: the run's current status, ``usage``: the totals
+    of its model calls (``usage``; none given: no calls), and ``queued_text``."""
     return {
         "id": run.id,
         "status": run.status,
@@ -21,7 +21,20 @@ def run_item(run: Run, usage: Totals | None = None) -> Item:
         "trace_id": run.trace_id,
         "cancel_requested": run.cancel_requested,
         "usage": (usage or Totals()).as_json(),
+        "queued_text": _queued_text(run),
     }
+
+
+def _queued_text(run: Run) -> str:
+    """The text of a queued run's message while it has never started (its user event is
+    not stored yet: a page loaded meanwhile shows the message from here); else ""."""
+    if run.status != Run.Status.QUEUED or run.attempt:
+        return ""
+    parts = run.message.get("parts") if isinstance(run.message, dict) else None
+    texts = [
+        p["text"] for p in parts or [] if isinstance(p, dict) and isinstance(p.get("text"), str)
+    ]
+    return " ".join(texts)
 
 
 def runs_load(refs: set[RowKey]) -> dict[RowKey, Item]:

@@ -157,3 +157,18 @@ def invocation_waits(*, run: Run) -> bool:
     if requests:  # an answer may be queued already, before this run has ended
         answered |= queued_answers(run.session_id)
     return any(r.request_id not in answered for r in requests)
+
+
+def answer_cancels(message: Any) -> bool:
+    """Whether a run's message answers a breakpoint with ``cancel`` (the person ended the
+    invocation there): the run then ends ``cancelled``, not ``succeeded``."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    for part in parts or []:
+        reply = part.get("function_response") if isinstance(part, dict) else None
+        if not isinstance(reply, dict) or reply.get("name") != REQUEST_CONFIRMATION_FUNCTION:
+            continue
+        response = reply.get("response")
+        payload = response.get("payload") if isinstance(response, dict) else None
+        if isinstance(payload, dict) and payload.get("cancel") is True:
+            return True
+    return False

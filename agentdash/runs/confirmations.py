@@ -27,6 +27,7 @@ from agentdash.runs.confirmation_requests import (
     queued_answers,
     requests_and_answers,
 )
+from agentdash.runs.lifecycle import run_change_record
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from runtime.debug.breakpoints import BREAKPOINT_KEY
@@ -110,9 +111,13 @@ def _answer(
             message=types.Content(role="user", parts=[types.Part(function_response=reply)]),
             requested_by=actor,
         )
+        ended = list(waiting)
         waiting.update(
             status=Run.Status.CANCELLED if decision == "cancel" else Run.Status.SUCCEEDED
         )
+        for paused in ended:  # a page shows the run's end (it no longer holds the turn)
+            paused.refresh_from_db()
+            run_change_record(run=paused)
         audit_record(
             actor=actor,
             action="confirmation.answer",

@@ -18,11 +18,13 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import text_storable
 from agentdash.runs.models import Run
+from agentdash.runs.turns import turn_taken
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import GetSessionConfig
 from runtime.sessions.session import Session
@@ -88,15 +90,25 @@ def run_claim(*, run_id: int, worker: str) -> Run | None:
     run exactly one gets it; the other (and a delivery of a run that is no longer queued)
     gets ``None`` and must do nothing. A queued run someone asked to stop (its attempt was
     interrupted before it saw the request) is not run again: it ends ``cancelled`` here, and
-    ``None`` is returned.
+    ``None`` is returned. A run whose turn it is not (another run of its session is under
+    way, or goes first: :mod:`agentdash.runs.turns`) stays queued, and ``None`` is returned;
+    it is dispatched again when the run before it ends.
     """
     now = timezone.now()
+    session_id = Run.objects.filter(pk=run_id).values_list("session_id", flat=True).first()
+    if session_id is None:
+        return None
     with transaction.atomic():
+        # The session's row first: one claim of a session at a time, so two runs of it
+        # cannot both find the other still queued and start together.
+        list(AgentSession.objects.select_for_update().filter(pk=session_id).values_list("pk"))
         queued = Run.objects.select_for_update(no_key=True).filter(
             pk=run_id, status=Run.Status.QUEUED
         )
         found = queued.values("cancel_requested", "cancel_reason").first()
         if found is None:
+            return None
+        if not found["cancel_requested"] and turn_taken(session_id=session_id, run_id=run_id):
             return None
         if found["cancel_requested"]:
             queued.update(

@@ -31,6 +31,7 @@ from agentdash.runs.executors import executor_get, executor_start
 from agentdash.runs.lifecycle import Actor, run_cancel_message, run_change_record
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
+from agentdash.runs.turns import turn_first
 from runtime.agents.invocation_context import new_invocation_id
 
 logger = logging.getLogger(__name__)
@@ -194,6 +195,14 @@ def run_dispatch(*, run_id: int) -> None:
         executor_get().submit(run_id)
     except Exception:
         logger.exception("could not submit run %s; the reaper will submit it again", run_id)
+
+
+def turn_next(run: Run) -> None:
+    """Hand the executor the queued run of ``run``'s session whose turn is next, once
+    ``run`` ended (registered with ``run_ended_register``: :mod:`agentdash.runs.turns`)."""
+    next_id = turn_first(run.session_id)
+    if next_id is not None:
+        run_dispatch(run_id=next_id)
 
 
 def _cancel_snapshot(run: Run) -> dict[str, Any]:

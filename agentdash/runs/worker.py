@@ -23,7 +23,7 @@ from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import streaming
-from agentdash.runs.confirmation_requests import invocation_waits
+from agentdash.runs.confirmation_requests import answer_cancels, invocation_waits
 from agentdash.runs.host import run_host
 from agentdash.runs.lifecycle import (
     run_cancel_message,
@@ -246,6 +246,14 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
     if error is None:
         # A run that ended on a tool confirmation waits for a person's answer.
         waits = await _stored(invocation_waits, f"reading the requests of run {run.pk}")(run=run)
+        if not waits and answer_cancels(run.message):  # ended at a breakpoint, as asked
+            await conclude(
+                run=run,
+                status=Run.Status.CANCELLED,
+                error="Cancelled at a breakpoint.",
+                trace_id=trace_id,
+            )
+            return
         status = Run.Status.WAITING if waits else Run.Status.SUCCEEDED
         await conclude(run=run, status=status, trace_id=trace_id)
         return

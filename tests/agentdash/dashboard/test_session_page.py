@@ -56,6 +56,7 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
         "data_path": f"/sessions/{session.id}/",
         "is_operator": False,
         "can_edit_state": False,
+        "can_cancel": True,  # the owner stops their own runs from the chat
         "callbacks": [],
     }
     assert 'id="controls"' not in html  # no operator controls for users
@@ -78,6 +79,7 @@ def test_an_operator_gets_callbacks_state_and_version(
     html = response.content.decode()
     data = page_data(html)
     assert data["is_operator"] is True and data["can_edit_state"] is True
+    assert data["can_cancel"] is True  # not the owner: by the permission to cancel runs
     assert data["state"] == {"topic": "cities", "user:tier": "gold"}
     assert data["version"] == 1
     slots = {(cb["slot"], cb["name"]) for cb in data["callbacks"]}

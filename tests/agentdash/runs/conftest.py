@@ -41,7 +41,7 @@ def make_run(db: None) -> Callable[..., Run]:
             agent_name=fields.pop("agent_name", "a"),
             invocation_id=f"e-{uuid.uuid4().hex[:12]}",
             status=status,
-            message={"role": "user", "parts": [{"text": "hi"}]},
+            message=fields.pop("message", {"role": "user", "parts": [{"text": "hi"}]}),
             **fields,
         )
 

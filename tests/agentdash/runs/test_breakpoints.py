@@ -17,6 +17,7 @@ from django.test import Client
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.changes.models import SessionChange
 from agentdash.controls.breakpoints import breakpoint_add
 from agentdash.controls.models import Breakpoint
 from agentdash.core.models import AuditEntry
@@ -113,8 +114,12 @@ async def test_a_model_breakpoint_steps_then_cancels(
     assert len(llm.requests) == 1 and sent == []
     cancel = await answer(session=session, request_id=second.request_id, decision="cancel",
                           reason="wrong account", actor=alice)  # fmt: skip
-    assert (await run_ended(cancel.pk)).status == Run.Status.SUCCEEDED
+    # The run that answered ends cancelled too: what the page shows last is the truth.
+    ended = await run_ended(cancel.pk)
+    assert (ended.status, ended.error) == (Run.Status.CANCELLED, "Cancelled at a breakpoint.")
     assert (await Run.objects.aget(pk=step.pk)).status == Run.Status.CANCELLED
+    kinds = SessionChange.objects.filter(session_id=session.pk, kind="run", ref=str(step.pk))
+    assert await kinds.acount() >= 2  # its end was recorded: a page learns it ended
     assert sent == [] and len(llm.requests) == 1  # nothing ran after the cancel
     assert await sync_to_async(pending_confirmations)(session_id=session.pk) == []
 

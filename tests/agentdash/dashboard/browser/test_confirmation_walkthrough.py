@@ -100,3 +100,55 @@ def test_a_breakpoint_pauses_before_a_tool_and_resumes(browser: Browser) -> None
     page.locator(ANSWERS, has_text="INV-1002").last.wait_for(timeout=LIVE_TIMEOUT)
     page.locator(CARD).wait_for(state="detached", timeout=LIVE_TIMEOUT)
     browser.console.assert_clean()
+
+
+def test_a_message_sent_while_a_run_waits_is_queued_and_answered_after_it(
+    browser: Browser,
+) -> None:
+    """A session's runs take turns: what the person sends while a run waits for approval
+    waits at the end of the chat, marked queued (after a reload too), and can be withdrawn;
+    once the paused run is answered, the queued message is answered after it, in order."""
+    page = browser.page
+    browser.log_in("alice")
+    browser.new_chat("support_desk")
+    ask(browser, "Please reimburse invoice INV-1002")
+    page.locator(CARD).wait_for(timeout=LIVE_TIMEOUT)
+    page.wait_for_selector("#run-status[data-status='waiting']", timeout=LIVE_TIMEOUT)
+
+    ask(browser, "What is the status of invoice INV-1003?")
+    ask(browser, "And INV-1001?")
+    queued = page.locator("#messages > .msg-user.queued")
+    queued.nth(1).wait_for(timeout=LIVE_TIMEOUT)
+    assert queued.first.locator(".msg-queue").inner_text().startswith("Queued")
+    last = "document.querySelector('#messages').lastElementChild"
+    assert "INV-1001" in page.evaluate(f"{last}.textContent")
+    # The header tells the run that holds the turn, and what waits behind it.
+    badge = page.locator("#run-status[data-status='waiting']")
+    badge.filter(has_text="2 queued").wait_for(timeout=LIVE_TIMEOUT)
+    screenshot(browser, "chat-queued.png")
+
+    page.reload()  # the queued messages come back from their runs
+    queued.nth(1).wait_for(timeout=LIVE_TIMEOUT)
+    assert queued.count() == 2
+    assert "INV-1003" in queued.first.inner_text() and "INV-1001" in queued.nth(1).inner_text()
+
+    queued.nth(1).locator(".msg-queue button").click()  # withdrawn before it ran
+    page.locator("#messages > .msg-user.withdrawn", has_text="INV-1001").wait_for(
+        timeout=LIVE_TIMEOUT
+    )
+    assert queued.count() == 1
+
+    card = page.locator(CARD)
+    card.locator(".confirm-approve").click()
+    page.locator(ANSWERS, has_text="reimbursed: 75.50 EUR").last.wait_for(timeout=LIVE_TIMEOUT)
+    status = page.locator(ANSWERS, has_text="INV-1003")
+    status.last.wait_for(timeout=LIVE_TIMEOUT)
+    page.wait_for_selector("#run-status[data-status='succeeded']", timeout=LIVE_TIMEOUT)
+    assert queued.count() == 0
+    items = page.locator("#messages > li.msg").evaluate_all("nodes => nodes.map(n => n.innerText)")
+    paid = next(i for i, t in enumerate(items) if "reimbursed: 75.50 EUR" in t)
+    asked = next(i for i, t in enumerate(items) if "status of invoice INV-1003" in t)
+    told = max(i for i, t in enumerate(items) if "INV-1003" in t)
+    assert paid < asked < told, items
+    assert not any("INV-1001" in t for t in items[told + 1 :] if "Withdrawn" not in t)
+    browser.console.assert_clean()

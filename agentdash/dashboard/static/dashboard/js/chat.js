@@ -29,6 +29,8 @@ import {
   errorItem,
   eventNodes,
   lastBubbleOf,
+  markQueued,
+  markWithdrawn,
   renderEvent,
   sameBubble,
   seqsOf,
@@ -70,8 +72,11 @@ export class Chat {
    * @param {string} parts.agentName the session's agent (for the "working" line)
    * @param {(before: number) => Promise<EventPage>} [parts.fetchOlder] the events before a
    *   position, oldest first, and the cursor for the page before them (null: none older)
+   * @param {(runId: string) => boolean} [parts.cancel] asks to cancel a run (false: not
+   *   sent); given to those who may (the owner, operators): the "working" line gets a Stop
+   *   button and a queued message a Withdraw one
    */
-  constructor({ list, empty, agentName, fetchOlder }) {
+  constructor({ list, empty, agentName, fetchOlder, cancel }) {
     this.list = list;
     this.empty = empty;
     this.agentName = agentName;
@@ -82,7 +87,8 @@ export class Chat {
     this.lastTop = 0;
     this.frame = 0;
 
-    this.working = workingItem(agentName);
+    this.cancel = typeof cancel === "function" ? cancel : null;
+    this.working = workingItem(agentName, this.cancel && (() => this.stop()));
     this.outcomes = new RunOutcomes({
       list,
       place: (note, after) => this.placeNote(note, after),
@@ -137,7 +143,9 @@ export class Chat {
    * @param {string} text
    */
   addPending(clientId, text) {
-    this.append(this.unstored.send(clientId, text));
+    this.list.append(this.unstored.send(clientId, text)); // last: it may have to wait its turn
+    this.empty.hidden = true;
+    this.scheduleEnd();
   }
 
   /**
@@ -146,7 +154,8 @@ export class Chat {
    * @param {{client_id?: string, invocation_id?: string, run_id?: string}} message
    */
   accepted(message) {
-    this.unstored.accepted(message.client_id, message.invocation_id);
+    this.unstored.accepted(message.client_id, message.invocation_id, message.run_id);
+    this.queueAll();
   }
 
   /**
@@ -230,6 +239,59 @@ export class Chat {
       this.outcomes.note(run, isActive(before));
     }
     if (!isActive(run.status)) this.unstored.dropStreams(run);
+    this.queueRun(run);
+    this.queueAll();
+  }
+
+  /**
+   * A session's runs take turns (the server queues a message sent while the agent works):
+   * the message of a run that has not started stays at the end, under the "working" line,
+   * marked "queued" while another run is under way; once its run starts it joins the
+   * conversation, and a run cancelled before it started leaves its message "withdrawn".
+   * After a reload the message comes from the run (`queued_text`).
+   *
+   * @private
+   * @param {import("./chat_runs.js").Run} run
+   */
+  queueRun(run) {
+    const id = String(run.id);
+    let node = this.unstored.ofRun(id, run.invocation_id);
+    const text = typeof run.queued_text === "string" ? run.queued_text : "";
+    if (run.status === "queued" && text) {
+      if (!node) {
+        if (this.unstored.unaccepted) return; // ours, maybe: its acceptance places it
+        node = this.unstored.restore(id, run.invocation_id || "", text);
+        this.list.append(node);
+        this.empty.hidden = true;
+      }
+      const behind = this.outcomes.othersActive(id);
+      markQueued(node, behind, this.cancel && (() => this.cancel?.(id)));
+      if (behind && this.working.isConnected) this.keepWorkingLast();
+      return;
+    }
+    if (!node) return;
+    if (run.status === "cancelled" && !run.attempt) {
+      this.unstored.forget(node);
+      markWithdrawn(node);
+    } else if (node.classList.contains("queued")) {
+      markQueued(node, false, null);
+      this.list.insertBefore(node, this.tailStart()); // under way: in the conversation now
+    }
+    this.keepWorkingLast();
+  }
+
+  /** @private Every queued run's message: marked while another run is under way. */
+  queueAll() {
+    for (const run of this.outcomes.runs.values()) {
+      if (run.status === "queued") this.queueRun(run);
+    }
+  }
+
+  /** @private The "working" line's Stop: cancel the runs under way (not the queued ones). */
+  stop() {
+    for (const run of this.outcomes.runs.values()) {
+      if (run.status === "running" && !run.cancel_requested) this.cancel?.(String(run.id));
+    }
   }
 
   /** Scroll to the newest message (in the next frame) and stay there as messages come. */
@@ -308,7 +370,7 @@ export class Chat {
 
   /** @private Add at the end; the view follows in the next frame if the reader is there. */
   append(node) {
-    this.list.append(node);
+    this.list.insertBefore(node, this.tailStart());
     this.keepWorkingLast();
     this.empty.hidden = true;
     this.scheduleEnd();
@@ -327,9 +389,19 @@ export class Chat {
 
   /** @private */
   keepWorkingLast() {
-    if (this.working.isConnected && this.list.lastElementChild !== this.working) {
+    if (!this.working.isConnected) return;
+    const queued = this.list.querySelector(":scope > .msg-user.queued");
+    if (queued) {
+      if (this.working.nextElementSibling !== queued) queued.before(this.working);
+    } else if (this.list.lastElementChild !== this.working) {
       this.list.append(this.working);
     }
+  }
+
+  /** @private Where new items go: above the "working" line and the queued messages. */
+  tailStart() {
+    if (this.working.isConnected) return this.working;
+    return this.list.querySelector(":scope > .msg-user.queued");
   }
 
   /** @private At most one scroll (one layout) per frame, however many appends. */

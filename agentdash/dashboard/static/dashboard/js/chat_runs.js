@@ -13,6 +13,7 @@ import { isActive } from "./run_status.js";
 import { hasUsage, usageText, usageTitle } from "./usage.js";
 
 const ENDED_BADLY = new Set(["failed", "cancelled"]);
+const HOLDING = new Set(["running", "waiting"]); // a session's turn (agentdash/runs/turns.py)
 
 /**
  * @typedef {object} Run  a run as the server tells it
@@ -21,6 +22,9 @@ const ENDED_BADLY = new Set(["failed", "cancelled"]);
  * @property {string} [invocation_id]
  * @property {string} [error]
  * @property {import("./usage.js").Usage} [usage] its model calls' totals
+ * @property {number} [attempt] how many times it started (0: never)
+ * @property {boolean} [cancel_requested]
+ * @property {string} [queued_text] a queued run's message, until it starts
  */
 
 /**
@@ -136,6 +140,22 @@ export class RunOutcomes {
     }
     part.textContent = usageText(usage);
     part.title = usageTitle(usage);
+  }
+
+  /**
+   * Whether run `id` (queued) waits for another: one running or waiting for an approval,
+   * or one queued before it.
+   *
+   * @param {string} id
+   * @returns {boolean}
+   */
+  othersActive(id) {
+    for (const run of this.runs.values()) {
+      if (String(run.id) === id) continue;
+      if (HOLDING.has(run.status)) return true;
+      if (run.status === "queued" && Number(run.id) < Number(id)) return true;
+    }
+    return false;
   }
 
   /** @returns {boolean} whether a run is queued or running */

@@ -40,9 +40,59 @@ export class Unstored {
    * @param {string|undefined} clientId
    * @param {string|undefined} invocationId
    */
-  accepted(clientId, invocationId) {
+  accepted(clientId, invocationId, runId) {
     const node = clientId ? this.pending.get(clientId) : undefined;
     if (node && invocationId) node.dataset.invocationId = invocationId;
+    if (node && runId !== undefined && runId !== null) node.dataset.runId = String(runId);
+  }
+
+  /**
+   * The bubble of a message not stored yet, by its run (or the run's invocation).
+   *
+   * @param {string} runId
+   * @param {string|undefined} invocationId
+   * @returns {HTMLElement|undefined}
+   */
+  ofRun(runId, invocationId) {
+    for (const node of this.pending.values()) {
+      if (node.dataset.runId === runId) return node;
+      if (invocationId && node.dataset.invocationId === invocationId) return node;
+    }
+    return undefined;
+  }
+
+  /** @returns {boolean} whether a message was sent and not accepted yet (its run unknown) */
+  get unaccepted() {
+    for (const node of this.pending.values()) if (!node.dataset.runId) return true;
+    return false;
+  }
+
+  /**
+   * A queued run's message, known from the run (after a reload): its bubble, to be placed
+   * by the caller.
+   *
+   * @param {string} runId
+   * @param {string} invocationId
+   * @param {string} text
+   * @returns {HTMLElement}
+   */
+  restore(runId, invocationId, text) {
+    const node = this.send(`run-${runId}`, text);
+    node.dataset.runId = runId;
+    if (invocationId) node.dataset.invocationId = invocationId;
+    return node;
+  }
+
+  /**
+   * A message that will never be stored (its run was cancelled before it started): no
+   * longer pending.
+   *
+   * @param {HTMLElement} node
+   */
+  forget(node) {
+    for (const [clientId, found] of this.pending) {
+      if (found === node) this.pending.delete(clientId);
+    }
   }
 
   /** A request failed: the messages not accepted yet are marked `.failed`. */

@@ -44,6 +44,9 @@ async function main() {
     empty: byId("chat-empty"),
     agentName: data.app_name,
     fetchOlder: (before) => api.events(before),
+    cancel: data.can_cancel
+      ? (id) => socket.send({ type: "run.cancel", run_id: Number(id) })
+      : undefined,
   });
   const badge = new RunBadge(byId("run-status"));
   const usage = new UsageTotal(byId("session-usage"));
@@ -291,28 +294,45 @@ class UsageTotal {
  * has every span the session had when the page opened (else it would say "succeeded" next
  * to rows still loading).
  */
+/**
+ * The header's run status: the run that holds the session's turn (running, or waiting for
+ * an approval) and how many wait behind it; with none, the latest run's outcome.
+ */
 class RunBadge {
   constructor(node) {
     this.node = node;
     /** @type {{isComplete: boolean}|null} set once the timeline exists */
     this.timeline = null;
-    this.latest = null;
+    /** @type {Map<string, {id: string|number, status: string}>} runs by id, as last told */
+    this.runs = new Map();
   }
 
   run(run) {
-    if (!this.latest || Number(run.id) >= Number(this.latest.id)) this.latest = run;
+    this.runs.set(String(run.id), run);
   }
 
   render() {
-    const run = this.latest;
+    let latest = null;
+    let holder = null;
+    let queued = 0;
+    for (const run of this.runs.values()) {
+      if (!latest || Number(run.id) > Number(latest.id)) latest = run;
+      if (run.status === "queued") queued += 1;
+      const holds = run.status === "running" || run.status === "waiting";
+      if (holds && (!holder || Number(run.id) > Number(holder.id))) holder = run;
+    }
+    const run = holder || latest;
     if (!run) return;
     const status = String(run.status);
     const active = isActive(status);
     const shown = active || this.timeline?.isComplete ? status : "loading";
+    const behind = holder && queued ? ` · ${queued} queued` : "";
     this.node.hidden = false;
     this.node.dataset.status = shown;
     this.node.textContent =
-      shown === "loading" ? "loading spans…" : active ? `run ${status}…` : `run ${status}`;
+      shown === "loading"
+        ? "loading spans…"
+        : `${active ? `run ${status}…` : `run ${status}`}${behind}`;
   }
 }
 

@@ -1,0 +1,56 @@
+"""A session's runs take turns: one at a time, in order.
+
+A message sent while a run of its session is under way (running, or waiting for an
+approval) is queued, not run beside it: two runs of one session would write one history
+at once, and their answers would interleave. Queued runs start in order, except that an
+answer to an approval request goes before the messages queued behind the paused run (it
+finishes what that run started). Whoever may cancel can still interrupt: cancelling the
+run under way (or a waiting one) lets the next one start.
+
+The executor may be handed any queued run at any time (a dispatch, the reaper's
+resubmission): :func:`turn_taken` is asked in the claim, under the session's row lock,
+and a run whose turn it is not stays queued. When a run ends, the next one is dispatched
+(``services.turn_next``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentdash.runs.models import Run
+
+HOLDERS = (Run.Status.RUNNING, Run.Status.WAITING)
+
+
+def is_answer(message: Any) -> bool:
+    """Whether a run's message answers a request (a function response: an approval)."""
+    parts = message.get("parts") if isinstance(message, dict) else None
+    return any(isinstance(p, dict) and p.get("function_response") for p in parts or [])
+
+
+def queue_order(run_id: int, message: Any) -> tuple[bool, int]:
+    """Where a queued run stands: answers first, then by when it was made."""
+    return (not is_answer(message), run_id)
+
+
+def turn_first(session_id: str) -> int | None:
+    """The queued run of the session whose turn is next (one asked to stop goes first: its
+    claim only ends it), or ``None``."""
+    queued = Run.objects.filter(session_id=session_id, status=Run.Status.QUEUED)
+    rows = list(queued.values_list("pk", "message", "cancel_requested"))
+    if not rows:
+        return None
+    stopping = [pk for pk, _, cancel in rows if cancel]
+    if stopping:
+        return min(stopping)
+    return min(rows, key=lambda row: queue_order(row[0], row[1]))[0]
+
+
+def turn_taken(*, session_id: str, run_id: int) -> bool:
+    """Whether run ``run_id`` (queued) must wait: another run of the session is running or
+    waiting, or a queued one goes before it."""
+    others = Run.objects.filter(session_id=session_id).exclude(pk=run_id)
+    if others.filter(status__in=HOLDERS).exists():
+        return True
+    first = turn_first(session_id)
+    return first is not None and first != run_id
