@@ -126,6 +126,10 @@ def test_a_message_sent_while_a_run_waits_is_queued_and_answered_after_it(
     badge = page.locator("#run-status[data-status='waiting']")
     badge.filter(has_text="2 queued").wait_for(timeout=LIVE_TIMEOUT)
     screenshot(browser, "chat-queued.png")
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    screenshot(browser, "chat-queued-phone.png")
+    page.set_viewport_size({"width": 1440, "height": 900})
 
     page.reload()  # the queued messages come back from their runs
     queued.nth(1).wait_for(timeout=LIVE_TIMEOUT)
