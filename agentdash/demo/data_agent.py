@@ -8,8 +8,9 @@ edit applies to the next query. SQLite enforces it a second time: an authorizer 
 of other tables and ``query_only`` blocks writes under a read-only policy.
 
 ``run_query`` acts as the user (ADK's user-auth, ``@acts_as("user")``): each customer has an
-``owner`` (a demo username), and the database built for a query holds only the customers of
-the user who owns the session, and their orders. No SQL the model writes can reach another
+``owner`` (a demo username: ``alice``, ``bob`` and ``operator`` own one each; ``chiara`` is no
+login), and the database built for a query holds only the customers of the user who owns the
+session, and their orders. No SQL the model writes can reach another
 user's rows: they are not there. A user id that names no user (or Django not set up, as in
 ``python -m runtime chat``) gets an empty shop.
 """
@@ -43,12 +44,16 @@ _CUSTOMERS = [  # the last field is the owner: the username of the user they bel
     (1, "Alice Martin", "alice@example.com", "Lyon", "alice"),
     (2, "Bob Chen", "bob@example.com", "Toronto", "bob"),
     (3, "Chiara Rossi", "chiara@example.com", "Milan", "chiara"),
+    # The demo operator's: README's guardrails walk-through logs in as the operator and
+    # asks for names and e-mails (the answer's e-mail is masked); with none, "no rows".
+    (4, "Omar Haddad", "omar@example.com", "Marseille", "operator"),
 ]
 _ORDERS = [
     (1, 1, "keyboard", 89.0, "2026-09-14"),
     (2, 1, "monitor", 249.0, "2026-10-02"),
     (3, 2, "headset", 59.5, "2026-10-20"),
     (4, 3, "laptop stand", 39.9, "2026-11-03"),
+    (5, 4, "webcam", 74.0, "2026-11-10"),
 ]
 _SALARIES = [("ceo", 400_000), ("engineer", 120_000)]
 
