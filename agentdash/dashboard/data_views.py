@@ -93,7 +93,9 @@ def session_spans(request: HttpRequest, session_id: str) -> JsonResponse:
 @_data_view
 def session_span_search(request: HttpRequest, session_id: str) -> JsonResponse:
     """The spans whose attributes, events, name or status message contain ``?q=`` (any case):
-    their keys in start order, at most ``?limit=<1..10000>``; ``truncated`` when more match."""
+    their keys in start order, at most ``?limit=<1..10000>`` (answered as ``limit``);
+    ``truncated`` when more match, and then ``notice``, the sentence that says where the
+    search stopped and how to narrow it (else ``null``)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     limit = _int_param(request, "limit", default=SEARCH_DEFAULT, low=1, high=SEARCH_MAX)
     text = request.GET.get("q", "")
@@ -101,7 +103,15 @@ def session_span_search(request: HttpRequest, session_id: str) -> JsonResponse:
         found = span_search(session_id=session.id, text=text, limit=limit)
     except BadSearch as exc:
         raise BadParameter("q", str(exc)) from exc
-    return JsonResponse({"q": text, "keys": found.keys, "truncated": found.truncated})
+    return JsonResponse(
+        {
+            "q": text,
+            "keys": found.keys,
+            "truncated": found.truncated,
+            "limit": found.limit,
+            "notice": found.notice,
+        }
+    )
 
 
 @_data_view

@@ -34,6 +34,19 @@ class SpanSearch:
     """(trace id, span id) of the spans found, in start order."""
     truncated: bool
     """More spans match than were returned."""
+    limit: int = LIMIT_DEFAULT
+    """The most spans returned: the search stops there."""
+
+    @property
+    def notice(self) -> str | None:
+        """What a person must be told when the search stopped before the end (``None``
+        when every match is in ``keys``): where it stopped, and how to narrow it."""
+        if not self.truncated:
+            return None
+        return (
+            f"The search stopped at {self.limit:,} matching spans (the first ones, in start "
+            "order); more spans match. Type more of the text to narrow it."
+        )
 
 
 def _ascii_lower(text: str) -> str:
@@ -88,4 +101,4 @@ def span_search(*, session_id: str, text: str, limit: int = LIMIT_DEFAULT) -> Sp
         .order_by("start_time", "id")
         .values_list("trace_id", "span_id")[: limit + 1]
     )
-    return SpanSearch(keys=rows[:limit], truncated=len(rows) > limit)
+    return SpanSearch(keys=rows[:limit], truncated=len(rows) > limit, limit=limit)

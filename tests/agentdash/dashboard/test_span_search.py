@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.spans.search import TEXT_MAX, span_search
+from agentdash.spans.search import LIMIT_DEFAULT, TEXT_MAX, span_search
 from agentdash.spans.services import spans_store
 from agentdash.spans.span_version import SpanVersion
 from tests.agentdash.dashboard.test_data_views import TRACE, get, url
@@ -89,13 +89,42 @@ def test_many_matches_are_cut_at_the_limit_in_start_order(stored: AgentSession) 
     assert span_search(session_id=stored.id, text="step", limit=5).truncated is False
 
 
+def test_a_search_that_stops_at_2000_says_so_and_how_to_narrow_it(
+    client: Client, alice: User, session: AgentSession
+) -> None:
+    assert LIMIT_DEFAULT == 2_000
+    spans_store(versions=[span(session, n, attributes={"q": "needle"}) for n in range(1, 2_002)])
+    client.force_login(alice)
+    status, body = get(client, url("session_span_search", session), q="needle")
+    assert status == 200
+    assert len(body["keys"]) == 2_000 and body["keys"][-1] == [TRACE, f"{2_000:016x}"]
+    assert (body["truncated"], body["limit"]) == (True, 2_000)
+    assert body["notice"] == (
+        "The search stopped at 2,000 matching spans (the first ones, in start order); more "
+        "spans match. Type more of the text to narrow it."
+    )
+    # A limit asked for is the one said.
+    status, body = get(client, url("session_span_search", session), q="needle", limit="3")
+    assert (len(body["keys"]), body["limit"]) == (3, 3)
+    assert body["notice"].startswith("The search stopped at 3 matching spans")
+    # Every match returned: nothing to say.
+    status, body = get(client, url("session_span_search", session), q="step 2001")
+    assert (body["truncated"], body["notice"]) == (False, None)
+
+
 def test_the_view_answers_keys_and_refuses_what_it_cannot_look_for(
     client: Client, alice: User, stored: AgentSession
 ) -> None:
     client.force_login(alice)
     status, body = get(client, url("session_span_search", stored), q="Zürich")
     assert status == 200
-    assert body == {"q": "Zürich", "keys": [[TRACE, f"{1:016x}"]], "truncated": False}
+    assert body == {
+        "q": "Zürich",
+        "keys": [[TRACE, f"{1:016x}"]],
+        "truncated": False,
+        "limit": LIMIT_DEFAULT,
+        "notice": None,
+    }
     status, body = get(client, url("session_span_search", stored), q="x" * (TEXT_MAX + 1))
     assert status == 400 and body["error"]["field"] == "q"
     # Markup is text to look for, and comes back as JSON data.
