@@ -28,7 +28,7 @@ def run_item(run: Run, usage: Totals | None = None) -> Item:
 def _queued_text(run: Run) -> str:
     """The text of a queued run's message while it has never started (its user event is
     not stored yet: a page loaded meanwhile shows the message from here); else ""."""
-    if run.status != Run.Status.QUEUED or run.attempt:
+    if run.status != Run.Status.QUEUED or run.attempt or run.message_stored:
         return ""
     parts = run.message.get("parts") if isinstance(run.message, dict) else None
     texts = [

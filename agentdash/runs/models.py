@@ -23,6 +23,11 @@ class Run(models.Model):
     invocation_id = models.CharField(max_length=64, unique=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     message = models.JSONField(help_text="The user's message (google.genai Content).")
+    message_stored = models.BooleanField(
+        default=False,
+        help_text="The message is in the session already (a fork at a question): the run "
+        "answers it without appending it again.",
+    )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

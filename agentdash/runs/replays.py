@@ -50,13 +50,13 @@ def replay_messages(*, fork: AgentSession) -> list[dict[str, Any]]:
     ).order_by("seq")
     found = []
     for data in rows.values_list("data", flat=True).iterator():
-        parts = [p for p in (data.get("content") or {}).get("parts") or [] if _replayed(p)]
+        parts = [p for p in (data.get("content") or {}).get("parts") or [] if is_question_part(p)]
         if parts:
             found.append({"role": "user", "parts": parts})
     return found
 
 
-def _replayed(part: dict[str, Any]) -> bool:
+def is_question_part(part: dict[str, Any]) -> bool:
     """Whether a part of a user message is run again: text (not blank, not a thought) and
     files are; calls and responses (a confirmation's answer) are not."""
     if part.get("function_call") or part.get("function_response") or part.get("thought"):

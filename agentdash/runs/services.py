@@ -75,7 +75,12 @@ def _message_clean(message: Any) -> dict[str, Any]:
 
 
 def run_enqueue(
-    *, session: AgentSession, agent_name: str, message: types.Content, requested_by: Actor
+    *,
+    session: AgentSession,
+    agent_name: str,
+    message: types.Content,
+    requested_by: Actor,
+    message_stored: bool = False,
 ) -> Run:
     """Queue a run of root agent ``agent_name`` answering ``message`` in ``session``.
 
@@ -87,6 +92,9 @@ def run_enqueue(
     is not configured, the session belongs to another app than the agent's, or the message is
     empty or holds what cannot be stored (NUL, a lone surrogate: ``core.hygiene``). Call it
     outside an event loop; async code uses :func:`arun_enqueue`.
+
+    ``message_stored``: ``message`` is the session's last event already (a fork made at a
+    question): the run answers it without appending it again.
     """
     try:
         agent = agent_get(name=agent_name)
@@ -112,6 +120,7 @@ def run_enqueue(
             invocation_id=new_invocation_id(),
             status=Run.Status.QUEUED,
             message=data,
+            message_stored=message_stored,
             requested_by=user,
             queued_at=timezone.now(),
         )

@@ -177,7 +177,9 @@ async def _drive(run: Run, service: RunSessionService) -> None:
         breakpoints=_stored_breakpoints,
     )
     message: types.Content | None = types.Content.model_validate(run.message)
-    if run.attempt > 1 and await in_worker_thread(run_resume_prepare)(run=run):
+    if run.message_stored:
+        message = None  # the session's last event (a fork at a question): answered as it is
+    elif run.attempt > 1 and await in_worker_thread(run_resume_prepare)(run=run):
         message = None  # stored by the attempt that died
     events = runner.run_async(
         user_id=run.session.user_id,

@@ -100,6 +100,37 @@ async def _replayed(replay: Replay, count: int) -> list[Run]:
     return [await Run.objects.aget(pk=pk) for pk in finished.run_ids]
 
 
+async def test_a_fork_at_a_question_answers_it_under_the_forks_state(
+    echo_agent: LlmAgent, host: Any, alice: User, operator_user: User
+) -> None:
+    parent = await _parent(alice)
+    # Fork at the second question (event 3), the city changed: the fork answers it anew.
+    fork = await sync_to_async(fork_create)(
+        parent=parent, event_id=await _event_id(parent.pk, 3), actor=operator_user,
+        state={"city": "Rome"},
+    )  # fmt: skip
+    (run,) = [r async for r in Run.objects.filter(session_id=fork.pk)]
+    assert run.message_stored and run.message == says(MESSAGES[1]).model_dump(
+        mode="json", exclude_none=True
+    )
+    assert (await run_ended(run.pk)).status == Run.Status.SUCCEEDED
+    texts = await _texts(fork.pk)
+    # The question is there once (the copy), then the answer to it.
+    assert [t for t in texts if t[0] == "user"] == [("user", "hello"), ("user", MESSAGES[1])]
+    assert texts[-1] == (AGENT, f"The user lives in Rome. You said: {MESSAGES[1]}")
+    assert len(texts) == 5  # hello, its answer, the question, the state edit, the answer
+
+
+async def test_a_fork_at_an_answer_runs_nothing(
+    echo_agent: LlmAgent, host: Any, alice: User
+) -> None:
+    parent = await _parent(alice)
+    fork = await sync_to_async(fork_create)(
+        parent=parent, event_id=await _event_id(parent.pk, 2), actor=alice
+    )
+    assert not await Run.objects.filter(session_id=fork.pk).aexists()
+
+
 async def test_a_replay_with_nothing_changed_reproduces_the_final_answer(
     echo_agent: LlmAgent, host: Any, alice: User
 ) -> None:
@@ -156,7 +187,7 @@ async def test_a_replay_stops_at_a_run_that_fails(
         )
         await run_ended(run.pk)
     fork = await sync_to_async(fork_create)(
-        parent=session, event_id=await _event_id(session.pk, 1), actor=alice
+        parent=session, event_id=await _event_id(session.pk, 2), actor=alice
     )
     # The script is spent: the replay's first run fails, and the replay stops there.
     replay = await sync_to_async(replay_start)(session=fork, actor=alice)
@@ -236,7 +267,9 @@ def test_only_forks_with_something_to_replay_replay(
         replay_start(session=fork, actor=alice)
     with pytest.raises(PermissionDenied):
         replay_start(session=fork, actor=bob)
-    assert not Replay.objects.exists() and not Run.objects.exists()
+    assert not Replay.objects.exists()
+    # Only the fork's answer to the question it was made at: no replay run.
+    assert list(Run.objects.values_list("session_id", "message_stored")) == [(fork.pk, True)]
 
 
 async def test_a_replay_whose_process_died_between_runs_is_resumed_by_the_reaper(
