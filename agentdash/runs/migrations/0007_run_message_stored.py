@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('runs', '0006_replay'),
+        ("runs", "0006_replay"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='message_stored',
-            field=models.BooleanField(default=False, help_text='The message is in the session already (a fork at a question): the run answers it without appending it again.'),
+            model_name="run",
+            name="message_stored",
+            field=models.BooleanField(
+                default=False,
+                help_text="The message is in the session already (a fork at a question): the run answers it without appending it again.",
+            ),
         ),
     ]
