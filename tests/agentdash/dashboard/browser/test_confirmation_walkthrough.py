@@ -9,6 +9,7 @@ amount in the payload, approves, and the tool reimburses what they approved.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -18,6 +19,22 @@ from tests.agentdash.dashboard.browser.test_demos_offline import ANSWERS, LIVE_T
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 CARD = "#confirmations .confirm-card"
+
+
+def in_view(page: Any, selector: str) -> bool:
+    """Whether the element is on the screen and the topmost thing at its centre."""
+    found: bool = page.evaluate(
+        """(selector) => {
+          const node = document.querySelector(selector);
+          const box = node.getBoundingClientRect();
+          const x = box.left + box.width / 2, y = box.top + box.height / 2;
+          if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) return false;
+          const top = document.elementFromPoint(x, y);
+          return top === node || node.contains(top);
+        }""",
+        selector,
+    )
+    return found
 
 
 def test_approve_a_payment_with_an_edited_payload(browser: Browser) -> None:
@@ -95,6 +112,9 @@ def test_a_breakpoint_pauses_before_a_tool_and_resumes(browser: Browser) -> None
     payload["args"]["invoice_number"] = "INV-1002"  # look at another invoice instead
     card.locator(".confirm-payload").fill(json.dumps(payload))
     assert card.locator(".confirm-approve").inner_text() == "Resume with edits"
+    # The operator's narrow chat column at 1440×900: every decision is in view, uncovered.
+    for button in (".confirm-approve", ".confirm-step", ".confirm-deny"):
+        assert in_view(page, f"{CARD} {button}"), f"{button} is not in view"
     screenshot(browser, "breakpoint-paused.png")
     card.locator(".confirm-approve").click()
     page.locator(ANSWERS, has_text="INV-1002").last.wait_for(timeout=LIVE_TIMEOUT)

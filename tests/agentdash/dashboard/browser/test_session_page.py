@@ -148,6 +148,19 @@ def test_the_operator_sees_the_controls(browser: Browser) -> None:
     assert page.locator("#callbacks input[data-scope='session']:checked").count() == 6
     for selector in ("#state-form", "#runs", "#control-reason"):
         assert page.locator(selector).is_visible()
+    # Tabbing through the controls scrolls the controls, never the page (its top bar stays).
+    for width, height in ((1440, 900), (390, 844)):
+        page.set_viewport_size({"width": width, "height": height})
+        if page.locator("#tab-controls").is_visible():
+            page.click("#tab-controls")
+        page.focus("#control-reason")
+        for _ in range(40):
+            page.keyboard.press("Tab")
+            moved = page.evaluate(
+                "() => [document.scrollingElement.scrollTop, "
+                "document.querySelector('.session-bar').getBoundingClientRect().top]"
+            )
+            assert moved[0] == 0 and moved[1] >= 0, (width, moved)
     browser.console.assert_clean(allow_websocket_failures=True)
 
 
