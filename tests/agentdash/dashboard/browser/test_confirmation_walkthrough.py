@@ -57,6 +57,9 @@ def test_approve_a_payment_with_an_edited_payload(browser: Browser) -> None:
     row = page.locator("#span-tree .span[data-name='execute_tool reimburse_invoice']").last
     row.locator(".outcome-waiting").wait_for(timeout=LIVE_TIMEOUT)
     assert row.locator(".outcome-waiting").inner_text().startswith("waiting")
+    row.locator(":scope > .span-row").click()  # its details say it waits, not "ok"
+    status = page.locator('#span-detail .facts [data-fact="status"] dd').first
+    status.filter(has_text="waiting for a person's approval").wait_for(timeout=LIVE_TIMEOUT)
     screenshot(browser, "confirmation-waiting.png")
     page.set_viewport_size({"width": 390, "height": 844})
     assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -271,6 +271,8 @@ def test_a_tool_call_shows_its_arguments_and_result_with_copy_buttons(browser: B
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=browser.server.url)
     pane = open_span(browser, ".span[data-kind='tool']")
     assert fact(pane, "tool") == "get_capital_city"
+    # Its status was left unset (OpenTelemetry's default) and is said so, not called "ok".
+    assert fact(pane, "status") == "unset (ended without an error)"
     arguments = pane.locator(".value").filter(
         has=page.locator(".value-label", has_text="Arguments")
     )

@@ -606,3 +606,27 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
     page.locator('.tl-zoom-button[data-zoom="fit"]').click()
     check_fitted()
     browser.console.assert_clean()
+
+
+def test_a_model_calls_name_is_whole_beside_its_tokens(
+    browser: Browser, small_session: dict[str, Any]
+) -> None:
+    """The model's name ("gemini-2.5-flash") is what tells model rows apart: with the
+    operator's narrower timeline it stays whole and the tokens give way (it was cut to
+    "gemini-2.5-f…" while the tokens stayed whole)."""
+    browser.log_in("operator")
+    browser.goto(small_session["path"])
+    page = browser.page
+    rows = page.locator('#span-tree .span[data-kind="model"]:not([hidden])')
+    rows.first.wait_for()
+    found = rows.evaluate_all(
+        """rows => rows.slice(0, 20).map(row => {
+          const name = row.querySelector('.span-name');
+          const tokens = row.querySelector('.tokens');
+          return [name.textContent, name.scrollWidth - name.clientWidth,
+                  Boolean(tokens && !tokens.hidden && tokens.clientWidth > 0)];
+        })"""
+    )
+    assert found and all(name.startswith("gemini") for name, _, _ in found), found
+    assert all(cut <= 1 for _, cut, _ in found), f"model names cut: {found}"
+    assert all(shown for _, _, shown in found), f"tokens not shown: {found}"

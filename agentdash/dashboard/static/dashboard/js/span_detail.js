@@ -14,7 +14,7 @@
  */
 
 import { el } from "../../core/js/dom.js";
-import { formatCount, formatDuration, formatNsTimestamp, nowNs } from "./format.js";
+import { formatClock, formatCount, formatDuration, formatNsTimestamp, nowNs } from "./format.js";
 import { callbackView } from "./span_detail_callback.js";
 import { modelView } from "./span_detail_model.js";
 import { facts, guardrailSection, notice } from "./span_detail_parts.js";
@@ -161,10 +161,24 @@ export class SpanDetail {
     return this.state === "running" ? `${formatDuration(nowNs() - n.start)} …` : "—";
   }
 
+  /**
+   * @private The span's status in words: a tool call that waits for a person says so (its
+   * span has ended: the run paused there); an ended span without an error says whether its
+   * status was set OK or left unset (OpenTelemetry's default: no error was recorded).
+   */
+  statusText() {
+    const n = this.node;
+    if (n.waiting !== null && n.waiting !== undefined) {
+      return `waiting for a person's approval (since ${formatClock(n.waiting / 1e9)})`;
+    }
+    if (this.state === "ok" && n.status !== "ok") return "unset (ended without an error)";
+    return STATE_TEXT[this.state] || this.state;
+  }
+
   /** @private What the reader wants first: how the span went and how long it took. */
   statusLine() {
     const n = this.node;
-    const status = STATE_TEXT[this.state] || this.state;
+    const status = this.statusText();
     const line = facts([["status", n.message ? `${status}: ${n.message}` : status], ["duration", this.durationText()]], "status");
     const part = el("div", { class: "detail-status", children: [line] });
     const cell = part.querySelector('[data-fact="duration"] dd');
@@ -175,7 +189,7 @@ export class SpanDetail {
   /** @private The span's identity and timing, under its content. */
   summaryTable() {
     const n = this.node;
-    const status = STATE_TEXT[this.state] || this.state;
+    const status = this.statusText();
     const rows = [
       ["name", n.name],
       ["status", n.message ? `${status}: ${n.message}` : status],
