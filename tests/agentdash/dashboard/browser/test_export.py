@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.agentdash.dashboard.browser.harness import (
     Browser,
@@ -24,7 +25,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 LOAD_TIMEOUT = 60_000  # ms: only a hang fails here
 MENU = "#export-menu"
-TRACE_LINK = f"{MENU} a[data-export='trace']"
+TRACE_LINK = f"{MENU} a[data-export='trace']:not([data-query])"
+TRACE_PROTOBUF = f"{MENU} a[data-export='trace'][data-query]"
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +49,12 @@ def open_session(browser: Browser, session: dict[str, Any]) -> None:
         arg=session["spans"],
         timeout=LOAD_TIMEOUT,
     )
+
+
+def protobuf_spans(data: bytes) -> list[Any]:
+    request = ExportTraceServiceRequest()
+    request.ParseFromString(data)
+    return [s for r in request.resource_spans for scope in r.scope_spans for s in scope.spans]
 
 
 def download(browser: Browser, link: str) -> tuple[str, bytes]:
@@ -102,6 +110,15 @@ def test_the_session_and_its_traces_download_from_the_page(
     spans = otlp_parse(data).resource_spans[0].scope_spans[0].spans
     assert len(spans) == session["spans"]
     assert len({span.trace_id for span in spans}) == 2
+
+    # The same as OTLP protobuf (what Phoenix takes), for the trace and for the session.
+    name, data = download(browser, TRACE_PROTOBUF)
+    assert name == f"agentdash-trace-{trace_id}.otlp.pb"
+    assert {s.trace_id.hex() for s in protobuf_spans(data)} == {trace_id}
+    assert len(protobuf_spans(data)) == 60
+    name, data = download(browser, f"{MENU} a[data-export='otlp-protobuf']")
+    assert name == f"agentdash-session-{session_id}.otlp.pb"
+    assert len(protobuf_spans(data)) == session["spans"]
 
     # Closing the details takes the trace away again.
     page.locator("#span-detail button", has_text="Close").first.click()

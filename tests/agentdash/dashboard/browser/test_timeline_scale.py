@@ -433,6 +433,14 @@ def test_find_narrows_a_big_session_to_its_matches_and_walks_them(
     matches = int(page.locator("#span-tree").get_attribute("data-matches") or 0)
     assert matches > 1_000  # every get_capital_city call of the session, not only those in view
 
+    # Text in the attributes of most spans: the server stops at its limit and the count
+    # line says so, and how to narrow it (it said only "first matches only").
+    page.select_option("#find-kind", "")
+    page.fill("#find-text", "capital")
+    count = page.locator("#find-count")
+    count.filter(has_text="attributes: stopped at 2,000").wait_for(timeout=LOAD_TIMEOUT)
+    assert "Type more of the text to narrow it" in (count.get_attribute("title") or "")
+
     # Errors: the status filter and "next error" agree on the session's failed spans.
     page.locator("#span-find button[type=reset]").click()
     page.wait_for_function("() => document.querySelector('#span-tree').dataset.matches === ''")

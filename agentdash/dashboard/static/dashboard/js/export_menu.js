@@ -1,7 +1,7 @@
 /**
  * The session page's Export menu (docs/EXPORT.md): downloads of the session as JSON, of
- * every trace as OTLP JSON, and of the trace of the span whose details are open — that link
- * follows the timeline's selection (its "select" and "close" events). The downloads
+ * every trace as OTLP (JSON or protobuf), and of the trace of the span whose details are
+ * open — those links follow the timeline's selection (its "select" and "close" events). The downloads
  * themselves are plain links to the server; nothing here reads span data.
  *
  * @module dashboard/export_menu
@@ -19,20 +19,28 @@ export function setupExportMenu({
   menu = /** @type {HTMLDetailsElement|null} */ (document.getElementById("export-menu")),
 }) {
   if (!menu) return;
-  const link = /** @type {HTMLAnchorElement} */ (menu.querySelector("[data-export='trace']"));
+  const links = /** @type {NodeListOf<HTMLAnchorElement>} */ (
+    menu.querySelectorAll("[data-export='trace']")
+  );
   const note = /** @type {HTMLElement} */ (menu.querySelector(".export-note"));
   const base = menu.dataset.traceBase || "";
 
   /** @param {string} traceId the open span's trace; "" when none is open */
   const follow = (traceId) => {
+    for (const link of links) {
+      if (traceId) {
+        const query = link.dataset.query || "";
+        link.setAttribute("href", `${base}${encodeURIComponent(traceId)}/${query}`);
+        link.removeAttribute("aria-disabled");
+      } else {
+        link.removeAttribute("href"); // no href: not a link, not focusable
+        link.setAttribute("aria-disabled", "true");
+      }
+    }
     if (traceId) {
-      link.setAttribute("href", `${base}${encodeURIComponent(traceId)}/`);
-      link.removeAttribute("aria-disabled");
       note.textContent = `trace ${traceId}`;
       note.title = traceId;
     } else {
-      link.removeAttribute("href"); // no href: not a link, not focusable
-      link.setAttribute("aria-disabled", "true");
       note.textContent = PLACEHOLDER;
       note.removeAttribute("title");
     }

@@ -27,7 +27,7 @@ export class FindBar {
    * @param {object} options
    * @param {HTMLFormElement} options.form
    * @param {import("./timeline.js").Timeline} options.timeline
-   * @param {(text: string, signal: AbortSignal) => Promise<{keys: [string, string][], truncated: boolean}>} options.search
+   * @param {(text: string, signal: AbortSignal) => Promise<{keys: [string, string][], truncated: boolean, limit?: number, notice?: string|null}>} options.search
    */
   constructor({ form, timeline, search }) {
     this.form = form;
@@ -44,6 +44,8 @@ export class FindBar {
     /** @type {AbortController|null} */
     this.asking = null;
     this.serverState = ""; // "", "searching", "failed", "truncated"
+    this.serverNotice = ""; // the server's words when it stopped at its limit
+    this.serverLimit = 0; // how many matches it stops at
     this.note = "";
     this.timers = { type: 0, server: 0, live: 0, liveSearch: 0, note: 0 };
     this.wire();
@@ -169,6 +171,8 @@ export class FindBar {
       const found = await this.search(text, asking.signal);
       if (asking.signal.aborted) return;
       this.serverState = found.truncated ? "truncated" : "";
+      this.serverLimit = typeof found.limit === "number" ? found.limit : 0;
+      this.serverNotice = typeof found.notice === "string" ? found.notice : "";
       if (this.find.setHits(text, found.keys)) this.apply(true);
     } catch {
       if (asking.signal.aborted) return;
@@ -231,10 +235,15 @@ export class FindBar {
       if (find.filter.text) {
         if (this.serverState === "searching") text += " · searching attributes…";
         else if (this.serverState === "failed") text += " · attributes not searched (server)";
-        else if (this.serverState === "truncated") text += " · attributes: first matches only";
+        else if (this.serverState === "truncated") {
+          const limit = this.serverLimit ? formatCount(this.serverLimit) : "the first";
+          text += ` · attributes: stopped at ${limit} — type more to narrow`;
+        }
       }
     }
+    const title = this.serverState === "truncated" ? this.serverNotice : "";
     if (this.count.textContent !== text) this.count.textContent = text;
+    if (this.count.title !== title) this.count.title = title;
   }
 
   /** @private Run `action` once `ms` pass without another call for the same `name`. */

@@ -50,7 +50,7 @@ export class SessionData {
    *
    * @param {string} text
    * @param {AbortSignal} [signal]
-   * @returns {Promise<{q: string, keys: [string, string][], truncated: boolean}>}
+   * @returns {Promise<{q: string, keys: [string, string][], truncated: boolean, limit: number, notice: string|null}>}
    */
   searchSpans(text, signal) {
     return this.get(`spans/search/?q=${encodeURIComponent(text)}`, signal);
