@@ -428,3 +428,49 @@ def test_hostile_values_stay_text_and_huge_ones_are_capped(browser: Browser) -> 
     assert messages.locator(".value-hidden").inner_text().endswith("(Copy copies all)")
     no_markup_ran(browser)
     browser.console.assert_clean()
+
+
+def test_the_details_pane_is_resized_by_its_handle_and_keeps_its_size(browser: Browser) -> None:
+    """The details were squeezed under the tree (at most 45% of the panel, fixed): the handle
+    above them gives them more or less of the panel by mouse and by keyboard, and the size
+    holds after a reload."""
+    chat(browser, "capital_agent", "What is the capital of Italy?")
+    page = browser.page
+    open_span(browser, ".span[data-kind='model']")
+    detail = page.locator("#span-detail")
+    panel = page.locator(".timeline-panel").bounding_box()
+    handle = page.locator(".detail-split")
+    assert handle.is_visible()
+    before = detail.bounding_box()
+    assert panel and before
+    box = handle.bounding_box()
+    assert box
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    target = panel["y"] + panel["height"] * 0.2  # the details take about 80% of the panel
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x, target, steps=8)
+    page.mouse.up()
+    after = detail.bounding_box()
+    assert after and after["height"] > before["height"] + 100
+    assert after["height"] > panel["height"] * 0.7
+    assert handle.get_attribute("aria-valuenow") in ("80", "81", "79")
+
+    handle.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    smaller = detail.bounding_box()
+    assert smaller and smaller["height"] < after["height"] - 30
+    kept = handle.get_attribute("aria-valuenow")
+
+    page.reload()
+    page.locator("#span-tree .span[data-kind='model']").last.wait_for()
+    open_span(browser, ".span[data-kind='model']")
+    assert page.locator(".detail-split").get_attribute("aria-valuenow") == kept
+    again = page.locator("#span-detail").bounding_box()
+    assert again and abs(again["height"] - smaller["height"]) < 2
+    page.keyboard.press("Tab")  # away and back: Enter on the handle restores the default
+    page.locator(".detail-split").focus()
+    page.keyboard.press("Enter")
+    assert page.locator(".detail-split").get_attribute("aria-valuenow") == "45"
+    browser.console.assert_clean()

@@ -11,6 +11,7 @@ import { readJsonScript } from "../../core/js/dom.js";
 import { Chat } from "./chat.js";
 import { Confirmations } from "./confirmations.js";
 import { Controls } from "./controls.js";
+import { setupDetailSplit } from "./detail_split.js";
 import { setupExportMenu } from "./export_menu.js";
 import { FindBar } from "./find_bar.js";
 import { LiveSocket } from "../../live/js/socket.js";
@@ -64,6 +65,13 @@ async function main() {
   });
   badge.timeline = timeline;
   setupExportMenu({ timeline });
+  const split = document.querySelector(".timeline-panel .detail-split");
+  if (split) {
+    setupDetailSplit({
+      panel: /** @type {HTMLElement} */ (document.querySelector(".timeline-panel")),
+      handle: /** @type {HTMLElement} */ (split),
+    });
+  }
   const find = new FindBar({
     form: /** @type {HTMLFormElement} */ (byId("span-find")),
     timeline,
