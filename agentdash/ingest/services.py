@@ -31,6 +31,7 @@ from agentdash.changes.services import seqs_take, session_changes_insert
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.hygiene import text_storable
 from agentdash.ingest import semconv
+from agentdash.ingest.conversation import conversation_record
 from agentdash.ingest.limits import sessions_limiter
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
@@ -114,8 +115,11 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     _stored_call_llm_uncount(versions)
     touched = sorted({v.session_id for v in versions if v.session_id})
     AgentSession.objects.filter(pk__in=touched).update(last_update_time=time.time())
+    conversation_record(versions)
     stored = sum(1 for w in writes if w.stored)
-    if dropped := len(writes) - stored:  # taken, yet the database would not hold them
+    # Taken, yet the database would not hold them (a span sent again after it ended — an
+    # exporter's retry — is already stored: not rejected).
+    if dropped := sum(1 for w in writes if w.dropped):
         rejected += dropped
         problems.append(
             f"{dropped} span(s) could not be stored (each replaced in its session by an error "

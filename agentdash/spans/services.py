@@ -72,11 +72,13 @@ _row_values = attrgetter(
 
 
 class SpanWrite(NamedTuple):
-    """What ``span_upsert`` did: ``stored`` False when a final version was already there;
-    ``seq`` is the session change recorded for the write (``None`` without a session)."""
+    """What ``span_upsert`` did: ``stored`` False when a final version was already there
+    (a sender's retry: nothing lost) or, ``dropped`` True, when the database would not hold
+    it; ``seq`` is the session change recorded for the write (``None`` without a session)."""
 
     stored: bool
     seq: int | None
+    dropped: bool = False
 
 
 def span_upsert(
@@ -334,5 +336,5 @@ def _store_drop_notice(version: SpanVersion, why: str, announce: bool) -> SpanWr
         if caused_by_outage(exc):
             raise
         logger.warning("no span could say so either: %s: %s", type(exc).__name__, exc)
-        return SpanWrite(stored=False, seq=None)
-    return SpanWrite(stored=False, seq=write.seq)
+        return SpanWrite(stored=False, seq=None, dropped=True)
+    return SpanWrite(stored=False, seq=write.seq, dropped=True)

@@ -37,7 +37,7 @@ def test_start_then_end_replaces() -> None:
 def test_end_then_start_keeps_the_final_version() -> None:
     assert span_upsert(**ended()).stored
     write = span_upsert(**started())
-    assert write == (False, None)
+    assert write == (False, None, False)  # already final: not stored again, not dropped
     span = Span.objects.get()
     assert (span.end_time, span.attributes) == (5_000, {"phase": "end"})
 
