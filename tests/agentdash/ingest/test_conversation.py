@@ -4,7 +4,6 @@ out of the model calls' recorded messages in every convention a sender uses, tol
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
