@@ -91,7 +91,8 @@ def test_the_question_shows_while_the_run_goes_on_the_answer_when_it_ends(alice:
     root = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "c1"}
     assert partial(post(export(model), key, JSON)) == (0, "")
     assert chat() == [("user", "Capital?")]  # the run is still going: no answer yet
-    assert partial(post(export(span(T1, "a" * 16, "", "invoke_agent helper", root, True)), key, JSON)) == (0, "")  # fmt: skip
+    ended = span(T1, "a" * 16, "", "invoke_agent helper", root, True)
+    assert partial(post(export(ended), key, JSON)) == (0, "")
     told = SessionEvent.objects.order_by("seq")
     assert [e.author for e in told] == ["user", "helper"]
     answer = told.last()
