@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.changes.announcements import ItemsMaker
+from agentdash.changes.announcements import ItemsMaker, announce_on_commit
 from agentdash.changes.items import Item, SeqKey, items_after_many
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
@@ -94,16 +94,12 @@ class FlushWriter:
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
         prices = price_book()
-        used: set[tuple[str, int]] = set()  # runs whose model calls' totals grew
+        used = _runs_used(versions, writes)  # runs whose model calls' totals grew
         for version, write in zip(versions, writes, strict=True):
             if write.seq is None or version.session_id is None:
                 continue
             known = hints.get(version.session_id)
             hints[version.session_id] = write.seq if known is None else min(known, write.seq)
-            if version.run_id is not None and (
-                version.tokens_in is not None or version.tokens_out is not None
-            ):
-                used.add((version.session_id, version.run_id))
             if not as_given:  # some were stored reduced: what was stored is read back
                 continue
             item = span_change_item(write.seq, version, prices)
@@ -139,6 +135,19 @@ class FlushWriter:
             for session_id, items in found.items()
             if items
         ]
+
+    def store(self, snapshots: Sequence[SpanSnapshot]) -> None:
+        """Store ``snapshots`` outside a flush (a run's spans that no flusher got to: the
+        pipeline's ``settle``), as the span store's other batch writers do: announced once
+        committed, so the flusher publishes them from memory when it comes to it; a run
+        whose model calls' totals grew gets a change after them (announced: it is read
+        back). Give it a writer of its own: the flusher's may be in use meanwhile."""
+        with writes_first():
+            versions = self._versions(snapshots)
+            writes, _ = self._store(versions, announce=True)
+            used = _runs_used(versions, writes)
+            for session_id, seq in (run_usage_changed(runs=used) if used else {}).items():
+                announce_on_commit(session_id, seq)
 
     def published(self, batch: Batch) -> None:
         """Record that ``batch`` reached the channel layer."""
@@ -200,15 +209,18 @@ class FlushWriter:
             versions.append(snap.version(session_id=session, run_id=run))
         return versions
 
-    def _store(self, versions: list[SpanVersion]) -> tuple[list[SpanWrite], bool]:
+    def _store(
+        self, versions: list[SpanVersion], *, announce: bool = False
+    ) -> tuple[list[SpanWrite], bool]:
         """Store ``versions``: one write per version and whether each was stored as given
-        (when not, some may have been stored reduced, or dropped)."""
+        (when not, some may have been stored reduced, or dropped). ``announce``: the changes
+        announce themselves (a flush publishes what it stores itself)."""
         # ``spans_store`` coalesces versions of one span: the pipeline already did (one entry
         # per span in its buffer), so its answers line up with ``versions``.
         if not versions:
             return [], True
         try:
-            return spans_store(versions=versions, announce=False), True
+            return spans_store(versions=versions, announce=announce), True
         except Exception as exc:
             if caused_by_outage(exc):
                 raise  # nothing stored: the pipeline keeps the batch and tries again later
@@ -219,10 +231,24 @@ class FlushWriter:
             # One bad version must not hold up the others (of every session): store them
             # apart; what cannot be stored is stored reduced, or dropped (a session that is
             # gone has nothing left to show its spans in).
-            return spans_store_isolating(versions=versions, announce=False), False
+            return spans_store_isolating(versions=versions, announce=announce), False
 
     @staticmethod
     def _remember(known: set[str], found: set[str]) -> None:
         if len(known) + len(found) > MAX_REMEMBERED:
             known.clear()
         known.update(found)
+
+
+def _runs_used(
+    versions: Sequence[SpanVersion], writes: Sequence[SpanWrite]
+) -> set[tuple[str, int]]:
+    """The runs ``(session id, run id)`` of the stored versions that carry token counts."""
+    return {
+        (version.session_id, version.run_id)
+        for version, write in zip(versions, writes, strict=True)
+        if write.seq is not None
+        and version.session_id is not None
+        and version.run_id is not None
+        and (version.tokens_in is not None or version.tokens_out is not None)
+    }

@@ -40,8 +40,9 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.changes.announcements import ItemsMaker
+from agentdash.core.conf import agentdash_setting
 from agentdash.core.loop_thread import LoopThread
-from agentdash.core.outages import caused_by_outage
+from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
@@ -54,7 +55,6 @@ from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
 logger = logging.getLogger(__name__)
 MAX_DIRTY = 10_000
 STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
-SETTLE_TIMEOUT_S = 5.0
 START_TIMEOUT_S = 30.0
 
 
@@ -85,10 +85,13 @@ class LivePipeline:
         self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
         self.writer = FlushWriter(publish_limit=publish_limit)
         self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
+        self.settle_waits = 0  # how often a run's outcome waited for the flusher (likewise)
+        self.settle_stores = 0  # how often its spans were stored without the flusher
         self.faults = FlushFaults(retry_delay=retry_delay, keep=self._keep)
         self._dirty: dict[str, int | None] = {}
         self._announced: dict[str, list[ItemsMaker]] = {}  # the items dirty sessions were told
         self._untold: set[str] = set()  # dirty sessions marked (also) without their items
+        self._settling: dict[str, int] = {}  # invocation → its settle calls waiting
         self._partials = PartialQueue()
         self._dirty_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -265,16 +268,50 @@ class LivePipeline:
             self._wait_while(lambda: self.processor.pending_count() > self.low_water)
         )
 
-    async def settle(self, invocation_id: str, *, timeout: float = SETTLE_TIMEOUT_S) -> None:
-        """Return once no span of the invocation waits to be stored — neither waiting nor
-        in a flush under way — (or after ``timeout``, or at once without a running flusher):
-        what the caller records next — a run's outcome — then comes after the run's spans in
-        the session's changes, so a client that sees the run end has its whole timeline."""
-        if not self.running or not self.processor.waiting_for(invocation_id):
+    async def settle(self, invocation_id: str, *, patience: float | None = None) -> None:
+        """Return once every span version of the invocation that came in so far is stored.
+        What the caller records next, a run's outcome, then gets a higher seq than every
+        change of the run's spans: a client never gets the run's end before its spans' ends.
+
+        The flusher stores them: it takes the invocation's spans first, and at once, and
+        the flush that stores them reads the session's changes up to them, so the run's
+        earlier changes go out as they were before it ended (a change item carries its row
+        as it is when read). Should the flusher not have stored them within ``patience``
+        seconds (by default half the time left before the reaper takes a run whose
+        heartbeat stopped for dead: ``settle_patience``), or not run at all, they are
+        stored here, with changes announced as other writers' are: the order of seqs holds
+        whatever the flusher does. A database outage is waited out, as the outcome's own
+        write does."""
+        if not self.processor.waiting_for(invocation_id):
             return
-        wait = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
-        with contextlib.suppress(TimeoutError):
-            await self._on_flusher_loop(asyncio.wait_for(wait, timeout))
+        if self.running:
+            self.settle_waits += 1
+            with self._dirty_lock:
+                self._settling[invocation_id] = self._settling.get(invocation_id, 0) + 1
+            waiting = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
+            try:
+                with contextlib.suppress(TimeoutError):
+                    await self._on_flusher_loop(
+                        asyncio.wait_for(
+                            waiting, settle_patience() if patience is None else patience
+                        )
+                    )
+            finally:
+                with self._dirty_lock:
+                    left = self._settling.pop(invocation_id, 1) - 1
+                    if left:
+                        self._settling[invocation_id] = left
+        if not self.processor.waiting_for(invocation_id):
+            return
+        # No flusher, or one stuck (a flush under way may hold some of these versions too:
+        # storing a version twice is harmless, an ended span is final).
+        self.settle_stores += 1
+        snapshots = self.processor.take_of(invocation_id)
+        writer = FlushWriter(publish_limit=self.writer.publish_limit)  # caches of its own
+        await until_reachable(
+            lambda: in_worker_thread(writer.store)(snapshots),
+            what=f"storing the spans of invocation {invocation_id}",
+        )
 
     # ── The flusher ─────────────────────────────────────────────────────────────────────────
     async def flush(self) -> int:
@@ -282,7 +319,9 @@ class LivePipeline:
         number of change items published. What fails is handled as ``flush_faults`` says:
         kept for the next flush while the database or the channel layer is unreachable,
         redone session by session otherwise."""
-        snapshots = self.processor.take(self.flush_limit)
+        with self._dirty_lock:
+            settling = set(self._settling)
+        snapshots = self.processor.take(self.flush_limit, first=settling)
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
             announced, self._announced = self._announced, {}
@@ -339,7 +378,11 @@ class LivePipeline:
                 if not self._has_work():
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._wake.wait(), self.idle_timeout)
-                if self._has_work() and self.processor.pending_count() < self.processor.batch_size:
+                if (
+                    self._has_work()
+                    and self.processor.pending_count() < self.processor.batch_size
+                    and not self._settling  # a run's outcome waits for this flush
+                ):
                     await asyncio.sleep(self.linger)  # the rest of the step joins this flush
             self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.faults.failures
@@ -409,6 +452,15 @@ def live_pipeline() -> LivePipeline:
             if _pipeline is None:
                 _pipeline = LivePipeline()
     return _pipeline
+
+
+def settle_patience() -> float:
+    """How long :meth:`LivePipeline.settle` waits for the flusher before it stores a run's
+    spans itself: half the time a run whose heartbeat stopped (the worker stops it before
+    it settles) has left until the reaper takes it for dead."""
+    stale = float(agentdash_setting("RUN_STALE_AFTER_S"))
+    beat = float(agentdash_setting("RUN_HEARTBEAT_S"))
+    return max(stale - beat, 0.0) / 2
 
 
 async def notify(session_id: str, *, seq: int | None = None) -> None:

@@ -9,8 +9,9 @@ under one lock. Conversion to stored data happens later, in the flusher, off the
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 from opentelemetry import context as otel_context
@@ -122,18 +123,32 @@ class LiveSpanProcessor(SpanProcessor):
             waiting = (*self._pending.values(), *self._taken)
             return any(invocation_id in snap.invocations for snap in waiting)
 
+    def take_of(self, invocation_id: str) -> list[SpanSnapshot]:
+        """Remove and return the waiting snapshots of the invocation, with those of it a
+        flush under way took (they stay taken: that flush still stores or restores them),
+        for the caller to store without the flusher."""
+        with self._lock:
+            keys = [k for k, s in self._pending.items() if invocation_id in s.invocations]
+            mine = [self._pending.pop(key) for key in keys]
+            return [*(s for s in self._taken if invocation_id in s.invocations), *mine]
+
     def stored(self) -> None:
         """The snapshots of the last ``take`` are stored."""
         with self._lock:
             self._taken = []
 
-    def take(self, limit: int) -> list[SpanSnapshot]:
-        """Remove and return up to ``limit`` waiting snapshots, oldest span first."""
+    def take(self, limit: int, *, first: Collection[str] = ()) -> list[SpanSnapshot]:
+        """Remove and return up to ``limit`` waiting snapshots, oldest span first; those of
+        the invocations ``first`` (runs waiting to record their outcome) are all taken,
+        whatever ``limit``, ahead of the others."""
         with self._lock:
             if len(self._pending) <= limit:
                 taken, self._pending = self._pending, {}
             else:
-                keys = list(self._pending)[:limit]
+                keys = [k for k, s in self._pending.items() if _of_any(s, first)] if first else []
+                chosen = set(keys)
+                others = (k for k in self._pending if k not in chosen)  # oldest first
+                keys += itertools.islice(others, max(limit - len(keys), 0))
                 taken = {key: self._pending.pop(key) for key in keys}
             left = len(self._pending)
             self._woken = 2 if left >= self.batch_size else 1 if left else 0
@@ -189,6 +204,10 @@ def _attributes_copy(span: SdkSpan) -> dict[str, Any]:
     if bounded is not None and hasattr(bounded, "copy"):
         return dict(bounded.copy())
     return dict(span.attributes or {})
+
+
+def _of_any(snapshot: SpanSnapshot, invocations: Collection[str]) -> bool:
+    return any(i in invocations for i in snapshot.invocations)
 
 
 def _nearest(own: tuple[str, ...], inherited: tuple[str, ...]) -> tuple[str, ...]:

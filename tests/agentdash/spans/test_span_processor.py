@@ -151,3 +151,33 @@ def test_an_invocation_waits_until_its_taken_snapshots_are_stored(
     processor.take(10)
     processor.stored()
     assert not processor.waiting_for("inv-1")
+
+
+def test_the_spans_of_a_run_about_to_end_are_taken_first_and_whole(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    other = {GenAI.CONVERSATION_ID: "s2", AgentDash.INVOCATION_ID: "inv-2"}
+    for i in range(3):
+        with tracer.start_as_current_span(f"older {i}", attributes=other):
+            pass
+    for i in range(2):
+        with tracer.start_as_current_span(f"step {i}", attributes=SESSION):
+            pass
+    names = [s.span.name for s in processor.take(1, first={"inv-1"})]
+    assert names == ["step 0", "step 1"]  # past the limit, ahead of older spans
+    names = [s.span.name for s in processor.take(2, first={"inv-1"})]
+    assert names == ["older 0", "older 1"]
+
+
+def test_an_invocations_snapshots_for_a_caller_storing_them_itself(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    for name in ("first", "second"):
+        with tracer.start_as_current_span(name, attributes=SESSION):
+            pass
+    with tracer.start_as_current_span("other", attributes={GenAI.CONVERSATION_ID: "s2"}):
+        pass
+    assert [s.span.name for s in processor.take(1)] == ["first"]  # a flush under way has it
+    assert [s.span.name for s in processor.take_of("inv-1")] == ["first", "second"]
+    assert processor.waiting_for("inv-1")  # the flush under way still has its own
+    assert [s.span.name for s in processor.take(10)] == ["other"]
