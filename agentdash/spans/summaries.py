@@ -114,20 +114,29 @@ def cursor_parse(text: str) -> tuple[int, int]:
 
 
 def span_summaries(
-    *, session_id: str, after: str | None = None, limit: int = PAGE_DEFAULT
+    *,
+    session_id: str,
+    after: str | None = None,
+    limit: int = PAGE_DEFAULT,
+    until: str | None = None,
 ) -> SummaryPage:
     """One page of the session's spans in start order (ties by id), each a list of
-    :data:`SUMMARY_FIELDS` values, after the cursor ``after`` (``None``: from the first).
+    :data:`SUMMARY_FIELDS` values, after the cursor ``after`` (``None``: from the first)
+    and, with ``until``, not past that cursor (a page of a :func:`span_page_plan`).
 
     A span's start never changes, so a span stored before the first page was read is on
-    exactly one page however the session grows meanwhile. ``BadCursor`` for a cursor this
-    function did not write; ``limit`` must be 1..``PAGE_MAX``."""
+    exactly one page however the session grows meanwhile — also when the pages of a plan
+    are read at once: each is bounded by its cursors, not by a count. ``BadCursor`` for a
+    cursor this function did not write; ``limit`` must be 1..``PAGE_MAX``."""
     if not 1 <= limit <= PAGE_MAX:
         raise ValueError(f"limit must be 1..{PAGE_MAX}")
     rows = Span.objects.filter(session_id=session_id)
     if after is not None:
         start, pk = cursor_parse(after)
         rows = rows.filter(Q(start_time__gt=start) | Q(start_time=start, id__gt=pk))
+    if until is not None:
+        start, pk = cursor_parse(until)
+        rows = rows.filter(Q(start_time__lt=start) | Q(start_time=start, id__lte=pk))
     values = (
         rows.order_by("start_time", "id")
         .annotate(**{alias: KT(f"attributes__{key}") for alias, key in _EXTRACTED.items()})
@@ -140,6 +149,27 @@ def span_summaries(
     out = [_summary_row(row, prices) for row in found]
     last = found[-1] if found else None
     return SummaryPage(rows=out, next=f"{last[6]}.{last[0]}" if more and last else None)
+
+
+def span_page_plan(*, session_id: str, after: str, size: int) -> list[str]:
+    """Where the pages after cursor ``after`` begin, ``size`` spans apart: ``after`` itself,
+    then the cursor of every ``size``-th span after it (read from the index alone). A client
+    asks for the pages between two cursors at once (``after``/``until``), the last one as
+    any page (its ``next`` goes on if the session grew)."""
+    if not 1 <= size <= PAGE_MAX:
+        raise ValueError(f"size must be 1..{PAGE_MAX}")
+    start, pk = cursor_parse(after)
+    keys = (
+        Span.objects.filter(session_id=session_id)
+        .filter(Q(start_time__gt=start) | Q(start_time=start, id__gt=pk))
+        .order_by("start_time", "id")
+        .values_list("start_time", "id")
+    )
+    plan = [after]
+    for number, (at, key) in enumerate(keys.iterator(chunk_size=5_000), start=1):
+        if number % size == 0:
+            plan.append(f"{at}.{key}")
+    return plan
 
 
 _USAGE_AT = 12

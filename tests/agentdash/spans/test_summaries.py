@@ -11,7 +11,7 @@ import pytest
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.spans.services import spans_store
 from agentdash.spans.span_version import SpanVersion
-from agentdash.spans.summaries import SUMMARY_FIELDS, span_summaries
+from agentdash.spans.summaries import SUMMARY_FIELDS, BadCursor, span_page_plan, span_summaries
 
 pytestmark = pytest.mark.django_db
 
@@ -89,3 +89,51 @@ def test_pages_still_follow_on_with_the_decision_column(make_session: MakeSessio
     seen = rows_of(first.rows) + rows_of(second.rows)
     assert [r["span_id"] for r in seen] == [f"{i + 1:016x}" for i in range(5)]
     assert {r["decision"] for r in seen} == {"limit"}
+
+
+def test_a_plan_splits_the_rest_into_pages_read_at_once_each_span_once(
+    make_session: MakeSession,
+) -> None:
+    """The page after the first brings where each later page begins; pages bounded by two
+    cursors hold every span once — also a span stored after the plan was made, inside one
+    of its pages (a page bounded by a count would have pushed its last span off both)."""
+    make_session("s1")
+    spans_store(versions=[stored(f"{i + 1:016x}", 100 + 10 * i) for i in range(23)])
+    first = span_summaries(session_id="s1", limit=3)
+    assert first.next is not None
+    plan = span_page_plan(session_id="s1", after=first.next, size=5)
+    assert plan[0] == first.next and len(plan) == 5  # 20 spans after the first 3: 4 pages
+    spans_store(versions=[stored("00000000000000ff", 145)])  # lands in the second page
+    seen = rows_of(first.rows)
+    for from_, until in zip(plan, [*plan[1:], None], strict=True):
+        page = span_summaries(session_id="s1", after=from_, until=until, limit=100)
+        assert page.next is None
+        seen += rows_of(page.rows)
+    ids = [r["span_id"] for r in seen]
+    assert len(ids) == len(set(ids)) == 24
+    assert "00000000000000ff" in ids
+    with pytest.raises(BadCursor):
+        span_summaries(session_id="s1", until="not a cursor")
+
+
+def test_the_spans_view_answers_its_plan(client: Any, alice: Any) -> None:
+    from agentdash.agent_sessions.services import session_create
+
+    session = session_create(app_name="app", user_id="u", owner=alice)
+    spans_store(
+        versions=[
+            SpanVersion(
+                trace_id=TRACE, span_id=f"{i + 1:016x}", name="s", start_time=10 + i,
+                end_time=20 + i, session_id=session.pk,
+            )
+            for i in range(12)
+        ]
+    )  # fmt: skip
+    client.force_login(alice)
+    base = f"/sessions/{session.pk}/spans/"
+    answer = client.get(f"{base}?limit=2&plan=4", HTTP_ACCEPT_ENCODING="gzip")
+    assert answer.status_code == 200 and answer["Content-Encoding"] == "gzip"
+    body = client.get(f"{base}?limit=2&plan=4").json()
+    assert len(body["rows"]) == 2 and body["plan"][0] == body["next"] and len(body["plan"]) == 3
+    bad = client.get(f"{base}?until=x").json()
+    assert bad["error"]["field"] == "until"

@@ -7,6 +7,8 @@
 
 const FIRST_PAGE = 1_000; // small: the first rows show at once
 const NEXT_PAGES = 5_000;
+const PAGE_MAX = 10_000; // the server's most per page (a planned page holds NEXT_PAGES)
+const PARALLEL = 3; // pages asked for at once
 const RETRY_FIRST_MS = 500;
 const RETRY_MAX_MS = 10_000;
 
@@ -67,34 +69,88 @@ export class SessionData {
   }
 
   /**
-   * Every span summary, page after page, each page handed to `onPage` as it arrives; a page
-   * that failed (server away) is asked again after a growing pause, told to `onRetry`;
-   * a 4xx answer throws.
+   * Every span summary, each page handed to `onPage` in order as soon as it and the pages
+   * before it have arrived. The first page is small (the first rows show at once) and brings
+   * the plan of the rest (`plan`: where each page begins); those pages are then asked for
+   * `PARALLEL` at a time, each bounded by its cursors (`after`/`until`), so a span stored
+   * meanwhile is on exactly one page; the last one goes on to the end, however the session
+   * grew. A page that failed (server away) is asked again after a growing pause,
+   * told to `onRetry`; a 4xx answer throws.
    *
    * @param {(fields: string[], rows: any[][]) => void} onPage
    * @param {(error: DataError, pauseMs: number) => void} [onRetry]
    */
   async allSpans(onPage, onRetry = () => {}) {
-    let after = null;
-    let limit = FIRST_PAGE;
+    const first = await this.retrying(`spans/?limit=${FIRST_PAGE}&plan=${NEXT_PAGES}`, onRetry);
+    onPage(first.fields, first.rows);
+    let after = first.next;
+    const plan = Array.isArray(first.plan) ? first.plan.filter((c) => typeof c === "string") : [];
+    if (after && plan.length > 1 && plan[0] === after) {
+      /** @type {(object|null)[]} the pages arrived and not handed over yet */
+      const pending = plan.map(() => null);
+      let next = 0; // the next page to ask for
+      let shown = 0; // the pages handed over so far
+      const ask = async () => {
+        while (next < pending.length) {
+          const mine = next++;
+          pending[mine] = await this.between(plan[mine], plan[mine + 1] ?? null, onRetry);
+          while (shown < pending.length && pending[shown]) {
+            const page = /** @type {any} */ (pending[shown]);
+            pending[shown] = null;
+            shown += 1;
+            onPage(page.fields, page.rows);
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(PARALLEL, pending.length) }, ask));
+      return;
+    }
+    while (after) {
+      const page = await this.retrying(
+        `spans/?limit=${NEXT_PAGES}&after=${encodeURIComponent(after)}`,
+        onRetry,
+      );
+      onPage(page.fields, page.rows);
+      after = page.next;
+    }
+  }
+
+  /**
+   * @private The spans after cursor `from` up to cursor `until` (null: to the end), however
+   * many (a page of the plan that grew meanwhile comes in more than one answer).
+   * @param {string} from
+   * @param {string|null} until
+   * @param {(error: DataError, pauseMs: number) => void} onRetry
+   */
+  async between(from, until, onRetry) {
+    const upTo = until === null ? "" : `&until=${encodeURIComponent(until)}`;
+    const bounds = (after) => `spans/?after=${encodeURIComponent(after)}${upTo}&limit=${PAGE_MAX}`;
+    const page = await this.retrying(bounds(from), onRetry);
+    let rows = page.rows;
+    for (let more = page.next; more; ) {
+      const rest = await this.retrying(bounds(more), onRetry);
+      rows = rows.concat(rest.rows);
+      more = rest.next;
+    }
+    return { fields: page.fields, rows };
+  }
+
+  /**
+   * @private A page, asked again after a growing pause while the server cannot answer.
+   * @param {string} path
+   * @param {(error: DataError, pauseMs: number) => void} onRetry
+   */
+  async retrying(path, onRetry) {
     let pause = RETRY_FIRST_MS;
     for (;;) {
-      const query = `limit=${limit}${after ? `&after=${encodeURIComponent(after)}` : ""}`;
-      let page;
       try {
-        page = await this.get(`spans/?${query}`);
+        return await this.get(path);
       } catch (error) {
         if (!(error instanceof DataError) || !error.retryable) throw error;
         onRetry(error, pause);
         await new Promise((resolve) => setTimeout(resolve, pause));
         pause = Math.min(RETRY_MAX_MS, pause * 2);
-        continue;
       }
-      pause = RETRY_FIRST_MS;
-      onPage(page.fields, page.rows);
-      if (!page.next) return;
-      after = page.next;
-      limit = NEXT_PAGES;
     }
   }
 
