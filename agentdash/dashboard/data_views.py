@@ -83,12 +83,9 @@ def session_snapshot(request: HttpRequest, session_id: str) -> JsonResponse:
 @_data_view
 def session_spans(request: HttpRequest, session_id: str) -> JsonResponse:
     """One page of span summaries: ``?after=<the previous page's next>&limit=<1..10000>``,
-    with ``&until=<cursor>`` a page of a plan; ``&plan=<size>`` also answers ``plan``, the
-    cursors the pages after this one begin at (``span_page_plan``), for a client that reads
-    them at once (gzipped, as every data view: 50,000 spans are ~14 MB of JSON, ~1.5 MB sent)."""
+    with ``&until=<cursor>`` a page of a plan (``session_spans_plan``)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     limit = _int_param(request, "limit", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
-    plan_size = _int_param(request, "plan", default=None, low=1, high=PAGE_MAX)
     after, until = request.GET.get("after"), request.GET.get("until")
     for field, cursor in (("after", after), ("until", until)):
         try:
@@ -97,10 +94,25 @@ def session_spans(request: HttpRequest, session_id: str) -> JsonResponse:
         except BadCursor as exc:
             raise BadParameter(field, str(exc)) from exc
     page = span_summaries(session_id=session.id, after=after, limit=limit, until=until)
-    body: dict[str, Any] = {"fields": SUMMARY_FIELDS, "rows": page.rows, "next": page.next}
-    if plan_size is not None and page.next is not None:
-        body["plan"] = span_page_plan(session_id=session.id, after=page.next, size=plan_size)
-    return JsonResponse(body)
+    return JsonResponse({"fields": SUMMARY_FIELDS, "rows": page.rows, "next": page.next})
+
+
+@_data_view
+def session_spans_plan(request: HttpRequest, session_id: str) -> JsonResponse:
+    """``?after=<a page's next>&size=<1..10000>``: ``plan``, the cursors the pages after it
+    begin at, ``size`` spans apart (``span_page_plan``), for a client that asks for them at
+    once, each between two cursors. Asked for after the first page: it never holds up the
+    first rows."""
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    size = _int_param(request, "size", default=PAGE_DEFAULT, low=1, high=PAGE_MAX)
+    after = request.GET.get("after")
+    if after is None:
+        raise BadParameter("after", "after is the cursor the plan starts at: a page's next")
+    try:
+        plan = span_page_plan(session_id=session.id, after=after, size=int(size or 1))
+    except BadCursor as exc:
+        raise BadParameter("after", str(exc)) from exc
+    return JsonResponse({"plan": plan})
 
 
 @_data_view

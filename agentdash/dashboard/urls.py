@@ -29,6 +29,11 @@ urlpatterns = [
     ),
     path("sessions/<session_id:session_id>/spans/", data_views.session_spans, name="session_spans"),
     path(
+        "sessions/<session_id:session_id>/spans/plan/",
+        data_views.session_spans_plan,
+        name="session_spans_plan",
+    ),
+    path(
         "sessions/<session_id:session_id>/spans/search/",
         data_views.session_span_search,
         name="session_span_search",

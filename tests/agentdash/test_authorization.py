@@ -317,6 +317,7 @@ ACCESS: dict[str, list[Case]] = {
             ("sessions/<session_id:session_id>/snapshot/", {}, {}),
             ("sessions/<session_id:session_id>/spans/", {}, {}),
             ("sessions/<session_id:session_id>/spans/search/", {}, {"q": "tool"}),
+            ("sessions/<session_id:session_id>/spans/plan/", {}, {"after": "0.0"}),
             ("sessions/<session_id:session_id>/events/", {}, {}),
             # Downloads (docs/EXPORT.md): as the page itself.
             ("sessions/<session_id:session_id>/export/session/", {}, {}),

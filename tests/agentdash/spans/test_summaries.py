@@ -116,7 +116,7 @@ def test_a_plan_splits_the_rest_into_pages_read_at_once_each_span_once(
         span_summaries(session_id="s1", until="not a cursor")
 
 
-def test_the_spans_view_answers_its_plan(client: Any, alice: Any) -> None:
+def test_the_spans_views_answer_a_plan_and_its_pages(client: Any, alice: Any) -> None:
     from agentdash.agent_sessions.services import session_create
 
     session = session_create(app_name="app", user_id="u", owner=alice)
@@ -131,9 +131,13 @@ def test_the_spans_view_answers_its_plan(client: Any, alice: Any) -> None:
     )  # fmt: skip
     client.force_login(alice)
     base = f"/sessions/{session.pk}/spans/"
-    answer = client.get(f"{base}?limit=2&plan=4", HTTP_ACCEPT_ENCODING="gzip")
+    answer = client.get(f"{base}?limit=2", HTTP_ACCEPT_ENCODING="gzip")
     assert answer.status_code == 200 and answer["Content-Encoding"] == "gzip"
-    body = client.get(f"{base}?limit=2&plan=4").json()
-    assert len(body["rows"]) == 2 and body["plan"][0] == body["next"] and len(body["plan"]) == 3
-    bad = client.get(f"{base}?until=x").json()
-    assert bad["error"]["field"] == "until"
+    body = client.get(f"{base}?limit=2").json()
+    plan = client.get(f"{base}plan/", {"after": body["next"], "size": 4}).json()["plan"]
+    assert len(body["rows"]) == 2 and plan[0] == body["next"] and len(plan) == 3
+    last = client.get(base, {"after": plan[1], "until": plan[2], "limit": 100}).json()
+    assert len(last["rows"]) == 4 and last["next"] is None
+    assert client.get(f"{base}?until=x").json()["error"]["field"] == "until"
+    assert client.get(f"{base}plan/?size=4").json()["error"]["field"] == "after"
+    assert client.get(f"{base}plan/?after=x").json()["error"]["field"] == "after"

@@ -70,8 +70,8 @@ export class SessionData {
 
   /**
    * Every span summary, each page handed to `onPage` in order as soon as it and the pages
-   * before it have arrived. The first page is small (the first rows show at once) and brings
-   * the plan of the rest (`plan`: where each page begins); those pages are then asked for
+   * before it have arrived. The first page is small (the first rows show at once); then the
+   * plan of the rest (`spans/plan/`: where each page begins) is asked for, and the pages for
    * `PARALLEL` at a time, each bounded by its cursors (`after`/`until`), so a span stored
    * meanwhile is on exactly one page; the last one goes on to the end, however the session
    * grew. A page that failed (server away) is asked again after a growing pause,
@@ -81,10 +81,15 @@ export class SessionData {
    * @param {(error: DataError, pauseMs: number) => void} [onRetry]
    */
   async allSpans(onPage, onRetry = () => {}) {
-    const first = await this.retrying(`spans/?limit=${FIRST_PAGE}&plan=${NEXT_PAGES}`, onRetry);
+    const first = await this.retrying(`spans/?limit=${FIRST_PAGE}`, onRetry);
     onPage(first.fields, first.rows);
     let after = first.next;
-    const plan = Array.isArray(first.plan) ? first.plan.filter((c) => typeof c === "string") : [];
+    if (!after) return;
+    const planned = await this.retrying(
+      `spans/plan/?after=${encodeURIComponent(after)}&size=${NEXT_PAGES}`,
+      onRetry,
+    );
+    const plan = Array.isArray(planned.plan) ? planned.plan.filter((c) => typeof c === "string") : [];
     if (after && plan.length > 1 && plan[0] === after) {
       /** @type {(object|null)[]} the pages arrived and not handed over yet */
       const pending = plan.map(() => null);
