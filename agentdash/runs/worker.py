@@ -114,25 +114,28 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
     beat = asyncio.create_task(_heartbeat(run, watch, me), name=f"agentdash-heartbeat-{run_id}")
     service = RunSessionService(run)
     error: BaseException | None = None
+    # The heartbeat goes on until the outcome is stored: settling the spans may take seconds
+    # under load, and a run that stopped beating would be reaped while it is still alive.
     try:
-        await _drive(run, service)
-        watch.done = True
-    except asyncio.CancelledError:
-        watch.done = True
-        if watch.stop is None:
-            raise  # the process is stopping: the reaper will queue the run again
-        me.uncancel()
-    except Exception as exc:
-        watch.done = True
-        error = exc
+        try:
+            await _drive(run, service)
+            watch.done = True
+        except asyncio.CancelledError:
+            watch.done = True
+            if watch.stop is None:
+                raise  # the process is stopping: the reaper will queue the run again
+            me.uncancel()
+        except Exception as exc:
+            watch.done = True
+            error = exc
+        await streaming.settle(run.invocation_id)  # clients see the run end after its spans
+        if error is not None and watch.stop is None and caused_by_outage(error):
+            return await _requeue(run, error)
+        await _record(run, service.trace_id, watch, error)
+        return False
     finally:
         beat.cancel()
         await asyncio.gather(beat, return_exceptions=True)
-    await streaming.settle(run.invocation_id)  # clients see the run end after its spans
-    if error is not None and watch.stop is None and caused_by_outage(error):
-        return await _requeue(run, error)
-    await _record(run, service.trace_id, watch, error)
-    return False
 
 
 async def _requeue(run: Run, error: BaseException) -> bool:
@@ -219,7 +222,7 @@ async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> Non
             logger.exception("heartbeat of run %s failed; trying again", run.pk)
             continue
         if watch.done:
-            return
+            continue  # its work is over: it beats, never stops it, until its outcome is stored
         if not found.alive:
             watch.stop = "lost"
         elif found.cancel_requested:

@@ -225,3 +225,36 @@ async def test_a_stream_that_never_waits_leaves_the_loop_to_others(
     # The other task ran between the chunks, not only before the first and after the last.
     between = {n for n in seen if 0 < n < words}
     assert len(between) > words // 2, f"the loop was free at {len(between)} of {words} chunks"
+
+
+async def test_the_heartbeat_goes_on_while_the_runs_spans_settle(
+    register: Callable[..., None],
+    make_session: Callable[[str], AgentSession],
+    host: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Settling a run's spans can take seconds under an ingest's load: the run must keep
+    beating until its outcome is stored, or the reaper takes a live run for a dead one (the
+    heartbeat stopped as soon as the agent's work was over)."""
+    from agentdash.runs import worker
+
+    register(LlmAgent(name="settling_agent", model=ScriptedLlm(responses=["Done."])))
+    session = await sync_to_async(make_session)("settling_agent")
+    seen: list[Any] = []
+
+    async def slow_settle(invocation_id: str) -> None:
+        run = await Run.objects.aget(invocation_id=invocation_id)
+        before = run.heartbeat_at
+
+        async def beaten() -> bool:
+            found = await Run.objects.aget(pk=run.pk)
+            return found.heartbeat_at != before
+
+        seen.append(await wait_for(beaten, timeout=10, what="a heartbeat while settling"))
+
+    monkeypatch.setattr(worker.streaming, "settle", slow_settle)
+    run = await arun_enqueue(
+        session=session, agent_name="settling_agent", message=says("hi"), requested_by=None
+    )
+    assert (await run_ended(run.pk)).status == Run.Status.SUCCEEDED
+    assert seen == [True]
