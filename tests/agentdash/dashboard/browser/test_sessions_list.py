@@ -12,6 +12,7 @@ database.
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -128,6 +129,12 @@ def test_new_chat_stores_nothing_until_the_first_message(browser: Browser) -> No
     assert first.locator("a.session-title").inner_text() == question
     assert first.locator(".session-agent").inner_text() == "capital_agent"
     assert first.locator(".run-status").inner_text() == "succeeded"
+    # The exact time on hover: to the second, with the year and the zone.
+    when = first.locator("time").first
+    hover = when.get_attribute("title") or ""
+    stamp = datetime.fromisoformat(when.get_attribute("datetime") or "")
+    assert re.search(r"\d{1,2}:\d{2}:\d{2}", hover) and str(stamp.year) in hover, hover
+    assert re.search(r"UTC|GMT|[+-]\d", hover), hover
     assert len(row_ids(browser)) == len(before) + 1
     browser.console.assert_clean()
 

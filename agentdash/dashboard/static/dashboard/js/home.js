@@ -39,6 +39,31 @@ function formatDate(at) {
   return format.format(at);
 }
 
+/** @type {Intl.DateTimeFormat|null} */
+let exact = null;
+
+/**
+ * The exact time, for the hover: weekday, date with the year, time to the second and the
+ * zone ("Sat, Nov 28, 2026, 15:29:03 UTC").
+ *
+ * @param {Date} at
+ * @returns {string}
+ */
+function formatExact(at) {
+  exact ??= new Intl.DateTimeFormat(undefined, {
+    weekday: "short",
+    year: "numeric",
+    month: "short",
+    day: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+    numberingSystem: "latn",
+  });
+  return exact.format(at);
+}
+
 /**
  * How long ago, for recent times ("5 min ago"); the date for older ones.
  *
@@ -66,7 +91,7 @@ function showTimes() {
     const at = new Date(node.getAttribute("datetime") || "");
     if (Number.isNaN(at.getTime())) continue;
     node.textContent = node.dataset.format === "ago" ? formatAgo(at, now) : formatDate(at);
-    node.setAttribute("title", formatDate(at));
+    node.setAttribute("title", formatExact(at));
   }
 }
 
