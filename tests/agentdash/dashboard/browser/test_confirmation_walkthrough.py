@@ -179,3 +179,26 @@ def test_a_message_sent_while_a_run_waits_is_queued_and_answered_after_it(
     assert paid < asked < told, items
     assert not any("INV-1001" in t for t in items[told + 1 :] if "Withdrawn" not in t)
     browser.console.assert_clean()
+
+
+def test_an_operator_cancels_a_waiting_run_with_a_reason_of_its_own(browser: Browser) -> None:
+    """A cancel took its reason from the switches' shared Reason field without saying so:
+    it has a field of its own, asked for when empty, and audited."""
+    page = browser.page
+    browser.log_in("operator")
+    browser.new_chat("support_desk")
+    ask(browser, "Please reimburse invoice INV-1002")
+    page.locator(CARD).wait_for(timeout=LIVE_TIMEOUT)
+    cancel = page.locator("#runs .run[data-status='waiting'] button", has_text="Cancel")
+    cancel.wait_for(timeout=LIVE_TIMEOUT)
+    page.fill("#control-reason", "a reason for the switches")
+    cancel.click()
+    assert "Say why first" in page.locator("#runs-status").inner_text()
+    assert page.evaluate("document.activeElement.id") == "cancel-reason"
+    page.fill("#cancel-reason", "the customer withdrew the claim")
+    cancel.click()
+    ended = page.locator("#runs .run[data-status='cancelled']")
+    ended.wait_for(timeout=LIVE_TIMEOUT)
+    assert "the customer withdrew the claim" in ended.locator(".run-error").inner_text()
+    page.wait_for_selector("#run-status[data-status='cancelled']", timeout=LIVE_TIMEOUT)
+    browser.console.assert_clean()

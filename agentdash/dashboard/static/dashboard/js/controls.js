@@ -40,6 +40,8 @@ export class Controls {
     this.root = root;
     this.send = send;
     this.reason = /** @type {HTMLInputElement} */ (this.part("control-reason"));
+    /** a cancel's own reason (it used to take the switches' one without saying so) */
+    this.cancelReason = /** @type {HTMLInputElement} */ (this.part("cancel-reason"));
     /** @type {Record<string, AnswerHandler[]>} handlers waiting, by request type */
     this.waiting = { "callback.toggle": [], "state.edit": [], "run.cancel": [] };
     /** @type {Map<string, HTMLElement>} the runs list's items, by run id */
@@ -186,12 +188,19 @@ export class Controls {
     this.renderState();
   }
 
-  /** @private @returns {string|null} the shared reason, or null (saying so) when empty */
-  requireReason(statusId) {
-    const reason = this.reason.value.trim();
+  /**
+   * @private The reason in `input` (the switches' shared one unless given), or null (saying
+   * so, the field focused) when it is empty.
+   * @param {string} statusId
+   * @param {HTMLInputElement} [input]
+   * @returns {string|null}
+   */
+  requireReason(statusId, input = this.reason) {
+    const reason = input.value.trim();
     if (reason) return reason;
-    this.status(statusId, "Give a reason first: every change is audited with it.", "error");
-    this.reason.focus();
+    const where = input === this.reason ? "Give a reason first" : "Say why first (under the runs)";
+    this.status(statusId, `${where}: every change is audited with it.`, "error");
+    input.focus();
     return null;
   }
 
@@ -429,7 +438,7 @@ export class Controls {
       attrs: { type: "button", disabled: Boolean(run.cancel_requested) },
     });
     button.addEventListener("click", () => {
-      const reason = this.requireReason("runs-status");
+      const reason = this.requireReason("runs-status", this.cancelReason);
       if (reason === null) return;
       const sent = this.request({ type: "run.cancel", run_id: run.id, reason }, (ok, answer) => {
         const text = ok ? "Cancel requested: the run stops at its next step." : errorText(answer);
