@@ -15,12 +15,14 @@
  * once after the page). A very long session keeps at most {@link MAX_ITEMS} items: past that,
  * with the reader at the bottom, the oldest are dropped and come back through the cursor.
  * How runs end is told by chat_runs.js; messages being sent and streamed text are kept by
- * chat_unstored.js until their stored events replace them.
+ * chat_unstored.js until their stored events replace them; messages waiting their turn
+ * stay at the end (chat_queue.js).
  *
  * @module dashboard/chat
  */
 
 import { OlderPages } from "./chat_older.js";
+import { ChatQueue } from "./chat_queue.js";
 import {
   OPERATOR,
   USER,
@@ -29,8 +31,6 @@ import {
   errorItem,
   eventNodes,
   lastBubbleOf,
-  markQueued,
-  markWithdrawn,
   renderEvent,
   sameBubble,
   seqsOf,
@@ -88,11 +88,19 @@ export class Chat {
     this.frame = 0;
 
     this.cancel = typeof cancel === "function" ? cancel : null;
-    this.working = workingItem(agentName, this.cancel && (() => this.stop()));
+    this.working = workingItem(agentName, this.cancel && (() => this.queue.stop()));
     this.outcomes = new RunOutcomes({
       list,
       place: (note, after) => this.placeNote(note, after),
       working: this.working,
+    });
+    this.queue = new ChatQueue({
+      list,
+      empty,
+      unstored: this.unstored,
+      outcomes: this.outcomes,
+      working: this.working,
+      cancel: this.cancel,
     });
     this.older = new OlderPages({
       list,
@@ -155,7 +163,7 @@ export class Chat {
    */
   accepted(message) {
     this.unstored.accepted(message.client_id, message.invocation_id, message.run_id);
-    this.queueAll();
+    this.queue.all();
   }
 
   /**
@@ -178,7 +186,7 @@ export class Chat {
     const { stream, opened } = this.unstored.stream(partial);
     if (opened) this.append(stream.node);
     stream.text.appendData(typeof partial.text === "string" ? partial.text : "");
-    this.keepWorkingLast();
+    this.queue.keepWorkingLast();
     this.scheduleEnd();
   }
 
@@ -216,7 +224,7 @@ export class Chat {
       const bubble = lastBubbleOf(this.list, event, this.working);
       if (bubble) {
         addPart(bubble, node);
-        this.keepWorkingLast();
+        this.queue.keepWorkingLast();
         this.scheduleEnd();
       } else {
         this.append(addPart(agentBubble(event), node));
@@ -239,59 +247,8 @@ export class Chat {
       this.outcomes.note(run, isActive(before));
     }
     if (!isActive(run.status)) this.unstored.dropStreams(run);
-    this.queueRun(run);
-    this.queueAll();
-  }
-
-  /**
-   * A session's runs take turns (the server queues a message sent while the agent works):
-   * the message of a run that has not started stays at the end, under the "working" line,
-   * marked "queued" while another run is under way; once its run starts it joins the
-   * conversation, and a run cancelled before it started leaves its message "withdrawn".
-   * After a reload the message comes from the run (`queued_text`).
-   *
-   * @private
-   * @param {import("./chat_runs.js").Run} run
-   */
-  queueRun(run) {
-    const id = String(run.id);
-    let node = this.unstored.ofRun(id, run.invocation_id);
-    const text = typeof run.queued_text === "string" ? run.queued_text : "";
-    if (run.status === "queued" && text) {
-      if (!node) {
-        if (this.unstored.unaccepted) return; // ours, maybe: its acceptance places it
-        node = this.unstored.restore(id, run.invocation_id || "", text);
-        this.list.append(node);
-        this.empty.hidden = true;
-      }
-      const behind = this.outcomes.othersActive(id);
-      markQueued(node, behind, this.cancel && (() => this.cancel?.(id)));
-      if (behind && this.working.isConnected) this.keepWorkingLast();
-      return;
-    }
-    if (!node) return;
-    if (run.status === "cancelled" && !run.attempt) {
-      this.unstored.forget(node);
-      markWithdrawn(node);
-    } else if (node.classList.contains("queued")) {
-      markQueued(node, false, null);
-      this.list.insertBefore(node, this.tailStart()); // under way: in the conversation now
-    }
-    this.keepWorkingLast();
-  }
-
-  /** @private Every queued run's message: marked while another run is under way. */
-  queueAll() {
-    for (const run of this.outcomes.runs.values()) {
-      if (run.status === "queued") this.queueRun(run);
-    }
-  }
-
-  /** @private The "working" line's Stop: cancel the runs under way (not the queued ones). */
-  stop() {
-    for (const run of this.outcomes.runs.values()) {
-      if (run.status === "running" && !run.cancel_requested) this.cancel?.(String(run.id));
-    }
+    this.queue.apply(run);
+    this.queue.all();
   }
 
   /** Scroll to the newest message (in the next frame) and stay there as messages come. */
@@ -370,8 +327,8 @@ export class Chat {
 
   /** @private Add at the end; the view follows in the next frame if the reader is there. */
   append(node) {
-    this.list.insertBefore(node, this.tailStart());
-    this.keepWorkingLast();
+    this.list.insertBefore(node, this.queue.tailStart());
+    this.queue.keepWorkingLast();
     this.empty.hidden = true;
     this.scheduleEnd();
   }
@@ -380,28 +337,11 @@ export class Chat {
   placeNote(note, after) {
     if (after) {
       after.after(note);
-      this.keepWorkingLast();
+      this.queue.keepWorkingLast();
       this.scheduleEnd();
     } else {
       this.append(note);
     }
-  }
-
-  /** @private */
-  keepWorkingLast() {
-    if (!this.working.isConnected) return;
-    const queued = this.list.querySelector(":scope > .msg-user.queued");
-    if (queued) {
-      if (this.working.nextElementSibling !== queued) queued.before(this.working);
-    } else if (this.list.lastElementChild !== this.working) {
-      this.list.append(this.working);
-    }
-  }
-
-  /** @private Where new items go: above the "working" line and the queued messages. */
-  tailStart() {
-    if (this.working.isConnected) return this.working;
-    return this.list.querySelector(":scope > .msg-user.queued");
   }
 
   /** @private At most one scroll (one layout) per frame, however many appends. */

@@ -171,53 +171,6 @@ export function pendingBubble(text) {
 }
 
 /**
- * Mark a message bubble as waiting its turn (`queued`): a line under it says so and, when
- * `withdraw` is given, offers to cancel its run. Unmarked (`queued` false): the line goes.
- *
- * @param {HTMLElement} node a pending bubble
- * @param {boolean} queued
- * @param {(() => void)|null} withdraw
- */
-export function markQueued(node, queued, withdraw) {
-  node.classList.toggle("queued", queued);
-  let line = node.querySelector(":scope > .msg-queue");
-  if (!queued) {
-    line?.remove();
-    return;
-  }
-  if (line) return;
-  line = el("div", {
-    class: "msg-queue",
-    children: [el("span", { text: "Queued: answered once the run before it has ended." })],
-  });
-  if (withdraw) {
-    const button = el("button", {
-      class: "link small",
-      text: "Withdraw",
-      attrs: { type: "button", title: "Cancel this message's run before it starts" },
-    });
-    button.addEventListener("click", () => {
-      button.disabled = true;
-      withdraw();
-    });
-    line.append(" ", button);
-  }
-  node.append(line);
-}
-
-/**
- * Mark a message whose run was cancelled before it started: it was never answered.
- *
- * @param {HTMLElement} node a pending bubble
- */
-export function markWithdrawn(node) {
-  markQueued(node, false, null);
-  node.classList.remove("pending");
-  node.classList.add("withdrawn");
-  node.append(el("div", { class: "msg-queue", text: "Withdrawn: cancelled before it ran." }));
-}
-
-/**
  * An agent's streamed text (`.streaming`), stamped now: chunks go into `text`.
  *
  * @param {string} author
