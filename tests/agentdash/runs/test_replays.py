@@ -202,8 +202,9 @@ async def test_a_replay_stops_at_a_run_that_fails(
 
 
 def test_a_fork_carries_the_parents_switches_with_the_overrides(
-    echo_agent: LlmAgent, alice: User, operator_user: User
+    echo_agent: LlmAgent, alice: User, operator_user: User, recorder: Any
 ) -> None:
+    # (recorder: forks at a question queue its answer; nothing here may start an executor)
     parent = session_create(app_name=AGENT, user_id=str(alice.pk), owner=alice)
     callback_setting_set(
         agent_name=AGENT,
