@@ -27,7 +27,7 @@ from agentdash.core.conf import agentdash_setting
 from agentdash.evals.models import EvalCaseResult, EvalRun
 from agentdash.evals.selectors import eval_set_of, session_invocations
 from agentdash.runs.models import Run
-from agentdash.runs.services import run_enqueue
+from agentdash.runs.services import run_cancel_request, run_enqueue
 from runtime.evaluation import (
     RESPONSE_MATCH_SCORE,
     TOOL_TRAJECTORY_AVG_SCORE,
@@ -112,7 +112,7 @@ def _case_execute(
             )
             result.session, result.status = session, EvalCaseResult.Status.RUNNING
             result.save(update_fields=["session", "status"])
-        for turn in case.conversation:
+        for number, turn in enumerate(case.conversation, start=1):
             run = run_enqueue(
                 session=session,
                 agent_name=eval_run.agent_name,
@@ -120,6 +120,8 @@ def _case_execute(
                 requested_by=user,
             )
             _wait_for(run.pk, turn_timeout, eval_run.pk)
+            if number < len(case.conversation):
+                _unpause(run.pk)
     except TurnTimeout as exc:
         _case_error(result, str(exc))
         return
@@ -128,6 +130,17 @@ def _case_execute(
         return
     judged = evaluate_case(case, session_invocations(session_id=session.id), eval_run.criteria)
     _case_record(result, judged)
+
+
+def _unpause(run_id: int) -> None:
+    """A turn that ended waiting for an approval nobody gives in an eval: the session's runs
+    take turns, so the next turn would wait behind it; the paused run is cancelled (saying
+    why) and the conversation goes on, the approval unanswered — as a scripted user would."""
+    run = Run.objects.filter(pk=run_id, status=Run.Status.WAITING).first()
+    if run is not None:
+        run_cancel_request(
+            run=run, actor=None, reason="eval: the next turn goes on without an answer to it"
+        )
 
 
 def _wait_for(run_id: int, timeout: float, eval_run_id: int) -> None:

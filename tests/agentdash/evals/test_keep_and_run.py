@@ -19,6 +19,7 @@ from agentdash.evals.models import EvalCaseResult, EvalRun, EvalSetRecord
 from agentdash.evals.runner import eval_run_execute
 from agentdash.evals.services import eval_case_save, eval_run_create, eval_set_text
 from agentdash.registry.loader import agents_cache_clear
+from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue, session_start
 from runtime.evaluation import eval_set_loads
 from tests.agentdash.evals.conftest import weather_agent
@@ -230,3 +231,47 @@ async def test_an_eval_run_whose_process_stopped_is_taken_up_by_a_reaper(
     gone = await EvalRun.objects.aget(pk=eval_run.pk)
     assert gone.status == EvalRun.Status.ERROR and "after 3 attempts" in gone.error
     assert spawned == []
+
+
+def refund(invoice: str) -> dict[str, Any]:
+    """Refund an invoice."""
+    return {"refunded": invoice}
+
+
+async def test_a_turn_paused_for_an_approval_does_not_hold_up_the_next(
+    register: Callable[..., None], host: Any
+) -> None:
+    """A session's runs take turns: an eval turn that ends waiting for an approval nobody
+    gives in an eval would hold the next turn until it timed out; it is cancelled, saying
+    why, and the conversation goes on."""
+    from google.genai import types
+
+    from agentdash.evals.services import eval_set_import
+    from runtime import FunctionTool, LlmAgent, ScriptedLlm
+    from runtime.evaluation import EvalSet
+
+    call = types.FunctionCall(name="refund", args={"invoice": "INV-1"})
+    register(
+        LlmAgent(
+            name="eval_refunds",
+            model=ScriptedLlm(responses=[call, "Anything else?"]),
+            tools=[FunctionTool(refund, require_confirmation=True)],
+        )
+    )
+    user = await User.objects.acreate_user("fay")
+    turns = [
+        {"invocation_id": f"e-{n}", "user_content": {"role": "user", "parts": [{"text": text}]}}
+        for n, text in enumerate(("Refund INV-1", "thanks"))
+    ]
+    eval_set = EvalSet.model_validate(
+        {"eval_set_id": "refunds", "eval_cases": [{"eval_id": "two", "conversation": turns}]}
+    )
+    record, _ = await sync_to_async(eval_set_import)(
+        eval_set=eval_set, actor=user, agent_name="eval_refunds"
+    )
+    done = await sync_to_async(_run)(record, user)
+    result = await EvalCaseResult.objects.aget(eval_run=done)
+    assert result.status != EvalCaseResult.Status.ERROR, result.error
+    runs = [r async for r in Run.objects.filter(session_id=result.session_id).order_by("pk")]
+    assert [r.status for r in runs] == [Run.Status.CANCELLED, Run.Status.SUCCEEDED]
+    assert "next turn goes on" in runs[0].error
