@@ -181,7 +181,9 @@ def test_a_big_session_scrolls_to_its_end_and_opens_its_last_span(
     assert attribute(browser, "gen_ai.agent.name") == "capital_agent"
     assert last["span_id"] in detail.inner_text()
     # The row stays where the reader clicked it: shown, in view, selected.
-    page.wait_for_timeout(200)  # a frame or two for the pane to take its place
+    page.evaluate(  # two frames: the pane has taken its place
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     assert in_view(browser, last["span_id"]), "the row clicked left the view"
     assert row.get_attribute("aria-selected") == "true"
     screenshot(browser, "session-50k-desktop.png")
@@ -469,7 +471,9 @@ def test_a_link_opens_its_span_and_the_history_walks_selections(
     last, root = big_session["last_span"], big_session["first_root"]
     browser.goto(f"{big_session['path']}?trace={last['trace_id']}&span={last['span_id']}")
     wait_detail(browser, last["span_id"])
-    page.wait_for_timeout(200)  # a frame or two for the pane to take its place
+    page.evaluate(  # two frames: the pane has taken its place
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     assert in_view(browser, last["span_id"]), "the linked span is not scrolled to"
     wait_complete(browser, big_session["spans"])
 
