@@ -51,10 +51,12 @@ redis-stop:
 # pytest exits 5 when it collected no test: that is a failure here, never a pass (make stops
 # on any non-zero exit).
 #
-# `make test`: the whole suite on SQLite, then the Django tests again on PostgreSQL (a server
-# of the project's own, scripts/postgres.sh) — but for the browser tests and the tests that
-# start their own database and servers whatever DATABASE_URL says (marker own_servers: the
-# scale mode, the PostgreSQL outage, the real daphne), which the first pass ran. Where
+# `make test`: the whole suite on SQLite, then the tests about the database itself (marker
+# database: locks, seqs, JSON search, migrations, outages, hostile strings stored; the list is
+# in tests/agentdash/conftest.py) again on PostgreSQL (a server of the project's own,
+# scripts/postgres.sh). The tests that start their own database and servers whatever
+# DATABASE_URL says (marker own_servers: the scale mode, the PostgreSQL outage) ran in the
+# first pass. Where
 # PostgreSQL cannot be had, a developer's run warns and skips that pass; in CI (CI set, not
 # 0/false) it fails the run.
 test: test-sqlite
@@ -73,7 +75,7 @@ test-sqlite: $(STAMP)
 	DATABASE_URL= $(PY) -m pytest $(PYTEST_ARGS)
 
 test-postgres: $(STAMP)
-	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest tests/agentdash -m "not browser and not own_servers" $(PYTEST_ARGS)
+	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest tests/agentdash -m "database and not browser and not own_servers" $(PYTEST_ARGS)
 
 postgres-start:
 	@$(PG) start

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, Permission
+from django.db.models import Q
 
 from agentdash.core.models import AuditEntry
 from agentdash.core.permissions import OPERATOR_PERMISSIONS, OPERATORS_GROUP
@@ -37,15 +38,17 @@ def audit_record(
     )
 
 
-def roles_ensure() -> None:
-    """Create the Operators group and give it the operator permissions (idempotent)."""
-    group, _ = Group.objects.get_or_create(name=OPERATORS_GROUP)
-    wanted = []
+def roles_ensure(*, using: str = "default") -> None:
+    """Create the Operators group and give it the operator permissions (idempotent; three
+    queries whatever the number of permissions)."""
+    group, _ = Group.objects.using(using).get_or_create(name=OPERATORS_GROUP)
+    by_app: dict[str, list[str]] = {}
     for dotted in OPERATOR_PERMISSIONS:
         app_label, codename = dotted.split(".", 1)
-        perm = Permission.objects.filter(
-            content_type__app_label=app_label, codename=codename
-        ).first()
-        if perm is not None:
-            wanted.append(perm)
-    group.permissions.add(*wanted)
+        by_app.setdefault(app_label, []).append(codename)
+    if not by_app:
+        return
+    match = Q()
+    for app_label, codenames in by_app.items():
+        match |= Q(content_type__app_label=app_label, codename__in=codenames)
+    group.permissions.add(*Permission.objects.using(using).filter(match))

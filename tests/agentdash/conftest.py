@@ -18,6 +18,7 @@ cost minutes over the authorization matrix and buys a test nothing.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -31,6 +32,72 @@ from tests.agentdash.recording_executor import RecordingExecutor
 from tests.agentdash.stored import session_make
 
 PASSWORD = "correct-horse-battery-staple-42"
+
+# The modules about the database itself — row locks and claims, sequence numbers, upserts and
+# versions, JSON search, migrations, outages, hostile strings stored (PostgreSQL refuses NUL):
+# marked ``database``, so `make test` runs them a second time on PostgreSQL. Every other Django
+# test runs once, on SQLite: they use the ORM the same way on both.
+DATABASE_MODULES = frozenset(
+    {
+        "agent_sessions/test_artifact_service.py",
+        "agent_sessions/test_concurrency.py",
+        "agent_sessions/test_forks.py",
+        "agent_sessions/test_memory_service.py",
+        "agent_sessions/test_session_service_contract.py",
+        "agent_sessions/test_sessions_list_migration.py",
+        "agent_sessions/test_state_update.py",
+        "agent_sessions/test_tool_confirmation_stored.py",
+        "changes/test_bulk.py",
+        "changes/test_items.py",
+        "changes/test_migrations.py",
+        "changes/test_services.py",
+        "controls/test_policy_services.py",
+        "core/test_database_unavailable.py",
+        "core/test_outages.py",
+        "core/test_test_database.py",
+        "dashboard/test_export.py",
+        "dashboard/test_session_list.py",
+        "dashboard/test_span_search.py",
+        "evals/test_keep_and_run.py",
+        "ingest/test_otlp_ingest.py",
+        "live/test_hostile_data.py",
+        "live/test_order_promise.py",
+        "live/test_pipeline.py",
+        "runs/test_confirmations.py",
+        "runs/test_enqueue.py",
+        "runs/test_lifecycle.py",
+        "runs/test_paused_run_recovery.py",
+        "runs/test_reaper.py",
+        "runs/test_run_cancel.py",
+        "runs/test_session_lifecycle.py",
+        "runs/test_turns.py",
+        "runs/test_worker.py",
+        "runs/test_worker_recovery.py",
+        "spans/test_prices.py",
+        "spans/test_span_upsert.py",
+        "spans/test_span_version.py",
+        "spans/test_spans_store.py",
+        "spans/test_usage.py",
+        "spans/test_usage_migration.py",
+        "test_hostile_admin.py",
+        "test_stored_strings_migration.py",
+    }
+)
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests of ``DATABASE_MODULES``; a name there that is no module is an error (a
+    renamed module would otherwise leave the PostgreSQL pass without it, silently)."""
+    missing = sorted(name for name in DATABASE_MODULES if not (HERE / name).is_file())
+    if missing:
+        raise pytest.UsageError(f"DATABASE_MODULES names no such module: {', '.join(missing)}")
+    for item in items:
+        path = Path(item.path)
+        if path.is_relative_to(HERE) and path.relative_to(HERE).as_posix() in DATABASE_MODULES:
+            item.add_marker(pytest.mark.database)
+
+
 ROLES = ("anonymous", "alice", "operator", "staff_operator", "superuser")
 
 

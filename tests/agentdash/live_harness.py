@@ -7,20 +7,26 @@ and by bench/live.py.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import http.cookiejar
 import json
 import os
 import re
+import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -95,6 +101,37 @@ def manage(env: dict[str, str], *args: str) -> None:
     )
     if result.returncode != 0:
         raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+
+
+# Migrated (and seeded) SQLite files, made once per test process and copied for every server
+# that wants one: `migrate` and `seed_demo` cost a server ~10 s of start-up otherwise.
+_TEMPLATES: dict[tuple[bool, tuple[tuple[str, str], ...]], Path] = {}
+_TEMPLATES_LOCK = threading.Lock()
+_PER_SERVER = ("DATABASE_URL", "AGENTDASH_VAR_DIR")  # differ from server to server
+
+
+def sqlite_prepared(env: dict[str, str], *, seed: bool = True) -> None:
+    """Make the SQLite file of ``env``'s ``DATABASE_URL`` a migrated database (and seeded with
+    ``seed_demo`` unless ``seed`` is false), as ``manage.py`` in ``env`` would leave it: the
+    first call for an environment (all of it but the database and the var directory) runs
+    them on a template, every call copies the template."""
+    target = Path(env["DATABASE_URL"].removeprefix("sqlite:///"))
+    key = (seed, tuple(sorted((k, v) for k, v in env.items() if k not in _PER_SERVER)))
+    with _TEMPLATES_LOCK:
+        template = _TEMPLATES.get(key)
+        if template is None:
+            made = Path(tempfile.mkdtemp(prefix="agentdash-template-"))
+            atexit.register(shutil.rmtree, made, ignore_errors=True)
+            template = made / "template.sqlite3"
+            there = {**env, "DATABASE_URL": f"sqlite:///{template}", "AGENTDASH_VAR_DIR": str(made)}
+            manage(there, "migrate", "--noinput")
+            if seed:
+                manage(there, "seed_demo")
+            _TEMPLATES[key] = template
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # SQLite's backup, not a file copy: the template may be in WAL mode, with pages in its -wal
+    with closing(sqlite3.connect(template)) as source, closing(sqlite3.connect(target)) as copy:
+        source.backup(copy)
 
 
 @dataclass

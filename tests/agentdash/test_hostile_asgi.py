@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentdash.live_harness import Browserless, Processes, base_env, manage
+from tests.agentdash.live_harness import Browserless, Processes, base_env, sqlite_prepared
 
 pytestmark = [pytest.mark.slow]
 
@@ -30,8 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         AGENTDASH_EXECUTOR="inline",
         REDIS_URL="",
     )
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
+    sqlite_prepared(env)
     processes = Processes(Path(tmp))
     try:
         yield processes.daphne("daphne", env)

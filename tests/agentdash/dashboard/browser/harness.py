@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.agentdash.live_harness import ROOT, manage
+from tests.agentdash.live_harness import ROOT, sqlite_prepared
 
 CHROMIUM = os.environ.get("AGENTDASH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -87,13 +87,6 @@ class ServerError(RuntimeError):
     """The server could not be set up or started (the message carries its output)."""
 
 
-def _manage(env: dict[str, str], *args: str) -> None:
-    try:
-        manage(env, *args)
-    except RuntimeError as exc:
-        raise ServerError(str(exc)) from exc
-
-
 def _wait_until_up(server: LiveServer) -> None:
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while time.monotonic() < deadline:
@@ -118,8 +111,10 @@ def server_start(tmp: Path, *, env_extra: dict[str, str] | None = None) -> LiveS
     free port; returns once it answers. ``env_extra`` adds to (or overrides) the server's
     environment, e.g. ``AGENTDASH_AGENTS``. Raises :class:`ServerError`."""
     env = {**server_env(tmp), **(env_extra or {})}
-    _manage(env, "migrate", "--noinput")
-    _manage(env, "seed_demo")
+    try:
+        sqlite_prepared(env)
+    except RuntimeError as exc:
+        raise ServerError(str(exc)) from exc
     port = _free_port()
     log = tmp / "daphne.log"
     with log.open("wb") as out:
