@@ -28,13 +28,15 @@ def django_db_modify_db_settings(
     db = settings.DATABASES["default"]
     test = db.setdefault("TEST", {})
     leftovers: list[Path] = []
-    if not test.get("NAME"):  # an explicit name (or pytest-xdist's suffix) wins
-        if "sqlite" in db["ENGINE"]:
-            path = Path(settings.VAR_DIR) / f"test-agentdash-{os.getpid()}.sqlite3"
-            test["NAME"] = str(path)
-            leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), path]
-        else:
-            test["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
+    # Always this name: pytest-django's suffix for a pytest-xdist worker would make of an SQLite
+    # path "test_/…/agentdash.sqlite3_gw0" (our engine is not the one it knows), and each
+    # worker is a process of its own, so the process id already keeps them apart.
+    if "sqlite" in db["ENGINE"]:
+        path = Path(settings.VAR_DIR) / f"test-agentdash-{os.getpid()}.sqlite3"
+        test["NAME"] = str(path)
+        leftovers = [Path(f"{path}-wal"), Path(f"{path}-shm"), path]
+    else:
+        test["NAME"] = f"test_{db['NAME']}_{os.getpid()}"
     yield
     for path in leftovers:  # Django removes the database file; WAL files may stay behind
         path.unlink(missing_ok=True)
