@@ -69,13 +69,18 @@ test: test-sqlite
 		esac; \
 	fi
 
+# Both passes spread the tests over TEST_WORKERS processes (pytest-xdist; 0: all in this one), a
+# module's tests in one process, so a module's own servers start once.
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
 # The sandbox's tests run it for real: scripts/sandbox.sh installs bubblewrap first.
 test-sqlite: $(STAMP)
 	scripts/sandbox.sh install >/dev/null
-	DATABASE_URL= $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL= $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 test-postgres: $(STAMP)
-	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest tests/agentdash -m "database and not browser and not own_servers" $(PYTEST_ARGS)
+	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest $(XDIST) tests/agentdash -m "database and not browser and not own_servers" $(PYTEST_ARGS)
 
 postgres-start:
 	@$(PG) start

@@ -57,3 +57,20 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[N
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND pid <> pg_backend_pid()"
                 )
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates written as escapes: hostile strings reach captured logs
+    and failure messages, and pytest-xdist's workers send reports as UTF-8."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _encodable(text)) for title, text in report.sections]
+    if report.longrepr is not None:
+        text = str(report.longrepr)
+        if _encodable(text) != text:
+            report.longrepr = _encodable(text)

@@ -26,7 +26,7 @@ from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from agentdash.spans.models import Span
 from runtime.sessions.state import State
-from tests.agentdash.live_harness import celery_worker_args
+from tests.agentdash.live_harness import celery_worker_args, in_ci
 from tests.agentdash.runs.broker import celery_broker
 from tests.agentdash.runs.conftest import FINISHED, says
 from tests.agentdash.runs.worker_harness import database_url
@@ -36,10 +36,6 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[3]
 AGENT = "tests.agentdash.runs.celery_agents:root_agent"
 WAIT_S = 180.0
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false")
 
 
 def redis_script(command: str) -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,6 @@ report ends with the server's log.
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from tests.agentdash.dashboard.browser.harness import (
     server_start,
     server_stop,
 )
+from tests.agentdash.live_harness import in_ci
 
 _server_for_reports: list[LiveServer] = []
 
@@ -38,10 +38,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = outcome.get_result()
     if report.failed and _server_for_reports and item.get_closest_marker("browser"):
         report.sections.append(("daphne log (tail)", _server_for_reports[0].log_tail()))
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def _unavailable(reason: str) -> None:
