@@ -10,7 +10,7 @@ PORT   ?= 8000
 # on this machine's loopback too; an IPv6 address goes in brackets.
 LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)))
 
-.PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+.PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-fast test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop
 
 $(STAMP): pyproject.toml
@@ -69,15 +69,22 @@ test: test-sqlite
 		esac; \
 	fi
 
-# Both passes spread the tests over TEST_WORKERS processes (pytest-xdist; 0: all in this one), a
-# module's tests in one process, so a module's own servers start once.
+# Both passes spread the tests over TEST_WORKERS processes (pytest-xdist; 0: all in this one):
+# a module's tests in one process, so a module's own servers start once, and the browser
+# tests all in one, first (tests/conftest.py).
 TEST_WORKERS ?= 2
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
 
 # The sandbox's tests run it for real: scripts/sandbox.sh installs bubblewrap first.
 test-sqlite: $(STAMP)
 	scripts/sandbox.sh install >/dev/null
 	DATABASE_URL= $(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
+
+# The fast loop while working: the tests not marked slow, browser or own_servers, on SQLite.
+# Every run names the tests that took over 2 s without the slow marker (tests/conftest.py).
+test-fast: $(STAMP)
+	scripts/sandbox.sh install >/dev/null
+	DATABASE_URL= $(PY) -m pytest $(XDIST) -m "not slow and not browser and not own_servers" $(PYTEST_ARGS)
 
 test-postgres: $(STAMP)
 	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest $(XDIST) tests/agentdash -m "database and not browser and not own_servers" $(PYTEST_ARGS)

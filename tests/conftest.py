@@ -74,3 +74,65 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         text = str(report.longrepr)
         if _encodable(text) != text:
             report.longrepr = _encodable(text)
+
+
+# ── The slow marker, kept honest ──────────────────────────────────────────────────────────
+# `make test-fast` leaves out the tests marked slow; a test that takes longer than SLOW_S
+# (setup, call and teardown) without the marker is named at the end of every run, so the
+# marker follows the tests' real cost.
+SLOW_S = 2.0
+_spent: dict[str, float] = {}
+_marked: dict[str, bool] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _spent[report.nodeid] = _spent.get(report.nodeid, 0.0) + report.duration
+    _marked[report.nodeid] = "slow" in report.keywords
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    unmarked = sorted(
+        ((spent, nodeid) for nodeid, spent in _spent.items() if spent > SLOW_S),
+        reverse=True,
+    )
+    unmarked = [(spent, nodeid) for spent, nodeid in unmarked if not _marked.get(nodeid)]
+    if not unmarked:
+        return
+    terminalreporter.section("slow tests without the slow marker")
+    terminalreporter.line(
+        f"{len(unmarked)} took over {SLOW_S:.0f} s and `make test-fast` runs them: mark them"
+        " slow (pytest.mark.slow), or make them faster"
+    )
+    for spent, nodeid in unmarked[:30]:
+        terminalreporter.line(f"{spent:7.2f} s  {nodeid}")
+
+
+# ── Spreading the tests over processes (pytest-xdist, `--dist loadgroup`) ─────────────────
+# Each module is a group (its tests in one process: its module-scoped servers start once),
+# but the browser tests are one group, first in the queue: two Chromiums at once on a
+# 2-core machine slow each other more than they gain, so one process drives the browser
+# while the other runs the rest.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        browser = item.get_closest_marker("browser") is not None
+        item.add_marker(
+            pytest.mark.xdist_group("browser" if browser else item.nodeid.split("::")[0])
+        )
+
+
+class _BrowserFirst:
+    """Moves the browser tests to the front once every other plugin has ordered the items
+    (pytest-django puts the tests without a database last; the browser tests use none)."""
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Iterator[None]:
+        yield
+        first = [item for item in items if item.get_closest_marker("browser") is not None]
+        if first:
+            rest = [item for item in items if item.get_closest_marker("browser") is None]
+            items[:] = first + rest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_BrowserFirst(), "agentdash-browser-first")

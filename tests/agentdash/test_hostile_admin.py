@@ -42,7 +42,10 @@ from tests.agentdash.hostile import (
     world_make,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow,
+]  # every admin page, each with junk: seconds a model
 
 MODELS = [pytest.param(m, id=m._meta.label) for m in sorted(admin.site._registry, key=str)]
 STANDARD_VIEWS = {"", "add/", "<path:object_id>/history/", "<path:object_id>/delete/",

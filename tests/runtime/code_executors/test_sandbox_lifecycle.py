@@ -21,6 +21,8 @@ from runtime.code_executors.sandbox.cgroups import cgroup_mounts, on_disk, own_c
 from runtime.code_executors.sandbox.limits import SandboxLimits
 from tests.runtime.code_executors.sandboxing import ROOT, alive_with, daemon, run
 
+pytestmark = pytest.mark.slow  # real workers, sweeps and settings checks: seconds each
+
 
 def python(script: str, *, env: dict[str, str] | None = None, timeout: float = 120) -> str:
     """Run ``script`` in a new interpreter (a worker of its own); what it printed."""
