@@ -73,7 +73,7 @@ test: test-sqlite
 # a module's tests in one process, so a module's own servers start once, and the browser
 # tests all in one, first (tests/conftest.py).
 TEST_WORKERS ?= 2
-XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder)
 
 # The sandbox's tests run it for real: scripts/sandbox.sh installs bubblewrap first.
 test-sqlite: $(STAMP)
