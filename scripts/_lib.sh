@@ -31,3 +31,14 @@ apt_install() {
     apt-get install -y -qq --no-install-recommends "$@" >&2 </dev/null
     say "installed in $((SECONDS - started)) s"
 }
+
+# one_at_a_time DIR: hold a lock (DIR/../.NAME.lock) until this script ends, so that two
+# starts or stops of one server at once (parallel test processes, two terminals) run one
+# after the other instead of each finding the other's half-started server.
+one_at_a_time() {
+    local parent
+    parent="$(dirname "$1")"
+    mkdir -p "$parent"
+    exec 9>"$parent/.$NAME.lock"
+    flock 9
+}

@@ -140,7 +140,8 @@ start() {
         die "port $PORT is taken by another server (another work tree's? run its scripts/postgres.sh stop, or set AGENTDASH_PG_PORT)"
     fi
     say "starting on $HOST:$PORT"
-    as_owner "$bin/pg_ctl" start -D "$PGDATA" -l "$LOG" -o "-p $PORT" -w -t 60 >/dev/null </dev/null \
+    # 9>&-: the server must not hold one_at_a_time's lock for as long as it runs
+    as_owner "$bin/pg_ctl" start -D "$PGDATA" -l "$LOG" -o "-p $PORT" -w -t 60 >/dev/null </dev/null 9>&- \
         || { tail -n 20 "$LOG" >&2; die "the server did not start (log: $LOG)"; }
     sql "$bin" postgres <<EOF || die "could not create role and database"
 SELECT 'CREATE ROLE $ROLE LOGIN CREATEDB'
@@ -163,8 +164,8 @@ stop() {
 }
 
 case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
+    start) one_at_a_time "$PGDATA" && start ;;
+    stop) one_at_a_time "$PGDATA" && stop ;;
     url) echo "$URL" ;;
     status)
         bin="$(pg_bindir)"

@@ -84,7 +84,7 @@ start() {
     # service (if any) is left alone; this is a second, private server.
     "$bin" --bind "$HOST" --port "$PORT" --protected-mode yes \
         --daemonize yes --pidfile "$PIDFILE" --logfile "$LOG" --dir "$DIR" \
-        --save "" --appendonly yes --appendfsync everysec --databases 16 </dev/null >/dev/null \
+        --save "" --appendonly yes --appendfsync everysec --databases 16 </dev/null >/dev/null 9>&- \
         || { tail -n 20 "$LOG" >&2 2>/dev/null; die "the server did not start (log: $LOG)"; }
     local waited=0
     until answers; do
@@ -113,8 +113,8 @@ stop() {
 }
 
 case "${1:-}" in
-    start) start ;;
-    stop) stop ;;
+    start) one_at_a_time "$DIR" && start ;;
+    stop) one_at_a_time "$DIR" && stop ;;
     url) echo "$URL" ;;
     status) ours_running && answers ;;
     *)

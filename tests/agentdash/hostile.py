@@ -8,6 +8,8 @@ wire as a client could send them: UTF-8 with lone surrogates passed through
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import date
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
@@ -113,6 +115,7 @@ def world_make(owner: Any) -> None:
     from agentdash.ingest.keys import ingest_key_create
     from agentdash.registry.services import agents_mirror
     from agentdash.runs.services import run_enqueue
+    from agentdash.spans.prices import model_price_set
     from agentdash.spans.services import span_upsert
     from tests.agentdash.stored import store_event
 
@@ -140,6 +143,11 @@ def world_make(owner: Any) -> None:
         session_id=session.id, actor=owner,
     )  # fmt: skip
     ingest_key_create(name="hostile tests", project="elsewhere", owner=owner, actor=owner)
+    # A price of its own: the migrations' rows are gone after any transactional test's flush.
+    model_price_set(
+        model="hostile-tests-model", input_per_mtok=Decimal("1.5"), output_per_mtok=Decimal("3"),
+        as_of=date(2026, 1, 1), source="hostile tests", actor=owner,
+    )  # fmt: skip
     for scope in (None, session.id):
         callback_setting_set(
             agent_name="capital_agent", callback_name="add_disclaimer", enabled=False,

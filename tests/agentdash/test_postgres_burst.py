@@ -47,8 +47,11 @@ def connections(cluster: Cluster) -> int:
 
 
 def test_a_burst_queues_for_the_pool_instead_of_failing(cluster: Cluster, tmp_path: Path) -> None:
+    # A wait for the pool as long as the burst may take on a loaded machine: what is tested is
+    # that the burst queues for the pool (and never takes more), not how fast it drains.
     env = base_env(DATABASE_URL=cluster.url, AGENTDASH_VAR_DIR=str(tmp_path / "var"),
-                   DATABASE_POOL_MAX_SIZE=str(POOL), AGENTDASH_INGEST_RATE_PER_S="0")  # fmt: skip
+                   DATABASE_POOL_MAX_SIZE=str(POOL), DATABASE_POOL_TIMEOUT="300",
+                   AGENTDASH_INGEST_RATE_PER_S="0")  # fmt: skip
     manage(env, "migrate", "--noinput")
     manage(env, "seed_demo")
     servers = Processes(tmp_path)

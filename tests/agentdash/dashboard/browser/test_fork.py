@@ -40,7 +40,8 @@ def open_fork_form(browser: Browser, answer: str) -> None:
     part = page.locator(".msg-agent .msg-part", has=page.locator(".msg-body", has_text=answer))
     part.first.hover()
     part.first.locator(".fork-here").click()
-    page.locator("#fork-dialog[open]").wait_for()
+    # Loaded: the state and switches as of the event are in (the seq shows before that).
+    page.locator("#fork-dialog[open][data-loaded]").wait_for()
     page.wait_for_function("() => /^\\d+$/.test(document.querySelector('#fork-seq').textContent)")
 
 

@@ -93,6 +93,7 @@ class ForkForm {
     this.say("");
     if (this.state) this.state.value = this.stateShown = "";
     this.switches?.replaceChildren();
+    delete this.dialog.dataset.loaded; // set once the state as of the event is in (or failed)
     this.dialog.showModal();
     try {
       const url = `${this.form.action}?event_id=${encodeURIComponent(eventId)}`;
@@ -107,6 +108,8 @@ class ForkForm {
       if (this.switches && Array.isArray(answer.switches)) this.showSwitches(answer.switches);
     } catch {
       if (asked === this.asked) this.say("Could not read the state as of this event.");
+    } finally {
+      if (asked === this.asked) this.dialog.dataset.loaded = "true";
     }
   }
 
