@@ -30,7 +30,8 @@ PY="${PYTHON:-$ROOT/.venv/bin/python}"
 have_tools() {
     command -v bwrap >/dev/null && command -v prlimit >/dev/null && [[ -x /usr/bin/python3 ]] &&
         /usr/bin/python3 -c 'import ctypes, statistics' 2>/dev/null &&
-        ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2'
+        ldconfig -p 2>/dev/null | grep 'libseccomp\.so\.2' >/dev/null  # not -q: under pipefail
+    # grep -q's early exit can end ldconfig with SIGPIPE and fail the check at random
 }
 
 probe() {

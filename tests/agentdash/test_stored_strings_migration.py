@@ -22,7 +22,7 @@ from agentdash.spans.models import Span
 from runtime.telemetry.attributes import AgentDash
 from tests.agentdash.migrations import migrated_back_to
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # migrates back and forth
 
 ESCAPED = '{"note": "a\\ud800b\\u0000c", "k\\udfff": 1}'
 FIXED = {"note": f"a{REPLACEMENT}b{REPLACEMENT}c", f"k{REPLACEMENT}": 1}

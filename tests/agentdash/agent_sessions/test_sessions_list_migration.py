@@ -8,7 +8,7 @@ import pytest
 from agentdash.agent_sessions.models import AgentSession
 from tests.agentdash.migrations import migrated_back_to
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # migrates back and forth
 
 
 def test_old_sessions_get_their_first_message_and_a_title() -> None:

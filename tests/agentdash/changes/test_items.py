@@ -105,6 +105,7 @@ def test_event_text_is_rendered_once_when_stored_thoughts_left_out(
     assert event_item(row)["html"] == row.html
 
 
+@pytest.mark.slow  # migrates back and forth
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_renders_the_events_stored_before_it() -> None:
     with migrated_back_to("agent_sessions", "0001_initial") as old:

@@ -18,7 +18,7 @@ from agentdash.changes.models import SessionChange, SessionSeq
 from agentdash.changes.services import session_change_next
 from agentdash.spans.models import Span
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # migrates back and forth
 
 OLD = ("0001_initial", "0002_session_seq", "0003_change_kinds")
 

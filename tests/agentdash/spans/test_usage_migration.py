@@ -10,7 +10,7 @@ from agentdash.spans.totals import session_usage
 from tests.agentdash.migrations import migrated_back_to
 from tests.agentdash.stored import session_make
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]  # migrates back and forth
 
 
 def test_old_spans_get_their_usage_columns() -> None:
