@@ -116,16 +116,19 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 BROWSER_TESTS = "tests/agentdash/dashboard/browser/"
 
 
+def _in_browser_tests(nodeid: str) -> bool:
+    return nodeid.startswith(BROWSER_TESTS)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
-    class ModulesAndTheBrowser(LoadScopeScheduling):  # type: ignore[misc]
+    class ModulesAndTheBrowser(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            module = nodeid.split("::", 1)[0]
-            return "browser" if module.startswith(BROWSER_TESTS) else module
+            return "browser" if _in_browser_tests(nodeid) else nodeid.split("::", 1)[0]
 
     return ModulesAndTheBrowser(config, log)
 
@@ -137,10 +140,9 @@ class _BrowserFirst:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Iterator[None]:
         yield
-        first = [item for item in items if item.get_closest_marker("browser") is not None]
+        first = [item for item in items if _in_browser_tests(item.nodeid)]
         if first:
-            rest = [item for item in items if item.get_closest_marker("browser") is None]
-            items[:] = first + rest
+            items[:] = first + [item for item in items if not _in_browser_tests(item.nodeid)]
 
 
 def pytest_configure(config: pytest.Config) -> None:
