@@ -271,3 +271,16 @@ def details_drawn(browser: Browser, span_id: str, *, timeout: float) -> Any:
         timeout=timeout,
     )
     return page.locator("#span-detail")
+
+
+def tree_complete(browser: Browser, total: int, *, timeout: float) -> None:
+    """Wait until the timeline holds the session's every span (``total``): a live connection
+    says nothing of whether the first page of spans has been drawn yet."""
+    browser.page.wait_for_function(
+        """(total) => {
+          const tree = document.querySelector("#span-tree");
+          return tree && tree.dataset.complete === "true" && Number(tree.dataset.spans) === total;
+        }""",
+        arg=total,
+        timeout=timeout,
+    )

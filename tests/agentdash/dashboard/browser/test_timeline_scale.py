@@ -25,6 +25,7 @@ from tests.agentdash.dashboard.browser.harness import (
     LiveServer,
     screenshot,
     session_generate,
+    tree_complete,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -64,18 +65,7 @@ def open_session(browser: Browser, session: dict[str, Any], user: str = "alice")
     """Log in, open the session's page, and wait until its timeline has every span."""
     browser.log_in(user)
     browser.goto(session["path"])
-    wait_complete(browser, session["spans"])
-
-
-def wait_complete(browser: Browser, total: int) -> None:
-    browser.page.wait_for_function(
-        """(total) => {
-          const tree = document.querySelector("#span-tree");
-          return tree && tree.dataset.complete === "true" && Number(tree.dataset.spans) === total;
-        }""",
-        arg=total,
-        timeout=LOAD_TIMEOUT,
-    )
+    tree_complete(browser, session["spans"], timeout=LOAD_TIMEOUT)
 
 
 def focused(browser: Browser) -> dict[str, Any]:
@@ -344,7 +334,7 @@ def test_the_run_badge_never_says_finished_while_spans_are_loading(
     released = True
     for route in held:
         route.continue_()
-    wait_complete(browser, small_session["spans"])
+    tree_complete(browser, small_session["spans"], timeout=LOAD_TIMEOUT)
     page.wait_for_function(
         "() => document.querySelector('#run-status').dataset.status === 'succeeded'",
         timeout=LOAD_TIMEOUT,
@@ -482,7 +472,7 @@ def test_a_link_opens_its_span_and_the_history_walks_selections(
         "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
     )
     assert in_view(browser, last["span_id"]), "the linked span is not scrolled to"
-    wait_complete(browser, big_session["spans"])
+    tree_complete(browser, big_session["spans"], timeout=LOAD_TIMEOUT)
 
     # Opening another span is a new place in the history; back and forward walk them.
     page.locator(f'#span-tree [data-span-id="{last["span_id"]}"]').focus()
@@ -507,7 +497,7 @@ def test_a_link_opens_its_span_and_the_history_walks_selections(
     wait_detail(browser, root["span_id"])
     assert f"trace={run['trace_id']}" in page.url
     browser.goto(f"{big_session['path']}?trace={'0' * 32}&span={'0' * 16}")
-    wait_complete(browser, big_session["spans"])
+    tree_complete(browser, big_session["spans"], timeout=LOAD_TIMEOUT)
     banner = page.locator("#banner")
     banner.wait_for()
     assert "not in this session" in banner.inner_text()

@@ -43,6 +43,7 @@ from tests.agentdash.dashboard.browser.harness import (
     ServerError,
     server_start,
     server_stop,
+    tree_complete,
 )
 from tests.agentdash.dashboard.browser.xss_watch import XssWatch, watched
 from tests.security.corpus import Vector, batches, by_id, vectors
@@ -740,6 +741,7 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
     check(watch, browser, "sessions list with an ingested session")
     browser.goto(path)
     browser.page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    tree_complete(browser, 4 * len(SMALL), timeout=LIVE_TIMEOUT)
     walked = browser.page.evaluate(OPEN_EVERY_SPAN)
     assert walked == 4 * len(SMALL), walked
     check(watch, browser, f"ingested session: timeline and every span's details ({walked})")
