@@ -57,6 +57,9 @@ MAX_EVENTS = 2_000
 MAX_SPANS = 5_000
 """Spans read per side (in start order)."""
 
+MAX_FORK_DEPTH = 20
+"""Parents a fork's copied turns are looked up in (a fork of a fork of ...)."""
+
 _COL = {name: at for at, name in enumerate(SUMMARY_FIELDS)}
 
 
@@ -231,6 +234,33 @@ def _state_after(*, session: AgentSession, run: Run, last_seq: int | None) -> di
     return state
 
 
+def _copied_spans(
+    session: AgentSession,
+    turns: list[Turn],
+    trees: dict[str, list[SpanNode]],
+    durations: dict[str, int],
+) -> None:
+    """Give a fork's copied turns the spans their runs made in the session they were copied
+    from (a fork copies events, not spans: without them a copied turn would differ from its
+    original in every span). Up the chain of parents, :data:`MAX_FORK_DEPTH` at most."""
+    missing = {t.invocation_id for t in turns if t.invocation_id not in trees}
+    parent_id = session.parent_id
+    for _ in range(MAX_FORK_DEPTH):
+        if not missing or not parent_id:
+            return
+        parent = AgentSession.objects.filter(pk=parent_id).first()
+        if parent is None:
+            return
+        runs = {r.pk: r for r in Run.objects.filter(session_id=parent.pk)}
+        found, took, _cut = _span_trees(session=parent, run=None, runs=runs)
+        for invocation in missing & found.keys():
+            trees[invocation] = found[invocation]
+            if invocation in took:
+                durations[invocation] = took[invocation]
+        missing -= found.keys()
+        parent_id = parent.parent_id
+
+
 def side_read(*, session: AgentSession, run: Run | None = None) -> Side:
     """``session`` (or only ``run`` of it) read for comparing. The caller has checked that
     the user may see the session and that the run is one of its runs."""
@@ -251,6 +281,8 @@ def side_read(*, session: AgentSession, run: Run | None = None) -> Side:
     runs = {r.pk: r for r in runs_found}
     run_of_invocation = {r.invocation_id: r for r in runs.values()}
     trees, durations, spans_cut = _span_trees(session=session, run=run, runs=runs)
+    if run is None:
+        _copied_spans(session, turns, trees, durations)
     for turn in turns:
         turn.spans = trees.get(turn.invocation_id, [])
         found_run = run_of_invocation.get(turn.invocation_id)

@@ -16,7 +16,8 @@ from django.test import AsyncClient, Client
 from django.urls import reverse
 from google.genai import types
 
-from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.forks import session_fork
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue, session_start
 from agentdash.spans.models import Span
@@ -160,6 +161,31 @@ async def test_two_runs_of_one_session(
     assert state["answer"] == ("changed", '"Sunny."', '"Sunny!"')
     assert f"run {first.pk}" in response.content.decode()
     assert (await page(alice, a=session.id, a_run=first.pk, b_run=999_999)).status_code == 404
+
+
+async def test_a_forks_copied_turns_are_the_same_as_their_originals(
+    register: Callable[..., None], host: Any, alice: User
+) -> None:
+    """A fork copies events, not spans: its copied turns are compared with the spans their
+    runs made in the parent (and the parent's parent), so an untouched fork is no different."""
+    register(agent([call("Paris"), answer("Sunny.", 10, 1)]))
+    run = await start(alice, "Weather in Paris?")
+    parent = await AgentSession.objects.aget(pk=run.session_id)
+    last = await SessionEvent.objects.filter(session_id=parent.pk).order_by("-seq").afirst()
+    assert last is not None
+    fork = await sync_to_async(session_fork)(parent=parent, event_id=last.event_id, actor=alice)
+    again = await sync_to_async(session_fork)(parent=fork, event_id=last.event_id, actor=alice)
+
+    for left, right in ((parent, fork), (fork, again), (parent, again)):
+        response = await page(alice, a=left.pk, b=right.pk)
+
+        assert response.status_code == 200
+        comparison = response.context["comparison"]
+        [turn] = comparison.turns
+        assert turn.left.spans and turn.right.spans, (left.pk, right.pk)
+        assert turn.status == "same", (left.pk, right.pk, turn.fields)
+        assert comparison.identical
+        assert "No differences" in response.content.decode()
 
 
 async def test_someone_elses_session_is_a_404_and_an_operator_sees_both(

@@ -530,6 +530,19 @@ def test_the_page_keys(browser: Browser, big_session: dict[str, Any]) -> None:
           return row?.dataset.state === "error";
         }"""
     )
+    page.keyboard.press("G")  # the last row shown: opened, with the keyboard on it
+    page.wait_for_function(
+        """(first) => {
+          const id = document.querySelector('#span-detail').dataset.spanId;
+          return id && id !== first && document.activeElement?.dataset.spanId === id;
+        }""",
+        arg=big_session["first_root"]["span_id"],
+    )
+    last = focused(browser)["id"]
+    assert last == page.locator("#span-detail").evaluate("(d) => d.dataset.spanId")
+    page.keyboard.press("g")  # and back to the first
+    wait_detail(browser, big_session["first_root"]["span_id"])
+    assert focused(browser)["id"] == big_session["first_root"]["span_id"]
     page.keyboard.press("/")
     assert page.evaluate("() => document.activeElement.id") == "find-text"
     page.keyboard.type("j")  # typed into the box, not a key of the page

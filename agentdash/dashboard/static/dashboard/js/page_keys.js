@@ -2,7 +2,8 @@
  * The session page's keys, for the whole page (the timeline's own — arrows, Enter, Esc, zoom —
  * work while the tree has the focus, see tree_view.js): `?` shows them all in a dialog, `/`
  * finds spans, `j` / `k` open the next / previous span shown, `n` / `N` the next / previous
- * match, `e` the next error, `g` goes to the first span, `c` to the chat's message box.
+ * match, `e` the next error, `g` / `G` open the first / last span shown (scrolled to, with the
+ * keyboard, as a click would), `c` to the chat's message box.
  * Keys typed into a field, or with Ctrl, Alt or ⌘, are the field's.
  *
  * @module dashboard/page_keys
@@ -32,10 +33,8 @@ export function setupPageKeys({ dialog, timeline, find, composer, panels }) {
       toTimeline();
       find.nextError(1);
     },
-    g: () => {
-      toTimeline();
-      top(timeline);
-    },
+    g: () => edge(timeline, "first") && toTimeline(),
+    G: () => edge(timeline, "last") && toTimeline(),
     c: () => {
       if (!composer) return;
       panels.showPanel("chat");
@@ -78,13 +77,14 @@ function step(timeline, by) {
   return true;
 }
 
-/** The first row, scrolled to and given the keyboard. */
-function top(timeline) {
+/** Open the first (or last) row shown, scrolled to, with the keyboard on it. */
+function edge(timeline, which) {
   const view = timeline.view;
   view.ensureRows();
-  if (!timeline.data.rows.length) return;
-  view.active = timeline.data.rows[0];
-  view.scrollTo(0);
-  view.render();
+  const rows = timeline.data.rows;
+  if (!rows.length) return false;
+  const row = which === "first" ? rows[0] : rows[rows.length - 1];
+  timeline.select(row.trace, row.id);
   view.focusActive();
+  return true;
 }
