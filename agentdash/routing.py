@@ -6,9 +6,11 @@ from django.urls import path, re_path
 
 from agentdash.agent_sessions import ids  # noqa: F401  (registers the session_id converter)
 from agentdash.live.consumers import NoSuchSocket, SessionConsumer
+from agentdash.live.list_consumer import SessionsListConsumer
 
 # Session ids travel as the pages write them (agent_sessions.ids: any stored id, one segment).
 websocket_urlpatterns = [
+    path("ws/sessions/", SessionsListConsumer.as_asgi(), name="sessions-live"),
     path("ws/sessions/<session_id:session_id>/", SessionConsumer.as_asgi(), name="session-live"),
     re_path(r"", NoSuchSocket.as_asgi(), name="no-such-socket"),  # last: what matches nothing
 ]

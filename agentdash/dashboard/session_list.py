@@ -126,10 +126,10 @@ class SessionListFilters:
 @dataclass(frozen=True)
 class SessionListPage:
     """One page of rows (dicts: the session's fields, ``owner`` (a username or ""),
-    ``last_activity`` (an aware datetime), ``can_rename``, ``can_delete``, every
-    :data:`COLUMNS` entry, and what its model calls used: ``usage`` (totals, as the session
-    page's snapshot has them), ``usage_tokens`` and ``usage_cost`` (as the page writes
-    them)), with the cursors of the pages around it (``None``: no such page)."""
+    ``last_activity`` (an aware datetime), ``cursor`` (its place, as text), ``can_rename``,
+    ``can_delete``, every :data:`COLUMNS` entry, and what its model calls used: ``usage``
+    (totals, as the session page's snapshot has them), ``usage_tokens`` and ``usage_cost``
+    (as the page writes them)), with the cursors of the pages around it (``None``: no such page)."""
 
     rows: list[dict[str, Any]]
     newer: Cursor | None
@@ -228,10 +228,52 @@ def _page(
         row["usage_cost"] = cost_text(usage)
         row["owner"] = row.pop("owner__username") or ""
         row["last_activity"] = datetime.fromtimestamp(row["last_update_time"], tz=UTC)
+        row["cursor"] = str(_cursor(row))
         mine = row["owner_id"] is not None and row["owner_id"] == user.pk
         row["can_rename"] = mine
         row["can_delete"] = mine or operator
     return SessionListPage(rows=rows, newer=newer, older=older)
+
+
+REFRESH_IDS_MAX = 200
+"""Rows one refresh reads again (a page shows :data:`PAGE_SIZE`)."""
+NEWER_COUNTED_MAX = 100
+"""Sessions newer than a page's newest row counted, at most ("100+ more")."""
+LIST_START = Cursor(-1.0, "")
+"""Before every session: the ``since`` of a page that shows none."""
+
+
+@dataclass(frozen=True)
+class SessionListRefresh:
+    """What a list page that shows rows ``ids`` needs to be current: those of them that
+    still match its filters, read again (rows as :class:`SessionListPage` has them), and how
+    many sessions that match have newer activity than its newest row and are not among them
+    (:data:`NEWER_COUNTED_MAX` at most)."""
+
+    rows: list[dict[str, Any]]
+    newer: int
+
+
+def session_list_refresh(
+    *, user: Any, filters: SessionListFilters, ids: list[str], since: Cursor | None
+) -> SessionListRefresh:
+    """The rows ``ids`` (:data:`REFRESH_IDS_MAX` at most) of the sessions ``user`` may see
+    that still match ``filters`` (its cursors aside), and the count of newer ones than
+    ``since``."""
+    ids = list(dict.fromkeys(ids))[:REFRESH_IDS_MAX]
+    matching = _filtered(user, replace(filters, after=None, before=None))
+    rows = list(
+        matching.filter(pk__in=ids).values(*_FIELDS, *COLUMNS).order_by("-last_update_time", "-id")
+    )
+    newer = 0
+    if since is not None:
+        newer = len(
+            matching.filter(_newer_than(since))
+            .exclude(pk__in=ids)
+            .order_by()
+            .values_list("pk", flat=True)[:NEWER_COUNTED_MAX]
+        )
+    return SessionListRefresh(rows=_page(user, rows, newer=None, older=None).rows, newer=newer)
 
 
 def tokens_text(usage: dict[str, Any]) -> str:

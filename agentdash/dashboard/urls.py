@@ -17,6 +17,7 @@ app_name = "dashboard"
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("session-rows/", data_views.session_rows, name="session_rows"),  # the list, kept current
     path("chat/", views.chat_new, name="chat_new"),  # New chat: ?agent=<name>
     path("sessions/", views.session_new, name="session_new"),  # a chat's first message
     path("sessions/<session_id:session_id>/", views.session_detail, name="session"),

@@ -15,6 +15,10 @@ from agentdash.live.flush_writer import Batch
 
 _SAFE_GROUP = re.compile(r"[A-Za-z0-9_.-]{1,90}")
 
+SESSIONS_LIST_GROUP = "sessions.list"
+"""The sessions list pages' group: told which sessions changed with each flush
+(``sessions.touched``); each page's consumer keeps the ones its user may see."""
+
 
 def session_group(session_id: str) -> str:
     """The channel-layer group of a session's live clients. Group names allow only ASCII
@@ -34,8 +38,25 @@ async def changes_send(layer: Any, batches: Sequence[Batch]) -> list[BaseExcepti
         layer.group_send(session_group(b.session_id), {"type": "session.changes", "pages": b.pages})
         for b in batches
     ]
+    touched = sorted({b.session_id for b in batches})
+    if touched:  # the lists' notice: its outcome is nobody's loss (a list reloads to catch up)
+        sends.append(layer.group_send(SESSIONS_LIST_GROUP, touched_message(touched)))
     outcomes = await asyncio.gather(*sends, return_exceptions=True)
-    return [outcome if isinstance(outcome, BaseException) else None for outcome in outcomes]
+    return [
+        outcome if isinstance(outcome, BaseException) else None
+        for outcome in outcomes[: len(batches)]
+    ]
+
+
+TOUCHED_IDS_MAX = 200
+"""Ids one ``sessions.touched`` message names; past it, it says ``many`` (and names none)."""
+
+
+def touched_message(session_ids: Sequence[str]) -> dict[str, Any]:
+    """The ``sessions.touched`` message of the sessions list group: the ids, or ``many``."""
+    if len(session_ids) > TOUCHED_IDS_MAX:
+        return {"type": "sessions.touched", "ids": [], "many": True}
+    return {"type": "sessions.touched", "ids": list(session_ids), "many": False}
 
 
 def changes_items(message: dict[str, Any]) -> list[Item]:

@@ -34,19 +34,20 @@ Connect = Callable[..., Awaitable[WebsocketCommunicator]]
 
 @pytest.fixture
 async def connect(live: LivePipeline) -> AsyncIterator[Connect]:
-    """``await connect(user, session_id, origin=...)``: a websocket to the real application,
-    with ``user``'s session cookie (none for ``None``); ``.accepted`` and ``.code`` tell how
+    """``await connect(user, session_id, origin=..., path=...)``: a websocket to the real
+    application (the session's socket, or ``path``), with ``user``'s session cookie (none for ``None``); ``.accepted`` and ``.code`` tell how
     the handshake went. Closed after the test."""
     opened: list[WebsocketCommunicator] = []
 
     async def open_socket(
-        user: User | None, session_id: str, *, origin: str = ORIGIN
+        user: User | None, session_id: str, *, origin: str = ORIGIN, path: str | None = None
     ) -> WebsocketCommunicator:
         headers = [(b"origin", origin.encode())]
         if user is not None:
             cookie = await sync_to_async(login_cookie)(user)
             headers.append((b"cookie", f"{settings.SESSION_COOKIE_NAME}={cookie}".encode()))
-        socket = WebsocketCommunicator(application, f"/ws/sessions/{session_id}/", headers)
+        path = path or f"/ws/sessions/{session_id}/"
+        socket = WebsocketCommunicator(application, path, headers)
         opened.append(socket)
         socket.accepted, socket.code = await socket.connect(timeout=WAIT)  # type: ignore[attr-defined]
         return socket

@@ -428,7 +428,12 @@ async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
 ) -> None:
     from opentelemetry.sdk.trace import TracerProvider
 
-    from agentdash.live.groups import changes_items, session_group
+    from agentdash.live.groups import (
+        SESSIONS_LIST_GROUP,
+        changes_items,
+        session_group,
+        touched_message,
+    )
     from tests.agentdash.live.thread_layer import KeepingChannelLayer
 
     backend = "tests.agentdash.live.thread_layer.KeepingChannelLayer"
@@ -449,7 +454,9 @@ async def test_with_a_network_layer_the_flusher_runs_on_a_loop_of_its_own(
         await pipeline.settle("inv-own")  # from this loop, waits on the flusher's
         assert not pipeline.processor.waiting_for("inv-own")
         sent = await eventually(lambda: list(KeepingChannelLayer.sent), "a publication")
-        ((thread, group, message),) = sent
+        # The session's changes, and the sessions list's notice of the session.
+        ((thread, group, message), (_, list_group, notice)) = sent
+        assert (list_group, notice) == (SESSIONS_LIST_GROUP, touched_message([session.id]))
         assert thread == "agentdash-live-loop" and group == session_group(session.id)
         assert [i["data"]["name"] for i in changes_items(message)] == ["step on this loop"]
     finally:

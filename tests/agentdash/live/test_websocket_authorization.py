@@ -22,6 +22,7 @@ from tests.agentdash.live.conftest import (
     Connect,
     closed_with,
     hello,
+    receive,
 )
 from tests.agentdash.stored import session_of
 
@@ -65,6 +66,13 @@ ACCESS: dict[str, list[Case]] = {
             lambda users: {"session_id": "no-such-session"},
         ),
     ],
+    # The sessions list's: anyone signed in (each hears of the sessions they may see).
+    "ws/sessions/": [
+        Case(
+            roles(anonymous=CLOSED, alice=OPEN, operator=OPEN),
+            lambda users: {"session_id": "", "path": "/ws/sessions/"},
+        ),
+    ],
     # What matches no socket — here an id that cannot be one — is closed as not found.
     "": [
         Case(
@@ -102,9 +110,11 @@ async def test_websocket_access(
 ) -> None:
     case = ACCESS[route][n]
     kwargs = await sync_to_async(case.kwargs)(role_users)
-    socket = await connect(role_users[role], kwargs["session_id"])
+    socket = await connect(role_users[role], kwargs["session_id"], path=kwargs.get("path"))
     assert socket.accepted  # accepted first, so that a refusal can carry its code
-    if case.expect[role] == OPEN:
+    if case.expect[role] == OPEN and "path" in kwargs:  # a socket that only listens
+        assert await receive(socket) == {"type": "listening"}
+    elif case.expect[role] == OPEN:
         assert await hello(socket) == ([], 0)
     else:
         assert await closed_with(socket) == case.expect[role]

@@ -280,3 +280,70 @@ def test_the_list_fits_a_phone(phone: Browser, carols: dict[str, Any]) -> None:
     phone.new_chat("capital_agent")
     assert_fits(phone, "the new-chat page")
     phone.console.assert_clean()
+
+
+MAKE_ERINS = """
+from django.contrib.auth.models import User
+from agentdash.agent_sessions.services import session_create, session_first_message_record
+
+erin = User.objects.create_user("erin", password={password!r})
+for text in ("Erin's older question", "Erin's newer question"):
+    session = session_create(app_name="capital_agent", user_id=str(erin.pk), owner=erin)
+    session_first_message_record(session_id=session.id, text=text)
+"""
+
+
+def test_the_list_follows_its_sessions_without_a_reload(
+    browser: Browser, agentdash_server: LiveServer
+) -> None:
+    """A session that changes elsewhere (another tab) moves to the top of the open list with
+    its new status; a new session is counted in a notice whose link shows it."""
+    manage(
+        agentdash_server.env, "shell", "-c", MAKE_ERINS.format(password=agentdash_server.password)
+    )
+    browser.log_in("erin")
+    page = browser.page
+    page.wait_for_selector("#list-live[data-state='live']", timeout=LIVE_TIMEOUT)
+    titles = page.locator(f"{ROW} a.session-title")
+    assert titles.all_inner_texts() == ["Erin's newer question", "Erin's older question"]
+    older = page.locator(ROW).nth(1)
+    older_id, older_path = (
+        older.get_attribute("data-session-id"),
+        titles.nth(1).get_attribute("href"),
+    )
+    assert older.locator(".run-status").inner_text() == "no runs"
+
+    other = page.context.new_page()  # another tab of the same reader
+    other.goto(f"{agentdash_server.url}{older_path}")
+    other.fill("#composer-text", "What is the capital of Italy?")
+    other.press("#composer-text", "Enter")
+    other.locator(".msg-agent .msg-body.md", has_text="Rome").first.wait_for(timeout=LIVE_TIMEOUT)
+
+    page.wait_for_function(
+        """(id) => {
+          const first = document.querySelector("tr.session-row");
+          return first?.dataset.sessionId === id &&
+            first.querySelector(".run-status").textContent === "succeeded";
+        }""",
+        arg=older_id,
+        timeout=LIVE_TIMEOUT,
+    )
+    assert page.locator(f"{ROW} .span-count").first.inner_text() != "0"
+    assert page.locator("#list-news").is_hidden()
+
+    other.goto(f"{agentdash_server.url}/")
+    other.click("form.new-chat button[data-agent='capital_agent']")
+    other.wait_for_url(re.compile(r"/chat/"))
+    other.fill("#composer-text", "And the capital of Spain?")
+    with other.expect_navigation(url=re.compile(r"/sessions/[^/]+/$")):
+        other.press("#composer-text", "Enter")
+    news = page.locator("#list-news")
+    news.wait_for(state="visible", timeout=LIVE_TIMEOUT)
+    assert news.inner_text().startswith("1 more session has new activity")
+    assert len(row_ids(browser)) == 2  # never a row under the reader's pointer by itself
+    screenshot(browser, "sessions-list-live.png")
+    with page.expect_navigation():
+        news.locator("a").click()
+    assert page.locator(f"{ROW} a.session-title").first.inner_text() == "And the capital of Spain?"
+    other.close()
+    browser.console.assert_clean()

@@ -1,10 +1,12 @@
 /**
- * The sessions list: times in the reader's zone, renaming in place. Titles are text: set
- * with textContent only. (Filters apply with their Filter button or Enter, never while a
+ * The sessions list: times in the reader's zone, renaming in place, rows kept current
+ * (sessions_live.js). Titles are text: set with textContent only. (Filters apply with their Filter button or Enter, never while a
  * choice is being made: a keyboard's arrows change a select's value one step at a time.)
  *
  * @module dashboard/home
  */
+
+import { keepListCurrent } from "./sessions_live.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -182,3 +184,9 @@ document.addEventListener("submit", (event) => {
 
 showTimes();
 setInterval(showTimes, MINUTE);
+const card = document.querySelector(".sessions-card");
+const news = document.querySelector("#list-news");
+const indicator = document.querySelector("#list-live");
+if (card instanceof HTMLElement && news instanceof HTMLElement && indicator instanceof HTMLElement) {
+  keepListCurrent({ card, news, indicator, onUpdated: showTimes });
+}

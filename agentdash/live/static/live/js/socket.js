@@ -44,10 +44,13 @@ export class LiveSocket {
   /**
    * @param {string} path the websocket path, e.g. "/ws/sessions/abc/"
    * @param {SocketHandlers} handlers
+   * @param {{hello?: boolean}} [options] `hello: false` for a socket without a history (the
+   *   sessions list's): it is live once open, and says nothing first
    */
-  constructor(path, handlers) {
+  constructor(path, handlers, { hello = true } = {}) {
     this.url = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${path}`;
     this.handlers = handlers;
+    this.hello = hello;
     /** The highest seq applied so far; sent in every `hello`. */
     this.lastSeq = 0;
     /** The seq the last `hello` asked to go on from. */
@@ -103,11 +106,16 @@ export class LiveSocket {
     const ws = new WebSocket(this.url);
     this.ws = ws;
     ws.addEventListener("open", () => {
+      clearInterval(this.pingTimer);
+      this.pingTimer = setInterval(() => this.send({ type: "ping" }), PING_EVERY_MS);
+      if (!this.hello) {
+        this.attempt = 0;
+        this.handlers.onState("live");
+        return;
+      }
       this.handlers.onState("replaying");
       this.helloSeq = this.lastSeq;
       ws.send(JSON.stringify({ type: "hello", after_seq: this.lastSeq }));
-      clearInterval(this.pingTimer);
-      this.pingTimer = setInterval(() => this.send({ type: "ping" }), PING_EVERY_MS);
     });
     ws.addEventListener("message", (event) => this.receive(event.data));
     ws.addEventListener("close", (event) => this.closed(ws, event.code));
