@@ -175,20 +175,40 @@ EVENTS_PAGE_MAX = 200
 class EventsPage:
     """Stored events as change-item data, oldest first (each with its ``position`` in the
     session); ``before`` is the position to ask older ones with, ``None`` when none is
-    older."""
+    older; ``after``, for a page asked ``after`` a position, the one to ask newer ones with
+    (``None``: this page reaches the latest; always ``None`` for a page asked ``before``)."""
 
     events: list[dict[str, Any]]
     before: int | None
+    after: int | None = None
 
 
 def session_events_page(
-    *, session_id: str, before: int | None = None, limit: int = EVENTS_PAGE_DEFAULT
+    *,
+    session_id: str,
+    before: int | None = None,
+    after: int | None = None,
+    limit: int = EVENTS_PAGE_DEFAULT,
 ) -> EventsPage:
     """The session's latest ``limit`` events (1..``EVENTS_PAGE_MAX``) with a position below
-    ``before`` (``None``: the latest of all), as the live protocol sends them."""
+    ``before`` (``None``: the latest of all), as the live protocol sends them; or, with
+    ``after``, its first ``limit`` events with a position above it (a reader who read back
+    and comes down again). Not both."""
     if not 1 <= limit <= EVENTS_PAGE_MAX:
         raise ValueError(f"limit must be 1..{EVENTS_PAGE_MAX}")
+    if before is not None and after is not None:
+        raise ValueError("ask for the events before a position or after one, not both")
     rows = SessionEvent.objects.filter(session_id=session_id)
+    if after is not None:
+        found = list(rows.filter(seq__gt=after).order_by("seq")[: limit + 1])
+        more = len(found) > limit
+        found = found[:limit]
+        older = rows.filter(seq__lt=found[0].seq).exists() if found else after > 0
+        return EventsPage(
+            events=[event_item(row) for row in found],
+            before=found[0].seq if found and older else None,
+            after=found[-1].seq if more else None,
+        )
     if before is not None:
         rows = rows.filter(seq__lt=before)
     found = list(rows.order_by("-seq")[: limit + 1])

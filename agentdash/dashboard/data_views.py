@@ -162,12 +162,17 @@ def session_span(
 
 @_data_view
 def session_events(request: HttpRequest, session_id: str) -> JsonResponse:
-    """Older chat events: ``?before=<events_before>&limit=<1..200>``, oldest first."""
+    """Chat events, oldest first: ``?before=<events_before>&limit=<1..200>`` the page before
+    a position (without ``before``: the latest); ``?after=<position>`` the page after one,
+    with ``after``, the position to ask the next with (``null``: it reaches the latest)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     before = _int_param(request, "before", default=None, low=1, high=2**63 - 1)
+    after = _int_param(request, "after", default=None, low=0, high=2**63 - 1)
+    if before is not None and after is not None:
+        raise BadParameter("after", "ask for the events before a position or after one")
     limit = _int_param(request, "limit", default=EVENTS_PAGE_DEFAULT, low=1, high=EVENTS_PAGE_MAX)
-    page = session_events_page(session_id=session.id, before=before, limit=limit)
-    return JsonResponse({"events": page.events, "before": page.before})
+    page = session_events_page(session_id=session.id, before=before, after=after, limit=limit)
+    return JsonResponse({"events": page.events, "before": page.before, "after": page.after})
 
 
 _ROW_FIELDS = ("id", "title", "first_message", "run_status", "span_count", "error_count")

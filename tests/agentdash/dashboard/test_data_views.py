@@ -213,6 +213,31 @@ def test_events_come_latest_first_then_older_pages(
     assert "message 0 " in texts[0] and "message 99 " in texts[-1]
 
 
+def test_events_read_down_again_from_any_position(
+    client: Client, alice: User, session: AgentSession
+) -> None:
+    """A chat that read back to its first message and dropped its newest comes down again
+    page by page after a position, each event once, until a page says it reaches the end."""
+    append_texts(session, [f"message {i}" for i in range(120)])
+    client.force_login(alice)
+    positions: list[int] = []
+    after: int | None = 0
+    while after is not None:
+        status, page = get(client, url("session_events", session), after=str(after), limit="50")
+        assert status == 200 and page["events"]
+        found = [e["position"] for e in page["events"]]
+        assert found == sorted(found) and found[0] > after
+        assert page["before"] == (None if found[0] == 1 else found[0])
+        positions += found
+        after = page["after"]
+        assert after is None or after == found[-1]
+    assert positions == list(range(1, 121))
+    status, page = get(client, url("session_events", session), after="120")
+    assert status == 200 and page == {"events": [], "before": None, "after": None}
+    status, page = get(client, url("session_events", session), after="1", before="9")
+    assert status == 400 and page["error"]["field"] == "after"
+
+
 def test_the_snapshot_says_where_the_socket_goes_on_from(
     client: Client, alice: User, operator_user: User, session: AgentSession
 ) -> None:

@@ -12,8 +12,10 @@
  * Layout is never read per event: whether the reader is at the bottom is tracked from scroll
  * events, and after appends the list scrolls to its end at most once per animation frame. A
  * page inserted above keeps the reader's place (the list's height is measured once before and
- * once after the page). A very long session keeps at most {@link MAX_ITEMS} items: past that,
- * with the reader at the bottom, the oldest are dropped and come back through the cursor.
+ * once after the page). The list is a bounded window (chat_window.js): past `MAX_ITEMS`
+ * items the ones farthest from the reader go — the oldest while the reader is at the end,
+ * the newest while they read back — and come back as pages, older through chat_older.js,
+ * newer through chat_newer.js (live events wait there while the newest are left out).
  * How runs end is told by chat_runs.js; messages being sent and streamed text are kept by
  * chat_unstored.js until their stored events replace them; messages waiting their turn
  * stay at the end (chat_queue.js).
@@ -21,48 +23,20 @@
  * @module dashboard/chat
  */
 
+import { NewerPages } from "./chat_newer.js";
 import { OlderPages } from "./chat_older.js";
 import { ChatQueue } from "./chat_queue.js";
-import {
-  OPERATOR,
-  USER,
-  addPart,
-  agentBubble,
-  errorItem,
-  eventNodes,
-  lastBubbleOf,
-  renderEvent,
-  sameBubble,
-  seqsOf,
-  userBubble,
-  workingItem,
-} from "./chat_render.js";
+import { OPERATOR, USER, addPart, agentBubble, errorItem, lastBubbleOf, renderEvent, userBubble, workingItem } from "./chat_render.js";
+import { MAX_ITEMS, dropBetween, dropNewest, dropOldest, joinCut, lastPosition, pageOf } from "./chat_window.js";
 import { RunOutcomes, endedBadly } from "./chat_runs.js";
 import { Unstored } from "./chat_unstored.js";
 import { isActive } from "./run_status.js";
 
 const NEAR_END_PX = 80; // scrolling down to within this of the end sticks to the end again
 const AT_END_PX = 4; // scrolling up unsticks unless the list is (still) at its very end
-const MAX_ITEMS = 600; // list items past which the oldest are dropped (the reader at the end)
-const KEEP_ITEMS = 450; // ... down to this many
 
-/**
- * @typedef {object} StoredEvent  an `event` change's data (docs/PROTOCOL.md)
- * @property {string} id
- * @property {string} invocation_id
- * @property {string} author
- * @property {number} timestamp Unix seconds
- * @property {number} [position] its place in the session (1, 2, 3, …): the cursor of older pages
- * @property {string} [html]
- * @property {{id: string, name: string, args: object}[]} [function_calls]
- * @property {{id: string, name: string, response: object}[]} [function_responses]
- * @property {object} [state_delta]
- * @property {string|null} [error_code]
- * @property {string|null} [error_message]
- * @property {boolean} [final]
- */
-
-/** @typedef {{events: StoredEvent[], before: number|null}} EventPage */
+/** @typedef {import("./chat_render.js").StoredEvent} StoredEvent */
+/** @typedef {import("./chat_render.js").EventPage} EventPage */
 
 export class Chat {
   /**
@@ -70,13 +44,15 @@ export class Chat {
    * @param {HTMLOListElement} parts.list the message list (it scrolls)
    * @param {HTMLElement} parts.empty shown while there is nothing to show
    * @param {string} parts.agentName the session's agent (for the "working" line)
-   * @param {(before: number) => Promise<EventPage>} [parts.fetchOlder] the events before a
-   *   position, oldest first, and the cursor for the page before them (null: none older)
+   * @param {(before: number|null) => Promise<EventPage>} [parts.fetchOlder] the events before
+   *   a position (null: the latest), oldest first, and the cursor for the page before them
+   * @param {(after: number) => Promise<import("./chat_newer.js").NewerPage>} [parts.fetchNewer]
+   *   the events after a position, oldest first, and the cursor for the page after them
    * @param {(runId: string) => boolean} [parts.cancel] asks to cancel a run (false: not
    *   sent); given to those who may (the owner, operators): the "working" line gets a Stop
    *   button and a queued message a Withdraw one
    */
-  constructor({ list, empty, agentName, fetchOlder, cancel }) {
+  constructor({ list, empty, agentName, fetchOlder, fetchNewer, cancel }) {
     this.list = list;
     this.empty = empty;
     this.agentName = agentName;
@@ -110,6 +86,15 @@ export class Chat {
         this.outcomes.placeAll();
       },
     });
+    this.fetchLatest = typeof fetchOlder === "function" ? () => fetchOlder(null) : null;
+    this.newer = new NewerPages({
+      list,
+      fetch: typeof fetchNewer === "function" ? fetchNewer : null,
+      insert: (events, last, after) => this.appendPage(events, last, after),
+      jump: () => void this.jumpToLatest(),
+    });
+    this.skipped = 0; // the highest position of a live event left out while the window is cut
+    this.jumping = false;
 
     list.addEventListener("scroll", () => this.onScroll(), { passive: true });
     // Shown again (a tab on a phone) or resized: keep the end in view. Called after layout.
@@ -135,22 +120,13 @@ export class Chat {
   }
 
   /**
-   * Fetch and show the page before the oldest shown event (the sentinel's button, or the
-   * sentinel coming near the view). One page at a time; a failure leaves a retry button.
-   *
-   * @returns {Promise<void>}
-   */
-  loadOlder() {
-    return this.older.load();
-  }
-
-  /**
    * Show the user's message at once, before the server stores it.
    *
    * @param {string} clientId echoed back in `chat.accepted`
    * @param {string} text
    */
   addPending(clientId, text) {
+    if (this.newer.cut) void this.jumpToLatest(); // a message is sent from the latest
     this.list.append(this.unstored.send(clientId, text)); // last: it may have to wait its turn
     this.empty.hidden = true;
     this.scheduleEnd();
@@ -199,6 +175,13 @@ export class Chat {
    */
   applyEvent(event) {
     this.unstored.dropStream(event);
+    if (this.newer.cut && !this.events.has(event.id)) {
+      // The newest are left out (the reader reads far back): the pages after bring it.
+      this.skipped = Math.max(this.skipped, lastPosition([event]));
+      this.outcomes.follow(event.invocation_id);
+      this.outcomes.told(event);
+      return;
+    }
     const node = renderEvent(event, true);
     if (node === null) return;
     this.showEvent(event, node);
@@ -253,8 +236,42 @@ export class Chat {
 
   /** Scroll to the newest message (in the next frame) and stay there as messages come. */
   scrollToEnd() {
+    if (this.newer.cut) {
+      void this.jumpToLatest();
+      return;
+    }
     this.stuck = true;
     this.scheduleEnd();
+  }
+
+  /**
+   * Show the latest messages again, after reading far back (the newest were left out): the
+   * window is read anew from the latest page, and live events left out meanwhile follow.
+   *
+   * @returns {Promise<void>}
+   */
+  async jumpToLatest() {
+    if (!this.fetchLatest || this.jumping) return;
+    this.jumping = true;
+    try {
+      const page = await this.fetchLatest();
+      const events = Array.isArray(page?.events) ? page.events : [];
+      dropBetween(this.older.item, this.newer.item.isConnected ? this.newer.item : this.queue.tailStart(), this.events, this.working);
+      this.outcomes.forgetRemoved();
+      this.newer.reset();
+      this.stuck = true;
+      this.insertPage(events);
+      this.older.setCursor(page?.before);
+      this.outcomes.placeAll();
+      const shown = lastPosition(events);
+      if (this.skipped > shown) this.catchUp(shown);
+      this.skipped = 0;
+      this.scheduleEnd();
+    } catch {
+      // the server away: the "Jump to the latest" button stays
+    } finally {
+      this.jumping = false;
+    }
   }
 
   // ── pages ──────────────────────────────────────────────────────────────────────────────
@@ -262,29 +279,9 @@ export class Chat {
   /** @private Insert stored events (oldest first) above everything shown, keeping the
    * reader's place; a bubble cut by the page boundary is joined again. */
   insertPage(events) {
-    const page = document.createDocumentFragment();
-    for (const event of events) {
-      if (!event || typeof event !== "object" || this.events.has(event.id)) continue;
-      const node = renderEvent(event, false);
-      if (node === null) continue;
-      this.events.set(event.id, node);
-      if (event.author === OPERATOR) page.append(node);
-      else if (event.author === USER) page.append(userBubble(event, node));
-      else {
-        const bubble = lastBubbleOf(page, event, null);
-        if (bubble) addPart(bubble, node);
-        else page.append(addPart(agentBubble(event), node));
-      }
-      this.outcomes.told(event);
-    }
+    const page = pageOf(events, this.events, (event) => this.outcomes.told(event));
     if (!page.childElementCount) return;
-    const first = this.older.item.nextElementSibling;
-    const last = page.lastElementChild;
-    if (first && last && sameBubble(last, first)) {
-      last.append(...first.querySelectorAll(":scope > .msg-part"));
-      if (first.classList.contains("has-error")) last.classList.add("has-error");
-      first.remove();
-    }
+    joinCut(page.lastElementChild, this.older.item.nextElementSibling);
     const list = this.list;
     const height = this.stuck ? 0 : list.scrollHeight;
     this.older.item.after(page);
@@ -294,33 +291,55 @@ export class Chat {
     } else {
       list.scrollTop += list.scrollHeight - height;
       this.lastTop = list.scrollTop;
+      this.trimNewest(); // below the reader: their place does not move
     }
   }
 
-  /** @private Over MAX_ITEMS items, with the reader at the end: drop the oldest (whole
-   * items whose events all have a seq, so that the cursor brings them back). */
-  trim() {
+  /** @private Append a page of newer events (oldest first) below the newest stored item
+   * shown; `last`: it reaches the latest (`after`: the position it was asked after). */
+  appendPage(events, last, after) {
+    for (const event of events) if (event?.author === USER) this.unstored.take(event)?.remove();
+    const page = pageOf(events, this.events, (event) => this.outcomes.told(event));
+    const end = this.newer.item.isConnected ? this.newer.item : this.queue.tailStart();
+    const above = end ? end.previousElementSibling : this.list.lastElementChild;
+    joinCut(above, page.firstElementChild);
+    this.list.insertBefore(page, end);
+    this.outcomes.placeAll();
+    this.trimOldest(true);
+    const shown = Math.max(after, lastPosition(events));
+    if (last && this.skipped > shown) this.catchUp(shown);
+    else if (last) this.skipped = 0;
+  }
+
+  /** @private Live events were left out past `shown`: fetch them as a page. */
+  catchUp(shown) {
+    this.newer.cutAfter(shown, this.queue.tailStart());
+    void this.newer.load();
+  }
+
+  /** @private Over MAX_ITEMS items: drop the oldest (the reader at the end, or reading
+   * down again: `keepPlace` then holds the reader's place). */
+  trimOldest(keepPlace) {
     const list = this.list;
     if (this.older.loading || list.childElementCount <= MAX_ITEMS) return;
-    let excess = list.childElementCount - KEEP_ITEMS;
-    let last = -1;
-    const dropped = [];
-    for (let node = this.older.item.nextElementSibling; node && excess > 0; ) {
-      if (node === this.working || node.matches(".streaming, .pending")) break;
-      const seqs = seqsOf(node);
-      if (seqs === null) break;
-      for (const seq of seqs) last = Math.max(last, seq);
-      dropped.push(node);
-      excess -= 1;
-      node = node.nextElementSibling;
-    }
-    for (const node of dropped) {
-      for (const part of eventNodes(node)) this.events.delete(part.dataset.eventId || "");
-      node.remove();
-    }
+    const height = list.scrollHeight;
+    const highest = dropOldest(list, this.older.item, this.events, this.working);
     this.outcomes.forgetRemoved();
-    // Every event older than the ones kept is behind the cursor.
-    if (last >= 0) this.older.setCursor(last + 1);
+    if (highest >= 0) this.older.setCursor(highest + 1); // every older event is behind it
+    if (keepPlace) {
+      list.scrollTop -= height - list.scrollHeight;
+      this.lastTop = list.scrollTop;
+    }
+  }
+
+  /** @private Over MAX_ITEMS items, the reader reading back: drop the newest. */
+  trimNewest() {
+    if (this.newer.loading || this.list.childElementCount <= MAX_ITEMS) return;
+    const end = this.newer.item.isConnected ? this.newer.item : this.queue.tailStart();
+    const lowest = dropNewest(this.list, end, this.events, this.working);
+    if (lowest === null) return;
+    this.outcomes.forgetRemoved();
+    this.newer.cutAfter(lowest - 1, this.queue.tailStart());
   }
 
   // ── the end of the list ────────────────────────────────────────────────────────────────
@@ -339,8 +358,8 @@ export class Chat {
       after.after(note);
       this.queue.keepWorkingLast();
       this.scheduleEnd();
-    } else {
-      this.append(note);
+    } else if (!this.newer.cut) {
+      this.append(note); // (while the newest are left out, its run's messages come later)
     }
   }
 
@@ -350,7 +369,7 @@ export class Chat {
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
       if (!this.stuck) return;
-      this.trim();
+      this.trimOldest(false);
       this.toEnd();
       if (!this.older.watching) this.older.watch();
     });
@@ -370,7 +389,7 @@ export class Chat {
     const top = list.scrollTop;
     const gap = list.scrollHeight - top - list.clientHeight;
     const was = this.stuck;
-    this.stuck = top < this.lastTop ? gap < AT_END_PX : was || gap < NEAR_END_PX;
+    this.stuck = !this.newer.cut && (top < this.lastTop ? gap < AT_END_PX : was || gap < NEAR_END_PX);
     this.lastTop = top;
     // Back at the end after reading far up: the pages loaded meanwhile can go again.
     if (this.stuck && !was && list.childElementCount > MAX_ITEMS) this.scheduleEnd();

@@ -16,8 +16,8 @@ const OLDER_LABELS = {
   failed: "Older messages could not be loaded — try again",
 };
 
-/** @typedef {import("./chat.js").StoredEvent} StoredEvent */
-/** @typedef {import("./chat.js").EventPage} EventPage */
+/** @typedef {import("./chat_render.js").StoredEvent} StoredEvent */
+/** @typedef {import("./chat_render.js").EventPage} EventPage */
 
 export class OlderPages {
   /**

@@ -17,7 +17,23 @@
 import { el, setSanitizedHtml } from "../../core/js/dom.js";
 import { formatClock, formatJson } from "./format.js";
 
-/** @typedef {import("./chat.js").StoredEvent} StoredEvent */
+/**
+ * @typedef {object} StoredEvent  an `event` change's data (docs/PROTOCOL.md)
+ * @property {string} id
+ * @property {string} invocation_id
+ * @property {string} author
+ * @property {number} timestamp Unix seconds
+ * @property {number} [position] its place in the session (1, 2, 3, …): the cursor of older pages
+ * @property {string} [html]
+ * @property {{id: string, name: string, args: object}[]} [function_calls]
+ * @property {{id: string, name: string, response: object}[]} [function_responses]
+ * @property {object} [state_delta]
+ * @property {string|null} [error_code]
+ * @property {string|null} [error_message]
+ * @property {boolean} [final]
+ */
+
+/** @typedef {{events: StoredEvent[], before: number|null}} EventPage */
 
 /** The author of the user's messages. */
 export const USER = "user";

@@ -167,7 +167,7 @@ export class RunOutcomes {
    * An event telling an error or a cancel tells its run's outcome: a note said for the same
    * run goes (and none is placed for it later).
    *
-   * @param {import("./chat.js").StoredEvent} event
+   * @param {import("./chat_render.js").StoredEvent} event
    */
   told(event) {
     const invocation = event.invocation_id || "";

@@ -105,7 +105,7 @@ export class Unstored {
   /**
    * The pending bubble a stored user event replaces (no longer pending).
    *
-   * @param {import("./chat.js").StoredEvent} event
+   * @param {import("./chat_render.js").StoredEvent} event
    * @returns {HTMLElement|undefined} undefined: none (or not the user's event)
    */
   take(event) {
@@ -137,7 +137,7 @@ export class Unstored {
   /**
    * A stored event with text (or the final one) ends its author's stream: removed.
    *
-   * @param {import("./chat.js").StoredEvent} event
+   * @param {import("./chat_render.js").StoredEvent} event
    */
   dropStream(event) {
     if (!hasText(event) && !event.final) return;

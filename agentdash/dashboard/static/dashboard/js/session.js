@@ -45,6 +45,7 @@ async function main() {
     empty: byId("chat-empty"),
     agentName: data.app_name,
     fetchOlder: (before) => api.events(before),
+    fetchNewer: (after) => api.eventsAfter(after),
     cancel: data.can_cancel
       ? (id) => socket.send({ type: "run.cancel", run_id: Number(id) })
       : undefined,

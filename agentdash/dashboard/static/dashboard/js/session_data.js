@@ -63,9 +63,24 @@ export class SessionData {
     return this.get("confirmations/");
   }
 
-  /** @param {number} before @returns {Promise<{events: object[], before: number|null}>} */
+  /**
+   * The chat's events before a position (null: the latest page), oldest first.
+   *
+   * @param {number|null} before
+   * @returns {Promise<{events: object[], before: number|null}>}
+   */
   events(before) {
-    return this.get(`events/?before=${encodeURIComponent(String(before))}`);
+    return this.get(before === null ? "events/" : `events/?before=${encodeURIComponent(String(before))}`);
+  }
+
+  /**
+   * The chat's events after a position, oldest first (a reader coming down again).
+   *
+   * @param {number} after
+   * @returns {Promise<{events: object[], before: number|null, after: number|null}>}
+   */
+  eventsAfter(after) {
+    return this.get(`events/?after=${encodeURIComponent(String(after))}`);
   }
 
   /**
