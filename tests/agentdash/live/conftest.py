@@ -35,8 +35,9 @@ Connect = Callable[..., Awaitable[WebsocketCommunicator]]
 @pytest.fixture
 async def connect(live: LivePipeline) -> AsyncIterator[Connect]:
     """``await connect(user, session_id, origin=..., path=...)``: a websocket to the real
-    application (the session's socket, or ``path``), with ``user``'s session cookie (none for ``None``); ``.accepted`` and ``.code`` tell how
-    the handshake went. Closed after the test."""
+    application (the session's socket, or ``path``), with ``user``'s session cookie (none
+    for ``None``); ``.accepted`` and ``.code`` tell how the handshake went. Closed after the
+    test."""
     opened: list[WebsocketCommunicator] = []
 
     async def open_socket(

@@ -1,8 +1,9 @@
 """A long chat (2,400 events: 1,200 items, twice the window; the window does not depend on
 the length — a 10,000-event chat reads back the same, in four times the pages) in a real
-browser: read back to its first message and down again with a bounded page (the chat keeps a window of messages, dropping the farthest from the reader),
-each turn once and in order; "Jump to the latest" and a message sent while reading far back
-bring the latest again, with the answer."""
+browser: read back to its first message and down again with a bounded page (the chat keeps
+a window of messages, dropping the farthest from the reader), each turn once and in order;
+"Jump to the latest" and a message sent while reading far back bring the latest again, with
+the answer."""
 
 from __future__ import annotations
 
