@@ -36,7 +36,7 @@ from agentdash.agent_sessions.titles import (
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import seqs_take, session_changes_insert
 from agentdash.core.hygiene import value_problem
-from agentdash.core.permissions import can_edit_state, is_operator
+from agentdash.core.permissions import PermissionRequired, can_edit_state, is_operator
 from agentdash.core.services import audit_record
 from runtime.sessions.state import scope_of
 
@@ -153,7 +153,9 @@ def session_fork(
     if not (is_operator(actor) or (parent.owner_id is not None and parent.owner_id == actor.pk)):
         raise PermissionDenied("only the session's owner or an operator may fork it")
     if state is not None and not can_edit_state(actor):
-        raise PermissionDenied("forking with an edited state needs the permission to edit state")
+        raise PermissionRequired(
+            "agent_sessions.edit_session_state", "forking with an edited state is not allowed"
+        )
     edit = fork_state_clean(state) if state is not None else {}
     point = (
         SessionEvent.objects.filter(session_id=parent.pk, event_id=event_id).values("seq").first()

@@ -41,6 +41,16 @@ class OperatorRequired(PermissionDenied):
     role = "operator"
 
 
+class PermissionRequired(PermissionDenied):
+    """Refused for want of one permission (``permission``, as ``app_label.codename``). The
+    403 page names it and, when the Operators group has it, the role (``role``)."""
+
+    def __init__(self, permission: str, reason: str) -> None:
+        super().__init__(reason)
+        self.permission = permission
+        self.role = "operator" if permission in OPERATOR_PERMISSIONS else None
+
+
 def is_operator(user: Any) -> bool:
     """True for users who may see every session and change controls."""
     return bool(

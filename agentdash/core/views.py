@@ -47,15 +47,24 @@ def permission_denied(request: HttpRequest, exception: Exception | None = None) 
     """The site's answer to ``PermissionDenied`` (``handler403`` in agentdash/urls.py), always
     status 403. A request that asks for JSON (``Accept`` names ``application/json``) gets
     ``{"error": {"code": "forbidden", "message": ..., "role": ...}}`` (``role`` only when the
-    refusal names one); any other gets templates/403.html: what was refused, which role would
-    be allowed (``exception.role``, e.g. :class:`agentdash.core.permissions.OperatorRequired`)
-    and the way back."""
+    refusal names one; ``permission`` when one permission was missing); any other gets
+    templates/403.html: what was refused, which role would be allowed (``exception.role``, e.g.
+    :class:`agentdash.core.permissions.OperatorRequired`), which permission was missing
+    (:class:`agentdash.core.permissions.PermissionRequired`) and the way back."""
     reason = str(exception or "")
     role = getattr(exception, "role", None)
+    permission = getattr(exception, "permission", None)
     if "application/json" in request.headers.get("Accept", ""):
         error = {"code": "forbidden", "message": reason or "not allowed"}
         if role:
             error["role"] = role
+        if permission:
+            error["permission"] = permission
         return JsonResponse({"error": error}, status=403)
-    context = {"reason": reason, "role": role, "is_operator": is_operator(request.user)}
+    context = {
+        "reason": reason,
+        "role": role,
+        "permission": permission,
+        "is_operator": is_operator(request.user),
+    }
     return render(request, "403.html", context, status=403)

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,7 +23,7 @@ from agentdash.controls.selectors import (
     policy_versions,
 )
 from agentdash.controls.services import PolicyVersionConflict
-from agentdash.core.permissions import OperatorRequired, is_operator
+from agentdash.core.permissions import OperatorRequired, PermissionRequired, is_operator
 from agentdash.registry.models import AgentRecord
 from agentdash.spans import guardrail_log
 from runtime.telemetry.attributes import Decision
@@ -114,7 +114,7 @@ def policy_edit(request: HttpRequest, policy_id: int) -> HttpResponse:
     meanwhile). Its history lists every version with what changed."""
     _operator(request)
     if not request.user.has_perm("controls.change_policy"):
-        raise PermissionDenied("changing policies needs the change_policy permission")
+        raise PermissionRequired("controls.change_policy", "changing policies is not allowed")
     policy = get_object_or_404(Policy, pk=policy_id)
     back = _back(request)
     preview = None

@@ -6,14 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from google.genai import types
 
 from agentdash.agent_sessions.forks import session_fork
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.controls.session_switches import session_switches_fork, switch_overrides_clean
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import OperatorRequired, PermissionRequired, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_callbacks, agent_get
 from agentdash.runs.replays import is_question_part
@@ -48,8 +48,10 @@ def fork_create(
     """
     overrides = []
     if switches is not None:
-        if not (is_operator(actor) and actor.has_perm(SWITCH_CALLBACKS)):
-            raise PermissionDenied("only operators may switch callbacks")
+        if not is_operator(actor):
+            raise OperatorRequired("only operators may switch callbacks")
+        if not actor.has_perm(SWITCH_CALLBACKS):
+            raise PermissionRequired(SWITCH_CALLBACKS, "switching callbacks is not allowed")
         overrides = switch_overrides_clean(switches)
         known = _switchable(parent.app_name)
         unknown = [o for o in overrides if (o.agent, o.name) not in known]

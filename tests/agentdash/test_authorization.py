@@ -202,6 +202,11 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(UNAUTHENTICATED), method="post"),
         Case(everyone(NOT_ALLOWED)),
     ],
+    "session-rows/": [  # dashboard:session_rows (the list kept live: each reader's own rows)
+        Case(signed_in(OK)),
+        Case(signed_in(OK), data={"id": "s-alice"}),
+        Case(signed_in(NOT_ALLOWED), method="post"),
+    ],
     "chat/": [  # dashboard:chat_new ("New chat": stores nothing until the first message)
         Case(signed_in(OK), data={"agent": "capital_agent"}),
         Case(signed_in(NOT_FOUND), data={"agent": "no_such_agent"}),

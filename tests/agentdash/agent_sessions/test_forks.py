@@ -226,7 +226,7 @@ def test_only_the_owner_or_an_operator_may_fork_and_only_editors_edit_state(
     event_id = _event_at(parent, 2).event_id
     with pytest.raises(PermissionDenied):
         session_fork(parent=parent, event_id=event_id, actor=bob)
-    with pytest.raises(PermissionDenied, match="edit state"):
+    with pytest.raises(PermissionDenied, match="edited state is not allowed"):
         session_fork(parent=parent, event_id=event_id, actor=alice, state={"city": "Rome"})
     assert not AgentSession.objects.filter(parent=parent).exists()
     fork = session_fork(parent=parent, event_id=event_id, actor=operator_user)

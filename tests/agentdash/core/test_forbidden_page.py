@@ -46,7 +46,7 @@ def test_a_plain_user_is_told_why_which_role_and_the_way_back(
     assert f'<a href="{reverse("dashboard:home")}">Back to your sessions</a>' in page
 
 
-def test_a_refusal_that_names_no_role_says_only_what_was_refused(
+def test_an_operator_without_one_permission_is_told_which(
     client: Client, operator_user: User, policy_url: str
 ) -> None:
     change = Permission.objects.get(codename="change_policy")
@@ -55,8 +55,32 @@ def test_a_refusal_that_names_no_role_says_only_what_was_refused(
     response = client.get(policy_url)
     assert response.status_code == 403
     page = response.content.decode()
-    assert "Changing policies needs the change_policy permission." in page
-    assert "operator role" not in page
+    assert "Changing policies is not allowed." in page
+    assert "operator is an operator, but this needs the permission" in page
+    assert "<code>controls.change_policy</code>" in page
+    assert "This needs the operator role" not in page  # they have it
+    assert "Back to your sessions" in page
+    response = client.get(policy_url, headers={"Accept": "application/json"})
+    assert json.loads(response.content)["error"] == {
+        "code": "forbidden",
+        "message": "changing policies is not allowed",
+        "role": "operator",
+        "permission": "controls.change_policy",
+    }
+
+
+def test_a_refusal_that_names_no_role_says_only_what_was_refused(
+    client: Client, alice: User, operator_user: User
+) -> None:
+    from tests.agentdash.stored import session_of
+
+    hers = session_of(alice, "alices-session")
+    client.force_login(operator_user)  # sees it, may not rename it: it is not theirs
+    response = client.post(reverse("dashboard:session_rename", args=[hers.id]), {"title": "x"})
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "Only the session&#x27;s owner may rename it." in page
+    assert "operator role" not in page and "permission <code>" not in page
     assert "Back to your sessions" in page
 
 
