@@ -22,9 +22,10 @@ from django.db import transaction
 
 logger = logging.getLogger(__name__)
 
-ItemsMaker = Callable[[], list[dict[str, Any]]]
-"""Makes the change items (``{"seq", "kind", "data"}``) a write recorded for one session,
-in seq order, with no gap: from the announced ``seq`` on."""
+ItemsMaker = Callable[[int], list[dict[str, Any]]]
+"""Makes the first ``limit`` (its argument) change items (``{"seq", "kind", "data"}``) a
+write recorded for one session, in seq order, with no gap: from the announced ``seq`` on.
+A publisher asks for what it can send at once, not for the whole of a big write."""
 
 
 class Announcer(Protocol):

@@ -87,10 +87,15 @@ class FlushWriter:
         fresh: dict[SeqKey, Item] = {}  # what was just stored need not be read back
         ours: dict[str, list[Item]] = {}  # the same, as change items, by session
         for session_id, makers in announced.items():
-            for make in makers:
-                for item in make():
-                    fresh[(session_id, item["seq"])] = item["data"]
-                    ours.setdefault(session_id, []).append(item)
+            made: list[Item] = []
+            for make in makers:  # in seq order: what is past one page goes out later, read
+                if len(made) >= self.publish_limit:
+                    break
+                made += make(self.publish_limit - len(made))
+            for item in made:
+                fresh[(session_id, item["seq"])] = item["data"]
+            if made:
+                ours[session_id] = made
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
         prices = price_book()

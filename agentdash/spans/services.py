@@ -253,9 +253,9 @@ def _items_makers(
     return {session_id: partial(_span_items, pairs) for session_id, pairs in stored.items()}
 
 
-def _span_items(pairs: list[tuple[int, SpanVersion]]) -> list[Item]:
+def _span_items(pairs: list[tuple[int, SpanVersion]], limit: int) -> list[Item]:
     prices = price_book()
-    return [span_change_item(seq, version, prices) for seq, version in pairs]
+    return [span_change_item(seq, version, prices) for seq, version in pairs[: max(limit, 0)]]
 
 
 def spans_store_isolating(

@@ -228,6 +228,42 @@ def test_the_rest_of_a_backlog_goes_before_newer_changes(alice: User) -> None:
     assert pages == [[4, 5, 6], [7, 8]]
 
 
+def test_a_big_announced_write_makes_one_page_of_items_and_the_rest_is_read(
+    alice: User,
+) -> None:
+    """The items a big export announces are made one page at a time (the publisher asks a
+    maker for what it can send): not every span's item for a flush that sends 1,000."""
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-big-announced")
+    seqs = [
+        session_change_next(session_id=session.id, kind="run", ref=str(n), announce=False)
+        for n in range(8)
+    ]
+    asked: list[int] = []
+
+    def maker(limit: int) -> list[dict[str, Any]]:
+        asked.append(limit)
+        items = [{"seq": seq, "kind": "run", "data": {"ref": seq}} for seq in seqs]
+        return items[:limit]
+
+    writer = FlushWriter(publish_limit=3)
+    (first,) = writer.write([], {session.id: seqs[0]}, {session.id: [maker, maker]})
+    assert asked == [3]  # one page asked of the first maker, none of the second
+    assert ([i["seq"] for i in first.items], first.more) == (seqs[:3], True)
+    assert [i["data"] for i in first.items] == [{"ref": seq} for seq in seqs[:3]]  # as made
+    writer.published(first)
+    pages = []
+    while True:  # the rest, read back from the change log
+        (batch,) = writer.write([], {session.id: None})
+        writer.published(batch)
+        pages.append([i["seq"] for i in batch.items])
+        if not batch.more:
+            break
+    assert pages == [seqs[3:6], seqs[6:]]
+
+
 async def test_a_pipeline_behind_holds_the_producer_and_loses_nothing(
     live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
