@@ -2,8 +2,12 @@
 
 A change item is ``{"seq", "kind", "data"}``. ``data`` is the changed row's data *now* (an
 event never changes; a span's latest version; a run's current status), or ``None`` when the
-row is gone. The change log does not know those rows: each app that records changes of a
-kind registers, when Django starts, how its rows become item data (:func:`item_kind_register`:
+row is gone. A row whose data says which change is its latest (a run's) is told only there:
+its earlier changes carry ``data: None`` and ``superseded: True`` — else a client reading
+the log later would see a run's end at its first change, before its spans' ends.
+
+The change log does not know those rows: each app that records changes of a kind
+registers, when Django starts, how its rows become item data (:func:`item_kind_register`:
 sessions their events, the span store its spans, runs their runs). Model and tool text
 reaches clients only as ``html`` rendered safe when stored; other payloads are plain JSON
 values that clients must display as text (capped: :func:`payload_capped`).
@@ -30,6 +34,7 @@ SeqKey = tuple[str, int]
 """A change: ``(session id, seq)``."""
 
 Loader = Callable[[set[RowKey]], Mapping[RowKey, Item]]
+Latest = Callable[[Item], int | None]
 T = TypeVar("T")
 Trimmer = Callable[[Item], Item]
 
@@ -67,25 +72,30 @@ class ItemKind:
     """How changes of one kind get their data: ``load`` reads the rows named by a set of
     ``(session id, ref)`` keys in a fixed number of queries and returns the data of those
     it found; ``trim`` cuts the bulky parts of one item's data (a change too large for a
-    websocket message), or is ``None`` when there is nothing to cut."""
+    websocket message), or is ``None`` when there is nothing to cut; ``latest`` reads from
+    a row's data the seq of its latest change (``None``: the row's data is told at every
+    change)."""
 
     kind: str
     load: Loader
     trim: Trimmer | None = None
+    latest: Latest | None = None
 
 
 _lock = threading.Lock()
 _kinds: dict[str, ItemKind] = {}
 
 
-def item_kind_register(kind: str, *, load: Loader, trim: Trimmer | None = None) -> None:
+def item_kind_register(
+    kind: str, *, load: Loader, trim: Trimmer | None = None, latest: Latest | None = None
+) -> None:
     """Say how changes of ``kind`` (a ``SessionChange.Kind``) become item data; the owning
     app calls it in its ``AppConfig.ready``. Registering a kind again replaces it.
     ``ValueError`` for a kind the change log does not record."""
     if kind not in SessionChange.Kind.values:
         raise ValueError(f"{kind!r} is not a kind of change ({', '.join(SessionChange.Kind)})")
     with _lock:
-        _kinds[kind] = ItemKind(kind=kind, load=load, trim=trim)
+        _kinds[kind] = ItemKind(kind=kind, load=load, trim=trim, latest=latest)
 
 
 def items_of_rows(
@@ -162,7 +172,12 @@ def _with_data(
         data = fresh.get((session_id, seq))
         if data is None:
             data = found.get(kind, {}).get((session_id, ref))
-        items.setdefault(session_id, []).append({"seq": seq, "kind": kind, "data": data})
+        item: Item = {"seq": seq, "kind": kind, "data": data}
+        latest = kinds[kind].latest if kind in kinds else None
+        told_at = latest(data) if latest is not None and data is not None else None
+        if told_at is not None and seq < told_at:
+            item = {"seq": seq, "kind": kind, "data": None, "superseded": True}
+        items.setdefault(session_id, []).append(item)
     return items
 
 

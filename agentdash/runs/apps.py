@@ -13,7 +13,7 @@ class RunsConfig(AppConfig):
         from agentdash.changes.models import SessionChange
         from agentdash.controls.switch_broadcast import run_control_listener
         from agentdash.runs import checks  # noqa: F401  (registers the system checks)
-        from agentdash.runs.change_items import runs_load
+        from agentdash.runs.change_items import run_latest_change, runs_load
         from agentdash.runs.health import health_record_forever
         from agentdash.runs.host import run_host
         from agentdash.runs.lifecycle import run_ended_register
@@ -22,7 +22,7 @@ class RunsConfig(AppConfig):
         from agentdash.runs.services import turn_next
         from agentdash.runs.supervisor import Backoff
 
-        item_kind_register(SessionChange.Kind.RUN, load=runs_load)
+        item_kind_register(SessionChange.Kind.RUN, load=runs_load, latest=run_latest_change)
         # A replay queues its next message when a run ends (lifecycle cannot import it).
         run_ended_register(replay_continue)
         # A session's runs take turns: the next queued one starts when one ends.

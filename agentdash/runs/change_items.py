@@ -10,7 +10,8 @@ from agentdash.spans.usage import Totals
 
 def run_item(run: Run, usage: Totals | None = None) -> Item:
     """The ``data`` of a ``run`` change: the run's current status, ``usage``: the totals
-    of its model calls (``usage``; none given: no calls), and ``queued_text``."""
+    of its model calls (``usage``; none given: no calls), ``queued_text``, and
+    ``change_seq``, the seq of its latest change (``None``: not known)."""
     return {
         "id": run.id,
         "status": run.status,
@@ -22,7 +23,14 @@ def run_item(run: Run, usage: Totals | None = None) -> Item:
         "cancel_requested": run.cancel_requested,
         "usage": (usage or Totals()).as_json(),
         "queued_text": _queued_text(run),
+        "change_seq": run.change_seq,
     }
+
+
+def run_latest_change(data: Item) -> int | None:
+    """The seq of the latest change of the run whose data this is (``None``: not known)."""
+    found = data.get("change_seq")
+    return found if isinstance(found, int) else None
 
 
 def _queued_text(run: Run) -> str:

@@ -15,7 +15,8 @@ from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession
@@ -60,9 +61,15 @@ def run_ended_register(listener: RunEnded) -> None:
 def run_change_record(*, run: Run) -> int:
     """Record a change of ``run`` in its session's change log; returns the seq. A run it
     records as ended is handed to the :func:`run_ended_register` listeners on commit."""
-    seq = session_change_next(
-        session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk)
-    )
+    with transaction.atomic():
+        # The run's row before the session's counter, as every writer of a run takes them
+        # (it changes the run, then records the change): never a cycle of waits.
+        list(Run.objects.select_for_update().filter(pk=run.pk).values_list("pk", flat=True))
+        seq = session_change_next(
+            session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk)
+        )
+        _change_seq_keep(run.pk, seq)
+    run.change_seq = max(run.change_seq or 0, seq)
     if run.status in FINISHED:
         for listener in _ended_listeners:
             transaction.on_commit(partial(listener, run), robust=True)
@@ -81,6 +88,18 @@ def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[str, int]:
             )
             first.setdefault(session_id, seq)
     return first
+
+
+def _change_seq_keep(run_id: int, seq: int) -> None:
+    """Keep ``seq`` as the run's latest change (the greater, should two writers cross): the
+    change items of its earlier changes then say they are superseded (``changes.items``).
+    Only the changes :func:`run_change_record` makes (its status and the like) are kept:
+    a usage change (:func:`run_usage_changed`, made by the live pipeline's flusher, which
+    must not wait on a run's row) tells the run's data as it is now, after its latest
+    status change, which is all the order promise needs."""
+    Run.objects.filter(pk=run_id).update(
+        change_seq=Greatest(Coalesce(F("change_seq"), Value(0)), Value(seq))
+    )
 
 
 def run_claim(*, run_id: int, worker: str) -> Run | None:

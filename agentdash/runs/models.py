@@ -44,6 +44,13 @@ class Run(models.Model):
     error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
     cancel_reason = models.TextField(blank=True)
+    change_seq = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The seq of the run's latest change in its session's change log: the one "
+        "that tells its data as it is now (none: recorded before this was kept).",
+    )
 
     class Meta:
         ordering = ["-created_at"]

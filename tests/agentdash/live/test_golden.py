@@ -28,6 +28,7 @@ from agentdash.changes.services import session_change_next
 from agentdash.controls.services import callback_setting_set
 from agentdash.controls.switch_announce import switch_current
 from agentdash.live import access, actions, protocol
+from agentdash.runs.lifecycle import run_change_record
 from agentdash.runs.models import Run
 from agentdash.spans.prices import model_price_set
 from agentdash.spans.services import span_upsert
@@ -184,7 +185,8 @@ def _run(user: User) -> dict[str, Any]:
         session_id="s-golden",
         run_id=run.pk,
     )
-    session_change_next(session_id="s-golden", kind="run", ref=str(run.pk))
+    run_change_record(run=run)  # seq 2: superseded by the run's next change
+    run_change_record(run=run)  # seq 3: its latest, which tells its data
     session_change_next(session_id="s-golden", kind="run", ref="999999")  # a run since deleted
     return protocol.changes_message(
         items_after(session_id="s-golden", after_seq=1, limit=10), replay=False
