@@ -7,12 +7,17 @@ the answer."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, session_generate
+from tests.agentdash.dashboard.browser.harness import (
+    Browser,
+    LiveServer,
+    screenshot,
+    session_generate,
+)
+from tests.agentdash.dashboard.browser.test_mobile_layout import assert_fits
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -87,6 +92,8 @@ def test_a_long_chat_reads_back_to_its_first_message_and_down_again_in_a_bounded
     assert page.locator("#messages .msg-user").first.inner_text().strip() != ""
     assert turns not in back["turns"]  # the newest were let go on the way
     assert page.locator("#messages .msg-newer").is_visible()
+    page.locator("#messages").evaluate("(list) => { list.scrollTop = list.scrollHeight; }")
+    screenshot(browser, "chat-window-read-back.png")
 
     down = walk(browser, up=False)
     assert down["turns"][-1] == turns and 1 not in down["turns"]
@@ -114,11 +121,43 @@ def test_jump_to_the_latest_and_a_message_sent_from_far_back(
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
     page.fill("#composer-text", "What is the capital of Japan?")
     page.press("#composer-text", "Enter")
-    answer = page.locator("#messages .msg-agent .msg-body", has_text=re.compile("Tokyo"))
-    answer.last.wait_for(timeout=LIVE_TIMEOUT)
-    assert newer.count() == 0
+    page.wait_for_function(  # the latest again: the question last, and its answer after it
+        """(question) => {
+          const list = document.querySelector("#messages");
+          if (list.querySelector(".msg-newer")) return false;
+          const asked = [...list.querySelectorAll(".msg-user .msg-body")].at(-1);
+          if (!asked || asked.textContent.trim() !== question) return false;
+          const bubble = asked.closest("li");
+          for (let next = bubble.nextElementSibling; next; next = next.nextElementSibling) {
+            if (next.matches(".msg-agent") && /Tokyo/.test(next.textContent)) return true;
+          }
+          return false;
+        }""",
+        arg="What is the capital of Japan?",
+        timeout=LIVE_TIMEOUT,
+    )
     texts = page.locator("#messages .msg-user .msg-body").all_inner_texts()
     assert texts[-1].strip() == "What is the capital of Japan?", texts[-3:]
     assert texts.count(texts[-1]) == 1  # shown once: the stored message replaced the sent one
     assert page.locator("#messages > li").count() <= MAX_ITEMS + PAGE_EVENTS
     browser.console.assert_clean()
+
+
+def test_the_window_on_a_phone(phone: Browser, long_chat: dict[str, Any]) -> None:
+    """Read back on a phone: the newer messages' line fits and its buttons are reachable."""
+    phone.log_in("alice")
+    page = phone.page
+    phone.goto(long_chat["path"])
+    turns = long_chat["turns"]
+    page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
+    page.evaluate(WALK, {"up": True, "steps": 30})
+    newer = page.locator("#messages .msg-newer")
+    newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
+    newer.scroll_into_view_if_needed()
+    assert_fits(phone, "the chat read back")
+    box = newer.get_by_role("button", name="Jump to the latest").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    screenshot(phone, "chat-window-phone.png")
+    newer.get_by_role("button", name="Jump to the latest").tap()
+    page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
+    phone.console.assert_clean()
