@@ -10,6 +10,7 @@
  */
 
 import { el } from "../../core/js/dom.js";
+import { Paging } from "./chat_paging.js";
 
 const NEWER_MARGIN = "0px 0px 800px 0px"; // start loading newer pages this far below the view
 const NEWER_LABELS = {
@@ -21,7 +22,7 @@ const NEWER_LABELS = {
 /** @typedef {import("./chat_render.js").StoredEvent} StoredEvent */
 /** @typedef {{events: StoredEvent[], after: number|null}} NewerPage */
 
-export class NewerPages {
+export class NewerPages extends Paging {
   /**
    * @param {object} parts
    * @param {HTMLElement} parts.list the message list (it scrolls: the observer's root)
@@ -33,33 +34,20 @@ export class NewerPages {
    * @param {() => void} parts.jump show the latest messages again (the button)
    */
   constructor({ list, fetch, insert, jump }) {
-    this.list = list;
+    super({ list, labels: NEWER_LABELS, margin: NEWER_MARGIN });
     this.fetch = fetch;
     this.insert = insert;
     /** @type {number|null} the position after which nothing is shown; null: not cut */
     this.after = null;
-    /** @type {"idle"|"loading"|"failed"} */
-    this.state = "idle";
-    this.button = el("button", { class: "link", text: NEWER_LABELS.idle, attrs: { type: "button" } });
-    this.button.addEventListener("click", () => this.load());
     const latest = el("button", { class: "link", text: "Jump to the latest", attrs: { type: "button" } });
     latest.addEventListener("click", () => jump());
     /** The sentinel: right after the newest stored item shown, while the window is cut. */
     this.item = el("li", { class: "msg-newer", children: [this.button, " · ", latest] });
-    this.observer =
-      typeof IntersectionObserver === "function"
-        ? new IntersectionObserver((entries) => this.onSeen(entries), { root: list, rootMargin: NEWER_MARGIN })
-        : null;
   }
 
   /** @returns {boolean} whether the newest messages are left out */
   get cut() {
     return this.after !== null;
-  }
-
-  /** @returns {boolean} whether a page is being fetched */
-  get loading() {
-    return this.state === "loading";
   }
 
   /**
@@ -106,25 +94,5 @@ export class NewerPages {
     this.insert(Array.isArray(page?.events) ? page.events : [], next === null, after);
     this.setState("idle");
     if (next !== null) this.watch(); // the page may not have filled the view
-  }
-
-  /** @private (Re)start watching the sentinel: observing again reports whether it shows. */
-  watch() {
-    if (!this.observer) return;
-    this.observer.unobserve(this.item);
-    this.observer.observe(this.item);
-  }
-
-  /** @private The sentinel came near the view: load the page after. */
-  onSeen(entries) {
-    if (entries.some((entry) => entry.isIntersecting) && this.state === "idle") this.load();
-  }
-
-  /** @private */
-  setState(state) {
-    this.state = state;
-    this.button.textContent = NEWER_LABELS[state];
-    this.button.setAttribute("aria-disabled", String(state === "loading"));
-    this.list.setAttribute("aria-busy", String(state === "loading"));
   }
 }

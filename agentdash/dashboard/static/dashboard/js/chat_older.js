@@ -8,6 +8,7 @@
  */
 
 import { el } from "../../core/js/dom.js";
+import { Paging } from "./chat_paging.js";
 
 const OLDER_MARGIN = "800px 0px 0px 0px"; // start loading older pages this far above the view
 const OLDER_LABELS = {
@@ -19,7 +20,7 @@ const OLDER_LABELS = {
 /** @typedef {import("./chat_render.js").StoredEvent} StoredEvent */
 /** @typedef {import("./chat_render.js").EventPage} EventPage */
 
-export class OlderPages {
+export class OlderPages extends Paging {
   /**
    * Prepends the sentinel item to the list (hidden until there is a cursor).
    *
@@ -31,38 +32,16 @@ export class OlderPages {
    *   above everything shown
    */
   constructor({ list, fetch, insert }) {
-    this.list = list;
+    super({ list, labels: OLDER_LABELS, margin: OLDER_MARGIN });
     this.fetch = fetch;
     this.insert = insert;
     /** @type {number|null} the cursor for older events; null: there are none */
     this.before = null;
-    /** @type {"idle"|"loading"|"failed"} */
-    this.state = "idle";
     this.watching = false; // the observer has been started
-
-    this.button = el("button", {
-      class: "link",
-      text: OLDER_LABELS.idle,
-      attrs: { type: "button" },
-    });
-    this.button.addEventListener("click", () => this.load());
     /** The sentinel: the list's first item, always (pages go right after it). */
     this.item = el("li", { class: "msg-older", attrs: { hidden: true } });
     this.item.append(this.button);
     list.prepend(this.item);
-
-    this.observer =
-      typeof IntersectionObserver === "function"
-        ? new IntersectionObserver((entries) => this.onSeen(entries), {
-            root: list,
-            rootMargin: OLDER_MARGIN,
-          })
-        : null;
-  }
-
-  /** @returns {boolean} whether a page is being fetched */
-  get loading() {
-    return this.state === "loading";
   }
 
   /**
@@ -72,7 +51,7 @@ export class OlderPages {
    */
   setCursor(value) {
     this.before = cursor(value);
-    this.show();
+    this.shown();
   }
 
   /**
@@ -101,30 +80,12 @@ export class OlderPages {
 
   /** (Re)start watching the sentinel: observing again reports whether it shows now. */
   watch() {
-    if (!this.observer) return;
     this.watching = true;
-    this.observer.unobserve(this.item);
-    this.observer.observe(this.item);
+    super.watch();
   }
 
-  /** @private The sentinel came near the view: load the page before. */
-  onSeen(entries) {
-    if (entries.some((entry) => entry.isIntersecting) && this.state === "idle") {
-      this.load();
-    }
-  }
-
-  /** @private */
-  setState(state) {
-    this.state = state;
-    this.button.textContent = OLDER_LABELS[state];
-    this.button.setAttribute("aria-disabled", String(state === "loading"));
-    this.list.setAttribute("aria-busy", String(state === "loading"));
-    this.show();
-  }
-
-  /** @private */
-  show() {
+  /** @protected */
+  shown() {
     this.item.hidden = this.before === null || !this.fetch;
   }
 }
