@@ -78,14 +78,21 @@ def walk(browser: Browser, *, up: bool) -> dict[str, Any]:
     return found
 
 
+def open_latest(browser: Browser, long_chat: dict[str, Any]) -> int:
+    """As alice, open the long chat and wait for its latest turn; that turn's number."""
+    turns: int = long_chat["turns"]
+    browser.log_in("alice")
+    browser.goto(long_chat["path"])
+    latest = browser.page.locator("#messages .msg-agent", has_text=f"(turn {turns})")
+    latest.wait_for(timeout=LIVE_TIMEOUT)
+    return turns
+
+
 def test_a_long_chat_reads_back_to_its_first_message_and_down_again_in_a_bounded_page(
     browser: Browser, long_chat: dict[str, Any]
 ) -> None:
-    turns = long_chat["turns"]
-    browser.log_in("alice")
+    turns = open_latest(browser, long_chat)
     page = browser.page
-    browser.goto(long_chat["path"])
-    page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
 
     back = walk(browser, up=True)
     assert back["turns"][0] == 1, back["turns"][:5]  # the first message, read back to
@@ -104,11 +111,8 @@ def test_a_long_chat_reads_back_to_its_first_message_and_down_again_in_a_bounded
 def test_jump_to_the_latest_and_a_message_sent_from_far_back(
     browser: Browser, long_chat: dict[str, Any]
 ) -> None:
-    turns = long_chat["turns"]
-    browser.log_in("alice")
+    turns = open_latest(browser, long_chat)
     page = browser.page
-    browser.goto(long_chat["path"])
-    page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
     page.evaluate(WALK, {"up": True, "steps": 30})  # far enough back that the newest went
     newer = page.locator("#messages .msg-newer")
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
@@ -145,11 +149,8 @@ def test_jump_to_the_latest_and_a_message_sent_from_far_back(
 
 def test_the_window_on_a_phone(phone: Browser, long_chat: dict[str, Any]) -> None:
     """Read back on a phone: the newer messages' line fits and its buttons are reachable."""
-    phone.log_in("alice")
+    turns = open_latest(phone, long_chat)
     page = phone.page
-    phone.goto(long_chat["path"])
-    turns = long_chat["turns"]
-    page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
     page.evaluate(WALK, {"up": True, "steps": 30})
     newer = page.locator("#messages .msg-newer")
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
