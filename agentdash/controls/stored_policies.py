@@ -12,20 +12,17 @@ from django.db import DatabaseError
 from agentdash.controls.selectors import policy_for
 from agentdash.controls.services import rate_window_hit
 from agentdash.core.threads import in_worker_thread
-from runtime.guardrails import PolicyView
-
-
-class PolicyReadError(RuntimeError):
-    """The database could not be read (its callers need not import Django to catch it)."""
+from runtime.guardrails import PolicyUnavailableError, PolicyView
 
 
 def policy_config(*, agent_name: str, kind: str) -> dict[str, Any] | None:
     """The config of the enabled ``kind`` policy attached to ``agent_name``, or ``None``.
-    Raises :class:`PolicyReadError` when the database cannot be read (the caller refuses)."""
+    Raises ``PolicyUnavailableError`` (the runtime's: its callers need not import Django to
+    catch it) when the database cannot be read; the caller refuses."""
     try:
         policy = policy_for(agent_name=agent_name, kind=kind)
     except DatabaseError as exc:
-        raise PolicyReadError(str(exc)) from exc
+        raise PolicyUnavailableError(f"the {kind} policy could not be read: {exc}") from exc
     return None if policy is None else dict(policy.config)
 
 

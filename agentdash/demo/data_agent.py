@@ -22,9 +22,10 @@ import sqlite3
 from typing import Any
 
 from agentdash.demo.guardrails import guarded
-from agentdash.demo.policies import PolicyUnavailableError, query_policy_for
+from agentdash.demo.policies import query_policy_for
 from runtime import Agent, Principal, ToolContext, acts_as
 from runtime.examples.capital import default_model
+from runtime.guardrails import PolicyUnavailableError
 from runtime.safety import QueryPolicy
 from runtime.tools import USER
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from google.genai import types
 
-from agentdash.demo.policies import DatabaseRateCounter, stored_policy
+from agentdash.controls.agent_policies import DatabaseRateCounter, stored_policy
 from runtime.guardrails import InputScreen, OutputRedaction, RateLimit, StepLimits, ToolPolicy
 
 step_limits = StepLimits(stored_policy("step_limits"))

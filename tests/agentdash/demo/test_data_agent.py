@@ -10,10 +10,13 @@ from collections.abc import Callable
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 
 from agentdash.controls.models import Policy
 from agentdash.demo import data_agent
-from agentdash.demo.policies import DEFAULT_QUERY_POLICY, PolicyUnavailableError, query_policy_for
+from agentdash.demo.policies import DEFAULT_QUERY_POLICY, query_policy_for
+from runtime.errors import CallbackError
+from runtime.guardrails import PolicyUnavailableError
 from tests.agentdash.demo.conftest import Chat
 
 # The tool runs in a worker thread with its own database connection: it only sees committed
@@ -103,6 +106,19 @@ def test_an_invalid_stored_policy_refuses_every_query(chat) -> None:  # type: ig
         query_policy_for("data_agent")
     result = chat(data_agent.root_agent).send(SELECT_CUSTOMERS).results[0]
     assert result["error"].startswith("Error: no query was run: the query policy")
+
+
+def test_policies_that_cannot_be_read_stop_the_run_before_any_query(chat) -> None:  # type: ignore[no-untyped-def]
+    """Every guardrail and the query tool read the same table: gone, the agent's first step
+    limit check fails closed and nothing is queried."""
+    with connection.schema_editor() as editor:
+        editor.delete_model(Policy)
+    try:
+        with pytest.raises(CallbackError, match="step limits could not be read"):
+            chat(data_agent.root_agent).send(SELECT_CUSTOMERS)
+    finally:
+        with connection.schema_editor() as editor:
+            editor.create_model(Policy)
 
 
 def test_sqlite_enforces_the_policy_even_when_the_check_is_bypassed(
