@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
@@ -62,6 +62,15 @@ class InputScreen(Guardrail[InputScreenConfig]):
     """
 
     kind = "input_screen"
+    summary = (
+        "Messages an agent refuses before its model sees them: blocked terms and patterns, and "
+        "the reply instead."
+    )
+    example: ClassVar[dict[str, Any]] = {
+        "blocked_terms": ["password"],
+        "blocked_patterns": [],
+        "reply": "I can't.",
+    }
     Config = InputScreenConfig
 
     def __init__(self, policy: Any = None, **kwargs: Any) -> None:

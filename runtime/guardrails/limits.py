@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,6 +57,8 @@ class StepLimits(Guardrail[StepLimitsConfig]):
     """
 
     kind = "step_limits"
+    summary = "How many model calls and tool runs one run may make before it is stopped."
+    example: ClassVar[dict[str, Any]] = {"max_model_calls": 20, "max_tool_calls": 50}
     Config = StepLimitsConfig
     unreadable = Decision.LIMIT
 
@@ -156,6 +158,8 @@ class RateLimit(Guardrail[RateLimitConfig]):
     """
 
     kind = "rate_limit"
+    summary = "How often one user may call a tool."
+    example: ClassVar[dict[str, Any]] = {"max_calls": 10, "window_seconds": 60}
     Config = RateLimitConfig
 
     def __init__(self, policy: Any = None, *, counter: RateCounter | None = None, **kwargs: Any):

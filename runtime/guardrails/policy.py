@@ -82,7 +82,12 @@ class Guardrail(Generic[C]):
     each of its hooks), a policy read at call time and validated into ``Config``."""
 
     kind: ClassVar[str]
+    """The policy kind it reads (``controls.Policy.kind``), one per guardrail class."""
     Config: ClassVar[type[BaseModel]]
+    summary: ClassVar[str]
+    """What its policy governs, in a sentence (the policy editor shows it)."""
+    example: ClassVar[dict[str, Any]]
+    """A valid config (the policy editor starts from it)."""
     unreadable: ClassVar[str] = Decision.BLOCKED
     """The decision recorded when the policy cannot be read (the guardrail then refuses)."""
 

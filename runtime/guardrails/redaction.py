@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -116,6 +116,14 @@ class OutputRedaction(Guardrail[OutputRedactionConfig]):
     """
 
     kind = "output_redaction"
+    summary = (
+        "What is masked in a model's answers: e-mail addresses, phone and card numbers, keys, "
+        "your own patterns."
+    )
+    example: ClassVar[dict[str, Any]] = {
+        "redact": ["email", "phone", "card", "key"],
+        "patterns": {},
+    }
     Config = OutputRedactionConfig
     unreadable = Decision.REDACTED
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from runtime.callbacks.naming import Hook
 from runtime.guardrails.policy import Guardrail
@@ -22,12 +23,31 @@ _RULE_FIELDS = {
 }
 
 
+def _name(name: str) -> str:
+    if not name.strip():
+        raise ValueError("names must not be empty")
+    return name
+
+
+def _compiles(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"not a valid regular expression: {exc}") from exc
+    return pattern
+
+
+Name = Annotated[str, AfterValidator(_name)]
+
+
 class _ToolRules(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    allowed_values: dict[str, list[Any]] = Field(default_factory=dict)
-    patterns: dict[str, str] = Field(default_factory=dict)
-    max_length: dict[str, int] = Field(default_factory=dict)
+    allowed_values: dict[Name, Annotated[list[Any], Field(min_length=1)]] = Field(
+        default_factory=dict
+    )
+    patterns: dict[Name, Annotated[str, AfterValidator(_compiles)]] = Field(default_factory=dict)
+    max_length: dict[Name, Annotated[int, Field(ge=0)]] = Field(default_factory=dict)
 
 
 class ToolPolicyConfig(BaseModel):
@@ -37,11 +57,13 @@ class ToolPolicyConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    allowed_tools: list[str] | None = None
-    tools: dict[str, _ToolRules] = Field(default_factory=dict)
+    allowed_tools: list[Name] | None = None
+    tools: dict[Name, _ToolRules] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _rules_compile(self) -> ToolPolicyConfig:
+        if not self.tools and self.allowed_tools is None:  # a policy that checks nothing
+            raise ValueError("name the tools' rules (tools) or the tools allowed (allowed_tools)")
         self.guard()  # ArgumentRule checks each pattern and length
         return self
 
@@ -64,6 +86,8 @@ class ToolPolicy(Guardrail[ToolPolicyConfig]):
     """
 
     kind = "tool_guard"
+    summary = "Which tools may run, and which argument values they accept."
+    example: ClassVar[dict[str, Any]] = {"tools": {"search": {"patterns": {"query": "[\\w ]+"}}}}
     Config = ToolPolicyConfig
 
     def __init__(self, policy: Any = None, **kwargs: Any) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from google.genai import types
 from opentelemetry.trace import SpanKind
@@ -114,6 +114,8 @@ class LlmScreen(Guardrail[LlmScreenConfig]):
     """
 
     kind = "llm_screen"
+    summary = "What a screening model judges: the input, tool calls, the output."
+    example: ClassVar[dict[str, Any]] = {"screen": ["input", "tool_input", "output"]}
     Config = LlmScreenConfig
     unreadable = Decision.UNSAFE
 

@@ -15,10 +15,11 @@ the model cannot widen it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from runtime.safety.sql import UnsupportedSqlError, parse_sql
 from runtime.sessions.state import State
@@ -45,6 +46,23 @@ _WRITE_KEYWORDS = frozenset(
 )  # fmt: skip
 
 
+# A table name as SQL writes it unquoted, optionally schema-qualified (``sales.orders``).
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*)*")
+
+
+def _table_name(name: str) -> str:
+    """``name`` stripped; a typo that no statement's table could ever match is an error."""
+    cleaned = name.strip()
+    if not _IDENTIFIER.fullmatch(cleaned):
+        raise ValueError(
+            f"{name!r} is not a table name (letters, digits, _ and $, optionally schema.table)"
+        )
+    return cleaned
+
+
+TableName = Annotated[str, AfterValidator(_table_name)]
+
+
 class InvalidQueryPolicyError(ValueError):
     """The policy found in session state is not a valid :class:`QueryPolicy`."""
 
@@ -57,7 +75,8 @@ class QueryPolicy(BaseModel):
       ``DROP``, …), so ``WITH x AS (DELETE …) SELECT …`` and ``SELECT … INTO`` are refused.
       With ``False``, ``INSERT``/``UPDATE``/``DELETE`` are allowed too, nothing else.
     - ``tables``: every table the statement names must be one of these (case-insensitive,
-      compared whole: ``sales.orders`` and ``orders`` are different names). Empty: none.
+      compared whole: ``sales.orders`` and ``orders`` are different names; each a name SQL
+      writes unquoted). Empty: none (every query is refused).
     - ``max_rows``: a reading statement must end with ``LIMIT n`` (or ``FETCH FIRST n
       ROWS ONLY``) with ``n <= max_rows``.
 
@@ -68,16 +87,8 @@ class QueryPolicy(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     select_only: bool = True
-    tables: list[str]
+    tables: list[TableName]
     max_rows: int | None = Field(default=None, ge=1)
-
-    @field_validator("tables")
-    @classmethod
-    def _names(cls, tables: list[str]) -> list[str]:
-        cleaned = [t.strip() for t in tables]
-        if any(not t for t in cleaned):
-            raise ValueError("table names must not be empty")
-        return cleaned
 
     def check(self, sql: str) -> str | None:
         """``None`` when ``sql`` is allowed, else an error message meant for the model.

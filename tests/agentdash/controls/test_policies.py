@@ -8,7 +8,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from agentdash.controls.policies import POLICY_KINDS, policy_validate
-from runtime.guardrails import ToolPolicyConfig
+from runtime.guardrails import Guardrail, ToolPolicyConfig
+from runtime.guardrails.kinds import GUARDRAILS
 
 VALID: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     (
@@ -38,9 +39,20 @@ VALID: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
                 "search": {},
             }
         },
-        None,
+        {
+            "allowed_tools": None,
+            "tools": {
+                "lookup": {
+                    "allowed_values": {"region": ["eu", "us"]},
+                    "patterns": {"id": r"[0-9]{1,8}"},
+                    "max_length": {"note": 0, "id": 8},
+                },
+                "search": {"allowed_values": {}, "patterns": {}, "max_length": {}},
+            },
+        },
     ),
     ("tool_guard", {"allowed_tools": ["a", "b"]}, {"allowed_tools": ["a", "b"], "tools": {}}),
+    ("query", {"tables": []}, {"select_only": True, "tables": [], "max_rows": None}),
     ("step_limits", {"max_model_calls": 1, "max_tool_calls": 500}, None),
     ("step_limits", {"max_model_calls": 3}, {"max_model_calls": 3, "max_tool_calls": None}),
     (
@@ -97,26 +109,25 @@ INVALID: list[tuple[str, Any, str, str]] = [
     ("query", {"tables": ["t"], "limit": 5}, "config.limit", "Unknown key"),
     ("query", {"tables": ["t"], "select_only": "yes"}, "config.select_only", "must be a boolean"),
     ("query", {"tables": "orders"}, "config.tables", "must be a list"),
-    ("query", {"tables": []}, "config.tables", "at least one table"),
     ("query", {"tables": ["orders", "x; drop table y"]}, "config.tables[1]", "not a table name"),
     ("query", {"tables": [""]}, "config.tables[0]", "not a table name"),
-    ("query", {"tables": [7]}, "config.tables[0]", "not a table name"),
+    ("query", {"tables": [7]}, "config.tables[0]", "must be a string, not an integer"),
     ("query", {"tables": ["t"], "max_rows": 0}, "config.max_rows", "at least 1"),
     ("query", {"tables": ["t"], "max_rows": "10"}, "config.max_rows", "must be an integer"),
     ("query", {"tables": ["t"], "max_rows": True}, "config.max_rows", "must be an integer"),
     ("query", {"tables": ["t"], "max_rows": 2.5}, "config.max_rows", "must be an integer"),
-    ("tool_guard", {}, "config.tools", "required"),
+    ("tool_guard", {}, "config", "(tools) or the tools allowed (allowed_tools)"),
     ("tool_guard", "tools", "config", "must be an object"),
     ("tool_guard", {"tools": {}, "mode": "x"}, "config.mode", "Unknown key"),
-    ("tool_guard", {"tools": []}, "config.tools", "must map tool names"),
-    ("tool_guard", {"tools": {}}, "config.tools", "at least one tool"),
+    ("tool_guard", {"tools": []}, "config.tools", "must be an object, not a list"),
+    ("tool_guard", {"tools": {}}, "config", "(tools) or the tools allowed (allowed_tools)"),
     ("tool_guard", {"tools": {"t": []}}, "config.tools.t", "must be an object"),
     ("tool_guard", {"tools": {"t": {"regex": {}}}}, "config.tools.t.regex", "Unknown key"),
     (
         "tool_guard",
         {"tools": {"t": {"patterns": ["a"]}}},
         "config.tools.t.patterns",
-        "must map argument names",
+        "must be an object, not a list",
     ),
     (
         "tool_guard",
@@ -128,19 +139,19 @@ INVALID: list[tuple[str, Any, str, str]] = [
         "tool_guard",
         {"tools": {"t": {"patterns": {"q": 5}}}},
         "config.tools.t.patterns.q",
-        "must be a regular expression",
+        "must be a string, not an integer",
     ),
     (
         "tool_guard",
         {"tools": {"t": {"allowed_values": {"a": "eu"}}}},
         "config.tools.t.allowed_values.a",
-        "non-empty list",
+        "must be a list, not a string",
     ),
     (
         "tool_guard",
         {"tools": {"t": {"allowed_values": {"a": []}}}},
         "config.tools.t.allowed_values.a",
-        "non-empty list",
+        "must not be empty",
     ),
     (
         "tool_guard",
@@ -154,22 +165,32 @@ INVALID: list[tuple[str, Any, str, str]] = [
         "config.tools.t.max_length.a",
         "must be an integer",
     ),
-    ("tool_guard", {"tools": {" ": {}}}, "config.tools", "must not be empty"),
-    ("step_limits", {"max_model_calls": 0}, "config.max_model_calls", "greater than or equal to 1"),
-    ("step_limits", {"max_tool_calls": "9"}, "config.max_tool_calls", "valid integer"),
+    ("tool_guard", {"tools": {" ": {}}}, "config.tools. ", "names must not be empty"),
+    ("step_limits", {"max_model_calls": 0}, "config.max_model_calls", "must be at least 1"),
+    ("step_limits", {"max_tool_calls": "9"}, "config.max_tool_calls", "must be an integer"),
     ("step_limits", {"max_llm_calls": 3}, "config.max_llm_calls", "Unknown key"),
     ("rate_limit", {"max_calls": 3}, "config.window_seconds", "required"),
-    ("rate_limit", {"max_calls": 1, "window_seconds": 0}, "config.window_seconds", "greater"),
+    ("rate_limit", {"max_calls": 1, "window_seconds": 0}, "config.window_seconds", "at least 1"),
     ("rate_limit", {"max_calls": 1, "window_seconds": 9, "per": "minute"}, "config.per", "user"),
     ("rate_limit", None, "config", "must be an object, not null"),
-    ("input_screen", {"blocked_terms": "x"}, "config.blocked_terms", "valid list"),
-    ("input_screen", {"blocked_terms": [""]}, "config.blocked_terms[0]", "at least 1"),
+    (
+        "input_screen",
+        {"blocked_terms": "x"},
+        "config.blocked_terms",
+        "must be a list, not a string",
+    ),
+    ("input_screen", {"blocked_terms": [""]}, "config.blocked_terms[0]", "must not be empty"),
     ("input_screen", {"blocked_patterns": ["("]}, "config.blocked_patterns", "not valid"),
-    ("input_screen", {"reply": ""}, "config.reply", "at least 1"),
+    ("input_screen", {"reply": ""}, "config.reply", "must not be empty"),
     ("output_redaction", {"redact": ["ssn"]}, "config.redact[0]", "'card', 'key'"),
     ("output_redaction", {"patterns": {"x": "a*"}}, "config.patterns", "empty string"),
     ("llm_screen", {"screen": ["everything"]}, "config.screen[0]", "'input'"),
-    ("tool_guard", {"allowed_tools": "run_query"}, "config.allowed_tools", "list of tool names"),
+    (
+        "tool_guard",
+        {"allowed_tools": "run_query"},
+        "config.allowed_tools",
+        "must be a list, not a string",
+    ),
     ("no_such_kind", {}, "kind", "Unknown policy kind 'no_such_kind'"),
 ]
 
@@ -195,13 +216,33 @@ def test_every_problem_is_reported_at_once() -> None:
     }
 
 
-def test_query_fields_mirror_the_runtime_query_policy() -> None:
-    safety = pytest.importorskip("runtime.safety")
-    example = POLICY_KINDS["query"].example
-    assert set(example) == set(safety.QueryPolicy.model_fields)
-    for kind, config, _ in VALID:
-        if kind == "query":
-            safety.QueryPolicy.model_validate(policy_validate(kind=kind, config=config))
+def _subclasses(cls: type) -> set[type]:
+    found = set()
+    for sub in cls.__subclasses__():
+        found |= {sub} | _subclasses(sub)
+    return found
+
+
+def test_every_runtime_guardrail_is_a_kind_checked_by_its_own_config_model() -> None:
+    """One definition: the runtime's guardrail classes and config models make the kinds."""
+    import runtime.guardrails
+    import runtime.safety
+
+    runtime_guardrails = {
+        cls for cls in _subclasses(Guardrail) if cls.__module__.startswith("runtime.")
+    }
+    assert set(GUARDRAILS) == runtime_guardrails, (
+        "list a new guardrail in runtime/guardrails/kinds.py"
+    )
+    assert len({g.kind for g in GUARDRAILS}) == len(GUARDRAILS)
+    for guard in (*GUARDRAILS, None):
+        kind = "query" if guard is None else guard.kind
+        model = runtime.safety.QueryPolicy if guard is None else guard.Config
+        example = POLICY_KINDS[kind].example
+        assert policy_validate(kind=kind, config=example) == model.model_validate(
+            example
+        ).model_dump(mode="json")
+    assert runtime.guardrails  # imported for its subclasses
 
 
 def test_tool_guard_config_becomes_runtime_guard_rules() -> None:

@@ -110,11 +110,11 @@ def test_diff_escapes_config_values(superuser: User) -> None:
 def test_invalid_config_is_shown_per_field(superuser: User, query_policy: Policy) -> None:
     response = client_for(superuser).post(
         change_url(query_policy),
-        form_data(query_policy, {"tables": [], "max_rows": 0, "limit": 1}),
+        form_data(query_policy, {"tables": ["a b"], "max_rows": 0, "limit": 1}),
     )
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors["config"]
-    assert "tables: must name at least one table." in errors
+    assert "tables[0]: 'a b' is not a table name" in " ".join(errors)
     assert "max_rows: must be at least 1." in errors
     assert any(e.startswith("limit: Unknown key") for e in errors)
     assert Policy.objects.get(pk=query_policy.pk).version == 1

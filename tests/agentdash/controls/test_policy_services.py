@@ -78,7 +78,7 @@ def test_invalid_config_writes_nothing(query_policy: Policy) -> None:
     before = AuditEntry.objects.count()
     with pytest.raises(ValidationError) as caught:
         policy_update(
-            policy=query_policy, config={"tables": []}, enabled=True, agents=[], actor=None,
+            policy=query_policy, config={"tables": "a"}, enabled=True, agents=[], actor=None,
             expected_version=1,
         )  # fmt: skip
     assert "config.tables" in caught.value.message_dict

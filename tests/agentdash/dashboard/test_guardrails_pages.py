@@ -199,7 +199,7 @@ def test_an_operator_previews_then_saves_a_new_version(
     [
         ("{not json", "Enter a valid JSON"),
         ({"blocked_patterns": ["("]}, "not valid"),
-        ({"blocked_terms": "lawsuit"}, "valid list"),
+        ({"blocked_terms": "lawsuit"}, "must be a list, not a string"),
         ({"blocks": []}, "Unknown key"),
     ],
 )
