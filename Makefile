@@ -95,6 +95,8 @@ postgres-start:
 postgres-stop:
 	@$(PG) stop
 
+# mypy checks runtime/ and agentdash/ (pyproject.toml [tool.mypy]; django-stubs' plugin loads
+# agentdash.settings, so the project must import).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

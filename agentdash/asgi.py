@@ -38,7 +38,8 @@ router = ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(
-            SocketOutageGuard(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))
+            # types-channels' URLRouter takes only its own _ExtendedURLPattern, which nothing makes.
+            SocketOutageGuard(AuthMiddlewareStack(URLRouter(websocket_urlpatterns)))  # type: ignore[arg-type]
         ),
     }
 )

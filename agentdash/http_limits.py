@@ -62,7 +62,7 @@ def _refusal(status: int, message: str, *, otlp: bool) -> bytes:
     return _response(status, f"{message}\n".encode(), b"text/plain; charset=utf-8")
 
 
-class LimitedRequest(http_protocol.WebRequest):  # type: ignore[misc]
+class LimitedRequest(http_protocol.WebRequest):
     """daphne's request, refusing what it must not read (see the module docstring)."""
 
     refused = False
@@ -128,10 +128,16 @@ def _bad_request(self: Any) -> None:
 
 _original_bad_request = http.HTTPChannel._respondToBadRequestAndDisconnect
 
+# Methods of Twisted's channel replaced in place: daphne makes the channels, from that class.
+_CHANNEL_PATCHES = {
+    "lineLengthExceeded": _line_too_long,
+    "_respondToBadRequestAndDisconnect": _bad_request,
+}
+
 
 def http_limits_apply() -> None:
     """Make this process's daphne refuse oversized bodies and lines at once (see the module
     docstring). Idempotent; daphne builds each connection's request with the class set here."""
     http_protocol.WebRequest = LimitedRequest
-    http.HTTPChannel.lineLengthExceeded = _line_too_long
-    http.HTTPChannel._respondToBadRequestAndDisconnect = _bad_request
+    for name, method in _CHANNEL_PATCHES.items():
+        setattr(http.HTTPChannel, name, method)

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 from pydantic_core import to_jsonable_python
 
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
@@ -239,7 +239,7 @@ def _read_session(
 
 
 def _scope_read(
-    model: type[models.Model], lookup: dict[str, Any], create: bool, lock: bool = False
+    model: type[AppState | UserState], lookup: dict[str, Any], create: bool, lock: bool = False
 ) -> ScopeRow:
     rows = model._default_manager.all()
     if lock:
@@ -253,17 +253,20 @@ def _scope_read(
             raise _CasMiss from None
         return ScopeRow(
             id=obj.pk,
-            state=obj.state,  # type: ignore[attr-defined]
-            version=obj.version,  # type: ignore[attr-defined]
-            key_versions=obj.key_versions,  # type: ignore[attr-defined]
+            state=obj.state,
+            version=obj.version,
+            key_versions=obj.key_versions,
         )
     found = rows.filter(**lookup).values(*_SCOPE_FIELDS).first()
     return ScopeRow(**found) if found else ScopeRow()
 
 
-def _scope_swap(model: type[models.Model], row: ScopeRow, delta: dict[str, Any]) -> dict[str, Any]:
+def _scope_swap(
+    model: type[AppState | UserState], row: ScopeRow, delta: dict[str, Any]
+) -> dict[str, Any]:
     if not delta:
         return row.state
+    assert row.id is not None  # read with create=True: the row of a non-empty delta exists
     version = row.version + 1
     state = {**row.state, **delta}
     key_versions = {**row.key_versions, **dict.fromkeys(delta, version)}

@@ -135,8 +135,9 @@ def session_delete(
         # above this one: runs, spans, changes, controls).
         _, removed = sessions.delete()
         if actor is not None:
-            before["owner"] = before.pop("owner__username")
-            before["rows"] = {
+            recorded: dict[str, Any] = dict(before)
+            recorded["owner"] = recorded.pop("owner__username")
+            recorded["rows"] = {
                 label: count
                 for label, count in sorted({**removed, **artifacts, **memories}.items())
                 if count
@@ -146,7 +147,7 @@ def session_delete(
                 action="session.delete",
                 target_type="session",
                 target_id=session_id,
-                before=before,
+                before=recorded,
                 reason=reason,
             )
     return True

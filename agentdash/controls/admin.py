@@ -3,6 +3,8 @@ version-checked); the admin only parses and renders."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Model, QuerySet
@@ -22,6 +24,9 @@ from agentdash.controls.services import (
 )
 from agentdash.core.admin_base import SafeInputAdmin
 
+if TYPE_CHECKING:
+    from django.contrib.admin.options import _FieldGroups  # what get_fields answers
+
 
 def _copy_into(target: Model, source: Model) -> None:
     """Make the admin's in-memory object match what the service stored."""
@@ -37,7 +42,7 @@ class PolicyAdmin(SafeInputAdmin):
     list_filter = ("kind", "enabled")
     search_fields = ("name",)
 
-    def get_fields(self, request: HttpRequest, obj: Policy | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Policy | None = None) -> _FieldGroups:
         if obj is None:
             return ["name", "kind", "config", "agents_text", "enabled", "reason"]
         return [
@@ -91,6 +96,7 @@ class PolicyAdmin(SafeInputAdmin):
     def save_model(self, request: HttpRequest, obj: Policy, form: ModelForm, change: bool) -> None:
         data = form.cleaned_data
         if change:
+            assert isinstance(form, PolicyForm)
             saved = form.update(actor=request.user)
         else:
             saved = policy_create(
@@ -122,7 +128,7 @@ class CallbackSettingAdmin(SafeInputAdmin):
     raw_id_fields = ("session",)
     actions = ["switch_on", "switch_off"]
 
-    def get_fields(self, request: HttpRequest, obj: CallbackSetting | None = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: CallbackSetting | None = None) -> _FieldGroups:
         return ["agent_name", "callback_name", "session", "enabled", "reason"]
 
     def get_readonly_fields(

@@ -64,7 +64,7 @@ def breakpoint_add(
         errors["session"] = ["no such session"]
     if errors:
         raise ValidationError(errors)
-    fields = {
+    fields: dict[str, Any] = {
         "agent_name": agent_name.strip(),
         "session_id": session_id,
         "kind": kind,

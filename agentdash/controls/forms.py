@@ -11,7 +11,9 @@ from django.contrib.admin.helpers import ActionForm
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.forms.fields import InvalidJSONInput
+from django.forms.renderers import BaseRenderer
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 
 from agentdash.controls.models import CallbackSetting, Policy
 from agentdash.controls.policies import POLICY_KINDS, policy_validate
@@ -27,7 +29,13 @@ class DatalistInput(forms.TextInput):
         super().__init__(attrs)
         self.options = options
 
-    def render(self, name: str, value: Any, attrs: dict[str, Any] | None = None, renderer=None):  # type: ignore[no-untyped-def]
+    def render(
+        self,
+        name: str,
+        value: Any,
+        attrs: dict[str, Any] | None = None,
+        renderer: BaseRenderer | None = None,
+    ) -> SafeString:
         attrs = dict(attrs or {})
         list_id = f"{attrs.get('id') or 'id_' + name}_options"
         attrs["list"] = list_id
@@ -93,7 +101,9 @@ class PolicyForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if "kind" in self.fields:
-            self.fields["kind"].choices = [
+            kind_field = self.fields["kind"]
+            assert isinstance(kind_field, forms.ChoiceField)
+            kind_field.choices = [
                 (name, f"{name} — {kind.description}")
                 for name, kind in sorted(POLICY_KINDS.items())
             ]
@@ -103,7 +113,8 @@ class PolicyForm(forms.ModelForm):
             self.fields["loaded_version"].required = True
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         cleaned["agents"] = _agent_names(cleaned.get("agents_text") or "")
         kind = self.instance.kind if self.instance.pk else cleaned.get("kind")
         if kind and "config" in cleaned:

@@ -4,9 +4,8 @@ transaction."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, TypedDict
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -23,9 +22,7 @@ from agentdash.controls.models import (
 from agentdash.controls.policies import policy_validate
 from agentdash.controls.switch_announce import switch_announce_on_commit
 from agentdash.core.hygiene import text_problem
-from agentdash.core.services import audit_record
-
-Actor = AbstractBaseUser | AnonymousUser | None
+from agentdash.core.services import Actor, audit_record
 
 
 class PolicyVersionConflict(Exception):
@@ -169,6 +166,14 @@ def policy_delete(*, policy: Policy, actor: Actor, reason: str = "") -> None:
         )
 
 
+class _Scope(TypedDict):
+    """A switch's scope: the fields that name it."""
+
+    agent_name: str
+    callback_name: str
+    session_id: str | None
+
+
 def callback_setting_target(*, agent_name: str, callback_name: str, session_id: str | None) -> str:
     """The audit target id of a switch: stable across clear and set (unlike the row id)."""
     scope = f"@{session_id}" if session_id is not None else ""
@@ -192,12 +197,15 @@ def _scope_check(*, agent_name: str, callback_name: str, session_id: str | None)
         errors["agent_name"] = ["A switch belongs to one agent: name it."]
     if not callback_name.strip():
         errors["callback_name"] = ["Name the callback."]
-    for name, value in (("agent_name", agent_name), ("callback_name", callback_name)):
-        limit = CallbackSetting._meta.get_field(name).max_length or 0
+    for field, value in (
+        (CallbackSetting.agent_name.field, agent_name),
+        (CallbackSetting.callback_name.field, callback_name),
+    ):
+        limit = field.max_length or 0
         if len(value) > limit:
-            errors[name] = [f"At most {limit} characters."]
+            errors[field.name] = [f"At most {limit} characters."]
         elif problem := text_problem(value):
-            errors[name] = [f"The name {problem}."]
+            errors[field.name] = [f"The name {problem}."]
     if session_id is not None and not AgentSession.objects.filter(pk=session_id).exists():
         errors["session"] = [f"There is no session {session_id!r}."]
     if errors:
@@ -223,7 +231,7 @@ def callback_setting_set(
     unknown session.
     """
     _scope_check(agent_name=agent_name, callback_name=callback_name, session_id=session_id)
-    scope = {"agent_name": agent_name, "callback_name": callback_name, "session_id": session_id}
+    scope = _Scope(agent_name=agent_name, callback_name=callback_name, session_id=session_id)
     with transaction.atomic():
         setting = CallbackSetting.objects.select_for_update().filter(**scope).first()
         before = _setting_snapshot(setting)
@@ -265,7 +273,7 @@ def callback_setting_clear(
     Returns whether there was one; if so, one ``callback_setting.clear`` audit row is written
     in the same transaction and the change is announced once it commits.
     """
-    scope = {"agent_name": agent_name, "callback_name": callback_name, "session_id": session_id}
+    scope = _Scope(agent_name=agent_name, callback_name=callback_name, session_id=session_id)
     with transaction.atomic():
         setting = CallbackSetting.objects.select_for_update().filter(**scope).first()
         if setting is None:

@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from typing import Any
+from typing import Any, Protocol, cast
 
 from channels.layers import BaseChannelLayer, get_channel_layer
 
@@ -52,11 +52,20 @@ class ListenerDeaf(Exception):
     """Messages to the ``controls`` group no longer reach this listener's channel."""
 
 
+class _NamingLayer(Protocol):
+    """A layer that names a new channel with a prefix of ours: every layer the settings
+    configure does (Channels' in-memory one, channels_redis's two); Channels' base class
+    declares ``new_channel`` without it."""
+
+    async def new_channel(self, prefix: str = ...) -> str: ...
+
+
 async def callback_change_publish(
     change: CallbackSettingChange, *, channel_layer_alias: str = "default"
 ) -> None:
     """Send one switch change to every process's listener."""
     layer = get_channel_layer(channel_layer_alias)
+    assert layer is not None  # the settings always configure one
     await layer.group_send(CONTROLS_GROUP, {"type": MESSAGE_TYPE, "change": change.as_message()})
 
 
@@ -83,7 +92,8 @@ async def run_control_listener(
     reload_every = reload_every or float(agentdash_setting("CONTROLS_RELOAD_S"))
     probe_every = probe_every or float(agentdash_setting("CONTROLS_PROBE_S"))
     layer = get_channel_layer(channel_layer_alias)
-    channel = await layer.new_channel("controls.")
+    assert layer is not None  # the settings always configure one
+    channel = await cast(_NamingLayer, layer).new_channel("controls.")
     listener = _Listener(layer, channel, switchboard)
     receiver: asyncio.Task[None] | None = None
     others: list[asyncio.Task[None]] = []

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from django.core.files.uploadedfile import UploadedFile
 from django.core.signals import got_request_exception
 from django.http import (
     HttpRequest,
@@ -27,6 +28,10 @@ from agentdash.core.request_context import reset_request_id, set_request_id
 logger = logging.getLogger(__name__)
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+# Attributes this middleware gives requests and views (HttpRequest declares none of them).
+_REQUEST_ID = "request_id"
+_CSP_NONCE = "csp_nonce"  # read by core.context_processors
+_TAKES_NO_FORM = "takes_no_form"
 
 
 class RequestIdMiddleware:
@@ -39,7 +44,7 @@ class RequestIdMiddleware:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         incoming = request.headers.get("X-Request-ID", "")
         request_id = incoming if _SAFE_ID.match(incoming) else secrets.token_hex(12)
-        request.request_id = request_id  # type: ignore[attr-defined]
+        setattr(request, _REQUEST_ID, request_id)
         token = set_request_id(request_id)
         try:
             response = self.get_response(request)
@@ -76,7 +81,7 @@ class ContentSecurityPolicyMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         nonce = secrets.token_urlsafe(16)
-        request.csp_nonce = nonce  # type: ignore[attr-defined]
+        setattr(request, _CSP_NONCE, nonce)
         response = self.get_response(request)
         response.setdefault("Content-Security-Policy", csp_header(nonce))
         return response
@@ -98,7 +103,7 @@ def takes_no_form(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespon
     """Mark a view whose body is not a form (OTLP's protobuf or JSON): the hygiene check
     leaves its body alone — parsing it as a form would read it in full and answer in plain
     text — and the view checks what it takes in its own terms. Outermost decorator."""
-    view.takes_no_form = True  # type: ignore[attr-defined]
+    setattr(view, _TAKES_NO_FORM, True)
     return view
 
 
@@ -129,7 +134,7 @@ class InputHygieneMiddleware:
     def process_view(
         self, request: HttpRequest, view: Callable[..., Any], args: Any, kwargs: Any
     ) -> HttpResponse | None:
-        if getattr(view, "takes_no_form", False) or request.method != "POST":
+        if getattr(view, _TAKES_NO_FORM, False) or request.method != "POST":
             return None
         problem = _form_problem(request)
         return None if problem is None else _bad_request(request, problem)
@@ -161,6 +166,7 @@ def _form_problem(request: HttpRequest) -> str | None:
     found = _fields_problem(request.POST, "form field")
     if found is None:
         for name, upload in request.FILES.items():
+            assert isinstance(upload, UploadedFile)  # every name in FILES has a file
             if problem := text_problem(name) or text_problem(upload.name or ""):
                 return f"the file of form field {_shown(name)} {problem}"
     return found
@@ -179,7 +185,7 @@ def _fields_problem(fields: QueryDict, what: str) -> str | None:
 def _drop_unusable_cookies(request: HttpRequest) -> None:
     cookies = request.COOKIES
     if any(text_problem(name) or text_problem(value) for name, value in cookies.items()):
-        request.COOKIES = {  # type: ignore[misc]
+        request.COOKIES = {
             name: value
             for name, value in cookies.items()
             if not (text_problem(name) or text_problem(value))

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Group, Permission
+from django.contrib.auth.models import AnonymousUser, Group, Permission, User
 from django.db.models import Q
 
 from agentdash.core.models import AuditEntry
 from agentdash.core.permissions import OPERATOR_PERMISSIONS, OPERATORS_GROUP
 from agentdash.core.request_context import current_request_id
 
+Actor = User | AnonymousUser | None
+"""Who makes a change: a person (``request.user``, signed in or not) or ``None``, the system."""
+
 
 def audit_record(
     *,
-    actor: AbstractBaseUser | AnonymousUser | None,
+    actor: Actor,
     action: str,
     target_type: str,
     target_id: str,
@@ -24,7 +27,7 @@ def audit_record(
 ) -> AuditEntry:
     """Append one audit row. Call it inside the transaction that makes the change, so the
     change and its record commit together or not at all."""
-    user = actor if actor is not None and getattr(actor, "is_authenticated", False) else None
+    user = actor if actor is not None and actor.is_authenticated else None
     return AuditEntry.objects.create(
         actor=user,
         actor_label=user.get_username() if user is not None else "system",

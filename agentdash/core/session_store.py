@@ -17,4 +17,5 @@ from agentdash.core.hygiene import text_problem
 
 class SessionStore(DatabaseSessionStore):
     def _validate_session_key(self, key: str | None) -> bool:
-        return bool(super()._validate_session_key(key)) and text_problem(str(key)) is None
+        valid = super()._validate_session_key(key)  # type: ignore[misc]  # missing from django-stubs
+        return bool(valid) and text_problem(str(key)) is None

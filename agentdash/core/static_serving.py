@@ -17,7 +17,7 @@ import hashlib
 import mimetypes
 import os
 import posixpath
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import formatdate
 from typing import Any
@@ -27,8 +27,9 @@ from django.conf import settings
 from django.contrib.staticfiles import finders
 from django.core.exceptions import SuspiciousFileOperation
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
+# As Django's ASGIHandler takes them.
+Scope = dict[str, Any]
+Message = Mapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]

@@ -35,8 +35,9 @@ _NEXT: dict[str, Theme] = {"light": "dark", "dark": "system", "system": "light"}
 def theme_parse(value: str | None) -> Theme:
     """The theme a cookie value names; anything else (absent, unknown, hostile) is
     ``"system"``."""
-    if value == "light" or value == "dark":
-        return value
+    match value:
+        case "light" | "dark":
+            return value
     return "system"
 
 

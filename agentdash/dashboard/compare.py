@@ -96,12 +96,12 @@ def _steps_of_event(turn: Turn, row: Mapping[str, Any]) -> None:
             made.append(step)
         elif isinstance(response, Mapping):
             name, call_id = str(response.get("name") or ""), str(response.get("id") or "")
-            step = _call_of(turn.steps + made, name=name, call_id=call_id)
-            if step is None:
-                step = Step(kind="tool", name=name, seq=seq, call_id=call_id)
-                made.append(step)
-            step.result, step.answered = response.get("response") or {}, True
-            touched.append(step)
+            asked = _call_of(turn.steps + made, name=name, call_id=call_id)
+            if asked is None:
+                asked = Step(kind="tool", name=name, seq=seq, call_id=call_id)
+                made.append(asked)
+            asked.result, asked.answered = response.get("response") or {}, True
+            touched.append(asked)
     turn.steps.extend(made)
     delta_ = ((data.get("actions") or {}).get("state_delta")) or {}
     if isinstance(delta_, Mapping) and delta_:

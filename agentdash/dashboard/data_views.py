@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, JsonResponse
@@ -65,6 +65,16 @@ def _data_view(view: View) -> View:
             return JsonResponse({"error": error}, status=400)
 
     return login_required(require_GET(never_cache(gzip_page(wrapped))))
+
+
+@overload
+def _int_param(request: HttpRequest, name: str, *, default: int, low: int, high: int) -> int: ...
+
+
+@overload
+def _int_param(
+    request: HttpRequest, name: str, *, default: None, low: int, high: int
+) -> int | None: ...
 
 
 def _int_param(

@@ -15,10 +15,10 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import (
     Http404,
     HttpRequest,
-    HttpResponse,
     HttpResponseBadRequest,
     StreamingHttpResponse,
 )
+from django.http.response import HttpResponseBase
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
@@ -49,7 +49,7 @@ def session_export(request: HttpRequest, session_id: str) -> StreamingHttpRespon
 @login_required
 @require_GET
 @never_cache
-def session_export_otlp(request: HttpRequest, session_id: str) -> HttpResponse:
+def session_export_otlp(request: HttpRequest, session_id: str) -> HttpResponseBase:
     """Every span of the session as one OTLP ``ExportTraceServiceRequest`` (JSON, or
     protobuf with ``?encoding=protobuf``)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
@@ -59,7 +59,7 @@ def session_export_otlp(request: HttpRequest, session_id: str) -> HttpResponse:
 @login_required
 @require_GET
 @never_cache
-def session_export_trace(request: HttpRequest, session_id: str, trace_id: str) -> HttpResponse:
+def session_export_trace(request: HttpRequest, session_id: str, trace_id: str) -> HttpResponseBase:
     """The session's spans of one trace as OTLP (as above); 404 when the session has none."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     if not session_has_trace(session_id=session.id, trace_id=trace_id):
@@ -69,7 +69,7 @@ def session_export_trace(request: HttpRequest, session_id: str, trace_id: str) -
 
 def _otlp_download(
     request: HttpRequest, session: AgentSession, trace_id: str | None, stem: str
-) -> HttpResponse:
+) -> HttpResponseBase:
     """``?encoding=``: ``json`` (the default) → ``<stem>.otlp.json``; ``protobuf`` →
     ``<stem>.otlp.pb``, ``application/x-protobuf``; anything else a 400 saying so."""
     encoding = request.GET.get("encoding") or "json"
@@ -109,9 +109,13 @@ def _encoded(parts: Iterator[str] | Iterator[bytes]) -> Iterator[bytes]:
         yield _bytes(part)
 
 
+def _next(parts: Iterator[str] | Iterator[bytes]) -> str | bytes | None:
+    return next(parts, None)
+
+
 async def _streamed(parts: Iterator[str] | Iterator[bytes]) -> AsyncIterator[bytes]:
-    step = sync_to_async(next, thread_sensitive=True)
-    while (part := await step(parts, None)) is not None:
+    step = sync_to_async(_next, thread_sensitive=True)
+    while (part := await step(parts)) is not None:
         yield _bytes(part)
 
 

@@ -37,7 +37,9 @@ class ChatStartForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = _agent_choices()
+        agent = self.fields["agent"]
+        assert isinstance(agent, forms.ChoiceField)
+        agent.choices = _agent_choices()
 
     def clean_text(self) -> str:
         text: str = self.cleaned_data["text"]
@@ -90,8 +92,10 @@ class SessionListForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["agent"].choices = [("", "All agents"), *_agent_choices()]
-        self.fields["status"].choices = [("", "Any status")] + [
+        agent, status = self.fields["agent"], self.fields["status"]
+        assert isinstance(agent, forms.ChoiceField) and isinstance(status, forms.ChoiceField)
+        agent.choices = [("", "All agents"), *_agent_choices()]
+        status.choices = [("", "Any status")] + [
             (value, self.STATUS_LABELS[value]) for value in STATUS_FILTERS
         ]
 

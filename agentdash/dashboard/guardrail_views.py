@@ -3,7 +3,7 @@ operator's edits of the policies they follow (validated, previewed as a diff, ve
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -31,7 +31,12 @@ from runtime.telemetry.attributes import Decision
 DECISION_FILTERS = ("stopped", *Decision.ALL)
 
 
-def _filters(request: HttpRequest) -> dict[str, str]:
+class _Filters(TypedDict):
+    decision: str
+    guardrail: str
+
+
+def _filters(request: HttpRequest) -> _Filters:
     decision = request.GET.get("decision", "")
     guardrail = request.GET.get("guardrail", "")[:128]
     return {

@@ -58,12 +58,12 @@ def _session_spans() -> QuerySet[Span]:
     return Span.objects.filter(session_id=OuterRef("pk"))
 
 
-def _latest_run_status() -> Expression:
+def _latest_run_status() -> Subquery:
     latest = Run.objects.filter(session_id=OuterRef("pk")).order_by("-created_at", "-id")
     return Subquery(latest.values("status")[:1])
 
 
-COLUMNS: dict[str, Callable[[], Expression]] = {
+COLUMNS: dict[str, Callable[[], Expression | Subquery]] = {
     "run_status": _latest_run_status,  # of the latest run; None: no run yet
     "span_count": lambda: _count(_session_spans()),
     "error_count": lambda: _count(_session_spans().filter(status=Span.Status.ERROR)),
@@ -154,15 +154,16 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
         )
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
     statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
+    # django-stubs cannot see annotations made from a dict (COLUMNS): run_status is one.
     if filters.status == STATUS_NONE:
-        sessions = sessions.filter(run_status__isnull=True)
+        sessions = sessions.filter(run_status__isnull=True)  # type: ignore[misc]
     elif set(statuses) <= set(Run.Status.values):
         if set(statuses) <= set(ACTIVE):
             # Few runs are in progress at a time: start from them (the index on a run's
             # status), not from every session, when there may be none to find.
             in_progress = Run.objects.filter(status__in=statuses).values("session_id")
             sessions = sessions.filter(pk__in=in_progress)
-        sessions = sessions.filter(run_status__in=statuses)
+        sessions = sessions.filter(run_status__in=statuses)  # type: ignore[misc]
     return sessions
 
 

@@ -122,7 +122,9 @@ def session_new(request: HttpRequest) -> HttpResponse:
             session_id=start,
         )
     except SessionExistsError:
-        mine = AgentSession.objects.filter(pk=start, owner=request.user).exists()
+        user = request.user
+        assert user.is_authenticated  # login_required
+        mine = AgentSession.objects.filter(pk=start, owner=user).exists()
         if not mine:
             return HttpResponseBadRequest("This page is out of date: open New chat again.")
         return redirect("dashboard:session", session_id=start)
@@ -163,7 +165,8 @@ def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
     if form.errors:
         if _wants_json(request):
             said = [e for errors in form.errors.values() for e in errors]
-            return JsonResponse({"error": " ".join(said)}, status=400)
+            # django-stubs: an ErrorList yields its messages (str), not ValidationErrors.
+            return JsonResponse({"error": " ".join(said)}, status=400)  # type: ignore[arg-type]
         return render(
             request,
             "dashboard/session_rename.html",

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
 from django.db import close_old_connections, connections, transaction
@@ -203,7 +204,7 @@ def eval_runs_reap(
                 status=EvalCaseResult.Status.PENDING
             )
             if eval_run.attempt < max_attempts:
-                transaction.on_commit(lambda pk=eval_run.pk: spawn(pk))
+                transaction.on_commit(partial(spawn, eval_run.pk))
         logger.warning("eval run %s: %s", eval_run.pk, why)
         taken.append(eval_run.pk)
     return taken

@@ -13,7 +13,7 @@ import hmac
 import secrets
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -45,7 +45,7 @@ def _snapshot(key: IngestKey) -> dict[str, Any]:
 
 
 def ingest_key_create(
-    *, name: str, project: str, owner: AbstractBaseUser, actor: AbstractBaseUser | None
+    *, name: str, project: str, owner: User, actor: User | None
 ) -> tuple[IngestKey, str]:
     """A new key and its secret text — the only time the secret exists outside the sender.
 
@@ -81,9 +81,7 @@ def ingest_key_create(
     return key, raw
 
 
-def ingest_key_revoke(
-    *, key: IngestKey, actor: AbstractBaseUser | None, reason: str = ""
-) -> IngestKey:
+def ingest_key_revoke(*, key: IngestKey, actor: User | None, reason: str = "") -> IngestKey:
     """Refuse ``key`` from now on (already revoked: nothing changes, nothing is recorded)."""
     with transaction.atomic():
         key = IngestKey.objects.select_for_update().get(pk=key.pk)

@@ -75,7 +75,7 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     mine = {
         identity: session
         for identity, (session, owned) in stored_sessions.items()
-        if owned == (key.owner_id, key.project)
+        if owned == (key.owner_id, key.project) and session is not None
     }
     taken = []
     for span in spans:

@@ -105,7 +105,9 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_discard(CONTROLS_GROUP, self.channel_name)
 
     # ── Client → server ────────────────────────────────────────────────────────────────────
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
         if not self.bucket.take():
             await self.send_json(error_message("rate_limited", "too many messages: slow down"))
             return

@@ -22,6 +22,7 @@ from daphne.ws_protocol import WebSocketFactory
 
 MAX_MESSAGE_BYTES = 1024 * 1024
 _LIMITS = ("maxMessagePayloadSize", "maxFramePayloadSize")
+_MARK = "agentdash_limits"  # on the factory's method once it is ours
 
 
 def daphne_limits_apply() -> None:
@@ -29,7 +30,7 @@ def daphne_limits_apply() -> None:
     module docstring). Idempotent; affects factories configured after the call (daphne
     configures its factory when its server starts, after importing the application)."""
     original = WebSocketFactory.setProtocolOptions
-    if getattr(original, "agentdash_limits", False):
+    if getattr(original, _MARK, False):
         return
 
     def set_protocol_options(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -39,5 +40,5 @@ def daphne_limits_apply() -> None:
             if not 0 < getattr(self, name) <= MAX_MESSAGE_BYTES:
                 setattr(self, name, MAX_MESSAGE_BYTES)
 
-    set_protocol_options.agentdash_limits = True  # type: ignore[attr-defined]
-    WebSocketFactory.setProtocolOptions = set_protocol_options  # type: ignore[method-assign]
+    setattr(set_protocol_options, _MARK, True)
+    WebSocketFactory.setProtocolOptions = set_protocol_options

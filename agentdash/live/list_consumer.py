@@ -71,9 +71,11 @@ class SessionsListConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_json(error_message("bad_request", "this socket only listens"))
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
         try:
-            await super().receive(text_data=text_data, bytes_data=bytes_data)
+            await super().receive(text_data=text_data, bytes_data=bytes_data, **kwargs)
         except ValueError:  # not JSON (json.JSONDecodeError is one)
             await self.send_json(error_message("bad_request", "messages are JSON"))
 

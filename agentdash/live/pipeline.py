@@ -254,6 +254,7 @@ class LivePipeline:
             self.partial_threadsafe(session_id, message)
             return
         layer = get_channel_layer(self.channel_layer_alias)
+        assert layer is not None  # the settings always configure one
         await layer.group_send(session_group(session_id), message)
 
     async def backpressure(self) -> None:

@@ -7,6 +7,7 @@ typed requests, server messages built in one place.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -246,7 +247,7 @@ def _confirmation_answer(f: _Fields) -> ConfirmationAnswer:
     )
 
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[_Fields], ClientMessage]] = {
     "hello": _hello,
     "chat.send": _chat_send,
     "run.cancel": _run_cancel,

@@ -119,10 +119,10 @@ class RunHost:
         """Start on the running loop (or, if the host already has another open loop, there)."""
         loop = asyncio.get_running_loop()
         with self._lock:
-            if self.loop is None:
-                self._loop = loop
+            host = self.loop
+            if host is None:
+                host = self._loop = loop
                 self._forget()
-            host = self._loop
         if host is not loop:
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._start(runs), host))
             return

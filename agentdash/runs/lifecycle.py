@@ -13,7 +13,6 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
@@ -33,8 +32,6 @@ from runtime.sessions.session import Session
 CANCELLABLE = (Run.Status.QUEUED, Run.Status.RUNNING)
 FINISHED = (Run.Status.SUCCEEDED, Run.Status.FAILED, Run.Status.CANCELLED)
 ERROR_MESSAGE_LIMIT = 4000
-
-Actor = AbstractBaseUser | AnonymousUser | None
 
 
 class Heartbeat(NamedTuple):

@@ -23,12 +23,12 @@ from agentdash.agent_sessions.services import (
     session_first_message_record,
 )
 from agentdash.core.hygiene import value_problem
-from agentdash.core.services import audit_record
+from agentdash.core.services import Actor, audit_record
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
 from agentdash.runs.executors import executor_get, executor_start
-from agentdash.runs.lifecycle import Actor, run_cancel_message, run_change_record
+from agentdash.runs.lifecycle import run_cancel_message, run_change_record
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
 from agentdash.runs.turns import turn_first
@@ -110,7 +110,7 @@ def run_enqueue(
             }
         )
     data = _message_clean(message)
-    user = requested_by if getattr(requested_by, "is_authenticated", False) else None
+    user = requested_by if requested_by is not None and requested_by.is_authenticated else None
     text = " ".join(p.get("text", "") for p in data["parts"] if isinstance(p.get("text"), str))
     with transaction.atomic():
         session_first_message_record(session_id=session.pk, text=text)
@@ -155,7 +155,7 @@ def session_start(
     as :func:`run_enqueue` does — nothing is stored then — ``SessionExistsError`` for a taken
     id and ``ValueError`` for an id outside the alphabet (``agent_sessions.ids``).
     """
-    if not getattr(requested_by, "is_authenticated", False):
+    if requested_by is None or not requested_by.is_authenticated:
         raise ValidationError({"requested_by": ["a chat is started by a signed-in user"]})
     message = types.Content(role="user", parts=[types.Part(text=text)])
     with transaction.atomic():

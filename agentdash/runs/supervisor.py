@@ -95,6 +95,7 @@ async def supervise(
             state.set(RUNNING)
             notify()
             began = loop.time()
+            trace: BaseException | None
             try:
                 await factory()
                 error, kind, trace = "returned (a service should run until stopped)", "", None

@@ -63,7 +63,7 @@ def spans_load(refs: set[RowKey]) -> dict[RowKey, Item]:
     return items_of_rows(
         refs,
         rows,
-        session_of=lambda row: row.session_id,
+        session_of=lambda row: row.session_id or "",  # of no session: matches no ref
         ref_of=lambda row: f"{row.trace_id}:{row.span_id}",
         item_of=lambda row: span_item(row, prices),
     )

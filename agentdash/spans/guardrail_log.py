@@ -139,7 +139,10 @@ def decisions_list(
             "name",
         )[:limit]
     )
-    return [DecisionRow(*(_text(v) if i > 3 else v for i, v in enumerate(r))) for r in rows]
+    return [
+        DecisionRow(session_id, trace_id, span_id, start_time, *(_text(v) for v in texts))
+        for session_id, trace_id, span_id, start_time, *texts in rows
+    ]
 
 
 def _text(value: Any) -> str:

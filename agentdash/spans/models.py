@@ -3,6 +3,8 @@ its model calls are costed at."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.core.validators import MinValueValidator
 from django.db import models
 
@@ -102,7 +104,15 @@ MODEL_PRICE_TARGET = "spans.modelprice"
 """Audit ``target_type`` of a price row."""
 
 NOT_NEGATIVE = MinValueValidator(0, message="A price cannot be negative.")
-PRICE_DIGITS = {"max_digits": 12, "decimal_places": 6, "validators": [NOT_NEGATIVE]}
+
+
+class PriceDigits(TypedDict):
+    max_digits: int
+    decimal_places: int
+    validators: list[MinValueValidator]
+
+
+PRICE_DIGITS: PriceDigits = {"max_digits": 12, "decimal_places": 6, "validators": [NOT_NEGATIVE]}
 
 
 class ModelPrice(models.Model):

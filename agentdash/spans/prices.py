@@ -7,15 +7,11 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
-from django.contrib.auth.models import AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
-from agentdash.core.services import audit_record
+from agentdash.core.services import Actor, audit_record
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice
-
-Actor = AbstractBaseUser | AnonymousUser | None
 
 PRICE_FIELDS = (
     "match",

@@ -35,8 +35,13 @@ def spans_stored(
     quote = connection.ops.quote_name
     table = quote(Span._meta.db_table)
     columns = ", ".join(
-        quote(Span._meta.get_field(name).column)
-        for name in ("trace_id", "span_id", "session", "end_time")
+        quote(field.column)
+        for field in (
+            Span.trace_id.field,
+            Span.span_id.field,
+            Span.session.field,
+            Span.end_time.field,
+        )
     )
     held = ""
     if lock and connection.features.has_select_for_update:

@@ -45,6 +45,7 @@ class SpanSnapshot(NamedTuple):  # a tuple: the cheapest thing to build on the a
 
     def version(self, *, session_id: str | None, run_id: int | None) -> SpanVersion:
         span, context = self.span, self.span.get_span_context()
+        assert context is not None  # the SDK's spans always have one
         status = span.status
         return SpanVersion(
             trace_id=format(context.trace_id, "032x"),
@@ -91,8 +92,8 @@ class LiveSpanProcessor(SpanProcessor):
         invocation = attributes.get(AgentDash.INVOCATION_ID)
         parent = span.parent
         inherited = self._owners.get(parent.span_id) if parent is not None else None
-        sessions = (str(session),) if session else ()
-        invocations = (str(invocation),) if invocation else ()
+        sessions: tuple[str, ...] = (str(session),) if session else ()
+        invocations: tuple[str, ...] = (str(invocation),) if invocation else ()
         if inherited is not None:
             sessions = _nearest(sessions, inherited[0])
             invocations = _nearest(invocations, inherited[1])
@@ -108,6 +109,7 @@ class LiveSpanProcessor(SpanProcessor):
         if not self.enabled:
             return
         context = span.get_span_context()
+        assert context is not None  # the SDK's spans always have one
         owner = self._owners.pop(context.span_id, None)
         if owner is None:
             return
@@ -164,6 +166,7 @@ class LiveSpanProcessor(SpanProcessor):
             self._taken = [taken for taken in self._taken if id(taken) not in restored]
             for snapshot in snapshots:
                 context = snapshot.span.get_span_context()
+                assert context is not None  # the SDK's spans always have one
                 key = (context.trace_id, context.span_id)
                 newer = self._pending.get(key)
                 if newer is None or (snapshot.ended and not newer.ended):
@@ -178,6 +181,7 @@ class LiveSpanProcessor(SpanProcessor):
 
     def _put(self, snapshot: SpanSnapshot) -> None:
         context = snapshot.span.get_span_context()
+        assert context is not None  # the SDK's spans always have one
         key = (context.trace_id, context.span_id)
         with self._lock:
             kept = self._pending.get(key)

@@ -42,7 +42,8 @@ def session_usage(
     from one read (so they agree: the session's is the sum of its runs' plus that of spans
     of no run)."""
     prices = prices or price_book()
-    session, runs = Totals(), {}
+    session = Totals()
+    runs: dict[int, Totals] = {}
     for group in _groups(Span.objects.filter(session_id=session_id), "run_id"):
         session.add_group(group, prices)
         if group["run_id"] is not None:

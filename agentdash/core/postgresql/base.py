@@ -80,8 +80,8 @@ def _patient_getconn(pool: ConnectionPool) -> Any:
 class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def pool(self) -> ConnectionPool | None:
-        found = super().pool
+        found = super().pool  # type: ignore[misc]  # missing from django-stubs
         if found is not None and not getattr(found, "agentdash_patient", False):
-            found.getconn = _patient_getconn(found)  # type: ignore[method-assign]
-            found.agentdash_patient = True  # type: ignore[attr-defined]
+            found.getconn = _patient_getconn(found)
+            found.agentdash_patient = True
         return found

@@ -87,6 +87,7 @@ def writes_first() -> Iterator[None]:
         _first.on = before
 
 
+# The ignores: django-stubs omit the private transaction methods of Django's backends.
 class DatabaseWrapper(base.DatabaseWrapper):
     _held: WriterLock | None = None
 
@@ -99,27 +100,27 @@ class DatabaseWrapper(base.DatabaseWrapper):
             )
         self._held = lock
         try:
-            super()._start_transaction_under_autocommit()
+            super()._start_transaction_under_autocommit()  # type: ignore[misc]
         except BaseException:
             self._release()
             raise
 
     def _commit(self) -> None:
         try:
-            super()._commit()
+            super()._commit()  # type: ignore[misc]
         finally:
             if self.connection is None or not self.connection.in_transaction:
                 self._release()
 
     def _rollback(self) -> None:
         try:
-            super()._rollback()
+            super()._rollback()  # type: ignore[misc]
         finally:
             self._release()
 
     def _close(self) -> None:
         try:
-            super()._close()
+            super()._close()  # type: ignore[misc]
         finally:
             self._release()
 

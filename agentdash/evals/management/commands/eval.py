@@ -84,10 +84,10 @@ class Command(BaseCommand):
         if path.is_file():
             record, criteria = self._from_file(path, options)
         else:
-            record = EvalSetRecord.objects.filter(eval_set_id=target).first()
-            if record is None:
+            stored = EvalSetRecord.objects.filter(eval_set_id=target).first()
+            if stored is None:
                 raise CommandError(f"{target!r} is neither a file nor a stored eval set's id")
-            criteria = dict(DEFAULT_CRITERIA)
+            record, criteria = stored, dict(DEFAULT_CRITERIA)
         criteria = self._thresholds(criteria, options)
         user = self._user(options["user"], record)
         try:
