@@ -11,7 +11,7 @@ PORT   ?= 8000
 LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)))
 
 .PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-fast test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
-	worker redis-start redis-stop
+	worker redis-start redis-stop lint-js test-js
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,6 +20,13 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The browser modules' dev tooling (package.json: TypeScript at a pinned version; nothing of it
+# is served): installed as package-lock.json says, again whenever the lock file changes.
+NODE_STAMP := node_modules/.stamp-npm-ci
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
 
 # The embedded default: SQLite in var/, in-memory channel layer, inline executor, one daphne.
 run: $(STAMP)
@@ -59,7 +66,7 @@ redis-stop:
 # first pass. Where
 # PostgreSQL cannot be had, a developer's run warns and skips that pass; in CI (CI set, not
 # 0/false) it fails the run.
-test: test-sqlite
+test: test-js test-sqlite
 	@if $(PG) start >/dev/null; then \
 		$(MAKE) --no-print-directory test-postgres; \
 	else \
@@ -82,9 +89,14 @@ test-sqlite: $(STAMP)
 
 # The fast loop while working: the tests not marked slow, browser or own_servers, on SQLite.
 # Every run names the tests that took over 2 s without the slow marker (tests/conftest.py).
-test-fast: $(STAMP)
+test-fast: test-js $(STAMP)
 	scripts/sandbox.sh install >/dev/null
 	DATABASE_URL= $(PY) -m pytest $(XDIST) -m "not slow and not browser and not own_servers" $(PYTEST_ARGS)
+
+# The browser modules that need no page (formatting, summaries, the span tree, the filter):
+# Node's own test runner on tests/js/, importing the served files themselves. Node only.
+test-js:
+	node --test tests/js/test_*.mjs
 
 test-postgres: $(STAMP)
 	url="$$($(PG) start)" && DATABASE_URL="$$url" $(PY) -m pytest $(XDIST) tests/agentdash -m "database and not browser and not own_servers" $(PYTEST_ARGS)
@@ -101,6 +113,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
+	$(MAKE) --no-print-directory lint-js
+
+# tsc checks the JSDoc types of every script in static/ and the apps' static/ (jsconfig.json,
+# strict); it emits nothing.
+lint-js: $(NODE_STAMP)
+	node_modules/.bin/tsc -p jsconfig.json
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

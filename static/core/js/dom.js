@@ -16,7 +16,7 @@ const URL_ATTRIBUTES = new Set(["href", "src", "action", "xlink:href"]);
 
 /**
  * @typedef {object} ElOptions
- * @property {string} [class] space-separated class names
+ * @property {string|null} [class] space-separated class names (none when empty or null)
  * @property {string|number} [text] text content (set with textContent: never parsed as HTML)
  * @property {Record<string, string|number|boolean|null|undefined>} [attrs] attributes, by names
  *   fixed in the calling code; `false`/`null`/`undefined` values are skipped, `true` sets "".
@@ -25,11 +25,18 @@ const URL_ATTRIBUTES = new Set(["href", "src", "action", "xlink:href"]);
  */
 
 /**
+ * @template {string} K
+ * @typedef {K extends keyof HTMLElementTagNameMap ? HTMLElementTagNameMap[K] : HTMLElement} ElementOf
+ *   the element a tag name makes (`el("button")` is an HTMLButtonElement)
+ */
+
+/**
  * Create an element safely.
  *
- * @param {string} tag
+ * @template {string} K
+ * @param {K} tag
  * @param {ElOptions} [options]
- * @returns {HTMLElement}
+ * @returns {ElementOf<K>}
  * @throws {Error} for an event-handler, `style` or `srcdoc` attribute, or a script URL
  */
 export function el(tag, options = {}) {
@@ -44,7 +51,7 @@ export function el(tag, options = {}) {
     if (child === null || child === undefined || child === false) continue;
     node.append(child);
   }
-  return node;
+  return /** @type {ElementOf<K>} */ (node);
 }
 
 /**
@@ -81,7 +88,7 @@ export function replaceChildren(node, ...children) {
  * not error messages. Those go through `textContent` ({@link el} with `text`).
  *
  * @param {Element} element the container; its previous children are replaced
- * @param {string} html sanitized HTML from the server
+ * @param {string|undefined} html sanitized HTML from the server (none: the element is emptied)
  */
 export function setSanitizedHtml(element, html) {
   element.innerHTML = typeof html === "string" ? html : "";

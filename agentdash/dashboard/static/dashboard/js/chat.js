@@ -190,7 +190,7 @@ export class Chat {
   }
 
   /** @private {@link Chat#applyEvent}'s placing of a rendered event. */
-  showEvent(event, node) {
+  showEvent(/** @type {StoredEvent} */ event, /** @type {HTMLElement} */ node) {
     const seen = this.events.get(event.id);
     this.events.set(event.id, node);
     if (seen) {
@@ -278,7 +278,7 @@ export class Chat {
 
   /** @private Insert stored events (oldest first) above everything shown, keeping the
    * reader's place; a bubble cut by the page boundary is joined again. */
-  insertPage(events) {
+  insertPage(/** @type {StoredEvent[]} */ events) {
     const page = pageOf(events, this.events, (event) => this.outcomes.told(event));
     if (!page.childElementCount) return;
     joinCut(page.lastElementChild, this.older.item.nextElementSibling);
@@ -297,7 +297,7 @@ export class Chat {
 
   /** @private Append a page of newer events (oldest first) below the newest stored item
    * shown; `last`: it reaches the latest (`after`: the position it was asked after). */
-  appendPage(events, last, after) {
+  appendPage(/** @type {StoredEvent[]} */ events, /** @type {boolean} */ last, /** @type {number} */ after) {
     for (const event of events) if (event?.author === USER) this.unstored.take(event)?.remove();
     const page = pageOf(events, this.events, (event) => this.outcomes.told(event));
     const end = this.newer.item.isConnected ? this.newer.item : this.queue.tailStart();
@@ -312,14 +312,14 @@ export class Chat {
   }
 
   /** @private Live events were left out past `shown`: fetch them as a page. */
-  catchUp(shown) {
+  catchUp(/** @type {number} */ shown) {
     this.newer.cutAfter(shown, this.queue.tailStart());
     void this.newer.load();
   }
 
   /** @private Over MAX_ITEMS items: drop the oldest (the reader at the end, or reading
    * down again: `keepPlace` then holds the reader's place). */
-  trimOldest(keepPlace) {
+  trimOldest(/** @type {boolean} */ keepPlace) {
     const list = this.list;
     if (this.older.loading || list.childElementCount <= MAX_ITEMS) return;
     const height = list.scrollHeight;
@@ -345,7 +345,7 @@ export class Chat {
   // ── the end of the list ────────────────────────────────────────────────────────────────
 
   /** @private Add at the end; the view follows in the next frame if the reader is there. */
-  append(node) {
+  append(/** @type {Element} */ node) {
     this.list.insertBefore(node, this.queue.tailStart());
     this.queue.keepWorkingLast();
     this.empty.hidden = true;
@@ -353,7 +353,7 @@ export class Chat {
   }
 
   /** @private A run's note: right after its messages, or at the end. */
-  placeNote(note, after) {
+  placeNote(/** @type {Element} */ note, /** @type {Element|null} */ after) {
     if (after) {
       after.after(note);
       this.queue.keepWorkingLast();

@@ -90,7 +90,12 @@ export class OlderPages extends Paging {
   }
 }
 
-/** A cursor from the server: a number, else null (nothing older). */
+/**
+ * A cursor from the server: a number, else null (nothing older).
+ *
+ * @param {unknown} value
+ * @returns {number|null}
+ */
 function cursor(value) {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }

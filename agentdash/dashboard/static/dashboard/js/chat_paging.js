@@ -45,12 +45,15 @@ export class Paging {
     this.observer.observe(this.item);
   }
 
-  /** @protected The sentinel came near the view: load the next page. */
+  /**
+   * @protected The sentinel came near the view: load the next page.
+   * @param {IntersectionObserverEntry[]} entries
+   */
   onSeen(entries) {
     if (entries.some((entry) => entry.isIntersecting) && this.state === "idle") this.load();
   }
 
-  /** @protected */
+  /** @protected @param {"idle"|"loading"|"failed"} state */
   setState(state) {
     this.state = state;
     this.button.textContent = this.labels[state];

@@ -25,9 +25,10 @@ import { formatClock, formatJson } from "./format.js";
  * @property {number} timestamp Unix seconds
  * @property {number} [position] its place in the session (1, 2, 3, …): the cursor of older pages
  * @property {string} [html]
- * @property {{id: string, name: string, args: object}[]} [function_calls]
+ * @property {{id: string, name: string, args: Record<string, any>}[]} [function_calls]
  * @property {{id: string, name: string, response: object}[]} [function_responses]
  * @property {object} [state_delta]
+ * @property {string} [reason] an operator's edit's reason, else ""
  * @property {string|null} [error_code]
  * @property {string|null} [error_message]
  * @property {boolean} [final]
@@ -66,13 +67,23 @@ export function hasText(event) {
   return typeof event.html === "string" && event.html.trim() !== "";
 }
 
-/** The runtime's calls to the person (ADK's names), labelled by what they ask. */
+/**
+ * The runtime's calls to the person (ADK's names), labelled by what they ask.
+ *
+ * @type {Partial<Record<string, {call: string, result: string}>>}
+ */
 const FRAMEWORK_CALLS = {
   adk_request_confirmation: { call: "approval asked", result: "approval answer" },
   adk_request_credential: { call: "credential asked", result: "credential" },
 };
 
-/** The content of one event, or null when it has nothing to show. */
+/**
+ * The content of one event, or null when it has nothing to show.
+ *
+ * @param {StoredEvent} event
+ * @param {boolean} live
+ * @returns {HTMLElement|null}
+ */
 function renderPart(event, live) {
   const calls = Array.isArray(event.function_calls) ? event.function_calls : [];
   const responses = Array.isArray(event.function_responses) ? event.function_responses : [];
@@ -117,7 +128,7 @@ function renderPart(event, live) {
   return part;
 }
 
-/** An operator's event: what was edited, why, when. */
+/** An operator's event: what was edited, why, when. @param {StoredEvent} event */
 function operatorNote(event) {
   const keys = Object.keys(event.state_delta || {});
   const text = keys.length ? `operator edited state: ${keys.join(", ")}` : "operator event";
@@ -132,7 +143,10 @@ function operatorNote(event) {
   });
 }
 
-/** A tool call's arguments or a tool result, folded. */
+/**
+ * A tool call's arguments or a tool result, folded.
+ * @param {string} cls @param {string} label @param {string} name @param {unknown} payload
+ */
 function toolBlock(cls, label, name, payload) {
   return el("details", {
     class: `tool ${cls}`,
@@ -199,7 +213,7 @@ export function streamBubble(author) {
   return { node, text };
 }
 
-/** An empty bubble: who and when. */
+/** An empty bubble: who and when. @param {string} author @param {string} cls @param {number} timestamp */
 function bubble(author, cls, timestamp) {
   return el("li", {
     class: cls,
@@ -279,7 +293,10 @@ export function runNote(run, id, invocation) {
   });
 }
 
-/** The label and text of an outcome: "failed"-red or "cancelled"-grey. */
+/**
+ * The label and text of an outcome: "failed"-red or "cancelled"-grey.
+ * @param {boolean} cancelled @param {string} label @param {unknown} message
+ */
 function outcomeText(cancelled, label, message) {
   let text = typeof message === "string" ? message : "";
   if (cancelled) text = text.replace(/^cancelled\b[.:]?\s*/i, ""); // the label says it
@@ -312,18 +329,18 @@ export function addPart(bubble, part) {
  * @returns {HTMLElement|null}
  */
 export function lastBubbleOf(container, event, working) {
-  let last = container.lastElementChild;
+  let last = /** @type {HTMLElement|null} */ (container.lastElementChild); // the list's items
   // Passed over: the working line, streamed drafts, a run's usage line (an event of an
   // ended run arriving late still joins its bubble above the line).
   while (last && (last === working || last.classList.contains("streaming") || last.classList.contains("msg-usage"))) {
-    last = last.previousElementSibling;
+    last = /** @type {HTMLElement|null} */ (last.previousElementSibling);
   }
   const same =
     last &&
     last.classList.contains("msg-agent") &&
     last.dataset.author === event.author &&
     last.dataset.invocationId === (event.invocation_id || "");
-  return same ? /** @type {HTMLElement} */ (last) : null;
+  return same ? last : null;
 }
 
 /**
@@ -334,7 +351,7 @@ export function lastBubbleOf(container, event, working) {
  * @returns {boolean}
  */
 export function sameBubble(a, b) {
-  const stored = (node) => node.classList.contains("msg-agent") && !node.matches(".streaming");
+  const stored = (/** @type {HTMLElement} */ node) => node.classList.contains("msg-agent") && !node.matches(".streaming");
   return (
     stored(a) &&
     stored(b) &&
@@ -350,7 +367,7 @@ export function sameBubble(a, b) {
  * @returns {HTMLElement[]}
  */
 export function eventNodes(node) {
-  const inside = [...node.querySelectorAll("[data-event-id]")];
+  const inside = /** @type {HTMLElement[]} */ ([...node.querySelectorAll("[data-event-id]")]);
   return node.dataset.eventId ? [node, ...inside] : inside;
 }
 

@@ -214,7 +214,11 @@ export class RunOutcomes {
     for (const [id, line] of this.usages) if (!line.isConnected) this.usages.delete(id);
   }
 
-  /** @private The last item of an invocation's messages, or null. */
+  /**
+   * @private The last item of an invocation's messages, or null.
+   * @param {string} invocation
+   * @returns {HTMLElement|null}
+   */
   lastOfInvocation(invocation) {
     const found = this.list.querySelectorAll(
       `:scope > [data-invocation-id="${CSS.escape(invocation)}"]`,

@@ -39,6 +39,7 @@ export class Unstored {
    *
    * @param {string|undefined} clientId
    * @param {string|undefined} invocationId
+   * @param {string|number|undefined} runId its run
    */
   accepted(clientId, invocationId, runId) {
     const node = clientId ? this.pending.get(clientId) : undefined;

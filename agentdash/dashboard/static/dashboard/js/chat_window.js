@@ -52,13 +52,18 @@ export function pageOf(events, shown, told) {
  * @param {Element|null} lower
  */
 export function joinCut(upper, lower) {
-  if (!upper || !lower || !sameBubble(upper, lower)) return;
+  // The list's items: HTML elements, built by chat_render.js.
+  if (!upper || !lower || !sameBubble(/** @type {HTMLElement} */ (upper), /** @type {HTMLElement} */ (lower))) return;
   upper.append(...lower.querySelectorAll(":scope > .msg-part"));
   if (lower.classList.contains("has-error")) upper.classList.add("has-error");
   lower.remove();
 }
 
-/** @returns {boolean} whether an item may be dropped (a page brings it back) */
+/**
+ * @param {Element} node an item of the list
+ * @param {Element|null} working the "working" line
+ * @returns {boolean} whether an item may be dropped (a page brings it back)
+ */
 function droppable(node, working) {
   return node !== working && !node.matches(".streaming, .pending, .queued, .msg-older, .msg-newer");
 }

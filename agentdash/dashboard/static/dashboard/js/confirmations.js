@@ -27,7 +27,12 @@ const CLOCK_MS = 1_000;
  * @property {{trace_id: string, span_id: string}|null} span the paused tool call
  */
 
-/** Whether a request is a breakpoint's (runtime.debug.breakpoints): resume, step or cancel. */
+/**
+ * Whether a request is a breakpoint's (runtime.debug.breakpoints): resume, step or cancel.
+ *
+ * @param {Pending} request
+ * @returns {boolean}
+ */
 function isBreakpoint(request) {
   const payload = request.payload;
   return Boolean(payload) && typeof payload === "object" && !Array.isArray(payload) && "breakpoint" in payload;
@@ -117,8 +122,7 @@ export class Confirmations {
     }
     this.root.hidden = this.cards.size === 0;
     this.timeline.markWaiting(
-      pending
-        .filter((p) => p.span)
+      /** @type {(Pending & {span: {trace_id: string, span_id: string}})[]} */ (pending.filter((p) => p.span))
         .map((p) => ({ trace: p.span.trace_id, id: p.span.span_id, since: p.asked_at * 1e9 })),
     );
     this.tick();
@@ -160,7 +164,7 @@ export class Confirmations {
     }
   }
 
-  /** @private One request's card. */
+  /** @private One request's card. @param {Pending} request */
   card(request) {
     const id = request.request_id;
     const original = formatJson(request.payload ?? null);
@@ -190,6 +194,7 @@ export class Confirmations {
       problem,
       status,
       clock,
+      /** @param {boolean} on */
       busy(on) {
         approve.disabled = on;
         deny.disabled = on;
@@ -202,7 +207,7 @@ export class Confirmations {
       approve.textContent = edited() ? `${approveText} with edits` : approveText;
       problem.textContent = "";
     });
-    const submit = (decision) => {
+    const submit = (/** @type {"approve"|"deny"|"step"|"cancel"} */ decision) => {
       problem.textContent = "";
       /** @type {Record<string, any>} */
       const message = { type: "confirmation.answer", request_id: id, decision, reason: reason.value.trim() };
@@ -214,7 +219,7 @@ export class Confirmations {
       if ((decision === "approve" || decision === "step") && edited()) {
         try {
           message.payload = JSON.parse(payload.value);
-        } catch (error) {
+        } catch (/** @type {any} */ error) {
           problem.textContent = `The payload is not JSON: ${error.message}`;
           payload.focus();
           return;

@@ -27,13 +27,14 @@ const RUN_STATES = new Set(["queued", "running", "waiting", "succeeded", "failed
  * @property {boolean|null} session this session's switch, null when unset
  */
 
-/** @typedef {(ok: boolean, answer: object) => void} AnswerHandler */
+/** @typedef {(ok: boolean, answer: any) => void} AnswerHandler  answer: the server's, as sent */
+/** @typedef {import("./chat_runs.js").Run} Run */
 
 export class Controls {
   /**
    * @param {object} parts
    * @param {HTMLElement} parts.root the controls panel
-   * @param {object} parts.data the page data (`callbacks`, `state`, `version`, …)
+   * @param {any} parts.data the page data (`callbacks`, `state`, `version`, …), as sent
    * @param {(message: object) => boolean} parts.send sends one message; false when offline
    */
   constructor({ root, data, send }) {
@@ -70,15 +71,14 @@ export class Controls {
   answer(message) {
     const queue = message.ref ? this.waiting[message.ref] : undefined;
     if (!queue || !queue.length) return false;
-    queue.shift()(message.type === "ack", message);
+    /** @type {AnswerHandler} */ (queue.shift())(message.type === "ack", message);
     return true;
   }
 
   /**
    * A `run` change: the runs list, newest first, with Cancel on queued and running runs.
    *
-   * @param {{id: number, status: string, invocation_id?: string, attempt?: number,
-   *   error?: string, usage?: import("./usage.js").Usage}} run
+   * @param {Run} run
    */
   applyRun(run) {
     const id = String(run.id);
@@ -142,7 +142,7 @@ export class Controls {
     this.renderState();
   }
 
-  /** A `state` change: the session state after an edit. */
+  /** A `state` change: the session state after an edit. @param {{version?: unknown, delta?: object}} change */
   applyState(change) {
     this.seeVersion(change.version);
     this.mergeDelta(change.delta, change.version);
@@ -152,17 +152,17 @@ export class Controls {
    * A stored event: agents' state writes show in the state table too; its `version` is the
    * session's version after it, what the next edit is based on.
    */
-  applyEvent(event) {
+  applyEvent(/** @type {{version?: unknown, state_delta?: object}} */ event) {
     this.seeVersion(event.version);
     this.mergeDelta(event.state_delta, event.version);
   }
 
-  /** @private */
+  /** @private @param {string} id */
   part(id) {
     return /** @type {HTMLElement} */ (this.root.querySelector(`#${id}`));
   }
 
-  /** @private */
+  /** @private @param {unknown} version */
   seeVersion(version) {
     if (typeof version !== "number" || version <= this.version) return;
     this.version = version;
@@ -174,7 +174,7 @@ export class Controls {
    * from a newer write. Writes can come out of order: an edit's answer travels apart from the
    * session's changes, and the replay after a snapshot may hold writes the snapshot has.
    *
-   * @param {object} delta @param {unknown} [version]
+   * @param {object|undefined} delta @param {unknown} [version]
    */
   mergeDelta(delta, version) {
     if (!this.state || !delta || typeof delta !== "object" || !Object.keys(delta).length) return;
@@ -208,7 +208,7 @@ export class Controls {
    * Send a request and queue the handler of its answer.
    *
    * @private
-   * @param {{type: string}} message
+   * @param {{type: string} & Record<string, unknown>} message
    * @param {AnswerHandler} onAnswer
    * @returns {boolean} false when the socket is not connected (nothing sent, nothing queued)
    */
@@ -219,7 +219,7 @@ export class Controls {
   }
 
   /** @private A status line under a block: "" (neutral), "ok" or "error". */
-  status(id, text, kind = "") {
+  status(/** @type {string} */ id, /** @type {string} */ text, kind = "") {
     const node = this.part(id);
     node.textContent = text;
     node.dataset.kind = kind;
@@ -262,7 +262,7 @@ export class Controls {
       item.classList.toggle("off", !session.input.checked);
     };
     this.switches.set(`${cb.agent}|${cb.name}`, { cb, sync });
-    const toggle = (scope, input) => {
+    const toggle = (/** @type {"session"|"global"} */ scope, /** @type {HTMLInputElement} */ input) => {
       const reason = this.requireReason("callbacks-status");
       if (reason === null) return sync();
       const enabled = input.checked;
@@ -307,7 +307,7 @@ export class Controls {
   setupStateEditor() {
     const form = /** @type {HTMLFormElement|null} */ (this.root.querySelector("#state-form"));
     if (!form) return;
-    const field = (name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+    const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       const key = field("key").value.trim();
@@ -317,7 +317,7 @@ export class Controls {
       let value;
       try {
         value = JSON.parse(field("value").value);
-      } catch (error) {
+      } catch (/** @type {any} */ error) {
         return this.status("state-status", `The value is not JSON: ${error.message}`, "error");
       }
       const delta = { [key]: value };
@@ -358,7 +358,7 @@ export class Controls {
   }
 
   /** @private An `error` answer to `state.edit`; a conflict shows the current values. */
-  showConflict(answer) {
+  showConflict(/** @type {any} */ answer) {
     this.status("state-status", errorText(answer), "error");
     const current = answer.current ?? answer.values ?? answer.conflicts;
     const box = this.part("state-conflict");
@@ -375,19 +375,19 @@ export class Controls {
     const table = this.root.querySelector("#state-table");
     if (!table || !this.state) return;
     const form = /** @type {HTMLFormElement} */ (this.root.querySelector("#state-form"));
-    const field = (name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
+    const field = (/** @type {string} */ name) => /** @type {HTMLInputElement} */ (form.elements.namedItem(name));
     const keys = Object.keys(this.state).sort();
     const rows = keys.map((key) => {
       const row = el("tr", {
         attrs: { tabindex: "0", title: "Edit this key" },
         children: [
           el("th", { text: key, attrs: { scope: "row", title: key } }),
-          el("td", { children: [el("code", { text: formatInline(this.state[key]) })] }),
+          el("td", { children: [el("code", { text: formatInline(/** @type {Record<string, unknown>} */ (this.state)[key]) })] }),
         ],
       });
       row.addEventListener("click", () => {
         field("key").value = key;
-        field("value").value = JSON.stringify(this.state[key], null, 2);
+        field("value").value = JSON.stringify(/** @type {Record<string, unknown>} */ (this.state)[key], null, 2);
         field("value").focus();
       });
       return row;
@@ -402,7 +402,7 @@ export class Controls {
 
   // ── runs ─────────────────────────────────────────────────────────────────────────────
 
-  /** @private */
+  /** @private @param {Run} run */
   runItem(run) {
     const status = RUN_STATES.has(run.status) ? run.status : "other";
     const item = el("li", {
@@ -415,7 +415,7 @@ export class Controls {
           text: String(run.invocation_id || run.id),
           attrs: { title: "Invocation id" },
         }),
-        run.attempt > 1 ? el("span", { class: "muted", text: `attempt ${run.attempt}` }) : null,
+        (run.attempt ?? 0) > 1 ? el("span", { class: "muted", text: `attempt ${run.attempt}` }) : null,
         hasUsage(run.usage)
           ? el("span", {
               class: "run-usage",
@@ -430,7 +430,7 @@ export class Controls {
     return item;
   }
 
-  /** @private */
+  /** @private @param {Run} run */
   cancelButton(run) {
     const button = el("button", {
       class: "danger small",
@@ -464,7 +464,7 @@ function stateRecord(source) {
   return Object.assign(Object.create(null), source);
 }
 
-/** A labelled checkbox drawn as a switch. */
+/** A labelled checkbox drawn as a switch. @param {string} scope @param {string} ariaLabel */
 function switchInput(scope, ariaLabel) {
   const input = /** @type {HTMLInputElement} */ (
     el("input", { attrs: { type: "checkbox", "data-scope": scope, "aria-label": ariaLabel } })
@@ -480,7 +480,7 @@ function switchInput(scope, ariaLabel) {
   return { input, label };
 }
 
-/** "code: message" for an `error` answer. */
+/** "code: message" for an `error` answer. @param {any} answer @returns {string} */
 function errorText(answer) {
   return `${answer.code || "error"}: ${answer.message || "the request failed"}`;
 }

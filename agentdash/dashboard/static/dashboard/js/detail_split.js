@@ -96,7 +96,7 @@ export function setupDetailSplit({ panel, handle }) {
     } else if (event.key in moves) {
       event.preventDefault();
       event.stopPropagation(); // not the tree's or the page's keys
-      keep(moves[/** @type {keyof moves} */ (event.key)]());
+      keep(moves[/** @type {keyof typeof moves} */ (event.key)]());
     }
   });
 }

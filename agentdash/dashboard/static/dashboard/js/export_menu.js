@@ -11,7 +11,7 @@ const PLACEHOLDER = "Open a span to export its trace";
 
 /**
  * @param {object} parts
- * @param {{on: (name: string, listener: Function) => void}} parts.timeline
+ * @param {Pick<import("./timeline.js").Timeline, "on">} parts.timeline
  * @param {HTMLDetailsElement|null} [parts.menu] the `<details>` menu
  */
 export function setupExportMenu({

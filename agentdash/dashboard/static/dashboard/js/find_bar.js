@@ -22,6 +22,8 @@ const LIVE_APPLY_MS = 250;
 const LIVE_SEARCH_MS = 3_000;
 const NOTE_MS = 4_000;
 
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
+
 export class FindBar {
   /**
    * @param {object} options
@@ -34,7 +36,7 @@ export class FindBar {
     this.timeline = timeline;
     this.search = search;
     this.find = new SpanFind(timeline.data);
-    const field = (id) => /** @type {HTMLInputElement} */ (form.querySelector(`#${id}`));
+    const field = (/** @type {string} */ id) => /** @type {HTMLInputElement} */ (form.querySelector(`#${id}`));
     this.text = field("find-text");
     this.kind = field("find-kind");
     this.status = field("find-status");
@@ -79,7 +81,7 @@ export class FindBar {
   nextError(step = 1) {
     const data = this.timeline.data;
     // While a filter is set, only the errors it shows.
-    const shown = (node) => !data.keepStamp || node.keep === data.keepStamp;
+    const shown = (/** @type {SpanNode} */ node) => !data.keepStamp || node.keep === data.keepStamp;
     const none = data.keepStamp ? "No span failed among those shown." : "No span failed.";
     return this.go((node) => data.stateOf(node) === "error" && shown(node), step, none);
   }
@@ -151,7 +153,7 @@ export class FindBar {
     if (this.find.active) this.timeline.view.scrollTo(0);
   }
 
-  /** @private */
+  /** @private @param {boolean} reveal expand the matches' ancestors */
   apply(reveal) {
     this.find.apply({ reveal, now: nowNs() });
     this.form.dataset.active = String(this.find.active);
@@ -160,7 +162,7 @@ export class FindBar {
     this.drawCount();
   }
 
-  /** @private Which spans hold the text in their attributes or events. */
+  /** @private Which spans hold the text in their attributes or events. @param {string} text */
   async askServer(text) {
     this.asking?.abort();
     const asking = new AbortController();
@@ -202,7 +204,13 @@ export class FindBar {
     }
   }
 
-  /** @private Select the next span in tree order for which `test` holds. */
+  /**
+   * @private Select the next span in tree order for which `test` holds.
+   * @param {(node: SpanNode) => boolean} test
+   * @param {number} step 1 forward, -1 back
+   * @param {string} none what to say when no span is found
+   * @returns {boolean} whether one was
+   */
   go(test, step, none) {
     const view = this.timeline.view;
     const node = this.find.next(view.selected || view.active, test, step);
@@ -213,7 +221,7 @@ export class FindBar {
     return true;
   }
 
-  /** @private A short word in the count's place (until the filter next changes). */
+  /** @private A short word in the count's place (until the filter next changes). @param {string} text @returns {false} */
   say(text) {
     this.note = text;
     this.drawCount();
@@ -246,7 +254,12 @@ export class FindBar {
     if (this.count.title !== title) this.count.title = title;
   }
 
-  /** @private Run `action` once `ms` pass without another call for the same `name`. */
+  /**
+   * @private Run `action` once `ms` pass without another call for the same `name`.
+   * @param {"type"|"server"|"note"} name
+   * @param {number} ms
+   * @param {() => void} action
+   */
   later(name, ms, action) {
     clearTimeout(this.timers[name]);
     this.timers[name] = setTimeout(() => {

@@ -50,7 +50,12 @@ async function post(url, body) {
   return { answer, response };
 }
 
-/** The form's CSRF token, in a FormData of its own (for a second POST). */
+/**
+ * The form's CSRF token, in a FormData of its own (for a second POST).
+ *
+ * @param {HTMLFormElement} form
+ * @returns {FormData}
+ */
 function tokenOnly(form) {
   const body = new FormData();
   const token = form.querySelector("input[name=csrfmiddlewaretoken]");
@@ -198,7 +203,11 @@ class ForkForm {
   }
 }
 
-/** Give each event node under `root` (and `root` itself) its "Fork here" button. */
+/**
+ * Give each event node under `root` (and `root` itself) its "Fork here" button.
+ *
+ * @param {Node} root
+ */
 function addButtons(root) {
   if (!(root instanceof HTMLElement)) return;
   const nodes = [...root.querySelectorAll("[data-event-id]")];

@@ -49,7 +49,12 @@ export function formatCount(n) {
   return sign + grouped(whole.toFixed(0));
 }
 
-/** "1234567" → "1,234,567" (digits only). */
+/**
+ * "1234567" → "1,234,567" (digits only).
+ *
+ * @param {string} digits
+ * @returns {string}
+ */
 function grouped(digits) {
   return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
@@ -144,8 +149,13 @@ export function formatCost(usd) {
   return `${usd < 0 ? "−" : ""}$${text}`;
 }
 
-/** `x` (> 0) with 6 significant digits, trailing zeros dropped down to 4, grouped; null
- * below a millionth (where plain notation needs more than `toPrecision` gives). */
+/**
+ * `x` (> 0) with 6 significant digits, trailing zeros dropped down to 4, grouped; null below a
+ * millionth (where plain notation needs more than `toPrecision` gives).
+ *
+ * @param {number} x
+ * @returns {string|null}
+ */
 function significant(x) {
   if (x < 1e-6) return null;
   let text = x.toPrecision(6);

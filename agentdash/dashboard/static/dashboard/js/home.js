@@ -77,11 +77,12 @@ function formatAgo(at, now) {
   const ago = now - at.getTime();
   if (ago < 0 || ago >= 7 * DAY) return formatDate(at);
   if (ago < MINUTE) return "just now";
-  relative ??= new Intl.RelativeTimeFormat(undefined, {
+  // numberingSystem is ECMA-402's (browsers take it); TypeScript's ES2022 lib lacks it.
+  relative ??= new Intl.RelativeTimeFormat(undefined, /** @type {Intl.RelativeTimeFormatOptions} */ ({
     numeric: "auto",
     style: "short",
     numberingSystem: "latn",
-  });
+  }));
   if (ago < HOUR) return relative.format(-Math.floor(ago / MINUTE), "minute");
   if (ago < DAY) return relative.format(-Math.floor(ago / HOUR), "hour");
   return relative.format(-Math.floor(ago / DAY), "day");
@@ -89,7 +90,7 @@ function formatAgo(at, now) {
 
 function showTimes() {
   const now = Date.now();
-  for (const node of document.querySelectorAll("time[data-format]")) {
+  for (const node of /** @type {NodeListOf<HTMLTimeElement>} */ (document.querySelectorAll("time[data-format]"))) {
     const at = new Date(node.getAttribute("datetime") || "");
     if (Number.isNaN(at.getTime())) continue;
     node.textContent = node.dataset.format === "ago" ? formatAgo(at, now) : formatDate(at);

@@ -19,6 +19,7 @@
  */
 export function setupPageKeys({ dialog, timeline, find, composer, panels }) {
   const toTimeline = () => panels.showPanel("timeline");
+  /** @type {Record<string, (() => unknown)|undefined>} each key's action */
   const actions = {
     "?": () => (dialog.open ? dialog.close() : dialog.showModal()),
     "/": () => {
@@ -54,7 +55,12 @@ export function setupPageKeys({ dialog, timeline, find, composer, panels }) {
   });
 }
 
-/** Whether keys at `target` are text being typed (or a choice being made). */
+/**
+ * Whether keys at `target` are text being typed (or a choice being made).
+ *
+ * @param {EventTarget|null} target
+ * @returns {boolean}
+ */
 function typing(target) {
   if (!(target instanceof HTMLElement)) return false;
   if (target.isContentEditable) return true;
@@ -65,7 +71,13 @@ function typing(target) {
   return !["button", "checkbox", "radio", "reset", "submit", "range", "color"].includes(type);
 }
 
-/** Open the row after (or before) the selected one, among the rows shown. */
+/**
+ * Open the row after (or before) the selected one, among the rows shown.
+ *
+ * @param {import("./timeline.js").Timeline} timeline
+ * @param {1|-1} by
+ * @returns {boolean} whether there was a row to open
+ */
 function step(timeline, by) {
   const view = timeline.view;
   view.ensureRows();
@@ -77,7 +89,13 @@ function step(timeline, by) {
   return true;
 }
 
-/** Open the first (or last) row shown, scrolled to, with the keyboard on it. */
+/**
+ * Open the first (or last) row shown, scrolled to, with the keyboard on it.
+ *
+ * @param {import("./timeline.js").Timeline} timeline
+ * @param {"first"|"last"} which
+ * @returns {boolean} whether there was a row to open
+ */
 function edge(timeline, which) {
   const view = timeline.view;
   view.ensureRows();

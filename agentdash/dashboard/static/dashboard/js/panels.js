@@ -12,6 +12,7 @@
  */
 
 const NARROW = "(max-width: 760px)";
+/** @type {Record<string, number>} how far each arrow key moves */
 const KEYS = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
 
 /**
@@ -32,12 +33,11 @@ let panels = null;
  */
 export function setupPanels({ bar = document.getElementById("panel-tabs") } = {}) {
   if (panels) return panels;
-  /** @type {HTMLButtonElement[]} */
-  const tabs = bar ? [...bar.querySelectorAll("[role=tab][data-panel]")] : [];
-  const panelOf = (tab) => document.getElementById(tab.getAttribute("aria-controls") || "");
+  const tabs = /** @type {HTMLButtonElement[]} */ (bar ? [...bar.querySelectorAll("[role=tab][data-panel]")] : []);
+  const panelOf = (/** @type {HTMLButtonElement} */ tab) => document.getElementById(tab.getAttribute("aria-controls") || "");
   const selected = () => tabs.find((tab) => tab.getAttribute("aria-selected") === "true");
 
-  const select = (tab, focus) => {
+  const select = (/** @type {HTMLButtonElement} */ tab, /** @type {boolean} */ focus) => {
     const before = selected();
     for (const other of tabs) {
       const on = other === tab;

@@ -41,7 +41,7 @@ async function main() {
   const api = new SessionData(data.data_path);
   const panels = setupPanels();
   const chat = new Chat({
-    list: byId("messages"),
+    list: /** @type {HTMLOListElement} */ (byId("messages")),
     empty: byId("chat-empty"),
     agentName: data.app_name,
     fetchOlder: (before) => api.events(before),
@@ -106,7 +106,7 @@ async function main() {
     timeline,
   });
 
-  const applyRun = (run) => {
+  const applyRun = (/** @type {import("./chat_runs.js").Run & {trace_id?: string}} */ run) => {
     if (run.trace_id) traceOfRun.set(String(run.id), String(run.trace_id));
     confirmations.applyRun(run);
     chat.applyRun(run);
@@ -170,7 +170,7 @@ async function main() {
       if (state === "reconnecting" && detail?.retryInMs) {
         label = `Reconnecting in ${Math.ceil(detail.retryInMs / 1000)} s…`;
       }
-      node.lastElementChild.textContent = label;
+      /** @type {Element} */ (node.lastElementChild).textContent = label; // the label's span
       composerReady(socket.isOpen);
       if (state === "forbidden" || state === "not-found") {
         showBanner(banner, "This session is not available to you any more. Reload the page.");
@@ -184,7 +184,7 @@ async function main() {
 
   // The page comes with its snapshot; a page restored from the browser's history would
   // hold an old one, so only a fresh navigation uses it.
-  const navigation = performance.getEntriesByType("navigation")[0];
+  const navigation = /** @type {PerformanceNavigationTiming|undefined} */ (performance.getEntriesByType("navigation")[0]);
   const fresh = !navigation || navigation.type === "navigate" || navigation.type === "reload";
   const inline = fresh && document.getElementById("session-snapshot");
   const snapshot = inline ? readJsonScript("session-snapshot") : await snapshotWithRetries(api, banner);
@@ -210,7 +210,7 @@ async function main() {
         showBanner(banner, `Loading the spans failed (${error.message}); trying again in ${inS} s…`);
       },
     );
-  } catch (error) {
+  } catch (/** @type {any} */ error) {
     showBanner(banner, `The timeline could not load every span: ${error.message}. Reload the page.`);
   }
   timeline.loaded(); // what came in is all there will be: the page must not wait for more
@@ -218,7 +218,8 @@ async function main() {
 }
 
 /** What is not replayed (switch changes) or may have moved since the page's snapshot: the
- * operator's switches and state, read again whenever the page is back live. */
+ * operator's switches and state, read again whenever the page is back live.
+ * @param {SessionData} api @param {Controls} controls */
 async function refreshControls(api, controls) {
   try {
     const fresh = await api.snapshot();
@@ -229,14 +230,15 @@ async function refreshControls(api, controls) {
   }
 }
 
-/** The snapshot, retried while the server is away; null (with a banner) when refused. */
+/** The snapshot, retried while the server is away; null (with a banner) when refused.
+ * @param {SessionData} api @param {HTMLElement} banner @returns {Promise<any>} */
 async function snapshotWithRetries(api, banner) {
   for (let attempt = 0; ; attempt += 1) {
     try {
       const snapshot = await api.snapshot();
       banner.hidden = true;
       return snapshot;
-    } catch (error) {
+    } catch (/** @type {any} */ error) {
       if (!error.retryable) {
         showBanner(banner, `This session could not be loaded: ${error.message}.`);
         return null;
@@ -254,6 +256,7 @@ async function snapshotWithRetries(api, banner) {
  * (`data-input`, `data-output`, `data-cost-usd`: "" when unknown).
  */
 class UsageTotal {
+  /** @param {HTMLElement} node */
   constructor(node) {
     this.node = node;
     this.totals = new SessionUsage();
@@ -261,11 +264,13 @@ class UsageTotal {
     this.frame = 0;
   }
 
+  /** @param {import("./usage.js").Usage|undefined} total @param {unknown} runs */
   load(total, runs) {
     this.totals.load(total, Array.isArray(runs) ? runs : []);
     this.later();
   }
 
+  /** @param {{id: string|number, usage?: import("./usage.js").Usage}} run */
   run(run) {
     if (!this.totals.rest) return; // before the snapshot: load() counts it
     this.totals.run(run);
@@ -299,15 +304,13 @@ class UsageTotal {
 }
 
 /**
- * The header's badge: the latest run's status — shown as finished only once the timeline
- * has every span the session had when the page opened (else it would say "succeeded" next
- * to rows still loading).
- */
-/**
  * The header's run status: the run that holds the session's turn (running, or waiting for
- * an approval) and how many wait behind it; with none, the latest run's outcome.
+ * an approval) and how many wait behind it; with none, the latest run's outcome — shown as
+ * finished only once the timeline has every span the session had when the page opened
+ * (else it would say "succeeded" next to rows still loading).
  */
 class RunBadge {
+  /** @param {HTMLElement} node */
   constructor(node) {
     this.node = node;
     /** @type {{isComplete: boolean}|null} set once the timeline exists */
@@ -316,6 +319,7 @@ class RunBadge {
     this.runs = new Map();
   }
 
+  /** @param {{id: string|number, status: string}} run */
   run(run) {
     this.runs.set(String(run.id), run);
   }
@@ -345,7 +349,8 @@ class RunBadge {
   }
 }
 
-/** The composer sends `chat.send`; Enter sends, Shift+Enter starts a new line. */
+/** The composer sends `chat.send`; Enter sends, Shift+Enter starts a new line.
+ * @param {LiveSocket} socket @param {Chat} chat */
 function setupComposer(socket, chat) {
   const form = /** @type {HTMLFormElement} */ (byId("composer"));
   const text = /** @type {HTMLTextAreaElement} */ (byId("composer-text"));
@@ -377,6 +382,7 @@ function composerReady(open) {
   button.disabled = !open;
 }
 
+/** @param {HTMLElement} node @param {string} text */
 function showBanner(node, text) {
   node.textContent = text;
   node.hidden = false;

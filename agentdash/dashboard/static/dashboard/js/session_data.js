@@ -32,7 +32,7 @@ export class SessionData {
     this.base = base;
   }
 
-  /** @returns {Promise<object>} seq, runs, events, events_before, spans_total (, state) */
+  /** @returns {Promise<any>} seq, runs, events, events_before, spans_total (, state), as sent */
   snapshot() {
     return this.get("snapshot/");
   }
@@ -58,7 +58,7 @@ export class SessionData {
     return this.get(`spans/search/?q=${encodeURIComponent(text)}`, signal);
   }
 
-  /** @returns {Promise<{pending: object[]}>} the tool confirmations the session waits on */
+  /** @returns {Promise<{pending: import("./confirmations.js").Pending[]}>} the tool confirmations the session waits on */
   confirmations() {
     return this.get("confirmations/");
   }
@@ -67,7 +67,7 @@ export class SessionData {
    * The chat's events before a position (null: the latest page), oldest first.
    *
    * @param {number|null} before
-   * @returns {Promise<{events: object[], before: number|null}>}
+   * @returns {Promise<import("./chat_render.js").EventPage>}
    */
   events(before) {
     return this.get(before === null ? "events/" : `events/?before=${encodeURIComponent(String(before))}`);
@@ -77,7 +77,7 @@ export class SessionData {
    * The chat's events after a position, oldest first (a reader coming down again).
    *
    * @param {number} after
-   * @returns {Promise<{events: object[], before: number|null, after: number|null}>}
+   * @returns {Promise<import("./chat_newer.js").NewerPage & {before: number|null}>}
    */
   eventsAfter(after) {
     return this.get(`events/?after=${encodeURIComponent(String(after))}`);
@@ -104,7 +104,8 @@ export class SessionData {
       `spans/plan/?after=${encodeURIComponent(after)}&size=${NEXT_PAGES}`,
       onRetry,
     );
-    const plan = Array.isArray(planned.plan) ? planned.plan.filter((c) => typeof c === "string") : [];
+    /** @type {string[]} */
+    const plan = Array.isArray(planned.plan) ? planned.plan.filter((/** @type {unknown} */ c) => typeof c === "string") : [];
     if (after && plan.length > 1 && plan[0] === after) {
       /** @type {(object|null)[]} the pages arrived and not handed over yet */
       const pending = plan.map(() => null);
@@ -144,7 +145,7 @@ export class SessionData {
    */
   async between(from, until, onRetry) {
     const upTo = until === null ? "" : `&until=${encodeURIComponent(until)}`;
-    const bounds = (after) => `spans/?after=${encodeURIComponent(after)}${upTo}&limit=${PAGE_MAX}`;
+    const bounds = (/** @type {string} */ after) => `spans/?after=${encodeURIComponent(after)}${upTo}&limit=${PAGE_MAX}`;
     const page = await this.retrying(bounds(from), onRetry);
     let rows = page.rows;
     for (let more = page.next; more; ) {
@@ -174,7 +175,13 @@ export class SessionData {
     }
   }
 
-  /** @private */
+  /**
+   * @private The JSON object at `path` under the page's base.
+   * @param {string} path
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<any>}
+   * @throws {DataError} when the server cannot be reached or does not answer with an object
+   */
   async get(path, signal = undefined) {
     let response;
     try {

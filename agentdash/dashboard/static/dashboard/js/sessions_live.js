@@ -101,9 +101,9 @@ export function keepListCurrent({ card, news, indicator, onUpdated }) {
   socket.start();
 }
 
-/** @returns {HTMLTableRowElement[]} the rows shown, in order */
+/** @param {HTMLElement} card @returns {HTMLTableRowElement[]} the rows shown, in order */
 function shownRows(card) {
-  return [...card.querySelectorAll("tbody tr.session-row")];
+  return [.../** @type {NodeListOf<HTMLTableRowElement>} */ (card.querySelectorAll("tbody tr.session-row"))];
 }
 
 /**
@@ -173,7 +173,12 @@ function setCells(tr, row) {
   }
 }
 
-/** Newest activity first, as the server orders the list; the focus stays where it was. */
+/**
+ * Newest activity first, as the server orders the list; the focus stays where it was.
+ *
+ * @param {HTMLElement} card
+ * @param {HTMLTableRowElement[]} rows
+ */
 function reorder(card, rows) {
   const body = card.querySelector("tbody");
   if (!body) return;
@@ -184,7 +189,13 @@ function reorder(card, rows) {
   if (focused instanceof HTMLElement && body.contains(focused)) focused.focus({ preventScroll: true });
 }
 
-/** Order two cursors ("<last activity>:<id>") as the list's sort key does. */
+/**
+ * Order two cursors ("<last activity>:<id>") as the list's sort key does.
+ *
+ * @param {string} a
+ * @param {string} b
+ * @returns {number}
+ */
 function compareCursors(a, b) {
   const [atA, idA] = splitCursor(a);
   const [atB, idB] = splitCursor(b);
@@ -192,6 +203,7 @@ function compareCursors(a, b) {
   return idA < idB ? -1 : idA > idB ? 1 : 0;
 }
 
+/** @param {string} cursor @returns {[number, string]} the last activity, the id */
 function splitCursor(cursor) {
   const at = cursor.indexOf(":");
   return [Number(cursor.slice(0, at)), cursor.slice(at + 1)];

@@ -23,6 +23,7 @@ import { toolView } from "./span_detail_tool.js";
 import { spanKind } from "./span_summary.js";
 import { SpanVersions } from "./span_versions.js";
 
+/** @type {Record<string, string|undefined>} */
 const STATE_TEXT = {
   running: "running",
   ok: "ok",
@@ -30,8 +31,15 @@ const STATE_TEXT = {
   unfinished: "unfinished (its run ended without its end)",
   cancelled: "cancelled",
 };
-/** The view of each kind of span that has one. */
+/**
+ * The view of each kind of span that has one.
+ *
+ * @type {Record<string, ((data: Record<string, any>, draw: Draw & {node: any}) => Array<Node|null>)|undefined>}
+ */
 const VIEWS = { model: modelView, tool: toolView, callback: callbackView };
+
+/** @typedef {import("./span_detail_parts.js").Draw} Draw */
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
 
 /**
  * @typedef {object} Shown  what the pane is showing
@@ -73,7 +81,9 @@ export class SpanDetail {
     const close = el("button", { class: "link", text: "Close", attrs: { type: "button" } });
     close.addEventListener("click", () => this.onClose());
     this.head = el("header", { class: "detail-head", children: [this.title, close] });
+    /** @type {HTMLElement} */
     this.status = el("div");
+    /** @type {HTMLElement} */
     this.summary = el("div");
     root.addEventListener("keydown", (event) => {
       if (event.key === "Escape") {
@@ -133,12 +143,12 @@ export class SpanDetail {
     if (scroll) this.root.scrollIntoView({ block: "nearest" });
   }
 
-  /** The summary of the span shown changed (a new version, its run ended). */
+  /** The summary of the span shown changed (a new version, its run ended). @param {SpanNode} node @param {string} state */
   refresh(node, state) {
     if (this.node === node) this.show(node, state);
   }
 
-  /** While the span shown runs: its duration. */
+  /** While the span shown runs: its duration. @param {number} nowNs */
   tick(nowNs) {
     if (this.node && this.state === "running") {
       for (const cell of this.durations) cell.textContent = `${formatDuration(nowNs - this.node.start)} …`;
@@ -190,6 +200,7 @@ export class SpanDetail {
   summaryTable() {
     const n = this.node;
     const status = this.statusText();
+    /** @type {[string, unknown][]} */
     const rows = [
       ["name", n.name],
       ["status", n.message ? `${status}: ${n.message}` : status],
@@ -224,6 +235,7 @@ export class SpanDetail {
     const attrs = data.attributes && typeof data.attributes === "object" ? data.attributes : {};
     const focused = focusKey(this.attrsPart) || focusKey(this.rawPart);
     const view = VIEWS[n.spanKind || spanKind(data)];
+    /** @type {Array<Node|null>} */
     let parts = [];
     let failed = false;
     if (view) {
@@ -236,7 +248,7 @@ export class SpanDetail {
       }
     }
     const guardrail = guardrailSection({ attrs, expanded: this.expanded });
-    this.attrsPart.replaceChildren(...[guardrail, ...parts].filter(Boolean), ...eventsList(data.events, this.expanded));
+    this.attrsPart.replaceChildren(.../** @type {Node[]} */ ([guardrail, ...parts].filter(Boolean)), ...eventsList(data.events, this.expanded));
     this.rawPart.replaceChildren(this.rawSection(attrs, failed || !view));
     if (focused) {
       const again = this.root.querySelector(`[data-focus="${CSS.escape(focused)}"]`);
@@ -245,7 +257,8 @@ export class SpanDetail {
   }
 
   /** @private The raw attributes: a table in a section, open as the reader last left it
-   * (or, until they choose, open only for spans without a view of their own). */
+   * (or, until they choose, open only for spans without a view of their own).
+   * @param {Record<string, any>} attrs @param {boolean} openByDefault */
   rawSection(attrs, openByDefault) {
     const table = attributesTable(attrs, this.expanded);
     const summary = el("summary", {
@@ -265,7 +278,7 @@ export class SpanDetail {
     return section;
   }
 
-  /** @private Fetch the full span unless the cache has this version. */
+  /** @private Fetch the full span unless the cache has this version. @param {SpanNode} node */
   load(node) {
     const kept = this.cache.get(node.key);
     if (!this.fetchSpan || this.loading.has(node.key)) return;
@@ -273,7 +286,7 @@ export class SpanDetail {
     const enough = kept && kept.seq >= node.seq && (kept.fetched || node.spanKind !== "model" || node.end === null);
     if (enough) return;
     const job = Promise.resolve()
-      .then(() => this.fetchSpan(node.trace, node.id))
+      .then(() => /** @type {(traceId: string, spanId: string) => Promise<any>} */ (this.fetchSpan)(node.trace, node.id))
       .then(
         (data) => {
           this.loading.delete(node.key);
@@ -298,7 +311,7 @@ export class SpanDetail {
   }
 }
 
-/** The `data-focus` name of the focused control inside `part`, if any. */
+/** The `data-focus` name of the focused control inside `part`, if any. @param {Element} part */
 function focusKey(part) {
   const active = document.activeElement;
   if (!(active instanceof HTMLElement) || !part.contains(active)) return "";

@@ -69,7 +69,7 @@ export function callbackView(data, draw) {
     out.push(notice("error", [OUTCOMES.raised]));
     if (a[A.error]) out.push(valueBlock(String(a[A.error]), { key: "error", expanded: draw.expanded, label: "Error", copy: true, mono: true }));
   } else if (own(OUTCOMES, outcome)) {
-    out.push(notice("info", [own(OUTCOMES, outcome)]));
+    out.push(notice("info", [/** @type {string} */ (own(OUTCOMES, outcome))]));
   }
   if (outcome === "overridden") {
     out.push(section("Returned", [payload(a[A.returned], "returned", draw)]));
@@ -78,7 +78,13 @@ export function callbackView(data, draw) {
   return out;
 }
 
-/** A returned or replaced value: a message list as turns, anything else as JSON. */
+/**
+ * A returned or replaced value: a message list as turns, anything else as JSON.
+ *
+ * @param {unknown} raw the attribute
+ * @param {string} key
+ * @param {import("./span_detail_parts.js").Draw} draw
+ */
 function payload(raw, key, draw) {
   const found = jsonAttribute(raw);
   if (found.state === "absent") {
@@ -88,12 +94,19 @@ function payload(raw, key, draw) {
   return jsonBlock(found, { key, draw, label: "Value" });
 }
 
+/** @param {unknown} value @returns {boolean} whether it is a list of messages (role, parts) */
 function isMessages(value) {
   return Array.isArray(value) && value.length > 0 && value.every((m) => m && typeof m === "object" && Array.isArray(m.parts) && "role" in m);
 }
 
-/** A table's own entry for a key from a span (never one the object inherits, like
- * "constructor"); undefined when it has none. */
+/**
+ * A table's own entry for a key from a span (never one the object inherits, like
+ * "constructor"); undefined when it has none.
+ *
+ * @param {Record<string, string>} table
+ * @param {unknown} key
+ * @returns {string|undefined}
+ */
 function own(table, key) {
   return typeof key === "string" && Object.hasOwn(table, key) ? table[key] : undefined;
 }

@@ -61,11 +61,17 @@ export class LazySpanDetail {
     return this.loading;
   }
 
+  /** @param {any} data a span's full data @param {number} seq its version */
   remember(data, seq) {
     if (this.pane) this.pane.remember(data, seq);
     else this.versions.keep(data, seq);
   }
 
+  /**
+   * @param {import("./span_tree.js").SpanNode} node
+   * @param {string} state
+   * @param {{scroll?: boolean}} [options]
+   */
   show(node, state, options = {}) {
     if (this.pane) {
       this.pane.show(node, state, options);
@@ -75,11 +81,13 @@ export class LazySpanDetail {
     this.load();
   }
 
+  /** @param {import("./span_tree.js").SpanNode} node @param {string} state */
   refresh(node, state) {
     if (this.pane) this.pane.refresh(node, state);
     else if (this.wanted && this.wanted.node === node) this.wanted.state = state;
   }
 
+  /** @param {number} nowNs */
   tick(nowNs) {
     if (this.pane) this.pane.tick(nowNs);
   }

@@ -35,6 +35,10 @@ const A = {
 };
 const USAGE_PREFIX = "gen_ai.usage.";
 
+/** @typedef {import("./span_detail_parts.js").Draw} Draw */
+/** @typedef {import("./span_detail_parts.js").Calls} Calls */
+/** @typedef {ReturnType<typeof jsonAttribute>} Found  a JSON attribute read */
+
 /**
  * @param {Record<string, any>} data the span's full data (`usage` optional)
  * @param {import("./span_detail_parts.js").Draw} draw
@@ -54,12 +58,12 @@ export function modelView(data, draw) {
 }
 
 /** The safety settings sent with the request: a table of category → threshold (anything
- * else as it was recorded); null when none were. */
+ * else as it was recorded); null when none were. @param {Found} settings @param {Draw} draw */
 function safetyView(settings, draw) {
   if (settings.state === "absent") return null;
   const list = settings.state === "ok" && Array.isArray(settings.value) ? settings.value : null;
   const rows = list && list.every((s) => s && typeof s === "object" && !Array.isArray(s))
-    ? list.map((s) => [String(s.category ?? "(no category)"), String(s.threshold ?? "")])
+    ? list.map((s) => /** @type {[string, unknown]} */ ([String(s.category ?? "(no category)"), String(s.threshold ?? "")]))
     : null;
   const body = rows
     ? plainTable(rows, "safety settings")
@@ -67,7 +71,13 @@ function safetyView(settings, draw) {
   return section("Safety settings", [body], "detail-safety");
 }
 
-/** What the model was sent: the system instruction, the turns, the tools declared. */
+/**
+ * What the model was sent: the system instruction, the turns, the tools declared.
+ *
+ * @param {Record<string, any>} a the span's attributes
+ * @param {Draw} draw
+ * @param {Calls} calls
+ */
 function requestView(a, draw, calls) {
   const out = [];
   const system = jsonAttribute(a[A.system]);
@@ -85,7 +95,13 @@ function requestView(a, draw, calls) {
   return out;
 }
 
-/** What came back (or replaced it), why it stopped. */
+/**
+ * What came back (or replaced it), why it stopped.
+ *
+ * @param {Record<string, any>} a the span's attributes
+ * @param {Draw} draw
+ * @param {Calls} calls
+ */
 function responseView(a, draw, calls) {
   const out = [];
   if (a[A.replacedBy]) {
@@ -103,11 +119,17 @@ function responseView(a, draw, calls) {
   return out;
 }
 
-/** The system instruction: its text parts as text. */
+/**
+ * The system instruction: its text parts as text.
+ *
+ * @param {Exclude<Found, {state: "absent"}>} system
+ * @param {Draw} draw
+ */
 function systemView(system, draw) {
   if (system.state === "unparsed") {
     return valueBlock(system.text, { key: "sys", expanded: draw.expanded, label: "System instruction", note: unparsedNote(system.text) });
   }
+  /** @type {any[]} */
   const parts = Array.isArray(system.value) ? system.value : [system.value];
   const text = parts.every((p) => p && typeof p === "object" && p.type === "text")
     ? parts.map((p) => String(p.content ?? "")).join("\n")
@@ -122,12 +144,13 @@ function systemView(system, draw) {
   });
 }
 
-/** The tools declared to the model, if recorded. */
+/** The tools declared to the model, if recorded. @param {Found} tools @param {Draw} draw */
 function toolsView(tools, draw) {
   if (tools.state === "absent") return [];
   if (tools.state === "unparsed") {
     return [heading("Tools declared"), valueBlock(tools.text, { key: "tools", expanded: draw.expanded, note: unparsedNote(tools.text), mono: true })];
   }
+  /** @type {any[]} */
   const list = Array.isArray(tools.value) ? tools.value : [tools.value];
   return [
     heading("Tools declared", String(list.length)),
@@ -152,10 +175,14 @@ function toolsView(tools, draw) {
 /**
  * The model and its tokens: the server's `usage` (with cost) when it sent one, else the
  * token attributes the span carries.
+ *
+ * @param {import("./usage.js").Usage|null|undefined} usage the span's, when the server sent one
+ * @param {Record<string, any>} a the span's attributes
  */
 function usageFacts(usage, a) {
   const model = a[A.requestModel];
   const offline = a[A.offline] && model !== "offline" ? `${model ?? ""} (offline)` : model;
+  /** @type {[string, unknown][]} */
   const pairs = [["model", offline], ["provider", a[A.provider] !== model ? a[A.provider] : null]];
   if (usage && typeof usage === "object") {
     pairs.push(
@@ -175,7 +202,12 @@ function usageFacts(usage, a) {
   return facts(pairs, "model and tokens");
 }
 
-/** The span's cost as the page's totals write it (usage.js), and the prices' date. */
+/**
+ * The span's cost as the page's totals write it (usage.js), and the prices' date.
+ *
+ * @param {import("./usage.js").Usage} usage
+ * @returns {string|null}
+ */
 function cost(usage) {
   if (typeof usage.cost_usd !== "number" || !Number.isFinite(usage.cost_usd)) {
     return usage.model ? `no price for ${usage.model}` : null;

@@ -29,6 +29,7 @@ const MARKED_DECISIONS = new Set(["allowed", "blocked", "redacted", "unsafe", "l
  * @typedef {object} Draw  what every view is drawn with
  * @property {Record<string, any>} attrs the span's attributes
  * @property {Set<string>} expanded value blocks the reader expanded (by key)
+ * @property {boolean} [ended] whether the span has ended (the kinds' views are told)
  */
 
 /**
@@ -64,7 +65,14 @@ export function notice(kind, children) {
   return el("p", { class: `detail-notice notice-${kind}`, children });
 }
 
-/** A part of a view with its heading, named for screen readers (and tests). */
+/**
+ * A part of a view with its heading, named for screen readers (and tests).
+ *
+ * @param {string} title
+ * @param {Array<Node|string|null|undefined|false>} children
+ * @param {string|null} [cls] its class names
+ * @returns {HTMLElement}
+ */
 export function section(title, children, cls = null) {
   return el("section", { class: cls, attrs: { "aria-label": title }, children: [heading(title), ...children] });
 }
@@ -107,7 +115,7 @@ export function guardrailSection(draw) {
  * A recorded JSON attribute (from {@link jsonAttribute}, not absent) as a value block with a
  * Copy button; text that is not JSON is shown as it came, saying so.
  *
- * @param {{state: string, value?: any, text?: string}} found
+ * @param {{state: "ok", value: any}|{state: "unparsed", text: string}} found
  * @param {{key: string, draw: {expanded: Set<string>}, label?: string}} options
  */
 export function jsonBlock(found, { key, draw, label }) {
@@ -117,12 +125,12 @@ export function jsonBlock(found, { key, draw, label }) {
     : valueBlock(found.value, common);
 }
 
-/** A section heading in the pane. */
+/** A section heading in the pane. @param {string} text @param {string} [extra] said after it, muted */
 export function heading(text, extra) {
   return el("h4", { children: [text, extra ? el("span", { class: "muted h-extra", text: extra }) : null] });
 }
 
-/** A count with its noun: "1 message", "3 messages". */
+/** A count with its noun: "1 message", "3 messages". @param {number} n @param {string} noun */
 export function counted(n, noun) {
   return `${formatCount(n)} ${noun}${n === 1 ? "" : "s"}`;
 }
@@ -141,7 +149,7 @@ export function jsonAttribute(raw) {
   return parsed.ok ? { state: "ok", value: parsed.value } : { state: "unparsed", text: raw };
 }
 
-/** What to say about a payload that could not be read as JSON. */
+/** What to say about a payload that could not be read as JSON. @param {string} text */
 export function unparsedNote(text) {
   if (text.length > PRETTY_CHARS) return "too large to read here: shown as recorded";
   if (text.endsWith("…[truncated]")) return "cut at the runtime's size cap: shown as recorded";
@@ -161,8 +169,14 @@ export function newCalls() {
   return { byId: new Map(), pending: [] };
 }
 
-/** The role a person reads: the conventions' "assistant" is the model (ADK's name). */
+/**
+ * The role a person reads: the conventions' "assistant" is the model (ADK's name).
+ *
+ * @param {Record<string, any>} message
+ * @returns {string}
+ */
 function roleOf(message) {
+  /** @type {any[]} */
   const parts = Array.isArray(message.parts) ? message.parts : [];
   if (parts.length && parts.every((p) => p && p.type === "tool_call_response")) return "tool";
   const role = typeof message.role === "string" && message.role ? message.role : "unknown";
@@ -191,6 +205,7 @@ export function turns(messages, draw, key, calls = newCalls()) {
       list.append(el("li", { class: "turn", children: [valueBlock(message, { key: `${key}.${i}`, expanded: draw.expanded })] }));
       return;
     }
+    /** @type {any[]} */
     const parts = Array.isArray(message.parts) ? message.parts : [];
     if (budget <= 0) {
       left += 1;
@@ -218,7 +233,15 @@ export function turns(messages, draw, key, calls = newCalls()) {
   return el("div", { children: [list, more] });
 }
 
-/** One part of a message. */
+/**
+ * One part of a message.
+ *
+ * @param {any} part as recorded (anything)
+ * @param {Draw} draw
+ * @param {string} key
+ * @param {Calls} calls
+ * @returns {HTMLElement}
+ */
 function partView(part, draw, key, calls) {
   const expanded = draw.expanded;
   if (!part || typeof part !== "object") return valueBlock(part, { key, expanded });
@@ -264,6 +287,7 @@ function partView(part, draw, key, calls) {
   }
 }
 
+/** @param {unknown} id @returns {HTMLElement|null} */
 function idText(id) {
   return typeof id === "string" && id ? el("span", { class: "muted part-id", text: id }) : null;
 }

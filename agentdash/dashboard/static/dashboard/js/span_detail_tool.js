@@ -28,7 +28,7 @@ const A = {
 };
 
 /** Whom the tool acted as: "user 42", "agent agentdash-agent" (docs/SAFETY.md, Identity). */
-function actedAs(a) {
+function actedAs(/** @type {Record<string, any>} */ a) {
   if (!a[A.identity]) return null;
   return a[A.principal] ? `${a[A.identity]} ${a[A.principal]}` : String(a[A.identity]);
 }
@@ -69,7 +69,14 @@ export function toolView(data, draw) {
   return out;
 }
 
-/** One JSON payload with a Copy button, or why it is missing. */
+/**
+ * One JSON payload with a Copy button, or why it is missing.
+ *
+ * @param {unknown} raw the attribute
+ * @param {string} key
+ * @param {string} noun "arguments" or "result"
+ * @param {import("./span_detail_parts.js").Draw} draw
+ */
 function payload(raw, key, noun, draw) {
   const found = jsonAttribute(raw);
   if (found.state === "absent") {

@@ -62,7 +62,12 @@ export function parseJson(text) {
   }
 }
 
-/** Indented JSON, or null for what cannot be printed (too deep for the stack, a cycle). */
+/**
+ * Indented JSON, or null for what cannot be printed (too deep for the stack, a cycle).
+ *
+ * @param {unknown} value
+ * @returns {string|null} "" for what JSON has no text for (undefined, a function)
+ */
 function stringify(value) {
   try {
     return JSON.stringify(value, null, 2) ?? "";
@@ -71,7 +76,13 @@ function stringify(value) {
   }
 }
 
-/** `text` cut to at most `max` characters, never between the halves of a surrogate pair. */
+/**
+ * `text` cut to at most `max` characters, never between the halves of a surrogate pair.
+ *
+ * @param {string} text
+ * @param {number} max
+ * @returns {string}
+ */
 function cut(text, max) {
   if (text.length <= max) return text;
   let end = max;
@@ -80,7 +91,7 @@ function cut(text, max) {
   return text.slice(0, end);
 }
 
-/** The collapsed view: the first lines, within the collapsed character budget. */
+/** The collapsed view: the first lines, within the collapsed character budget. @param {string} text */
 function preview(text) {
   let end = -1;
   for (let line = 0; line < COLLAPSED_LINES; line += 1) {
@@ -90,6 +101,7 @@ function preview(text) {
   return text.slice(0, end);
 }
 
+/** @param {string} text @returns {number} its lines, counted up to 100,001 */
 function lineCount(text) {
   let count = 1;
   for (let at = text.indexOf("\n"); at >= 0 && count <= 100_000; at = text.indexOf("\n", at + 1)) {
@@ -125,6 +137,7 @@ export function valueBlock(value, { label, name, key, expanded, copy = false, mo
   const bar = [];
   if (label) bar.push(el("span", { class: "value-label", text: label }));
   if (note) bar.push(el("span", { class: "value-note", text: note }));
+  /** @type {HTMLElement|null} */
   let status = null;
   if (copy) {
     const button = el("button", {
@@ -151,7 +164,7 @@ export function valueBlock(value, { label, name, key, expanded, copy = false, mo
     attrs: { type: "button", "data-focus": key ? `${key}:toggle` : null },
   });
   const hidden = el("span", { class: "value-hidden" });
-  const draw = (open) => {
+  const draw = (/** @type {boolean} */ open) => {
     const shown = open ? cut(text, SHOWN_CHARS) : short;
     pre.textContent = shown;
     toggle.textContent = open ? "Show less" : `Show all (${size})`;
@@ -192,6 +205,7 @@ export async function copyText(text, button, status) {
   say(status, done ? "Copied" : "Could not copy: select the text and copy it");
 }
 
+/** @param {string} text @param {HTMLElement} button @returns {boolean} whether it was copied */
 function copyWithCommand(text, button) {
   const area = el("textarea", {
     class: "copy-buffer",
@@ -215,6 +229,7 @@ function copyWithCommand(text, button) {
 /** @type {WeakMap<HTMLElement, number>} */
 const clearing = new WeakMap();
 
+/** @param {HTMLElement} status @param {string} text said for a few seconds */
 function say(status, text) {
   status.textContent = text;
   clearTimeout(clearing.get(status));

@@ -16,6 +16,7 @@
 import { spanKey } from "./span_tree.js";
 
 /** @typedef {{text: string, kind: string, status: string, outcome: string, minMs: number}} Filter */
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
 
 /** @returns {Filter} a filter that matches every span (and so is not applied) */
 export function emptyFilter() {
@@ -39,7 +40,7 @@ export class SpanFind {
     this.hitsText = "";
     this.count = 0;
     this.stamp = 0;
-    /** @type {any[]|null} every span in tree order, collapsed or not (made when needed) */
+    /** @type {SpanNode[]|null} every span in tree order, collapsed or not (made when needed) */
     this.order = null;
   }
 
@@ -108,7 +109,7 @@ export class SpanFind {
     return count;
   }
 
-  /** @param {any} node @param {number} now Unix ns @returns {boolean} */
+  /** @param {SpanNode} node @param {number} now Unix ns @returns {boolean} */
   matches(node, now) {
     const f = this.filter;
     const kind = node.spanKind || "other";
@@ -135,10 +136,10 @@ export class SpanFind {
    * The next (or previous) span after `from` in tree order, collapsed or not, for which
    * `test` holds; wraps around; null when none does.
    *
-   * @param {any|null} from
-   * @param {(node: any) => boolean} test
+   * @param {SpanNode|null} from
+   * @param {(node: SpanNode) => boolean} test
    * @param {number} [step] 1 forward, -1 back
-   * @returns {any|null}
+   * @returns {SpanNode|null}
    */
   next(from, test, step = 1) {
     const order = this.treeOrder();
@@ -156,7 +157,7 @@ export class SpanFind {
   /**
    * A match's place among the matches in tree order (1-based), 0 when `node` is not one.
    *
-   * @param {any|null} node
+   * @param {SpanNode|null} node
    * @returns {number}
    */
   placeOf(node) {
@@ -169,19 +170,20 @@ export class SpanFind {
     return 0;
   }
 
-  /** @returns {boolean} whether `node` matched the filter last applied */
+  /** @param {SpanNode} node @returns {boolean} whether `node` matched the filter last applied */
   isHit(node) {
     return this.active && node.hit === this.stamp;
   }
 
-  /** @private Every span, depth first, children by start. */
+  /** @private Every span, depth first, children by start. @returns {SpanNode[]} */
   treeOrder() {
     if (this.order) return this.order;
     const out = [];
+    /** @type {SpanNode[]} */
     const stack = [];
     for (let r = this.data.roots.length - 1; r >= 0; r -= 1) stack.push(this.data.roots[r]);
     while (stack.length) {
-      const node = stack.pop();
+      const node = /** @type {SpanNode} */ (stack.pop());
       out.push(node);
       for (let c = node.children.length - 1; c >= 0; c -= 1) stack.push(node.children[c]);
     }

@@ -16,6 +16,8 @@ const TRACE = "trace";
 const RUN = "run";
 const ID = /^[0-9A-Za-z_-]{1,64}$/;
 
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
+
 export class SpanLinks {
   /**
    * @param {object} options
@@ -55,7 +57,7 @@ export class SpanLinks {
   /**
    * The address of a span of this page (the current address with its span in the query).
    *
-   * @param {any|null} node
+   * @param {SpanNode|null} node
    * @returns {URL}
    */
   urlOf(node) {
@@ -76,7 +78,7 @@ export class SpanLinks {
   /** @private The address changed (loaded, back, forward): show what it asks for. */
   follow() {
     const query = new URLSearchParams(location.search);
-    const clean = (name) => {
+    const clean = (/** @type {string} */ name) => {
       const value = query.get(name) || "";
       return ID.test(value) ? value : "";
     };
@@ -87,6 +89,7 @@ export class SpanLinks {
       return;
     }
     this.wanted = wanted;
+    /** @type {{nodes: Map<string, SpanNode>, values: Iterator<SpanNode>, seen: number}|null} */
     this.scan = null; // a new link: look through every span again
     this.resolve();
   }
@@ -104,7 +107,7 @@ export class SpanLinks {
     if (url.href !== location.href) history.replaceState(history.state, "", url);
   }
 
-  /** @private A span opened or the details closed: a new place in the history. */
+  /** @private A span opened or the details closed: a new place in the history. @param {SpanNode|null} node */
   selected(node) {
     if (this.following) return;
     this.wanted = null;
@@ -112,7 +115,7 @@ export class SpanLinks {
     if (url.href !== location.href) history.pushState(null, "", url);
   }
 
-  /** @private */
+  /** @private Run `action` without putting what it selects in the history. @param {() => void} action */
   quietly(action) {
     this.following = true;
     try {
@@ -124,7 +127,8 @@ export class SpanLinks {
 
   /** @private The span named, if loaded. By id alone: only the spans not looked at before
    * (a Map's iterator goes on with what is added after it), so waiting for a link while
-   * 50,000 spans load costs one pass, not one per page. */
+   * 50,000 spans load costs one pass, not one per page.
+   * @param {string} spanId @param {string} traceId ("": any trace) @returns {SpanNode|null} */
   spanOf(spanId, traceId) {
     const nodes = this.timeline.data.nodes;
     if (traceId) return nodes.get(spanKey(traceId, spanId)) || null;
@@ -140,7 +144,7 @@ export class SpanLinks {
     return null;
   }
 
-  /** @private The run's first top-level span (its invocation). */
+  /** @private The run's first top-level span (its invocation). @param {string} runId @returns {SpanNode|null} */
   rootOfRun(runId) {
     const trace = this.traceOfRun(runId);
     if (!trace) return null;

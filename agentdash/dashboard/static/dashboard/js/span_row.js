@@ -16,6 +16,8 @@ const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
 const SHOWN_DECISIONS = new Set(["blocked", "redacted", "unsafe", "limit"]);
 const NO_FIND = { match: null, text: "" };
 
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
+
 /**
  * @typedef {object} Row  a pooled row element and its parts
  * @property {HTMLElement} el the treeitem
@@ -25,7 +27,7 @@ const NO_FIND = { match: null, text: "" };
  *   row shows: a callback's outcome, decision, hook and error; a model call's tokens,
  *   offline, decision and error)
  * @property {HTMLElement} duration
- * @property {any} node the span shown, or null
+ * @property {import("./span_tree.js").SpanNode|null} node the span shown, or null
  * @property {number} ver the node version painted (-1: none)
  * @property {number} epoch the tree epoch painted
  * @property {Record<string, string|null>} attrs values written
@@ -60,7 +62,7 @@ export function makeRow() {
  * The row's place and ARIA state (every frame it is in view; cheap when nothing changed).
  *
  * @param {Row} row
- * @param {any} node
+ * @param {SpanNode} node
  * @param {{active: boolean, selected: boolean}} flags
  */
 export function placeRow(row, node, { active, selected }) {
@@ -79,7 +81,7 @@ export function placeRow(row, node, { active, selected }) {
  * The row's content: kind, name, badges, bar and duration.
  *
  * @param {Row} row
- * @param {any} node
+ * @param {SpanNode} node
  * @param {string} state from SpanTree#stateOf
  * @param {{start: number, end: number}|undefined} trace the span's trace (its extent)
  * @param {number} now Unix ns
@@ -119,13 +121,23 @@ export function paintExtent(row, trace, now) {
   setVar(row, "--e", trace ? ms(Math.max(end - trace.start, 1_000)) : "1");
 }
 
-/** A running span's bar and clock (the timer's only work on a row). */
+/**
+ * A running span's bar and clock (the timer's only work on a row).
+ *
+ * @param {Row} row
+ * @param {SpanNode} node
+ * @param {number} now Unix ns
+ */
 export function paintRunning(row, node, now) {
   setVar(row, "--d", ms(now - node.start));
   row.duration.textContent = formatDuration(now - node.start);
 }
 
-/** Out of view: hidden, its span forgotten, and no stale state left for selectors to find. */
+/**
+ * Out of view: hidden, its span forgotten, and no stale state left for selectors to find.
+ *
+ * @param {Row} row
+ */
 export function hideRow(row) {
   if (row.node && row.node.row === row) row.node.row = null;
   row.node = null;
@@ -136,7 +148,13 @@ export function hideRow(row) {
   setAttr(row, "tabindex", "-1");
 }
 
-/** The name, with the filter's text in it marked (`<mark>`, text nodes only). */
+/**
+ * The name, with the filter's text in it marked (`<mark>`, text nodes only).
+ *
+ * @param {HTMLElement} name
+ * @param {string} label
+ * @param {string} needle the filter's text in lower case ("": none)
+ */
 function paintName(name, label, needle) {
   const text = String(label);
   const lower = needle ? text.toLowerCase() : "";
@@ -154,14 +172,24 @@ function paintName(name, label, needle) {
   );
 }
 
-/** A tool call waiting for approval, a callback's outcome and hook, a model call's tokens, a
- * guardrail's decision (any kind), an error or a cancellation (the first four shown). */
+/**
+ * A tool call waiting for approval, a callback's outcome and hook, a model call's tokens, a
+ * guardrail's decision (any kind), an error or a cancellation (the first four shown).
+ *
+ * @param {Row} row
+ * @param {SpanNode} node
+ * @param {string} state
+ * @param {string} kind
+ * @param {number} now Unix ns
+ */
 function paintMeta(row, node, state, kind, now) {
+  /** @type {[cls: string, text: string, title?: string][]} */
   const parts = [];
   if (node.waiting !== null && node.waiting !== undefined) {
     const waited = formatDuration(Math.max(0, now - node.waiting));
     parts.push(["outcome outcome-waiting", `waiting ${waited}`, "waiting for a person's approval"]);
   }
+  /** @type {[string, string, string]|null} */
   const decision = SHOWN_DECISIONS.has(node.decision)
     ? [`decision decision-${node.decision}`, node.decision, `guardrail decision: ${node.decision}`]
     : null;
@@ -199,19 +227,34 @@ function ms(nanoseconds) {
   return (Math.max(0, nanoseconds) / 1e6).toFixed(3);
 }
 
-/** Where a bar ends: its end, now while it runs, or its trace's last end when it never ended. */
+/**
+ * Where a bar ends: its end, now while it runs, or its trace's last end when it never ended.
+ *
+ * @param {SpanNode} node
+ * @param {string} state
+ * @param {{end: number}|undefined} trace
+ * @param {number} now Unix ns
+ * @returns {number} Unix ns
+ */
 function barEnd(node, state, trace, now) {
   if (node.end !== null) return node.end;
   if (state === "running") return now;
   return Math.max(node.start, trace ? trace.end : node.start);
 }
 
+/** @param {SpanNode} node @param {string} state @param {number} now Unix ns @returns {string} */
 function durationText(node, state, now) {
   if (node.end !== null) return formatDuration(node.end - node.start);
   return state === "running" ? formatDuration(now - node.start) : "—";
 }
 
-/** Set an attribute (a name fixed here) only when its value changes; null removes it. */
+/**
+ * Set an attribute (a name fixed here) only when its value changes; null removes it.
+ *
+ * @param {Row} row
+ * @param {string} name
+ * @param {string|null} value
+ */
 function setAttr(row, name, value) {
   if (row.attrs[name] === value) return;
   row.attrs[name] = value;
@@ -219,6 +262,7 @@ function setAttr(row, name, value) {
   else row.el.setAttribute(name, value);
 }
 
+/** A custom property, set only when its value changes. @param {Row} row @param {string} name @param {string} value */
 function setVar(row, name, value) {
   if (row.attrs[name] === value) return;
   row.attrs[name] = value;

@@ -28,6 +28,7 @@ export const ATTR = {
   cancelled: "agentdash.cancelled",
   decision: "agentdash.guardrail.decision",
 };
+/** @type {Partial<Record<string, string>>} the attribute naming a span of each kind */
 const LABEL_OF_KIND = { callback: ATTR.callback, tool: ATTR.tool, agent: ATTR.agent, model: ATTR.model };
 /** What a guardrail may decide (`agentdash.guardrail.decision`). */
 export const DECISIONS = new Set(["allowed", "blocked", "redacted", "unsafe", "limit"]);
@@ -62,6 +63,16 @@ const TEXT_CHARS = 200;
  */
 
 /**
+ * @typedef {Summary & {
+ *   key: string, parent: SpanNode|null, children: SpanNode[], collapsed: boolean, orphan: boolean,
+ *   depth: number, seq: number, ver: number, waiting: number|null, running: boolean,
+ *   hit: number, keep: number, vi: number, vs: number, pos: number, size: number,
+ *   row: import("./span_row.js").Row|null,
+ * }} SpanNode  a span in the timeline's tree: its summary, its place in the tree and in the
+ *   flattened rows, and the row showing it (span_tree.js's makeNode says what each field is)
+ */
+
+/**
  * Our kind of a span: its `agentdash.span.kind`, else guessed from the GenAI operation that
  * starts its name, else "".
  *
@@ -86,18 +97,31 @@ export function spanKind(span) {
   return kindOf(attrs[ATTR.kind], String(span.name || "")) || "other";
 }
 
+/**
+ * @param {unknown} value
+ * @param {number} [max] longest text kept
+ * @returns {string} a string as it is, anything else as JSON, "" for nothing
+ */
 function text(value, max = TEXT_CHARS) {
   if (value === null || value === undefined) return "";
   const out = typeof value === "string" ? value : JSON.stringify(value) ?? "";
   return out.length > max ? out.slice(0, max) : out;
 }
 
+/**
+ * @param {unknown} value
+ * @returns {number|null}
+ */
 function count(value) {
   if (value === null || value === undefined || value === "") return null;
   const n = Number(value);
   return Number.isInteger(n) ? n : null; // as the server's summaries: a count or nothing
 }
 
+/**
+ * @param {unknown} value
+ * @returns {number|null}
+ */
 function money(value) {
   return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
@@ -123,22 +147,39 @@ function usageOfData(data, attrs) {
   };
 }
 
-/** A known decision, else "" (as the store fills its column: agentdash/spans/decisions.py). */
+/**
+ * A known decision, else "" (as the store fills its column: agentdash/spans/decisions.py).
+ *
+ * @param {unknown} value
+ * @returns {string}
+ */
 function decisionOf(value) {
   return typeof value === "string" && DECISIONS.has(value) ? value : "";
 }
 
+/**
+ * @param {unknown} value
+ * @returns {boolean}
+ */
 function flag(value) {
   return value === true || value === 1 || String(value).toLowerCase() === "true";
 }
 
+/**
+ * @param {unknown} value
+ * @returns {number} 0 for what is no number
+ */
 function ns(value) {
   const n = Number(value);
   return Number.isFinite(n) ? n : 0;
 }
 
+/**
+ * @param {unknown} value a run's id as the server sent it (a number), or nothing
+ * @returns {number|null}
+ */
 function runId(value) {
-  return value === null || value === undefined || value === "" ? null : value;
+  return value === null || value === undefined || value === "" ? null : /** @type {number} */ (value);
 }
 
 /**
@@ -200,7 +241,7 @@ export function fieldIndex(fields) {
  * @returns {Summary & {seq: number}}
  */
 export function summaryOfRow(row, ix) {
-  const at = (name) => (ix[name] === undefined ? undefined : row[ix[name]]);
+  const at = (/** @type {string} */ name) => (ix[name] === undefined ? undefined : row[ix[name]]);
   const id = String(at("span_id"));
   const name = String(at("name") ?? "");
   const end = at("end_time");

@@ -23,17 +23,17 @@ export function spanKey(traceId, spanId) {
   return `${traceId}:${spanId}`;
 }
 
-/** @typedef {import("./span_summary.js").Summary} Summary */
+/** @typedef {import("./span_summary.js").Summary} Summary @typedef {import("./span_summary.js").SpanNode} SpanNode */
 
-/** A tree node: a span's summary plus its place in the tree and in the flattened rows. */
+/** A tree node: a span's summary plus its place in the tree and the rows. @param {Summary} s @returns {SpanNode} */
 function makeNode(s) {
   return {
     id: s.id,
     trace: s.trace,
     key: spanKey(s.trace, s.id),
     parentId: s.parentId === s.id ? null : s.parentId,
-    /** @type {any} */ parent: null,
-    /** @type {any[]} */ children: [],
+    parent: null,
+    children: [],
     collapsed: false,
     orphan: false,
     depth: 0,
@@ -69,16 +69,16 @@ function makeNode(s) {
     vs: 0,
     pos: 1,
     size: 1,
-    /** @type {any} the row element showing it, if any (the view's) */ row: null,
+    /** the row showing it, if any (the view's) */ row: null,
   };
 }
 
-function before(a, b) {
+function before(/** @type {SpanNode} */ a, /** @type {SpanNode} */ b) {
   return a.start < b.start || (a.start === b.start && a.id < b.id);
 }
 
 /** Insert by binary search (appending, the common case, costs one comparison). */
-function insertSorted(list, node) {
+function insertSorted(/** @type {SpanNode[]} */ list, /** @type {SpanNode} */ node) {
   let lo = 0;
   let hi = list.length;
   if (hi === 0 || !before(node, list[hi - 1])) {
@@ -93,7 +93,7 @@ function insertSorted(list, node) {
   list.splice(lo, 0, node);
 }
 
-function removeSorted(list, node) {
+function removeSorted(/** @type {SpanNode[]} */ list, /** @type {SpanNode} */ node) {
   let lo = 0;
   let hi = list.length;
   while (lo < hi) {
@@ -117,35 +117,47 @@ export class SpanTree {
 
   /** Forget everything. */
   reset() {
-    /** @type {Map<string, any>} span id → node */
+    /** @type {Map<string, SpanNode>} span key → node */
     this.nodes = new Map();
-    /** @type {any[]} nodes with no parent (yet), by start */
+    /** @type {SpanNode[]} nodes with no parent (yet), by start */
     this.roots = [];
-    /** @type {Map<string, any[]>} parent id → children waiting for it */
+    /** @type {Map<string, SpanNode[]>} parent's key → children waiting for it */
     this.orphans = new Map();
     /** @type {Map<string, {id: string, start: number, end: number, count: number, running: number}>} */
     this.traces = new Map();
     /** @type {Map<any, Record<string, any>>} run id → run data */
     this.runs = new Map();
-    /** @type {Map<any, Set<any>>} run id → its nodes that have no end */
+    /** @type {Map<any, Set<SpanNode>>} run id → its nodes that have no end */
     this.open = new Map();
-    /** @type {Set<any>} nodes running now */
+    /** @type {Set<SpanNode>} nodes running now */
     this.running = new Set();
-    /** @type {any[]} the rows: visible nodes in tree order */
+    /** @type {SpanNode[]} the rows: visible nodes in tree order */
     this.rows = [];
-    this.stamp = 0;
-    this.changed = true;
-    /** Bumped when rows may show differently without their own change (a trace's start
-     * moved, a run changed): the view redraws its rows. */
+    /** @type {number} */ this.stamp = 0;
+    /** @type {boolean} */ this.changed = true;
+    /** @type {number} Bumped when rows may show differently without their own change (a
+     * trace's start moved, a run changed): the view redraws its rows. */
     this.epoch = 0;
-    /** While a filter is set (span_find.js), the pass whose kept spans alone are rows. */
+    /** @type {number} While a filter is set (span_find.js), the pass whose kept spans alone are rows. */
     this.keepStamp = 0;
-    /** The filter's text in lower case, for the rows to mark ("" when none). */
+    /** @type {string} The filter's text in lower case, for the rows to mark ("" when none). */
     this.findText = "";
   }
 
   get size() {
     return this.nodes.size;
+  }
+
+  /**
+   * Mark a span as waiting for a person's approval since `since` (Unix ns), or not (null);
+   * its row repaints.
+   *
+   * @param {SpanNode} node
+   * @param {number|null} since
+   */
+  setWaiting(node, since) {
+    node.waiting = since;
+    node.ver += 1;
   }
 
   /**
@@ -156,18 +168,6 @@ export class SpanTree {
    * @param {number} seq the version
    * @returns {number}
    */
-  /**
-   * Mark a span as waiting for a person's approval since `since` (Unix ns), or not (null);
-   * its row repaints.
-   *
-   * @param {any} node
-   * @param {number|null} since
-   */
-  setWaiting(node, since) {
-    node.waiting = since;
-    node.ver += 1;
-  }
-
   upsert(s, seq) {
     let node = this.nodes.get(spanKey(s.trace, s.id));
     let result = UPDATED;
@@ -240,7 +240,7 @@ export class SpanTree {
    *
    * @returns {"running"|"unfinished"|"cancelled"|"error"|"ok"}
    */
-  stateOf(node) {
+  stateOf(/** @type {SpanNode} */ node) {
     const run = node.run === null ? undefined : this.runs.get(node.run);
     if (node.end === null) {
       // The page is sent every run still active (PROTOCOL.md), so a run it does not know
@@ -273,16 +273,16 @@ export class SpanTree {
    * its siblings and row index. O(visible rows); while a filter is set, only the spans it
    * kept are rows, and each expanded list is read whole.
    *
-   * @returns {any[]}
+   * @returns {SpanNode[]}
    */
   flatten() {
     const out = this.rows;
     out.length = 0;
     this.stamp += 1;
     const stamp = this.stamp;
-    const stack = [];
+    const stack = /** @type {(SpanNode[]|number)[]} */ ([]); // pairs: a list, the index in it
     const keep = this.keepStamp;
-    const kept = (nodes) => (keep ? nodes.filter((node) => node.keep === keep) : nodes);
+    const kept = (/** @type {SpanNode[]} */ nodes) => (keep ? nodes.filter((node) => node.keep === keep) : nodes);
     let list = kept(this.roots);
     let i = 0;
     let depth = 0;
@@ -303,8 +303,8 @@ export class SpanTree {
           depth += 1;
         }
       } else if (stack.length) {
-        i = stack.pop();
-        list = stack.pop();
+        i = /** @type {number} */ (stack.pop());
+        list = /** @type {SpanNode[]} */ (stack.pop());
         depth -= 1;
       } else {
         break;
@@ -315,7 +315,7 @@ export class SpanTree {
   }
 
   /** Whether the last flatten showed `node`. */
-  isShown(node) {
+  isShown(/** @type {SpanNode} */ node) {
     return node.vs === this.stamp && this.rows[node.vi] === node;
   }
 
@@ -323,7 +323,7 @@ export class SpanTree {
    * Every span of a trace in tree order, collapsed or not (for the overview).
    *
    * @param {string} traceId
-   * @param {(node: any, index: number) => void} visit
+   * @param {(node: SpanNode, index: number) => void} visit
    */
   walkTrace(traceId, visit) {
     let index = 0;
@@ -332,14 +332,14 @@ export class SpanTree {
       if (this.roots[r].trace === traceId) stack.push(this.roots[r]);
     }
     while (stack.length) {
-      const node = stack.pop();
+      const node = /** @type {SpanNode} */ (stack.pop());
       visit(node, index);
       index += 1;
       for (let c = node.children.length - 1; c >= 0; c -= 1) stack.push(node.children[c]);
     }
   }
 
-  /** @private Under its parent, or at the top level (waiting for it). */
+  /** @private Under its parent, or at the top level (waiting for it). @param {SpanNode} node */
   attach(node) {
     const parentKey = node.parentId === null ? null : spanKey(node.trace, node.parentId);
     const parent = parentKey === null ? undefined : this.nodes.get(parentKey);
@@ -352,19 +352,19 @@ export class SpanTree {
     node.parent = null;
     if (node.parentId !== null) {
       node.orphan = true;
-      const waiting = this.orphans.get(parentKey);
+      const waiting = this.orphans.get(/** @type {string} */ (parentKey)); // not null: the node has a parent id
       if (waiting) waiting.push(node);
-      else this.orphans.set(parentKey, [node]);
+      else this.orphans.set(/** @type {string} */ (parentKey), [node]);
     }
     insertSorted(this.roots, node);
   }
 
-  /** @private */
+  /** @private @param {SpanNode} node */
   detach(node) {
     if (node.parent) removeSorted(node.parent.children, node);
     else removeSorted(this.roots, node);
     if (node.orphan) {
-      const parentKey = spanKey(node.trace, node.parentId);
+      const parentKey = spanKey(node.trace, /** @type {string} */ (node.parentId)); // an orphan has one
       const waiting = this.orphans.get(parentKey) || [];
       const at = waiting.indexOf(node);
       if (at >= 0) waiting.splice(at, 1);
@@ -376,14 +376,14 @@ export class SpanTree {
 
   /** @private The children that arrived before `parent` move under it (never making a cycle:
    * a child that is also an ancestor of `parent` stays at the top level). */
-  adopt(parent) {
+  adopt(/** @type {SpanNode} */ parent) {
     const waiting = this.orphans.get(parent.key);
     if (!waiting) return;
     this.orphans.delete(parent.key);
     const kept = [];
     for (const child of waiting) {
       let cycle = false;
-      for (let up = parent; up; up = up.parent) {
+      for (let up = /** @type {SpanNode|null} */ (parent); up; up = up.parent) {
         if (up === child) {
           cycle = true;
           break;
@@ -401,7 +401,7 @@ export class SpanTree {
     if (kept.length) this.orphans.set(parent.key, kept);
   }
 
-  /** @private */
+  /** @private @param {SpanNode} node */
   traceAdd(node) {
     let trace = this.traces.get(node.trace);
     if (!trace) {
@@ -416,7 +416,7 @@ export class SpanTree {
   }
 
   /** @private Keep the trace's extent, the run's open spans and the running set right. */
-  track(node) {
+  track(/** @type {SpanNode} */ node) {
     const trace = this.traces.get(node.trace);
     if (trace) {
       if (node.start < trace.start) {
@@ -443,7 +443,7 @@ export class SpanTree {
     }
   }
 
-  /** @private */
+  /** @private @param {SpanNode} node */
   unopen(node) {
     if (node.run === null) return;
     const open = this.open.get(node.run);

@@ -31,7 +31,7 @@ export class SpanVersions {
     if (had && had.seq > seq) return null;
     this.kept.delete(key);
     this.kept.set(key, { data, seq, fetched });
-    if (this.kept.size > KEEP) this.kept.delete(this.kept.keys().next().value);
+    if (this.kept.size > KEEP) this.kept.delete(/** @type {string} */ (this.kept.keys().next().value)); // the least recent
     return key;
   }
 

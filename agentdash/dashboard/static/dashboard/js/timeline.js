@@ -21,7 +21,7 @@ import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
 import { Overview, Waterfall, paintTrace } from "./waterfall.js";
 
-
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
 const TICK_MS = 100;
 const WAIT_CLOCK_MS = 1_000;
 const SLICE_MS = 10;
@@ -107,7 +107,7 @@ export class Timeline {
       const held = trimmed ? this.data.nodes.get(spanKey(summary.trace, summary.id)) : undefined;
       if (held) {
         for (const key of ["spanKind", "label", "outcome", "hook", "offline", "cancelled", "decision"]) {
-          summary[key] = held[key];
+          /** @type {Record<string, unknown>} */ (summary)[key] = /** @type {Record<string, unknown>} */ (held)[key];
         }
       }
       if (this.data.upsert(summary, seq) === IGNORED) continue;
@@ -221,28 +221,28 @@ export class Timeline {
   // ── building ────────────────────────────────────────────────────────────────────────────
 
   /** @private The panel's parts (session.html) and the pieces that drive them. */
-  build(fetchSpan) {
+  build(/** @type {((traceId: string, spanId: string) => Promise<any>)|null} */ fetchSpan) {
     const root = this.root;
-    const part = (selector) => /** @type {HTMLElement} */ (root.querySelector(selector));
-    this.count = part("#span-count");
-    this.tree = part("#span-tree");
-    this.empty = part("#timeline-empty");
+    const part = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (root.querySelector(selector));
+    /** @type {HTMLElement} */ this.count = part("#span-count");
+    /** @type {HTMLElement} */ this.tree = part("#span-tree");
+    /** @type {HTMLElement} */ this.empty = part("#timeline-empty");
     const body = part(".timeline-body");
     const axis = part(".tl-axis");
     const ticks = part(".tl-ticks");
-    this.axisLabel = part(".tl-axis-label");
-    this.axisFor = "";
+    /** @type {HTMLElement} */ this.axisLabel = part(".tl-axis-label");
+    /** @type {string} */ this.axisFor = "";
     const overview = part(".tl-overview");
     const canvas = /** @type {HTMLCanvasElement} */ (part(".tl-minimap"));
     root.style.setProperty("--row-h", `${ROW_H}px`);
-    const zooms = { out: () => this.waterfall.zoom(2), in: () => this.waterfall.zoom(0.5), fit: () => this.waterfall.fit() };
+    const zooms = /** @type {Record<string, (() => void)|undefined>} */ ({ out: () => this.waterfall.zoom(2), in: () => this.waterfall.zoom(0.5), fit: () => this.waterfall.fit() });
     for (const button of root.querySelectorAll(".tl-zoom-button")) {
       const action = zooms[/** @type {HTMLElement} */ (button).dataset.zoom || ""];
       if (action) button.addEventListener("click", action);
     }
 
-    this.waterfall = new Waterfall({ scope: root, ticks, onChange: () => this.syncOverview() });
-    this.overview = new Overview({
+    /** @type {Waterfall} */ this.waterfall = new Waterfall({ scope: root, ticks, onChange: () => this.syncOverview() });
+    /** @type {Overview} */ this.overview = new Overview({
       host: overview,
       canvas,
       paint: (ctx, w, h) => this.paintOverview(ctx, w, h),
@@ -253,8 +253,8 @@ export class Timeline {
       this.colors = null;
       this.overview.request();
     });
-    this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
-    this.view = new TreeView({
+    /** @type {LazySpanDetail} */ this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
+    /** @type {TreeView} */ this.view = new TreeView({
       tree: this.tree,
       body,
       axis,
@@ -272,7 +272,7 @@ export class Timeline {
 
   // ── frames ──────────────────────────────────────────────────────────────────────────────
 
-  /** @private */
+  /** The screen follows in the next animation frame (one frame however often asked). */
   requestFrame() {
     if (!this.frameId) this.frameId = requestAnimationFrame(() => this.frame());
   }
@@ -385,7 +385,7 @@ export class Timeline {
   // ── details ─────────────────────────────────────────────────────────────────────────────
 
   /** @private Select a row and show its details at once (from its summary). */
-  open(node) {
+  open(/** @type {SpanNode} */ node) {
     const view = this.view;
     view.selected = node;
     view.active = node;
@@ -417,7 +417,7 @@ export class Timeline {
   // ── the time axis and the overview ──────────────────────────────────────────────────────
 
   /** @private +, - and 0 zoom the axis in, out, to fit. */
-  zoomKey(key) {
+  zoomKey(/** @type {string} */ key) {
     if (key === "+" || key === "=") this.waterfall.zoom(0.5);
     else if (key === "-" || key === "_") this.waterfall.zoom(2);
     else if (key === "0") this.waterfall.fit();
@@ -476,7 +476,7 @@ export class Timeline {
     else this.overview.setWindow(0, 1);
   }
 
-  /** @private */
+  /** @private @param {CanvasRenderingContext2D} ctx @param {number} w @param {number} h */
   paintOverview(ctx, w, h) {
     const trace = this.focusTrace ? this.data.traces.get(this.focusTrace) : undefined;
     if (!trace) return;
@@ -487,14 +487,14 @@ export class Timeline {
         this.colors[name] = style.getPropertyValue(property).trim() || style.color;
       }
     }
-    const colorOf = (node) => {
+    const colorOf = (/** @type {SpanNode} */ node) => {
       const state = this.data.stateOf(node);
       if (state === "error") return "error";
       if (state === "cancelled" || state === "unfinished") return "stopped";
       return node.spanKind in COLORS ? node.spanKind : "other";
     };
     const now = nowNs();
-    const walk = (visit) => this.data.walkTrace(trace.id, visit);
+    const walk = (/** @type {(node: SpanNode, index: number) => void} */ visit) => this.data.walkTrace(trace.id, visit);
     const extent = { count: trace.count, startNs: trace.start, ms: this.data.traceMs(trace.id, now), walk };
     paintTrace(ctx, w, h, extent, now, this.colors, colorOf);
   }

@@ -23,6 +23,9 @@ const MARGIN_ROWS = 10;
 const FLATTEN_SPACING = 3; // after a flatten that took t ms, new data waits 3·t ms for the next
 const RECENTER_MS = 500;
 
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
+/** @typedef {import("./span_row.js").Row} Row */
+
 export class TreeView {
   /**
    * @param {object} parts
@@ -31,19 +34,25 @@ export class TreeView {
    * @param {HTMLElement} parts.axis the sticky axis above the rows
    * @param {import("./span_tree.js").SpanTree} parts.data
    * @param {() => void} parts.requestFrame
-   * @param {(node: any) => void} parts.onOpen a row is to be opened (Enter, Space, a click)
+   * @param {(node: SpanNode) => void} parts.onOpen a row is to be opened (Enter, Space, a click)
    * @param {() => boolean} parts.onEscape Esc; returns whether it closed something
    * @param {(key: string) => boolean} parts.onKey any other key; returns whether it was used
    */
   constructor({ tree, body, axis, data, requestFrame, onOpen, onEscape, onKey }) {
-    Object.assign(this, { tree, body, data, requestFrame, onOpen, onEscape, onKey });
-    /** @type {import("./span_row.js").Row[]} */
+    this.tree = tree;
+    this.body = body;
+    this.data = data;
+    this.requestFrame = requestFrame;
+    this.onOpen = onOpen;
+    this.onEscape = onEscape;
+    this.onKey = onKey;
+    /** @type {Row[]} */
     this.pool = [];
-    /** @type {WeakMap<Element, import("./span_row.js").Row>} */
+    /** @type {WeakMap<Element, Row>} */
     this.rowOf = new WeakMap();
-    /** @type {any} the row with the tab stop */
+    /** @type {SpanNode|null} the row with the tab stop */
     this.active = null;
-    /** @type {any} the row whose details are open */
+    /** @type {SpanNode|null} the row whose details are open */
     this.selected = null;
     this.top = 0;
     this.viewH = 0;
@@ -51,7 +60,7 @@ export class TreeView {
     this.parking = false;
     this.flattenAfter = 0;
     this.flattenTimer = 0;
-    /** @type {{node: any, until: number}|null} a row to center again if the view resizes */
+    /** @type {{node: SpanNode, until: number}|null} a row to center again if the view resizes */
     this.recenter = null;
     tree.setAttribute("tabindex", "-1");
     body.addEventListener("scroll", () => {
@@ -68,7 +77,7 @@ export class TreeView {
     });
   }
 
-  /** @returns {any} the span of the first row in view, if any */
+  /** @returns {SpanNode|null} the span of the first row in view, if any */
   get first() {
     const rows = this.data.rows;
     return rows.length ? rows[Math.min(rows.length - 1, Math.floor(this.top / ROW_H))] : null;
@@ -97,7 +106,7 @@ export class TreeView {
   /**
    * Show a row: expand its ancestors, make it active, scroll to it (centered).
    *
-   * @param {any} node
+   * @param {SpanNode} node
    * @param {boolean} scroll
    */
   reach(node, scroll) {
@@ -118,7 +127,7 @@ export class TreeView {
   }
 
   /** Running spans' bars and clocks, and the scale of running traces, in the rows in view
-   * only. */
+   * only. @param {number} now Unix ns */
   tick(now) {
     for (const row of this.pool) {
       const node = row.node;
@@ -129,7 +138,10 @@ export class TreeView {
     }
   }
 
-  /** @private Flatten the tree; the row at the top of the view stays where it is. */
+  /**
+   * @private Flatten the tree; the row at the top of the view stays where it is.
+   * @param {boolean} paced the next flatten waits in proportion to this one's time
+   */
   reflatten(paced) {
     const rows = this.data.rows;
     const top = this.top;
@@ -197,19 +209,19 @@ export class TreeView {
 
   /** @private Pooled rows are reused in any order and placed by --y; a screen reader's
    * browse mode reads the document's order, so the rows in view are put in row order again
-   * when reuse mixed them (focus stays where it was). */
+   * when reuse mixed them (focus stays where it was). @param {number} start @param {number} end */
   keepDomOrder(start, end) {
     const rows = this.data.rows;
     let before = null;
     let mixed = false;
     for (let i = start; i < end && !mixed; i++) {
-      const el = rows[i].row.el;
+      const el = /** @type {Row} */ (rows[i].row).el; // render() gave each row in view one
       mixed = before !== null && !(before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
       before = el;
     }
     if (!mixed) return;
     const focused = document.activeElement;
-    for (let i = start; i < end; i++) this.tree.append(rows[i].row.el);
+    for (let i = start; i < end; i++) this.tree.append(/** @type {Row} */ (rows[i].row).el);
     if (focused instanceof HTMLElement && focused !== document.activeElement && this.tree.contains(focused)) {
       focused.focus({ preventScroll: true });
     }
@@ -236,7 +248,7 @@ export class TreeView {
     this.requestFrame();
   }
 
-  /** @private Clicking the twisty toggles; clicking the row opens it. */
+  /** @private Clicking the twisty toggles; clicking the row opens it. @param {MouseEvent} event */
   click(event) {
     const target = event.target instanceof Element ? event.target : null;
     const rowEl = target && target.closest(".span");
@@ -248,7 +260,7 @@ export class TreeView {
     else this.onOpen(node);
   }
 
-  /** @private */
+  /** @private @param {KeyboardEvent} event */
   key(event) {
     if (event.altKey || event.ctrlKey || event.metaKey) return;
     this.ensureRows();
@@ -287,7 +299,7 @@ export class TreeView {
     event.preventDefault();
   }
 
-  /** @private Make row `i` the active one, in view and focused. */
+  /** @private Make row `i` the active one, in view and focused. @param {number} i */
   moveTo(i) {
     const rows = this.data.rows;
     const at = Math.max(0, Math.min(rows.length - 1, i));
@@ -297,7 +309,7 @@ export class TreeView {
     this.focusActive();
   }
 
-  /** @private Collapse or expand at once (the rows are derived right away). */
+  /** @private Collapse or expand at once (the rows are derived right away). @param {SpanNode} node */
   toggle(node) {
     node.collapsed = !node.collapsed;
     this.active = node;
@@ -314,7 +326,7 @@ export class TreeView {
     this.ensureRows();
     if (!this.data.rows.length) return;
     if (!this.active || !this.data.isShown(this.active)) this.active = this.first;
-    this.scrollToRow(this.active.vi, false);
+    this.scrollToRow(/** @type {SpanNode} */ (this.active).vi, false); // there are rows: a first
     this.render();
     this.focusActive();
   }
@@ -333,7 +345,10 @@ export class TreeView {
     if (row && document.activeElement !== row.el) row.el.focus({ preventScroll: true });
   }
 
-  /** @private Scroll so that row `i` is in view (below the sticky axis), or centered. */
+  /**
+   * @private Scroll so that row `i` is in view (below the sticky axis), or centered.
+   * @param {number} i @param {boolean} center
+   */
   scrollToRow(i, center) {
     const top = this.top;
     const rowTop = i * ROW_H;
@@ -345,14 +360,20 @@ export class TreeView {
     if (next !== top) this.scrollTo(next);
   }
 
-  /** @private */
+  /** Scroll the tree to `top` (px). @param {number} top */
   scrollTo(top) {
     this.top = Math.max(0, top);
     this.body.scrollTop = this.top;
   }
 }
 
-/** How a row shows the filter (span_find.js): a match, an ancestor kept for one, or neither. */
+/**
+ * How a row shows the filter (span_find.js): a match, an ancestor kept for one, or neither.
+ *
+ * @param {import("./span_tree.js").SpanTree} data
+ * @param {SpanNode} node
+ * @returns {{match: "hit"|"context", text: string}|undefined}
+ */
 function findOf(data, node) {
   if (!data.keepStamp) return undefined;
   return { match: node.hit === data.keepStamp ? "hit" : "context", text: data.findText };

@@ -169,7 +169,10 @@ export class SessionUsage {
 
 const ADDITIVE = [...FIELDS, "calls", "priced_calls", "cost_usd"];
 
-/** @returns {Record<string, number|null>} the additive fields of totals (null: not reported) */
+/**
+ * @param {Record<string, unknown>} usage a {@link Usage}, read field by field
+ * @returns {Record<string, number|null>} the additive fields of totals (null: not reported)
+ */
 function sums(usage) {
   /** @type {Record<string, number|null>} */
   const found = {};
@@ -177,7 +180,13 @@ function sums(usage) {
   return found;
 }
 
-/** `sum` += `sign` × `more`, field by field; a field neither reported stays null. */
+/**
+ * `sum` += `sign` × `more`, field by field; a field neither reported stays null.
+ *
+ * @param {Record<string, number|null>} sum
+ * @param {Record<string, number|null>} more
+ * @param {1|-1} sign
+ */
 function addTo(sum, more, sign) {
   for (const name of ADDITIVE) {
     if (more[name] === null) continue;

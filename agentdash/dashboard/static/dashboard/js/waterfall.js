@@ -40,14 +40,14 @@ export function niceStep(range, maxTicks) {
   return 10 * pow;
 }
 
-/** The nice step below `step` (5 → 2 → 1 → 0.5 …). */
+/** The nice step below `step` (5 → 2 → 1 → 0.5 …). @param {number} step @returns {number} */
 function smallerStep(step) {
   const pow = 10 ** Math.floor(Math.log10(step) + 1e-9);
   const m = Math.round(step / pow);
   return m >= 5 ? 2 * pow : m >= 2 ? pow : pow / 2;
 }
 
-function decimalsFor(step) {
+function decimalsFor(/** @type {number} */ step) {
   return Math.max(0, Math.ceil(-Math.log10(step) - 1e-9));
 }
 
@@ -67,7 +67,7 @@ export function formatOffset(ms, step) {
   return `${sign}${(abs / 1000).toFixed(decimalsFor(step / 1000))} s`;
 }
 
-function wheelPx(event, delta) {
+function wheelPx(/** @type {WheelEvent} */ event, /** @type {number} */ delta) {
   return event.deltaMode === 1 ? delta * LINE_PX : event.deltaMode === 2 ? delta * 400 : delta;
 }
 
@@ -156,7 +156,7 @@ export class Waterfall {
     this.moved();
   }
 
-  /** Center the window on `ms` of the focused trace (from the overview). */
+  /** Center the window on `ms` of the focused trace (from the overview). @param {number} ms */
   center(ms) {
     this.f0 = ms / this.scale() - this.fd / 2;
     this.moved();
@@ -171,7 +171,7 @@ export class Waterfall {
     this.apply();
   }
 
-  /** The fraction of the bar width under a pointer's x (0.5 when outside). */
+  /** The fraction of the bar width under a pointer's x (0.5 when outside). @param {number} clientX */
   fracAt(clientX) {
     const rect = this.ticks.getBoundingClientRect();
     if (!rect.width || clientX < rect.left || clientX > rect.right) return 0.5;
@@ -206,7 +206,7 @@ export class Waterfall {
       if (this.wheel(event)) event.preventDefault();
       event.stopPropagation();
     }, { passive: false });
-    let lastX = null;
+    let lastX = /** @type {number|null} */ (null);
     axis.addEventListener("pointerdown", (event) => {
       if (event.button !== 0) return;
       lastX = event.clientX;
@@ -250,7 +250,7 @@ export class Waterfall {
     const vd = this.vd;
     const room = vd * (1 - LABEL_PX / this.width); // a label must fit before the edge
     let step = niceStep(room, Math.floor(this.width / TICK_SPACING_PX));
-    const labels = (at) => Math.floor((v0 + room) / at) - Math.ceil(v0 / at) + 1;
+    const labels = (/** @type {number} */ at) => Math.floor((v0 + room) / at) - Math.ceil(v0 / at) + 1;
     while (labels(step) < 2 && step > 1e-6) step = smallerStep(step); // two labels at least
     const first = Math.ceil(v0 / step);
     const last = Math.floor((v0 + vd) / step);
@@ -295,8 +295,8 @@ export class Overview {
       this.size = { width: box.width, height: box.height };
       this.draw();
     }).observe(canvas);
-    let rect = null;
-    const pick = (event) => {
+    let rect = /** @type {DOMRect|null} */ (null);
+    const pick = (/** @type {PointerEvent} */ event) => {
       if (rect && rect.width) onPick(Math.min(1, Math.max(0, (event.clientX - rect.left) / rect.width)));
     };
     host.addEventListener("pointerdown", (event) => {

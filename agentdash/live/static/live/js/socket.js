@@ -23,7 +23,7 @@ const PING_EVERY_MS = 25_000;
  * @typedef {object} Change
  * @property {number} seq
  * @property {"event"|"span"|"state"|"run"} kind
- * @property {object} data
+ * @property {any} data as the server sent it (JSON; its shape by `kind`, docs/PROTOCOL.md)
  */
 
 /**
@@ -33,7 +33,7 @@ const PING_EVERY_MS = 25_000;
 /**
  * @typedef {object} SocketHandlers
  * @property {(items: Change[], replay: boolean) => void} onChanges new changes, in seq order
- * @property {(message: object) => void} onMessage every other server message
+ * @property {(message: any) => void} onMessage every other server message, as sent (JSON)
  *   (`replay.done`, `partial`, `chat.accepted`, `ack`, `error`, `pong`)
  * @property {(state: SocketState, detail?: {retryInMs?: number}) => void} onState
  * @property {() => void} [onStale] the server's history is not the one this copy came from
@@ -96,7 +96,7 @@ export class LiveSocket {
    */
   send(message) {
     if (!this.isOpen) return false;
-    this.ws.send(JSON.stringify(message));
+    /** @type {WebSocket} */ (this.ws).send(JSON.stringify(message)); // open: there is one
     return true;
   }
 
@@ -121,7 +121,7 @@ export class LiveSocket {
     ws.addEventListener("close", (event) => this.closed(ws, event.code));
   }
 
-  /** @private */
+  /** @private @param {string} raw a message's text */
   receive(raw) {
     let message;
     try {
@@ -131,8 +131,9 @@ export class LiveSocket {
     }
     if (!message || typeof message !== "object") return;
     if (message.type === "changes") {
+      /** @type {Change[]} */
       const fresh = (Array.isArray(message.items) ? message.items : []).filter(
-        (item) => item && typeof item.seq === "number" && item.seq > this.lastSeq,
+        (/** @type {any} */ item) => item && typeof item.seq === "number" && item.seq > this.lastSeq,
       );
       fresh.sort((a, b) => a.seq - b.seq);
       if (fresh.length) {
@@ -153,7 +154,7 @@ export class LiveSocket {
     this.handlers.onMessage(message);
   }
 
-  /** @private */
+  /** @private @param {WebSocket} ws @param {number} code */
   closed(ws, code) {
     if (ws !== this.ws) return;
     clearInterval(this.pingTimer);
