@@ -76,13 +76,26 @@ def playwright_driver() -> Iterator[Any]:
         yield driver
 
 
+@pytest.fixture(scope="module")
+def chromium(playwright_driver: Any) -> Iterator[Any]:
+    """One Chromium for a module's tests: each test gets a context of its own in it (cookies,
+    storage, cache and permissions apart, as a fresh profile has them), which costs
+    milliseconds where starting a browser costs a second or two."""
+    browser = playwright_driver.chromium.launch(
+        executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+    )
+    try:
+        yield browser
+    finally:
+        with contextlib.suppress(Exception):
+            browser.close()
+
+
 @pytest.fixture
-def browser(
-    playwright_driver: Any, agentdash_server: LiveServer, tmp_path: Path
-) -> Iterator[Browser]:
-    """A fresh Chromium profile (its own user-data-dir) with one page, watched: console
-    errors, uncaught exceptions, CSP violations and failed static files are collected."""
-    with _watched(playwright_driver, agentdash_server, tmp_path) as found:
+def browser(chromium: Any, agentdash_server: LiveServer) -> Iterator[Browser]:
+    """A fresh browser context with one page, watched: console errors, uncaught exceptions,
+    CSP violations and failed static files are collected."""
+    with _watched(chromium, agentdash_server) as found:
         yield found
 
 
@@ -95,11 +108,9 @@ PHONE = {  # a 390×844 phone (as an iPhone 12–14): touch, mobile viewport rul
 
 
 @pytest.fixture
-def phone(
-    playwright_driver: Any, agentdash_server: LiveServer, tmp_path: Path
-) -> Iterator[Browser]:
+def phone(chromium: Any, agentdash_server: LiveServer) -> Iterator[Browser]:
     """:func:`browser`, as a 390×844 phone."""
-    with _watched(playwright_driver, agentdash_server, tmp_path, **PHONE) as found:
+    with _watched(chromium, agentdash_server, **PHONE) as found:
         yield found
 
 
@@ -110,27 +121,19 @@ ABROAD = {  # a reader far from UTC, in a locale with its own digits
 
 
 @pytest.fixture
-def abroad(
-    playwright_driver: Any, agentdash_server: LiveServer, tmp_path: Path
-) -> Iterator[Browser]:
+def abroad(chromium: Any, agentdash_server: LiveServer) -> Iterator[Browser]:
     """:func:`browser`, in Kolkata's time zone and an Arabic (Egypt) locale."""
-    with _watched(playwright_driver, agentdash_server, tmp_path, **ABROAD) as found:
+    with _watched(chromium, agentdash_server, **ABROAD) as found:
         yield found
 
 
 @contextlib.contextmanager
-def _watched(driver: Any, server: LiveServer, tmp_path: Path, **options: Any) -> Iterator[Browser]:
+def _watched(chromium: Any, server: LiveServer, **options: Any) -> Iterator[Browser]:
     options.setdefault("viewport", {"width": 1440, "height": 900})
-    context = driver.chromium.launch_persistent_context(
-        user_data_dir=str(tmp_path / "chromium-profile"),
-        executable_path=CHROMIUM,
-        args=CHROMIUM_ARGS,
-        headless=True,
-        **options,
-    )
+    context = chromium.new_context(**options)
     context.add_init_script(REPORT_CSP)
     context.set_default_timeout(15_000)
-    page = context.pages[0] if context.pages else context.new_page()
+    page = context.new_page()
     console = Console()
     page.on("console", console.on_console)
     page.on("pageerror", lambda error: console.page_errors.append(str(error)))

@@ -35,8 +35,6 @@ import pytest
 from agentdash.core.conf import DEMO_AGENTS
 from tests.agentdash.dashboard.browser import conftest as browser_conftest
 from tests.agentdash.dashboard.browser.harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     Browser,
     Console,
     LiveServer,
@@ -309,20 +307,12 @@ SAMPLE = tuple(SMALL[::5])  # every kind, a fifth of the small vectors
 
 
 @pytest.fixture(scope="module")
-def probe_session(
-    playwright_driver: Any, agentdash_server: LiveServer, tmp_path_factory: pytest.TempPathFactory
-) -> str:
+def probe_session(chromium: Any, agentdash_server: LiveServer) -> str:
     """The path of one operator's session of the probe agent, run on :data:`SAMPLE`."""
-    context = playwright_driver.chromium.launch_persistent_context(
-        user_data_dir=str(tmp_path_factory.mktemp("probe-profile")),
-        executable_path=CHROMIUM,
-        args=CHROMIUM_ARGS,
-        headless=True,
-    )
+    context = chromium.new_context()
     try:
         context.set_default_timeout(15_000)
-        page = context.pages[0] if context.pages else context.new_page()
-        made = Browser(page=page, console=Console(), server=agentdash_server)
+        made = Browser(page=context.new_page(), console=Console(), server=agentdash_server)
         return run_probe(made, SAMPLE)
     finally:
         context.close()
