@@ -36,12 +36,26 @@ describe("formatDuration", () => {
     }
   });
 
-  // Each value is rounded after its unit is chosen: just under a boundary it reads as the
-  // next unit's size in the smaller unit.
-  test("a value just under a unit's boundary reads in the next unit", { todo: "rounds after choosing the unit" }, () => {
-    assert.equal(formatDuration(999_600), "1.0 ms"); // now "1000 µs"
-    assert.equal(formatDuration(999.6 * MS), "1.00 s"); // now "1000 ms"
-    assert.equal(formatDuration(119.6 * S), "2 m 00 s"); // now "1 m 60 s"
+  // Rounded first, then the unit picked: just under a boundary reads in the next unit, never
+  // as the next unit's size in the smaller one.
+  test("a value just under a unit's boundary reads in the next unit", () => {
+    assert.equal(formatDuration(999_600), "1.0 ms"); // not "1000 µs"
+    assert.equal(formatDuration(99.96 * MS), "100 ms"); // not "100.0 ms"
+    assert.equal(formatDuration(999.6 * MS), "1.00 s"); // not "1000 ms"
+    assert.equal(formatDuration(59.996 * S), "1 m 00 s"); // not "60.00 s"
+    assert.equal(formatDuration(119.6 * S), "2 m 00 s"); // not "1 m 60 s"
+  });
+
+  test("just under a boundary but rounding down stays in its unit", () => {
+    assert.equal(formatDuration(999_499), "999 µs");
+    assert.equal(formatDuration(99.94 * MS), "99.9 ms");
+    assert.equal(formatDuration(999.4 * MS), "999 ms");
+    assert.equal(formatDuration(59.994 * S), "59.99 s");
+    assert.equal(formatDuration(119.4 * S), "1 m 59 s");
+  });
+
+  test("minutes in plain digits, however many", () => {
+    assert.equal(formatDuration(6e22 * S), "1000000000000000000000 m 00 s"); // not "1e+21 m"
   });
 });
 
@@ -56,6 +70,15 @@ describe("formatCount", () => {
     assert.equal(formatCount(1.5), "2");
     assert.equal(formatCount(2_147_483_648), "2,147,483,648");
     assert.equal(formatCount(Number.MAX_SAFE_INTEGER), "9,007,199,254,740,991");
+  });
+
+  // Below 1e21 toFixed writes a number's exact digits; from there on it writes "1e+21".
+  test("1e21 and more: still all the digits, grouped", () => {
+    assert.equal(formatCount(1e20), "100,000,000,000,000,000,000");
+    assert.equal(formatCount(1e21), "1,000,000,000,000,000,000,000");
+    assert.equal(formatCount(-1e21), "-1,000,000,000,000,000,000,000");
+    assert.equal(formatCount(2 ** 70), "1,180,591,620,717,411,303,424");
+    assert.doesNotMatch(formatCount(Number.MAX_VALUE), /e/);
   });
 
   test("no minus sign on what rounds to zero", () => {
@@ -103,6 +126,13 @@ describe("formatCost", () => {
     assert.equal(formatCost(999_999.5), "$1,000,000");
     assert.equal(formatCost(1e20), "$100,000,000,000,000,000,000");
   });
+
+  test("1e21 and more: whole dollars, 6 significant digits, no exponent", () => {
+    assert.equal(formatCost(1e21), "$1,000,000,000,000,000,000,000");
+    assert.equal(formatCost(1.23456789e21), "$1,234,570,000,000,000,000,000");
+    assert.equal(formatCost(-1e21), "−$1,000,000,000,000,000,000,000");
+    assert.doesNotMatch(formatCost(Number.MAX_VALUE), /e/);
+  });
 });
 
 describe("formatClock", () => {
@@ -132,8 +162,11 @@ describe("formatNsTimestamp", () => {
     }
   });
 
-  test("a finite time past what a Date holds gives nothing", { todo: "throws RangeError (toISOString)" }, () => {
-    assert.equal(formatNsTimestamp(1e30), "");
+  test("a finite time past what a Date holds is said in nanoseconds", () => {
+    assert.equal(formatNsTimestamp(8.64e21), "+275760-09-13T00:00:00.000Z"); // the last a Date holds
+    assert.equal(formatNsTimestamp(1e30), "1,000,000,000,000,000,019,884,624,838,656 ns since 1970 (no date that far)");
+    assert.equal(formatNsTimestamp(-1e22), "-10,000,000,000,000,000,000,000 ns since 1970 (no date that far)");
+    assert.match(formatNsTimestamp(Number.MAX_VALUE), / ns since 1970 /);
   });
 });
 
@@ -163,6 +196,12 @@ describe("formatJson", () => {
     assert.equal(formatJson(null), "null");
   });
 
+  test("what JSON cannot write is nothing, still a string", () => {
+    assert.equal(formatJson(() => 1), "");
+    assert.equal(formatJson(Symbol("s")), "");
+    assert.equal(formatJson({ f: () => 1 }), "{}");
+  });
+
   test("a large payload in one piece", () => {
     const text = `[${"1,".repeat(200_000)}1]`;
     const pretty = formatJson(text);
@@ -190,8 +229,11 @@ describe("formatInline", () => {
     assert.equal(formatInline("\ud800"), '"\\ud800"');
   });
 
-  test("the cut never splits a surrogate pair", { todo: "slices UTF-16 units" }, () => {
+  test("the cut never splits a surrogate pair", () => {
     assert.ok(!hasLoneSurrogate(formatInline("😀".repeat(100), 11)));
+    assert.equal(formatInline("😀".repeat(100), 11), '"😀😀😀😀…'); // the fifth does not fit: dropped whole
+    assert.equal(formatInline("😀".repeat(100), 12), '"😀😀😀😀😀…');
+    assert.equal(formatInline({ k: "a😀" }, 10), '{"k":"a😀…');
   });
 });
 

@@ -135,6 +135,27 @@ describe("summaryOfData", () => {
     assert.equal(s.message, "m".repeat(500));
   });
 
+  // The server cuts with Python's text[:n] (agentdash/spans/summaries.py): n code points.
+  test("texts are cut by characters (code points), as the server cuts them", () => {
+    const s = summaryOfData({
+      span_id: "c",
+      name: "callback x",
+      status_message: "😀".repeat(600),
+      attributes: { [ATTR.outcome]: "😀".repeat(300), [ATTR.hook]: `a${"😀".repeat(300)}` },
+    });
+    assert.equal(s.message, "😀".repeat(500)); // 500 characters, 1000 UTF-16 units
+    assert.equal(s.outcome, "😀".repeat(200));
+    assert.equal(s.hook, `a${"😀".repeat(199)}`); // never half a pair
+  });
+
+  test("a lone surrogate is one character, as in Python", () => {
+    // Python: ("\ud800" + "😀" * 300)[:200] keeps the lone one and 199 pairs.
+    const hook = `\ud800${"😀".repeat(300)}`;
+    assert.equal(summaryOfData({ span_id: "c", attributes: { [ATTR.hook]: hook } }).hook, `\ud800${"😀".repeat(199)}`);
+    const low = "\udc00".repeat(300);
+    assert.equal(summaryOfData({ span_id: "c", attributes: { [ATTR.hook]: low } }).hook, "\udc00".repeat(200));
+  });
+
   test("only known guardrail decisions", () => {
     for (const decision of DECISIONS) {
       assert.equal(summaryOfData({ span_id: "a", attributes: { [ATTR.decision]: decision } }).decision, decision);
@@ -182,6 +203,14 @@ describe("fieldIndex / summaryOfRow", () => {
     const { seq, ...summary } = fromRow;
     assert.equal(seq, 42);
     assert.deepEqual(summary, fromData);
+  });
+
+  test("a span kind the server would never send is no kind (nor inherited: toString)", () => {
+    const ix = fieldIndex(["span_id", "name", "span_kind"]);
+    assert.equal(summaryOfRow(["a", "x", "toString"], ix).spanKind, "");
+    assert.equal(summaryOfRow(["a", "x", "constructor"], ix).spanKind, "");
+    assert.equal(summaryOfRow(["a", "execute_tool t", "bogus"], ix).spanKind, "tool"); // guessed, as the server does
+    assert.equal(summaryOfRow(["a", "x", "model"], ix).spanKind, "model");
   });
 
   test("fields the page does not send read as missing", () => {

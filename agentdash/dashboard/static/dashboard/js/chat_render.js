@@ -68,14 +68,15 @@ export function hasText(event) {
 }
 
 /**
- * The runtime's calls to the person (ADK's names), labelled by what they ask.
+ * The runtime's calls to the person (ADK's names), labelled by what they ask. A Map: a tool
+ * may be named anything, "toString" or "constructor" too, and is never one of these.
  *
- * @type {Partial<Record<string, {call: string, result: string}>>}
+ * @type {Map<unknown, {call: string, result: string}>}
  */
-const FRAMEWORK_CALLS = {
-  adk_request_confirmation: { call: "approval asked", result: "approval answer" },
-  adk_request_credential: { call: "credential asked", result: "credential" },
-};
+const FRAMEWORK_CALLS = new Map([
+  ["adk_request_confirmation", { call: "approval asked", result: "approval answer" }],
+  ["adk_request_credential", { call: "credential asked", result: "credential" }],
+]);
 
 /**
  * The content of one event, or null when it has nothing to show.
@@ -97,7 +98,7 @@ function renderPart(event, live) {
     part.append(body);
   }
   for (const call of calls) {
-    const asked = FRAMEWORK_CALLS[call.name];
+    const asked = FRAMEWORK_CALLS.get(call.name);
     if (asked) {
       // The runtime asking the person (ADK's own call): what it asks about, not a tool.
       const args = call.args || {};
@@ -108,7 +109,7 @@ function renderPart(event, live) {
     }
   }
   for (const response of responses) {
-    const asked = FRAMEWORK_CALLS[response.name];
+    const asked = FRAMEWORK_CALLS.get(response.name);
     const label = asked ? asked.result : "result";
     part.append(toolBlock("tool-result", label, asked ? "" : response.name, response.response));
   }

@@ -17,25 +17,33 @@ export function nowNs() {
 }
 
 /**
- * A duration for people: "840 µs", "12.3 ms", "1.25 s", "2 m 05 s".
+ * A duration for people: "840 µs", "12.3 ms", "1.25 s", "2 m 05 s". Each unit is chosen after
+ * rounding, so a value just under a boundary reads in the next unit ("1.0 ms", not "1000 µs";
+ * "2 m 00 s", not "1 m 60 s").
  *
  * @param {number} ns nanoseconds
  * @returns {string}
  */
 export function formatDuration(ns) {
   if (!Number.isFinite(ns) || ns < 0) return "";
+  const us = Math.round(ns / 1000);
+  if (us < 1000) return `${us} µs`;
   const ms = ns / NS_PER_MS;
-  if (ms < 1) return `${Math.round(ns / 1000)} µs`;
-  if (ms < 100) return `${ms.toFixed(1)} ms`;
-  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const tenths = ms.toFixed(1);
+  if (Number(tenths) < 100) return `${tenths} ms`;
+  const wholeMs = Math.round(ms);
+  if (wholeMs < 1000) return `${wholeMs} ms`;
   const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(2)} s`;
-  const m = Math.floor(s / 60);
-  return `${m} m ${String(Math.round(s - m * 60)).padStart(2, "0")} s`;
+  const hundredths = s.toFixed(2);
+  if (Number(hundredths) < 60) return `${hundredths} s`;
+  const wholeS = Math.round(s);
+  const m = Math.floor(wholeS / 60);
+  return `${digitsOf(m)} m ${String(wholeS % 60).padStart(2, "0")} s`;
 }
 
 /**
- * A count for people, with thousands separators ("50,000"), as the server's pages write them.
+ * A count for people, with thousands separators ("50,000"), as the server's pages write them;
+ * never in exponent form (1e21 is "1,000,000,000,000,000,000,000", not "1e+21").
  * Written without `Intl`: the first `Intl` formatter a tab makes loads the locale data, some
  * 15–20 ms on the way to the page's first paint (the header's totals, the span count).
  *
@@ -46,7 +54,17 @@ export function formatCount(n) {
   if (typeof n !== "number" || !Number.isFinite(n)) return "";
   const whole = Math.round(Math.abs(n));
   const sign = n < 0 && whole !== 0 ? "-" : "";
-  return sign + grouped(whole.toFixed(0));
+  return sign + grouped(digitsOf(whole));
+}
+
+/**
+ * A whole number (>= 0) in all its digits, exactly: `toFixed` writes 1e21 and more as "1e+21".
+ *
+ * @param {number} whole
+ * @returns {string}
+ */
+function digitsOf(whole) {
+  return whole < 1e21 ? whole.toFixed(0) : BigInt(whole).toString();
 }
 
 /**
@@ -78,19 +96,23 @@ export function formatClock(seconds) {
 }
 
 /**
- * An ISO timestamp with milliseconds from Unix nanoseconds.
+ * An ISO timestamp with milliseconds from Unix nanoseconds; a time past what a date can hold
+ * (±8.64e21 ns) is said as its nanoseconds ("1,000,…,000 ns since 1970 (no date that far)").
  *
  * @param {number|null|undefined} ns
  * @returns {string}
  */
 export function formatNsTimestamp(ns) {
   if (typeof ns !== "number" || !Number.isFinite(ns)) return "";
-  return new Date(ns / NS_PER_MS).toISOString();
+  const at = new Date(ns / NS_PER_MS);
+  if (Number.isNaN(at.getTime())) return `${formatCount(ns)} ns since 1970 (no date that far)`;
+  return at.toISOString();
 }
 
 /**
  * Pretty JSON for a <pre>. A string holding a JSON object or array (span attributes often
  * carry serialized payloads) is parsed and pretty-printed too; other strings stay as they are.
+ * What JSON cannot write (undefined, a function, a symbol) is "".
  *
  * @param {any} value
  * @returns {string}
@@ -107,20 +129,34 @@ export function formatJson(value) {
     }
     return value;
   }
-  if (value === undefined) return "";
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(value, null, 2) ?? "";
 }
 
 /**
- * A compact one-line rendering of a value (for tables of state).
+ * A compact one-line rendering of a value (for tables of state), cut between code points: a
+ * surrogate pair is kept whole or dropped whole. (Not between graphemes: an `Intl.Segmenter`
+ * costs some 12 ms to create in a fresh process, as much as the formatters this module avoids.)
  *
  * @param {any} value
- * @param {number} [max] longest output before an ellipsis
+ * @param {number} [max] longest output (UTF-16 units) before an ellipsis
  * @returns {string}
  */
 export function formatInline(value, max = 160) {
-  const text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value) ?? "";
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+  const text = JSON.stringify(value) ?? "";
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 1);
+  if (isLowSurrogate(text.charCodeAt(end)) && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+  return `${text.slice(0, end)}…`;
+}
+
+/** @param {number} unit a UTF-16 code unit (NaN past either end) @returns {boolean} */
+function isHighSurrogate(unit) {
+  return unit >= 0xd800 && unit <= 0xdbff;
+}
+
+/** @param {number} unit a UTF-16 code unit (NaN past either end) @returns {boolean} */
+function isLowSurrogate(unit) {
+  return unit >= 0xdc00 && unit <= 0xdfff;
 }
 
 /** @type {Intl.NumberFormat|null} */
@@ -159,7 +195,7 @@ export function formatCost(usd) {
 function significant(x) {
   if (x < 1e-6) return null;
   let text = x.toPrecision(6);
-  if (text.includes("e")) text = String(Number(text)); // a million and more: whole
+  if (text.includes("e")) text = plainWhole(text); // a million and more: whole
   let [whole, fraction = ""] = text.split(".");
   const leading = whole === "0" ? (fraction.match(/^0*/) || [""])[0].length : 0;
   let digits = (whole === "0" ? 0 : whole.length) + fraction.length - leading;
@@ -168,4 +204,17 @@ function significant(x) {
     digits -= 1;
   }
   return grouped(whole) + (fraction ? `.${fraction}` : "");
+}
+
+/**
+ * The exponent form `toPrecision` gives a number of a million and more, in plain digits:
+ * "1.23457e+21" → "1234570000000000000000" (as `String` writes it below 1e21, and beyond).
+ *
+ * @param {string} text
+ * @returns {string}
+ */
+function plainWhole(text) {
+  const [mantissa, exponent] = text.split("e");
+  const [whole, fraction = ""] = mantissa.split(".");
+  return (whole + fraction).padEnd(whole.length + Number(exponent), "0");
 }

@@ -234,7 +234,8 @@ export class SpanDetail {
     const data = kept.data || {};
     const attrs = data.attributes && typeof data.attributes === "object" ? data.attributes : {};
     const focused = focusKey(this.attrsPart) || focusKey(this.rawPart);
-    const view = VIEWS[n.spanKind || spanKind(data)];
+    const kind = n.spanKind || spanKind(data);
+    const view = Object.hasOwn(VIEWS, kind) ? VIEWS[kind] : undefined;
     /** @type {Array<Node|null>} */
     let parts = [];
     let failed = false;

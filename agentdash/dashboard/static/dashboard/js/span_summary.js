@@ -99,13 +99,32 @@ export function spanKind(span) {
 
 /**
  * @param {unknown} value
- * @param {number} [max] longest text kept
+ * @param {number} [max] longest text kept, in characters (code points)
  * @returns {string} a string as it is, anything else as JSON, "" for nothing
  */
 function text(value, max = TEXT_CHARS) {
   if (value === null || value === undefined) return "";
   const out = typeof value === "string" ? value : JSON.stringify(value) ?? "";
-  return out.length > max ? out.slice(0, max) : out;
+  return out.length > max ? firstChars(out, max) : out;
+}
+
+/**
+ * The first `max` characters of `text` as the server cuts them (Python's `text[:max]`, in
+ * agentdash/spans/summaries.py): by code points, a surrogate pair one character and a lone
+ * surrogate one too. Reads `max` characters at most, whatever the text's length.
+ *
+ * @param {string} text
+ * @param {number} max
+ * @returns {string}
+ */
+function firstChars(text, max) {
+  let end = 0;
+  for (let n = 0; n < max && end < text.length; n += 1) {
+    const unit = text.charCodeAt(end);
+    const pair = unit >= 0xd800 && unit <= 0xdbff && (text.charCodeAt(end + 1) & 0xfc00) === 0xdc00;
+    end += pair ? 2 : 1;
+  }
+  return text.slice(0, end);
 }
 
 /**
@@ -245,7 +264,6 @@ export function summaryOfRow(row, ix) {
   const id = String(at("span_id"));
   const name = String(at("name") ?? "");
   const end = at("end_time");
-  const given = at("span_kind");
   return {
     id,
     trace: String(at("trace_id") ?? ""),
@@ -257,7 +275,7 @@ export function summaryOfRow(row, ix) {
     status: String(at("status") ?? "unset"),
     message: text(at("status_message"), MESSAGE_CHARS),
     run: runId(at("run_id")),
-    spanKind: given ? String(given) : kindOf(undefined, name),
+    spanKind: kindOf(at("span_kind"), name), // the server's, if one of ours (it guesses alike)
     label: text(at("label"), Infinity) || name || id,
     outcome: text(at("outcome")),
     hook: text(at("hook")),

@@ -491,7 +491,7 @@ export class Timeline {
       const state = this.data.stateOf(node);
       if (state === "error") return "error";
       if (state === "cancelled" || state === "unfinished") return "stopped";
-      return node.spanKind in COLORS ? node.spanKind : "other";
+      return Object.hasOwn(COLORS, node.spanKind) ? node.spanKind : "other";
     };
     const now = nowNs();
     const walk = (/** @type {(node: SpanNode, index: number) => void} */ visit) => this.data.walkTrace(trace.id, visit);
