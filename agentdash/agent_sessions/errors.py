@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from agentdash.core.problems import ConflictError
+
 
 @dataclass(frozen=True)
 class KeyConflict:
@@ -31,7 +33,7 @@ class KeyConflict:
         )
 
 
-class StateConflictError(Exception):
+class StateConflictError(ConflictError):
     """An operator edit was refused: a key it sets changed after the version it was based on.
 
     Nothing was written. ``conflicts`` maps each conflicting key to its :class:`KeyConflict`

@@ -27,8 +27,9 @@ from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.hygiene import json_loads_bounded
 from agentdash.core.permissions import OperatorRequired, is_operator
+from agentdash.core.problems import ConflictError, problem_of
 from agentdash.runs.confirmation_requests import pending_confirmations, waiting_requests
-from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
+from agentdash.runs.confirmations import confirmation_answer
 from agentdash.spans.selectors import tool_call_spans
 
 PAYLOAD_MAX_CHARS = 200_000
@@ -99,11 +100,9 @@ def confirmation_answer_view(
             reason=request.POST.get("reason", ""),
             actor=request.user,
         )
-    except PermissionDenied as exc:
-        return _problem("session", str(exc), status=403)
-    except ConfirmationAnswered as exc:
-        return _problem("request_id", str(exc), status=409)
-    except ValidationError as exc:
-        field, messages = next(iter(exc.message_dict.items()))
-        return _problem(field, " ".join(messages))
+    except (PermissionDenied, ConflictError, ValidationError) as exc:
+        problem = problem_of(exc)  # the socket's confirmation.answer says the same
+        assert problem is not None
+        field = problem.field or {"forbidden": "session", "conflict": "request_id"}[problem.code]
+        return _problem(field, problem.message, status=problem.status)
     return JsonResponse({"run": run.pk}, status=202)

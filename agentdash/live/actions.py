@@ -1,4 +1,5 @@
-"""What a session websocket's requests do: who may, which service is called, what is answered.
+"""What a session websocket's requests do: who may, which service is called, what is answered
+— and the one registry of request types (:data:`SOCKET_ACTIONS`: type, parser, who, handler).
 
 Every request is checked against an :class:`~agentdash.live.access.Access` read fresh from
 the database for that request (a revoked role or ownership takes effect at the next
@@ -13,6 +14,8 @@ processes about it fails (it is retried: ``controls.switch_announce``).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -22,6 +25,7 @@ from agentdash.agent_sessions.errors import StateConflictError
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.controls.services import callback_setting_set
 from agentdash.controls.switchboard import CallbackSettingChange
+from agentdash.core.problems import ConflictError, problem_of
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import CANCEL_RUNS, EDIT_STATE, SWITCH_CALLBACKS, Access
 from agentdash.live.protocol import (
@@ -29,32 +33,26 @@ from agentdash.live.protocol import (
     ChatSend,
     ClientMessage,
     ConfirmationAnswer,
+    Fields,
     ProtocolError,
     RunCancel,
     StateEdit,
     ack_message,
     chat_accepted_message,
+    parse_callback_toggle,
+    parse_chat_send,
+    parse_confirmation_answer,
+    parse_hello,
+    parse_ping,
+    parse_run_cancel,
+    parse_state_edit,
+    read_frame,
+    unknown_type,
 )
-from agentdash.runs.confirmations import ConfirmationAnswered, confirmation_answer
+from agentdash.runs.confirmations import confirmation_answer
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, arun_enqueue, run_cancel_request
 from runtime.sessions.base_session_service import SessionNotFoundError
-
-
-async def perform(request: ClientMessage, access: Access) -> dict[str, Any]:
-    """Carry out one mutating request for ``access`` (who may see the session) and return
-    the answer to send. Raises ``ProtocolError``."""
-    if isinstance(request, ChatSend):
-        return await _chat_send(request, access)
-    if isinstance(request, RunCancel):
-        return await in_worker_thread(_run_cancel)(request, access)
-    if isinstance(request, CallbackToggle):
-        return await _callback_toggle(request, access)
-    if isinstance(request, StateEdit):
-        return await in_worker_thread(_state_edit)(request, access)
-    if isinstance(request, ConfirmationAnswer):
-        return await in_worker_thread(_confirmation_answer)(request, access)
-    raise ProtocolError("unknown_type", f"no action for {type(request).__name__}")
 
 
 def _forbidden(ref: str, why: str) -> ProtocolError:
@@ -174,14 +172,10 @@ def _confirmation_answer(request: ConfirmationAnswer, access: Access) -> dict[st
             reason=request.reason,
             actor=access.user,
         )
-    except PermissionDenied as exc:
-        raise _forbidden(ref, str(exc)) from None
-    except ConfirmationAnswered as exc:
-        raise ProtocolError("conflict", str(exc), ref=ref, request_id=request.request_id) from None
-    except ValidationError as exc:
-        raise ProtocolError(
-            "bad_request", _describe(exc), ref=ref, request_id=request.request_id
-        ) from None
+    except (PermissionDenied, ConflictError, ValidationError) as exc:
+        problem = problem_of(exc)
+        assert problem is not None
+        raise ProtocolError.of(problem, ref=ref, request_id=request.request_id) from None
     return ack_message(ref, request_id=request.request_id, decision=request.decision, run_id=run.pk)
 
 
@@ -189,3 +183,71 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
         return "; ".join(exc.messages)
     return str(exc)
+
+
+# ── The registry: every request type a session socket takes, in one table ────────────────
+Handler = Callable[[Any, Access], Awaitable[dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class SocketAction:
+    """One request type: how its frame is read, who may ask (as docs/PROTOCOL.md says it;
+    the handler checks), and what it does. ``handler`` ``None``: the connection itself
+    serves it (``hello`` replays, ``ping`` answers ``pong``)."""
+
+    type: str
+    parse: Callable[[Fields], ClientMessage]
+    who: str
+    handler: Handler | None = None
+
+
+SOCKET_ACTIONS: dict[str, SocketAction] = {
+    action.type: action
+    for action in (
+        SocketAction("hello", parse_hello, "anyone who may see the session"),
+        SocketAction("ping", parse_ping, "anyone who may see the session"),
+        SocketAction("chat.send", parse_chat_send, "the owner or an operator", _chat_send),
+        SocketAction(
+            "run.cancel", parse_run_cancel, "the owner or an operator",
+            in_worker_thread(_run_cancel),
+        ),
+        SocketAction(
+            "callback.toggle", parse_callback_toggle, "an operator (change_callbacksetting)",
+            _callback_toggle,
+        ),
+        SocketAction(
+            "state.edit", parse_state_edit, "an operator (edit state)",
+            in_worker_thread(_state_edit),
+        ),
+        SocketAction(
+            "confirmation.answer", parse_confirmation_answer, "the owner or an operator",
+            in_worker_thread(_confirmation_answer),
+        ),
+    )
+}  # fmt: skip
+CLIENT_MESSAGE_TYPES = frozenset(SOCKET_ACTIONS)
+
+
+def parse_client_message(frame: str | bytes | None) -> ClientMessage:
+    """One client frame as a typed request. Raises :class:`ProtocolError` (never anything
+    else): what :func:`~agentdash.live.protocol.read_frame` refuses, ``unknown_type``, or
+    ``bad_request`` for a missing or invalid field — a string with a NUL character or an
+    unpaired surrogate is invalid, in keys too (``ref`` is then the request's type)."""
+    return parse_fields(read_frame(frame))
+
+
+def parse_fields(fields: Fields) -> ClientMessage:
+    """A read frame as its type's request (:func:`parse_client_message`)."""
+    action = SOCKET_ACTIONS.get(fields.kind)
+    if action is None:
+        raise unknown_type(fields.kind)
+    return action.parse(fields)
+
+
+async def perform(request: ClientMessage, access: Access) -> dict[str, Any]:
+    """Carry out one mutating request for ``access`` (who may see the session) and return
+    the answer to send. Raises ``ProtocolError``."""
+    action = SOCKET_ACTIONS.get(request.type)
+    if action is None or action.handler is None:
+        raise ProtocolError("unknown_type", f"no action for {request.type}")
+    return await action.handler(request, access)

@@ -23,7 +23,7 @@ from agentdash.controls.switch_broadcast import CONTROLS_GROUP
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
-from agentdash.live.actions import perform
+from agentdash.live.actions import parse_fields, perform
 from agentdash.live.groups import changes_items, session_group
 from agentdash.live.pages import MAX_SENT_BYTES, ChangesPage, changes_pages
 from agentdash.live.pipeline import live_pipeline
@@ -34,9 +34,10 @@ from agentdash.live.protocol import (
     ProtocolError,
     callback_changed_message,
     error_message,
-    parse_client_message,
     pong_message,
+    read_frame,
     replay_done_message,
+    request_ref,
     unavailable_error,
 )
 from agentdash.runs.executors import executor_start
@@ -111,32 +112,38 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if not self.bucket.take():
             await self.send_json(error_message("rate_limited", "too many messages: slow down"))
             return
+        req: str | None = None  # the client's id for this request, echoed on its answer
+        answer: dict[str, Any] | None
         try:
-            request = parse_client_message(text_data if text_data is not None else bytes_data)
-            await self._serve(request)
+            fields = read_frame(text_data if text_data is not None else bytes_data)
+            req = request_ref(fields)
+            answer = await self._serve(parse_fields(fields))
         except ProtocolError as exc:
-            await self.send_json(exc.as_message())
+            answer = exc.as_message()
         except Exception as exc:
             if caused_by_outage(exc):
                 # Nothing was changed; the socket stays and the client may send it again.
                 logger.warning("session %s: the database is unreachable", self.session_id)
-                await self.send_json(unavailable_error())
-                return
-            logger.exception("session %s: request failed", self.session_id)
-            await self.send_json(error_message("internal", "the request failed"))
+                answer = unavailable_error()
+            else:
+                logger.exception("session %s: request failed", self.session_id)
+                answer = error_message("internal", "the request failed")
+        if answer is not None:
+            await self.send_json(answer if req is None else {**answer, "req": req})
 
-    async def _serve(self, request: ClientMessage) -> None:
+    async def _serve(self, request: ClientMessage) -> dict[str, Any] | None:
+        """The answer to ``request`` (``None``: a replay, sent as it goes)."""
         access = await self._access()
         if not access.may_see:
             await self.send_json(error_message("forbidden", "you may not see this session"))
             await self.close(code=CLOSE_FORBIDDEN)
-            return
+            return None
         if isinstance(request, Ping):
-            await self.send_json(pong_message())
-        elif isinstance(request, Hello):
+            return pong_message()
+        if isinstance(request, Hello):
             await self._replay(request.after_seq)
-        else:
-            await self.send_json(await perform(request, access))
+            return None
+        return await perform(request, access)
 
     async def _replay(self, after_seq: int) -> None:
         if not self.joined:  # join first: what is published meanwhile waits, deduplicated later

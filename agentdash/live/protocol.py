@@ -1,15 +1,15 @@
-"""The live protocol's messages (docs/PROTOCOL.md): client frames parsed and validated into
-typed requests, server messages built in one place.
+"""The live protocol's messages (docs/PROTOCOL.md): client frames read and validated into
+typed requests (each type's parser here, the table of types in the socket action registry,
+:mod:`agentdash.live.actions`), server messages built in one place.
 
-``parse_client_message`` never lets a malformed frame through and never raises anything but
-:class:`ProtocolError`, whose ``code`` is one of ``ERROR_CODES``.
+No parser lets a malformed frame through or raises anything but :class:`ProtocolError`, whose
+``code`` is one of ``ERROR_CODES``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.hygiene import (
@@ -20,6 +20,7 @@ from agentdash.core.hygiene import (
     text_storable,
     value_problem,
 )
+from agentdash.core.problems import HTTP_STATUS, Problem
 from agentdash.runs.confirmations import DECISIONS
 
 MAX_FRAME_BYTES = 64 * 1024
@@ -30,20 +31,9 @@ MAX_REASON_CHARS = 2_000
 MAX_AGENT_CHARS = CallbackSetting._meta.get_field("agent_name").max_length or 128
 MAX_CALLBACK_CHARS = CallbackSetting._meta.get_field("callback_name").max_length or 255
 
-ERROR_CODES = frozenset(
-    {
-        "bad_json",
-        "too_large",
-        "bad_request",
-        "unknown_type",
-        "forbidden",
-        "not_found",
-        "conflict",
-        "rate_limited",
-        "unavailable",
-        "internal",
-    }
-)
+ERROR_CODES = frozenset(HTTP_STATUS)
+"""The ``error`` message's codes: the same refusals HTTP says with statuses
+(:mod:`agentdash.core.problems`)."""
 
 
 class ProtocolError(Exception):
@@ -57,29 +47,40 @@ class ProtocolError(Exception):
         self.ref = ref
         self.extra = extra
 
+    @classmethod
+    def of(cls, problem: Problem, *, ref: str, **extra: Any) -> ProtocolError:
+        """A service's refusal (:func:`agentdash.core.problems.problem_of`) as an error."""
+        if problem.field:
+            extra.setdefault("field", problem.field)
+        return cls(problem.code, problem.message, ref=ref, **extra)
+
     def as_message(self) -> dict[str, Any]:
         return error_message(self.code, self.message, ref=self.ref, **self.extra)
 
 
 @dataclass(frozen=True)
 class Hello:
+    type: ClassVar[str] = "hello"
     after_seq: int
 
 
 @dataclass(frozen=True)
 class ChatSend:
+    type: ClassVar[str] = "chat.send"
     text: str
     client_id: str | None = None
 
 
 @dataclass(frozen=True)
 class RunCancel:
+    type: ClassVar[str] = "run.cancel"
     run_id: int
     reason: str = ""
 
 
 @dataclass(frozen=True)
 class CallbackToggle:
+    type: ClassVar[str] = "callback.toggle"
     agent: str
     callback: str
     enabled: bool
@@ -89,6 +90,7 @@ class CallbackToggle:
 
 @dataclass(frozen=True)
 class StateEdit:
+    type: ClassVar[str] = "state.edit"
     delta: dict[str, Any]
     expected_version: int
     reason: str
@@ -96,6 +98,7 @@ class StateEdit:
 
 @dataclass(frozen=True)
 class ConfirmationAnswer:
+    type: ClassVar[str] = "confirmation.answer"
     request_id: str
     decision: str
     payload: Any = None
@@ -105,7 +108,7 @@ class ConfirmationAnswer:
 
 @dataclass(frozen=True)
 class Ping:
-    pass
+    type: ClassVar[str] = "ping"
 
 
 ClientMessage = (
@@ -113,13 +116,13 @@ ClientMessage = (
 )
 
 
-def parse_client_message(frame: str | bytes | None) -> ClientMessage:
-    """One client frame as a request. Raises :class:`ProtocolError`: ``too_large`` past
-    ``MAX_FRAME_BYTES``, ``bad_json`` for binary frames, invalid JSON (NaN and Infinity
-    included), JSON nested deeper than ``MAX_JSON_DEPTH`` (refused before it is parsed) or a
-    non-object, ``unknown_type``, or ``bad_request`` for a missing or invalid field — a
-    string with a NUL character or an unpaired surrogate is invalid, in keys too (``ref`` is
-    then the request's type)."""
+def read_frame(frame: str | bytes | None) -> Fields:
+    """One client frame as a message's fields, its ``type`` read; the type's own parser (the
+    socket action registry, :mod:`agentdash.live.actions`) reads the rest. Raises
+    :class:`ProtocolError`: ``too_large`` past ``MAX_FRAME_BYTES``, ``bad_json`` for binary
+    frames, invalid JSON (NaN and Infinity included), JSON nested deeper than
+    ``MAX_JSON_DEPTH`` (refused before it is parsed) or a non-object, ``bad_request`` without
+    a ``type``."""
     if not isinstance(frame, str):
         raise ProtocolError("bad_json", "frames must be JSON text, not binary")
     size = len(frame.encode("utf-8", "surrogatepass"))
@@ -138,14 +141,23 @@ def parse_client_message(frame: str | bytes | None) -> ClientMessage:
     kind = data.get("type")
     if not isinstance(kind, str) or not kind:
         raise ProtocolError("bad_request", "the message has no 'type'")
-    parser = _PARSERS.get(kind)
-    if parser is None:
-        shown = text_storable(kind[:64])[0]
-        raise ProtocolError("unknown_type", f"unknown message type {shown!r}", ref=shown)
-    return parser(_Fields(kind, data))
+    return Fields(kind, data)
 
 
-class _Fields:
+def request_ref(fields: Fields) -> str | None:
+    """The frame's ``req``: an id the client chose for this request (≤ 128 characters), sent
+    back as ``req`` on the answer to it — ``ack``, ``chat.accepted``, ``pong`` or ``error`` —
+    so a client matches answers to requests by id, never by order. Read before the rest, so
+    that a request refused for its other fields is answered with its id too."""
+    return fields.optional_text("req", limit=MAX_ID_CHARS)
+
+
+def unknown_type(kind: str) -> ProtocolError:
+    shown = text_storable(kind[:64])[0]
+    return ProtocolError("unknown_type", f"unknown message type {shown!r}", ref=shown)
+
+
+class Fields:
     """Typed reads of one message's fields; each failure is a ``bad_request``."""
 
     def __init__(self, kind: str, data: dict[str, Any]) -> None:
@@ -190,25 +202,25 @@ class _Fields:
         return value
 
 
-def _hello(f: _Fields) -> Hello:
+def parse_hello(f: Fields) -> Hello:
     return Hello(after_seq=f.integer("after_seq"))
 
 
-def _chat_send(f: _Fields) -> ChatSend:
+def parse_chat_send(f: Fields) -> ChatSend:
     return ChatSend(
         text=f.text("text", limit=MAX_TEXT_CHARS),
         client_id=f.optional_text("client_id", limit=MAX_ID_CHARS),
     )
 
 
-def _run_cancel(f: _Fields) -> RunCancel:
+def parse_run_cancel(f: Fields) -> RunCancel:
     return RunCancel(
         run_id=f.integer("run_id", minimum=1),
         reason=f.text("reason", limit=MAX_REASON_CHARS, required=False),
     )
 
 
-def _callback_toggle(f: _Fields) -> CallbackToggle:
+def parse_callback_toggle(f: Fields) -> CallbackToggle:
     scope = f.data.get("scope")
     if scope not in ("session", "global"):
         raise f.fail('\'scope\' must be "session" or "global"')
@@ -221,7 +233,7 @@ def _callback_toggle(f: _Fields) -> CallbackToggle:
     )
 
 
-def _state_edit(f: _Fields) -> StateEdit:
+def parse_state_edit(f: Fields) -> StateEdit:
     return StateEdit(
         delta=f.mapping("delta"),
         expected_version=f.integer("expected_version"),
@@ -229,7 +241,7 @@ def _state_edit(f: _Fields) -> StateEdit:
     )
 
 
-def _confirmation_answer(f: _Fields) -> ConfirmationAnswer:
+def parse_confirmation_answer(f: Fields) -> ConfirmationAnswer:
     decision = f.data.get("decision")
     if not isinstance(decision, str) or decision not in DECISIONS:
         raise f.fail(f"'decision' must be one of {', '.join(sorted(DECISIONS))}")
@@ -247,16 +259,8 @@ def _confirmation_answer(f: _Fields) -> ConfirmationAnswer:
     )
 
 
-_PARSERS: dict[str, Callable[[_Fields], ClientMessage]] = {
-    "hello": _hello,
-    "chat.send": _chat_send,
-    "run.cancel": _run_cancel,
-    "callback.toggle": _callback_toggle,
-    "state.edit": _state_edit,
-    "confirmation.answer": _confirmation_answer,
-    "ping": lambda f: Ping(),
-}
-CLIENT_MESSAGE_TYPES = frozenset(_PARSERS)
+def parse_ping(f: Fields) -> Ping:
+    return Ping()
 
 
 def _no_constants(name: str) -> Any:

@@ -20,6 +20,7 @@ from google.genai import types
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.hygiene import value_problem
 from agentdash.core.permissions import is_operator
+from agentdash.core.problems import ConflictError
 from agentdash.core.services import audit_record
 from agentdash.runs.confirmation_requests import (
     ConfirmationRequest,
@@ -45,7 +46,7 @@ or not), or refuse it (the model is told). A breakpoint's request may also be an
 there); ``approve`` resumes it."""
 
 
-class ConfirmationAnswered(Exception):
+class ConfirmationAnswered(ConflictError):
     """The request has an answer already: a second one changes nothing."""
 
 

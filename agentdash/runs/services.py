@@ -23,6 +23,7 @@ from agentdash.agent_sessions.services import (
     session_first_message_record,
 )
 from agentdash.core.hygiene import value_problem
+from agentdash.core.problems import ConflictError
 from agentdash.core.services import Actor, audit_record
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.loader import AgentNotRegisteredError
@@ -39,7 +40,7 @@ logger = logging.getLogger(__name__)
 RUN_TARGET = "runs.run"
 
 
-class RunNotCancellable(Exception):
+class RunNotCancellable(ConflictError):
     """The run has already finished: there is nothing left to cancel."""
 
     def __init__(self, run: Run) -> None:

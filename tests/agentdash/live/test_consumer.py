@@ -356,3 +356,39 @@ async def test_messages_past_the_rate_limit_are_refused(
         assert await receive(socket) == {"type": "pong"}
     await socket.send_json_to({"type": "ping"})
     assert (await receive(socket))["code"] == "rate_limited"
+
+
+# ── Answers carry the request's id ─────────────────────────────────────────────────────────
+async def test_every_answer_carries_its_requests_id(
+    connect: Connect, owned: str, alice: User, operator_user: User
+) -> None:
+    """Answers are matched to requests by the client's ``req``, whatever their kind or order:
+    a pong, an ack, a refusal for a bad field and one for want of permission."""
+    socket = await connect(alice, owned)
+    await hello(socket)
+    frames = [
+        ({"type": "ping", "req": "p-1"}, "pong"),
+        ({"type": "state.edit", "req": "e-1", "delta": {"a": 1}, "expected_version": 0,
+          "reason": "x"}, "error"),  # alice is no operator: forbidden
+        ({"type": "run.cancel", "req": "c-1", "run_id": 0}, "error"),  # bad_request
+        ({"type": "ping", "req": "\U0001f600 " + "x" * 126}, "pong"),
+    ]  # fmt: skip
+    for frame, kind in frames:
+        await socket.send_to(text_data=json.dumps(frame))
+        answer = await receive(socket)
+        assert (answer["type"], answer.get("req")) == (kind, frame["req"]), answer
+    await socket.send_to(text_data=json.dumps({"type": "ping"}))
+    assert await receive(socket) == {"type": "pong"}  # no id asked, none given
+    await nothing_more(socket)
+
+
+@pytest.mark.parametrize("req", [7, "", "x" * 129, "a\x00b", "\ud800"])
+async def test_a_bad_request_id_is_a_bad_request_without_an_id(
+    connect: Connect, owned: str, alice: User, req: Any
+) -> None:
+    socket = await connect(alice, owned)
+    await socket.send_to(text_data=json.dumps({"type": "ping", "req": req}))
+    answer = await receive(socket)
+    assert (answer["type"], answer["code"]) == ("error", "bad_request"), answer
+    assert "req" not in answer and "'req'" in answer["message"]
+    await nothing_more(socket)

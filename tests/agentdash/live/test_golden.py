@@ -303,14 +303,14 @@ def _error_conflict(user: User) -> dict[str, Any]:
 @server("server.error.bad_json")
 def _error_bad_json(user: User) -> dict[str, Any]:
     with pytest.raises(protocol.ProtocolError) as refused:
-        protocol.parse_client_message('{"type": "ping",')
+        actions.parse_client_message('{"type": "ping",')
     return refused.value.as_message()
 
 
 @server("server.error.bad_request")
 def _error_bad_request(user: User) -> dict[str, Any]:
     with pytest.raises(protocol.ProtocolError) as refused:
-        protocol.parse_client_message('{"type": "chat.send", "text": "hi\\u0000"}')
+        actions.parse_client_message('{"type": "chat.send", "text": "hi\\u0000"}')
     return refused.value.as_message()
 
 
@@ -336,7 +336,7 @@ def _pong(user: User) -> dict[str, Any]:
 # ── The tests ───────────────────────────────────────────────────────────────────────────────
 def test_every_message_type_has_a_golden_file() -> None:
     client = {load(p)["type"] for p in FILES if p.name.startswith("client.")}
-    assert client == protocol.CLIENT_MESSAGE_TYPES
+    assert client == actions.CLIENT_MESSAGE_TYPES
     server_types = {load(p)["type"] for p in FILES if p.name.startswith("server.")}
     assert server_types == protocol.SERVER_MESSAGE_TYPES
     assert {p.stem for p in FILES if p.name.startswith("server.")} == set(SERVER)
@@ -346,7 +346,7 @@ def test_every_message_type_has_a_golden_file() -> None:
 @pytest.mark.parametrize("path", [p for p in FILES if p.name.startswith("client.")], ids=str)
 def test_client_golden_messages_are_accepted(path: Path) -> None:
     golden = load(path)
-    parsed = protocol.parse_client_message(path.read_text())
+    parsed = actions.parse_client_message(path.read_text())
     known = {f.name for f in dataclasses.fields(parsed)}
     assert set(golden) - {"type"} <= known, "the golden file has fields the parser ignores"
     for name in set(golden) - {"type"}:
@@ -361,3 +361,20 @@ def test_server_golden_messages_match_the_serializers(
     # (recorder: a confirmation's answer queues a run, which must not run here)
     actual = json.loads(json.dumps(SERVER[path.stem](operator_user)))
     matches(load(path), actual)
+
+
+def test_the_protocol_page_lists_every_socket_action_and_error_code() -> None:
+    """docs/PROTOCOL.md's client table is the registry's (no more, no fewer types), and its
+    error table names every code with the HTTP status the shared mapping gives."""
+    import re
+
+    from agentdash.core.problems import HTTP_STATUS
+
+    text = (Path(__file__).parents[3] / "docs" / "PROTOCOL.md").read_text()
+    section = text.split("## Client → server", 1)[1].split("Unknown fields are ignored", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z.]+)` \|", section, flags=re.M))
+    assert listed == set(actions.SOCKET_ACTIONS)
+    for code, status in HTTP_STATUS.items():
+        assert f"`{code}`" in text, code
+        if code not in ("bad_json", "unknown_type", "too_large"):
+            assert f"| `{code}` | {status} |" in text, code

@@ -20,7 +20,7 @@ from google.genai import types
 from agentdash.agent_sessions.forks import session_fork
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.models import AuditEntry
-from agentdash.live import protocol
+from agentdash.live import actions, protocol
 from agentdash.live.access import Access
 from agentdash.live.actions import perform
 from agentdash.runs.confirmation_requests import pending_confirmations
@@ -177,7 +177,7 @@ async def test_an_answer_over_the_socket_goes_through_the_same_rules(
             "reason": "capped",
         }
     )
-    answer = protocol.parse_client_message(frame)
+    answer = actions.parse_client_message(frame)
     with pytest.raises(protocol.ProtocolError) as refused:  # bob sees nothing of alice's
         await perform(answer, Access(user=bob, session=session))
     assert refused.value.code == "forbidden"
@@ -195,7 +195,7 @@ async def test_an_answer_over_the_socket_goes_through_the_same_rules(
         {"request_id": ""},
     ):
         with pytest.raises(protocol.ProtocolError) as invalid:
-            protocol.parse_client_message(json.dumps({**json.loads(frame), **bad}))
+            actions.parse_client_message(json.dumps({**json.loads(frame), **bad}))
         assert invalid.value.code == "bad_request"
 
 

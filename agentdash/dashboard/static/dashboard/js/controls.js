@@ -4,8 +4,8 @@
  *
  * Requests go over the live socket (docs/PROTOCOL.md): `callback.toggle`, `state.edit` (with
  * the version the edit is based on; a `conflict` error shows the current values) and
- * `run.cancel`. Answers come back as `ack` or `error` with `ref` = the request's type, in
- * order, so each kind of request keeps a queue of the handlers waiting for an answer.
+ * `run.cancel`. Each request carries an id of its own (`req`); its answer, `ack` or `error`,
+ * carries it back, and the handler waiting under that id takes it, whatever the order.
  *
  * @module dashboard/controls
  */
@@ -14,6 +14,8 @@ import { el } from "../../core/js/dom.js";
 import { formatInline, formatJson } from "./format.js";
 import { mayCancel } from "./run_status.js";
 import { hasUsage, usageText, usageTitle } from "./usage.js";
+
+let requests = 0; // the ids of this page's requests (`req`), one count for every panel
 
 const RUN_STATES = new Set(["queued", "running", "waiting", "succeeded", "failed", "cancelled"]);
 
@@ -43,8 +45,8 @@ export class Controls {
     this.reason = /** @type {HTMLInputElement} */ (this.part("control-reason"));
     /** a cancel's own reason (it used to take the switches' one without saying so) */
     this.cancelReason = /** @type {HTMLInputElement} */ (this.part("cancel-reason"));
-    /** @type {Record<string, AnswerHandler[]>} handlers waiting, by request type */
-    this.waiting = { "callback.toggle": [], "state.edit": [], "run.cancel": [] };
+    /** @type {Map<string, {type: string, onAnswer: AnswerHandler}>} waiting, by request id */
+    this.waiting = new Map();
     /** @type {Map<string, HTMLElement>} the runs list's items, by run id */
     this.runs = new Map();
     this.state = data.state && typeof data.state === "object" ? stateRecord(data.state) : null;
@@ -65,13 +67,14 @@ export class Controls {
   /**
    * An `ack` or an `error` for one of our requests.
    *
-   * @param {{type: string, ref?: string}} message
+   * @param {{type: string, req?: string}} message
    * @returns {boolean} whether it answered a request of ours
    */
   answer(message) {
-    const queue = message.ref ? this.waiting[message.ref] : undefined;
-    if (!queue || !queue.length) return false;
-    /** @type {AnswerHandler} */ (queue.shift())(message.type === "ack", message);
+    const waiting = message.req ? this.waiting.get(message.req) : undefined;
+    if (!waiting || !message.req) return false;
+    this.waiting.delete(message.req);
+    waiting.onAnswer(message.type === "ack", message);
     return true;
   }
 
@@ -122,7 +125,8 @@ export class Controls {
    * @param {CallbackSwitch[]} callbacks
    */
   loadCallbacks(callbacks) {
-    if (!Array.isArray(callbacks) || this.waiting["callback.toggle"].length) return;
+    const toggling = [...this.waiting.values()].some((w) => w.type === "callback.toggle");
+    if (!Array.isArray(callbacks) || toggling) return;
     this.switches.clear();
     this.renderCallbacks(callbacks);
   }
@@ -213,8 +217,9 @@ export class Controls {
    * @returns {boolean} false when the socket is not connected (nothing sent, nothing queued)
    */
   request(message, onAnswer) {
-    if (!this.send(message)) return false;
-    this.waiting[message.type].push(onAnswer);
+    const req = `controls-${++requests}`;
+    if (!this.send({ ...message, req })) return false;
+    this.waiting.set(req, { type: message.type, onAnswer });
     return true;
   }
 
