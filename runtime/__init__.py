@@ -7,15 +7,10 @@ This package never imports Django.
 from runtime.agents import (
     Agent,
     BaseAgent,
-    CallbackContext,
-    InvocationContext,
     LlmAgent,
     LoopAgent,
     ParallelAgent,
-    ReadonlyContext,
-    RunConfig,
     SequentialAgent,
-    StreamingMode,
     inject_session_state,
 )
 from runtime.artifacts import BaseArtifactService, InMemoryArtifactService
@@ -30,6 +25,13 @@ from runtime.callbacks import (
     get_default_callbacks,
     named,
 )
+from runtime.contexts import (
+    CallbackContext,
+    InvocationContext,
+    ReadonlyContext,
+    RunConfig,
+    StreamingMode,
+)
 from runtime.errors import (
     AgentNotFoundError,
     CallbackError,
@@ -40,6 +42,7 @@ from runtime.errors import (
     ScriptExhaustedError,
 )
 from runtime.events import Event, EventActions
+from runtime.guardrails import LlmScreen
 from runtime.memory import (
     BaseMemoryService,
     InMemoryMemoryService,
@@ -53,7 +56,6 @@ from runtime.runners import InMemoryRunner, Runner
 from runtime.safety import (
     ArgumentRule,
     InvalidQueryPolicyError,
-    LlmScreen,
     QueryPolicy,
     ToolArgumentGuard,
     check_query,

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 from google.genai import types
 
 from runtime.agents.base_agent import BaseAgent
-from runtime.agents.run_config import RunConfig, StreamingMode
+from runtime.contexts.run_config import RunConfig, StreamingMode
 from runtime.runners import InMemoryRunner
 from runtime.telemetry.attributes import AgentDash
 

@@ -14,22 +14,25 @@ from typing import Any
 from google.genai import types
 
 from runtime.agents.base_agent import BaseAgent
-from runtime.agents.invocation_context import InvocationContext, new_invocation_id
 from runtime.agents.llm_agent import LlmAgent
-from runtime.agents.run_config import RunConfig
 from runtime.artifacts import BaseArtifactService
 from runtime.callbacks.any_agent import Context
 from runtime.callbacks.switchboard import AllEnabled, Switchboard
+from runtime.contexts.invocation_context import (
+    DEFAULT_SERVICE_IDENTITY,
+    InvocationContext,
+    new_invocation_id,
+)
+from runtime.contexts.run_config import RunConfig
 from runtime.debug.breakpoints import BreakpointSource
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.memory import BaseMemoryService
 from runtime.sessions.base_session_service import BaseSessionService, SessionNotFoundError
 from runtime.sessions.session import Session
-from runtime.telemetry.attributes import AgentDash, GenAI
+from runtime.telemetry.attributes import AgentDash, GenAI, StepKind
 from runtime.telemetry.tracing import iterate_in_span, open_span, trace_id_hex
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION, AuthConfig
-from runtime.tools.identity import DEFAULT_SERVICE_IDENTITY
 
 _END = object()
 _MESSAGE_TYPE_ERROR = (
@@ -113,13 +116,14 @@ class Runner:
             user_content=new_message,
             service_identity=self.service_identity,
             breakpoints=self.breakpoints,
+            nested_run=self._run_nested,
         )
         attributes = {
             GenAI.CONVERSATION_ID: session.id,
             AgentDash.INVOCATION_ID: ictx.invocation_id,
             AgentDash.APP_NAME: self.app_name,
             AgentDash.USER_ID: user_id,
-            AgentDash.SPAN_KIND: "invocation",
+            AgentDash.SPAN_KIND: StepKind.INVOCATION,
         }
         span = open_span(f"invocation {self.app_name}", attributes)
         ictx.trace_id = trace_id_hex(span)
@@ -132,6 +136,33 @@ class Runner:
         except Exception as exc:
             exc.add_note(f"invocation {ictx.invocation_id}, trace {ictx.trace_id}")
             raise
+
+    def _run_nested(
+        self,
+        *,
+        agent: BaseAgent,
+        app_name: str,
+        session_service: BaseSessionService,
+        user_id: str,
+        session_id: str,
+        new_message: types.Content,
+        run_config: RunConfig,
+    ) -> AsyncGenerator[Event, None]:
+        """Run ``agent`` in a session of ``session_service`` with this runner's artifact and
+        memory services, switchboard and service identity (no breakpoints): how an
+        ``AgentTool`` runs its agent (:class:`~runtime.contexts.NestedRun`)."""
+        runner = Runner(
+            agent=agent,
+            app_name=app_name,
+            session_service=session_service,
+            artifact_service=self.artifact_service,
+            memory_service=self.memory_service,
+            switchboard=self.switchboard,
+            service_identity=self.service_identity,
+        )
+        return runner.run_async(
+            user_id=user_id, session_id=session_id, new_message=new_message, run_config=run_config
+        )
 
     async def _run(
         self,

@@ -18,7 +18,7 @@ import logging
 from types import ModuleType
 from typing import Any
 
-from runtime.agents.readonly_context import ReadonlyContext
+from runtime.contexts.readonly_context import ReadonlyContext
 from runtime.guardrails import InMemoryRateCounter, PolicySource, PolicyView
 
 logger = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ from agentdash.runs.lifecycle import run_cancel_message, run_change_record
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
 from agentdash.runs.turns import turn_first
-from runtime.agents.invocation_context import new_invocation_id
+from runtime.contexts.invocation_context import new_invocation_id
 
 logger = logging.getLogger(__name__)
 

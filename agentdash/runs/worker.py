@@ -36,7 +36,7 @@ from agentdash.runs.lifecycle import (
 from agentdash.runs.models import Run
 from agentdash.runs.resume import run_resume_prepare
 from runtime import RunConfig, Runner, StreamingMode
-from runtime.agents.invocation_context import InvocationContext
+from runtime.contexts.invocation_context import InvocationContext
 from runtime.debug.breakpoints import Breakpoints
 from runtime.errors import CallbackError, ModelCallError
 from runtime.events.event import Event

@@ -13,13 +13,13 @@ from runtime.code_executors.base_code_executor import BaseCodeExecutor, execute_
 from runtime.code_executors.code_execution_utils import CodeExecutionResult, CodeExecutionUtils
 from runtime.events.event import Event
 from runtime.models.llm_request import LlmRequest
-from runtime.telemetry.attributes import AgentDash, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, GenAI, Operation, StepKind
 from runtime.telemetry.tracing import start_span
 from runtime.tools.identity import AGENT
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
     from runtime.agents.llm_agent import LlmAgent
+    from runtime.contexts.invocation_context import InvocationContext
 
 SPAN_TOOL_NAME = "code_execution"
 INSTRUCTION = (
@@ -68,7 +68,7 @@ async def run_code(
         GenAI.OPERATION_NAME: Operation.EXECUTE_TOOL,
         GenAI.TOOL_NAME: SPAN_TOOL_NAME,
         GenAI.TOOL_TYPE: "code_executor",
-        AgentDash.SPAN_KIND: "tool",
+        AgentDash.SPAN_KIND: StepKind.TOOL,
         AgentDash.TOOL_IDENTITY: AGENT,  # the model's code runs as the agent, never the user
         AgentDash.TOOL_PRINCIPAL: ctx.service_identity,
     }

@@ -15,7 +15,7 @@ from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
+    from runtime.contexts.invocation_context import InvocationContext
 
 CLIENT_ID_PREFIX = "adk-"
 """Function-call ids the runtime made up (models that gave none never see them)."""

@@ -10,16 +10,16 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from runtime.agents._callbacks import holds_stream, run_adk_callbacks, run_any_agent_hook
 from runtime.agents._contents import CLIENT_ID_PREFIX
-from runtime.agents.callback_context import CallbackContext
-from runtime.agents.run_config import StreamingMode
-from runtime.callbacks.pipeline import holds_stream, run_adk_callbacks, run_any_agent_hook
+from runtime.contexts.callback_context import CallbackContext
+from runtime.contexts.run_config import StreamingMode
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
-from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation, StepKind
 from runtime.telemetry.decisions import decision_write
 from runtime.telemetry.payloads import contents_to_messages, to_json, tool_definitions
 from runtime.telemetry.tracing import (
@@ -32,8 +32,8 @@ from runtime.telemetry.usage import usage_attributes
 from runtime.tools.base_tool import BaseTool
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
     from runtime.agents.llm_agent import LlmAgent
+    from runtime.contexts.invocation_context import InvocationContext
 
 
 def capture_content(ctx: InvocationContext) -> bool:
@@ -85,7 +85,7 @@ async def call_model(
         GenAI.OPERATION_NAME: Operation.GENERATE_CONTENT,
         GenAI.REQUEST_MODEL: request.model or llm.model,
         GenAI.PROVIDER_NAME: llm.provider,
-        AgentDash.SPAN_KIND: "model",
+        AgentDash.SPAN_KIND: StepKind.MODEL,
     }
     if llm.provider == "offline":
         attributes[AgentDash.MODEL_OFFLINE] = True

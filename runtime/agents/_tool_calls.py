@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from google.genai import types
 from pydantic import BaseModel
 
+from runtime.agents._callbacks import run_adk_callbacks, run_any_agent_hook
 from runtime.agents._contents import CLIENT_ID_PREFIX
 from runtime.agents._llm_flow import base_attributes, capture_content
-from runtime.callbacks.pipeline import run_adk_callbacks, run_any_agent_hook
 from runtime.debug import breakpoints
 from runtime.errors import CallbackError
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
-from runtime.telemetry.attributes import AgentDash, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, GenAI, Operation, StepKind
 from runtime.telemetry.payloads import to_json
 from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
@@ -30,8 +30,8 @@ from runtime.tools.tool_confirmation import (
 from runtime.tools.tool_context import ToolContext
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
     from runtime.agents.llm_agent import LlmAgent
+    from runtime.contexts.invocation_context import InvocationContext
 
 
 async def _call_tool(
@@ -74,7 +74,7 @@ async def _call_tool(
         GenAI.TOOL_NAME: name,
         GenAI.TOOL_CALL_ID: call.id or "",
         GenAI.TOOL_TYPE: getattr(tool, "tool_type", "function"),
-        AgentDash.SPAN_KIND: "tool",
+        AgentDash.SPAN_KIND: StepKind.TOOL,
         AgentDash.TOOL_IDENTITY: tool_ctx.identity,
         AgentDash.TOOL_PRINCIPAL: tool_ctx.principal.id,
     }

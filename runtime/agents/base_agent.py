@@ -11,19 +11,19 @@ from typing import Any
 
 from google.genai import types
 
-from runtime.agents.callback_context import CallbackContext
-from runtime.agents.invocation_context import InvocationContext
-from runtime.callbacks.any_agent import Callback
-from runtime.callbacks.default_callbacks import get_default_callbacks
-from runtime.callbacks.pipeline import (
+from runtime.agents._callbacks import (
     NamedCallback,
     normalize,
     run_adk_callbacks,
     run_any_agent_hook,
 )
+from runtime.callbacks.any_agent import Callback
+from runtime.callbacks.default_callbacks import get_default_callbacks
+from runtime.contexts.callback_context import CallbackContext
+from runtime.contexts.invocation_context import InvocationContext
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
-from runtime.telemetry.attributes import AgentDash, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, GenAI, Operation, StepKind
 from runtime.telemetry.tracing import LiveSpan, iterate_in_span, open_span
 
 
@@ -128,7 +128,7 @@ class BaseAgent(abc.ABC):
             GenAI.OPERATION_NAME: Operation.INVOKE_AGENT,
             GenAI.AGENT_NAME: self.name,
             GenAI.CONVERSATION_ID: ctx.session.id,
-            AgentDash.SPAN_KIND: "agent",
+            AgentDash.SPAN_KIND: StepKind.AGENT,
             AgentDash.INVOCATION_ID: ctx.invocation_id,
         }
         if self.description:

@@ -9,7 +9,7 @@ from runtime.errors import MissingStateKeyError
 from runtime.sessions.state import State
 
 if TYPE_CHECKING:
-    from runtime.agents.readonly_context import ReadonlyContext
+    from runtime.contexts.readonly_context import ReadonlyContext
 
 _REFERENCE = re.compile(r"{+[^{}]*}+")
 _PREFIXES = (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX)

@@ -12,6 +12,7 @@ from google.genai import types
 from pydantic import BaseModel
 
 from runtime.agents import _code_execution
+from runtime.agents._callbacks import NamedCallback, normalize
 from runtime.agents._contents import build_contents
 from runtime.agents._llm_flow import call_model
 from runtime.agents._tool_calls import (
@@ -22,11 +23,10 @@ from runtime.agents._tool_calls import (
 )
 from runtime.agents.base_agent import BaseAgent
 from runtime.agents.instructions import inject_session_state
-from runtime.agents.invocation_context import InvocationContext
-from runtime.agents.readonly_context import ReadonlyContext
 from runtime.callbacks.any_agent import Callback
-from runtime.callbacks.pipeline import NamedCallback, normalize
 from runtime.code_executors.base_code_executor import BaseCodeExecutor
+from runtime.contexts.invocation_context import InvocationContext
+from runtime.contexts.readonly_context import ReadonlyContext
 from runtime.debug import breakpoints
 from runtime.errors import AgentNotFoundError, CallbackError
 from runtime.events.event import Event

@@ -7,7 +7,7 @@ from contextlib import aclosing
 from typing import Any
 
 from runtime.agents.base_agent import BaseAgent
-from runtime.agents.invocation_context import InvocationContext
+from runtime.contexts.invocation_context import InvocationContext
 from runtime.events.event import Event
 
 

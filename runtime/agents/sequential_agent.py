@@ -6,7 +6,7 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 
 from runtime.agents.base_agent import BaseAgent
-from runtime.agents.invocation_context import InvocationContext
+from runtime.contexts.invocation_context import InvocationContext
 from runtime.events.event import Event
 
 

@@ -15,7 +15,7 @@ from runtime.code_executors.code_execution_utils import CodeExecutionInput, Code
 from runtime.telemetry.attributes import AgentDash
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
+    from runtime.contexts.invocation_context import InvocationContext
 
 __all__ = ["BaseCodeExecutor", "execute_recorded"]
 

@@ -19,7 +19,7 @@ from runtime.code_executors.sandbox import (
 from runtime.telemetry.attributes import AgentDash
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
+    from runtime.contexts.invocation_context import InvocationContext
 
 __all__ = ["SandboxedCodeExecutor"]
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from runtime.tools.tool_confirmation import ToolConfirmation
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
+    from runtime.contexts.invocation_context import InvocationContext
 
 MODEL_STEP = "agentdash_model_call"
 """The name of the stand-in call a model breakpoint's request asks about."""

@@ -11,7 +11,7 @@ cannot be read:
   keys masked.
 - :class:`StepLimits` (``before_model``, ``before_tool``): the run stops past its limit.
 - :class:`RateLimit` (``before_tool``): calls per user and tool in a time window.
-- :class:`runtime.safety.LlmScreen`: a model judging input, tool calls and output.
+- :class:`LlmScreen`: a model judging input, tool calls and output.
 """
 
 from runtime.guardrails.input_screen import InputScreen, InputScreenConfig
@@ -23,6 +23,12 @@ from runtime.guardrails.limits import (
     StepLimitExceededError,
     StepLimits,
     StepLimitsConfig,
+)
+from runtime.guardrails.llm_screen import (
+    DEFAULT_SCREEN_INSTRUCTION,
+    LlmScreen,
+    LlmScreenConfig,
+    parse_verdict,
 )
 from runtime.guardrails.policy import (
     Guardrail,
@@ -36,10 +42,13 @@ from runtime.guardrails.redaction import OutputRedaction, OutputRedactionConfig,
 from runtime.guardrails.tool_policy import ToolPolicy, ToolPolicyConfig
 
 __all__ = [
+    "DEFAULT_SCREEN_INSTRUCTION",
     "Guardrail",
     "InMemoryRateCounter",
     "InputScreen",
     "InputScreenConfig",
+    "LlmScreen",
+    "LlmScreenConfig",
     "OutputRedaction",
     "OutputRedactionConfig",
     "PolicySource",
@@ -54,6 +63,7 @@ __all__ = [
     "ToolPolicy",
     "ToolPolicyConfig",
     "config_problems",
+    "parse_verdict",
     "record_decision",
     "redact_text",
 ]

@@ -8,8 +8,8 @@ from typing import Annotated, Any, ClassVar
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
+from runtime.contexts.callback_context import CallbackContext
 from runtime.guardrails.policy import Guardrail
 from runtime.models.llm_request import LlmRequest, latest_user_text
 from runtime.models.llm_response import LlmResponse

@@ -14,10 +14,10 @@ from pydantic import BaseModel
 
 from runtime.guardrails.input_screen import InputScreen
 from runtime.guardrails.limits import RateLimit, StepLimits
+from runtime.guardrails.llm_screen import LlmScreen
 from runtime.guardrails.policy import Guardrail
 from runtime.guardrails.redaction import OutputRedaction
 from runtime.guardrails.tool_policy import ToolPolicy
-from runtime.safety.llm_screen import LlmScreen
 from runtime.safety.query_policy import QueryPolicy
 
 __all__ = ["GUARDRAILS", "PolicyKindSpec", "policy_kind_specs"]

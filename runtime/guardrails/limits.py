@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
+from runtime.contexts.callback_context import CallbackContext
 from runtime.guardrails.policy import Guardrail, PolicyView
 from runtime.models.llm_request import LlmRequest
 from runtime.telemetry.attributes import Decision

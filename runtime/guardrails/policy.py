@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from opentelemetry import trace
 from pydantic import BaseModel, ValidationError
 
-from runtime.agents.readonly_context import ReadonlyContext
+from runtime.contexts.readonly_context import ReadonlyContext
 from runtime.telemetry.attributes import Decision
 from runtime.telemetry.decisions import decision_write
 

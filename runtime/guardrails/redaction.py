@@ -16,8 +16,8 @@ from typing import Any, ClassVar, Literal
 from google.genai import types
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
+from runtime.contexts.callback_context import CallbackContext
 from runtime.guardrails.policy import Guardrail
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import Decision

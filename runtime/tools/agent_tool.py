@@ -23,9 +23,10 @@ class AgentTool(BaseTool):
 
     The agent runs in a fresh, private session that starts with a copy of the caller's state
     (``temp:`` keys excluded); state it writes flows back into the caller's state. It runs
-    for the same user and with the same service identity. Its spans nest under the tool's
-    span. ``skip_summarization=True`` makes its answer the caller's
-    final response.
+    for the same user and with the same service identity, run by the invocation's runner
+    (``InvocationContext.nested_run``; ``RuntimeError`` when no runner runs the call). Its
+    spans nest under the tool's span. ``skip_summarization=True`` makes its answer the
+    caller's final response.
 
     When a tool of the agent asks for a confirmation, the call asks for it in turn (the
     hint says which agent and tool asked) and the caller's run pauses; the person's answer
@@ -55,8 +56,11 @@ class AgentTool(BaseTool):
         )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        from runtime.runners import Runner
-
+        parent = tool_context._invocation_context
+        if parent.nested_run is None:
+            raise RuntimeError(
+                f"AgentTool {self.name!r} runs inside a Runner's invocation (none runs it here)"
+            )
         if self.skip_summarization:
             tool_context.actions.skip_summarization = True
         answer = tool_context.tool_confirmation
@@ -72,7 +76,6 @@ class AgentTool(BaseTool):
                 return {"error": f"Tool {self.name} needs a non-empty 'request' string."}
             earlier = []
             message = types.Content(role="user", parts=[types.Part(text=request)])
-        parent = tool_context._invocation_context
         sessions = InMemorySessionService()
         state = {
             k: v
@@ -86,19 +89,13 @@ class AgentTool(BaseTool):
             # The caller's state already holds what these events wrote, and maybe newer values.
             quiet = event.actions.model_copy(update={"state_delta": {}})
             sessions.append_event(session, event.model_copy(update={"actions": quiet}))
-        runner = Runner(
-            agent=self.agent,
-            app_name=self.agent.name,
-            session_service=sessions,
-            artifact_service=parent.artifact_service,
-            memory_service=parent.memory_service,
-            switchboard=parent.switchboard,
-            service_identity=parent.service_identity,
-        )
         text = ""
         asked: list[types.FunctionCall] = []
         async with aclosing(
-            runner.run_async(
+            parent.nested_run(
+                agent=self.agent,
+                app_name=self.agent.name,
+                session_service=sessions,
                 user_id=parent.user_id,
                 session_id=session.id,
                 new_message=message,

@@ -13,6 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, cast
 
+# The service identity a runner is given by default belongs to the invocation; named here too.
+from runtime.contexts.invocation_context import (
+    DEFAULT_SERVICE_IDENTITY as DEFAULT_SERVICE_IDENTITY,
+)
+
 Identity = Literal["agent", "user"]
 
 AGENT: Final = "agent"
@@ -20,9 +25,6 @@ AGENT: Final = "agent"
 USER: Final = "user"
 """The tool acts as the user who owns the session."""
 IDENTITIES: Final = (AGENT, USER)
-
-DEFAULT_SERVICE_IDENTITY: Final = "agentdash-agent"
-"""The agent principal's id when the runner is given none."""
 
 _MARK = "__agentdash_acts_as__"
 

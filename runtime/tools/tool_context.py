@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from runtime.agents.callback_context import CallbackContext
+from runtime.contexts.callback_context import CallbackContext
 from runtime.events.event_actions import EventActions
 from runtime.tools.auth import AuthConfig
 from runtime.tools.identity import AGENT, USER, Identity, Principal, checked_identity
 from runtime.tools.tool_confirmation import ToolConfirmation
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
+    from runtime.contexts.invocation_context import InvocationContext
     from runtime.memory import SearchMemoryResponse
 
 

@@ -25,6 +25,7 @@ from runtime import (
 from runtime.guardrails import (
     InMemoryRateCounter,
     InputScreen,
+    LlmScreen,
     OutputRedaction,
     OutputRedactionConfig,
     PolicyView,
@@ -34,7 +35,6 @@ from runtime.guardrails import (
     ToolPolicy,
     redact_text,
 )
-from runtime.safety import LlmScreen
 from runtime.telemetry.attributes import AgentDash
 
 

@@ -18,7 +18,8 @@ from runtime import (
     ScriptedLlm,
     ToolContext,
 )
-from runtime.safety import ArgumentRule, LlmScreen, ToolArgumentGuard, check_query
+from runtime.guardrails import LlmScreen
+from runtime.safety import ArgumentRule, ToolArgumentGuard, check_query
 
 DOCS_POLICY = {"select_only": True, "tables": ["mytable1", "mytable2"]}
 

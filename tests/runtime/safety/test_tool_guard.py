@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from runtime import FunctionTool, callback_name
-from runtime.callbacks.pipeline import normalize
+from runtime.agents._callbacks import normalize
 from runtime.safety import ArgumentRule, ToolArgumentGuard
 from tests.runtime.safety.conftest import tool_context
 

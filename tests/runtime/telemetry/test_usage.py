@@ -12,8 +12,8 @@ from google.genai import types
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from runtime import Agent, InMemorySessionService, LlmRequest, LlmResponse, Runner, ScriptedLlm
+from runtime.guardrails import LlmScreen
 from runtime.models.gemini import Gemini
-from runtime.safety import LlmScreen
 from runtime.telemetry.attributes import GenAI
 from runtime.telemetry.usage import usage_attributes
 from runtime.testing.gemini_server import FakeGeminiServer

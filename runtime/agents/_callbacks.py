@@ -16,7 +16,7 @@ from runtime.telemetry.payloads import returned_value, to_json
 from runtime.telemetry.tracing import LiveSpan, start_span, trace_id_hex
 
 if TYPE_CHECKING:
-    from runtime.agents.invocation_context import InvocationContext
+    from runtime.contexts.invocation_context import InvocationContext
 
 
 @dataclass(frozen=True, slots=True)

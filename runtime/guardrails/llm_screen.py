@@ -21,8 +21,8 @@ from google.genai import types
 from opentelemetry.trace import SpanKind
 from pydantic import BaseModel, ConfigDict, Field
 
-from runtime.agents.callback_context import CallbackContext
 from runtime.callbacks.naming import Hook
+from runtime.contexts.callback_context import CallbackContext
 from runtime.guardrails.policy import Guardrail
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, latest_user_text

@@ -7,8 +7,8 @@ from google.genai import types
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from runtime import FunctionTool, LlmRequest, LlmResponse, ScriptedLlm, callback_name
+from runtime.guardrails import DEFAULT_SCREEN_INSTRUCTION, LlmScreen, parse_verdict
 from runtime.models.llm_request import latest_user_text
-from runtime.safety import DEFAULT_SCREEN_INSTRUCTION, LlmScreen, parse_verdict
 from tests.runtime.safety.conftest import callback_context, tool_context
 
 
