@@ -14,7 +14,7 @@ from django.db.models.functions import Mod, RowNumber
 from agentdash.spans.models import Span
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
-from runtime.telemetry.attributes import AgentDash, GenAI
+from runtime.telemetry.attributes import AgentDash, GenAI, StepKind
 
 _STORED = (
     "trace_id",
@@ -52,18 +52,12 @@ PAGE_DEFAULT = 5_000
 PAGE_MAX = 10_000
 STATUS_MESSAGE_CHARS = 500
 
-_KINDS = {"invocation", "agent", "model", "tool", "callback"}
-_NAME_KINDS = (
-    ("invoke_agent", "agent"),
-    ("generate_content", "model"),
-    ("execute_tool", "tool"),
-    ("callback", "callback"),
-)
+_KINDS = set(StepKind.ALL)
 _LABEL_OF_KIND = {
-    "callback": "a_callback",
-    "tool": "a_tool",
-    "agent": "a_agent",
-    "model": "a_model",
+    StepKind.CALLBACK: "a_callback",
+    StepKind.TOOL: "a_tool",
+    StepKind.AGENT: "a_agent",
+    StepKind.MODEL: "a_model",
 }
 # What is read out of the attributes, by the database (JSON path of one key each).
 _EXTRACTED = {
@@ -97,7 +91,7 @@ def span_kind_of(*, kind_attribute: Any, name: str) -> str:
     name (``invoke_agent …`` → agent …), else ``""``."""
     if kind_attribute in _KINDS:
         return str(kind_attribute)
-    for prefix, kind in _NAME_KINDS:
+    for prefix, kind in StepKind.BY_NAME_PREFIX:
         if name.startswith(prefix):
             return kind
     return ""

@@ -11,7 +11,7 @@ from runtime.callbacks.any_agent import Callback, overrides
 from runtime.callbacks.naming import callback_name
 from runtime.debug import breakpoints
 from runtime.errors import CallbackError
-from runtime.telemetry.attributes import AgentDash, Outcome
+from runtime.telemetry.attributes import AgentDash, Outcome, StepKind
 from runtime.telemetry.payloads import returned_value, to_json
 from runtime.telemetry.tracing import LiveSpan, start_span, trace_id_hex
 
@@ -62,7 +62,7 @@ def _fail(
 
 def _span_attributes(ictx: InvocationContext, name: str, hook: str, style: str) -> dict[str, Any]:
     return {
-        AgentDash.SPAN_KIND: "callback",
+        AgentDash.SPAN_KIND: StepKind.CALLBACK,
         AgentDash.CALLBACK_NAME: name,
         AgentDash.CALLBACK_HOOK: hook,
         AgentDash.CALLBACK_STYLE: style,

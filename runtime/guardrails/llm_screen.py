@@ -27,7 +27,7 @@ from runtime.guardrails.policy import Guardrail
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest, latest_user_text
 from runtime.models.llm_response import LlmResponse
-from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation
+from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation, StepKind
 from runtime.telemetry.tracing import mark_error, start_span
 from runtime.telemetry.usage import usage_attributes
 from runtime.tools.base_tool import BaseTool
@@ -158,7 +158,7 @@ class LlmScreen(Guardrail[LlmScreenConfig]):
             GenAI.OPERATION_NAME: Operation.GENERATE_CONTENT,
             GenAI.REQUEST_MODEL: self.model.model,
             GenAI.PROVIDER_NAME: self.model.provider,
-            AgentDash.SPAN_KIND: "model",
+            AgentDash.SPAN_KIND: StepKind.MODEL,
             SCREEN_ATTRIBUTE: True,
         }
         if ctx is not None:

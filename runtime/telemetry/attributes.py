@@ -40,6 +40,26 @@ class Operation:
     EXECUTE_TOOL = "execute_tool"
 
 
+class StepKind:
+    """What a span is a step of (``agentdash.span.kind``): the one list of kinds. The server's
+    summaries, the ingest mapping and the pages' registry (``span_kinds.js``, its labels and
+    colours) are held to it by tests; docs/ARCHITECTURE.md says how to add one."""
+
+    INVOCATION = "invocation"
+    AGENT = "agent"
+    MODEL = "model"
+    TOOL = "tool"
+    CALLBACK = "callback"
+    ALL = (INVOCATION, AGENT, MODEL, TOOL, CALLBACK)
+    BY_NAME_PREFIX = (
+        ("invoke_agent", AGENT),
+        ("generate_content", MODEL),
+        ("execute_tool", TOOL),
+        ("callback", CALLBACK),
+    )
+    """A span of ours without the attribute: its kind from the operation its name starts with."""
+
+
 class AgentDash:
     """Our own keys."""
 
@@ -48,7 +68,7 @@ class AgentDash:
     USER_ID = "agentdash.user.id"
     APP_NAME = "agentdash.app.name"
     BRANCH = "agentdash.branch"
-    SPAN_KIND = "agentdash.span.kind"  # agent | model | tool | callback
+    SPAN_KIND = "agentdash.span.kind"  # one of StepKind.ALL
     CALLBACK_NAME = "agentdash.callback.name"
     CALLBACK_HOOK = "agentdash.callback.hook"
     CALLBACK_OUTCOME = "agentdash.callback.outcome"
