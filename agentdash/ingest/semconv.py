@@ -11,39 +11,39 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from runtime.telemetry.attributes import AgentDash, GenAI
+from runtime.telemetry.attributes import AgentDash, GenAI, StepKind
 
 # gen_ai.operation.name → kind
 _OPERATION_KINDS = {
-    "invoke_workflow": "invocation",  # ADK's root: one run
-    "invoke_agent": "agent",
-    "create_agent": "agent",
-    "chat": "model",
-    "text_completion": "model",
-    "generate_content": "model",
-    "embeddings": "model",
-    "execute_tool": "tool",
-    "retrieval": "tool",
+    "invoke_workflow": StepKind.INVOCATION,  # ADK's root: one run
+    "invoke_agent": StepKind.AGENT,
+    "create_agent": StepKind.AGENT,
+    "chat": StepKind.MODEL,
+    "text_completion": StepKind.MODEL,
+    "generate_content": StepKind.MODEL,
+    "embeddings": StepKind.MODEL,
+    "execute_tool": StepKind.TOOL,
+    "retrieval": StepKind.TOOL,
 }
 # openinference.span.kind → kind
 _OPENINFERENCE_KINDS = {
-    "AGENT": "agent",
-    "CHAIN": "agent",
-    "LLM": "model",
-    "EMBEDDING": "model",
-    "TOOL": "tool",
-    "RETRIEVER": "tool",
-    "RERANKER": "tool",
+    "AGENT": StepKind.AGENT,
+    "CHAIN": StepKind.AGENT,
+    "LLM": StepKind.MODEL,
+    "EMBEDDING": StepKind.MODEL,
+    "TOOL": StepKind.TOOL,
+    "RETRIEVER": StepKind.TOOL,
+    "RERANKER": StepKind.TOOL,
 }
 # Span names (ADK and others name spans "<operation> <subject>")
 _NAME_KINDS = (
-    ("invocation", "invocation"),  # ADK's legacy root, which carries no attribute
-    ("invoke_workflow", "invocation"),
-    ("invoke_agent", "agent"),
-    ("call_llm", "model"),
-    ("generate_content", "model"),
-    ("chat", "model"),
-    ("execute_tool", "tool"),
+    ("invocation", StepKind.INVOCATION),  # ADK's legacy root, which carries no attribute
+    ("invoke_workflow", StepKind.INVOCATION),
+    ("invoke_agent", StepKind.AGENT),
+    ("call_llm", StepKind.MODEL),
+    ("generate_content", StepKind.MODEL),
+    ("chat", StepKind.MODEL),
+    ("execute_tool", StepKind.TOOL),
 )
 # Same meaning, other names: (ours, theirs in order of preference)
 _ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (

@@ -9,6 +9,7 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatDuration } from "./format.js";
+import { kindLook } from "./span_kinds.js";
 import { usageText, usageTitle } from "./usage.js";
 
 const OUTCOMES = new Set(["passed", "overridden", "raised", "disabled"]);
@@ -96,8 +97,10 @@ export function paintRow(row, node, state, trace, now, find = NO_FIND) {
   setAttr(row, "data-name", node.name);
   setAttr(row, "data-orphan", node.orphan ? "" : null);
   setAttr(row, "title", (state === "error" || state === "cancelled") && node.message ? node.message : null);
-  row.badge.textContent = kind === "invocation" ? "run" : kind;
-  row.badge.className = `kind-badge kind-${kind}`;
+  const look = kindLook(kind);
+  row.badge.textContent = look.label;
+  setVar(row, "--kind", `var(--c-${look.colour})`); // the badge's and the bar's colour
+  setVar(row, "--kind-bg", `var(--c-${look.colour}-bg)`);
   setAttr(row, "data-match", find.match);
   paintName(row.name, node.label, find.match === "hit" ? find.text : "");
   row.name.title = node.name;

@@ -6,13 +6,9 @@
  * @module dashboard/span_summary
  */
 
-const KINDS = new Set(["invocation", "agent", "model", "tool", "callback"]);
-const NAME_KINDS = [
-  ["invoke_agent", "agent"],
-  ["generate_content", "model"],
-  ["execute_tool", "tool"],
-  ["callback", "callback"],
-];
+import { kindOf } from "./span_kinds.js";
+
+export { kindOf };
 /** Span attributes the summary reads (the server reads the same ones for its pages). */
 export const ATTR = {
   kind: "agentdash.span.kind",
@@ -71,20 +67,6 @@ const TEXT_CHARS = 200;
  * }} SpanNode  a span in the timeline's tree: its summary, its place in the tree and in the
  *   flattened rows, and the row showing it (span_tree.js's makeNode says what each field is)
  */
-
-/**
- * Our kind of a span: its `agentdash.span.kind`, else guessed from the GenAI operation that
- * starts its name, else "".
- *
- * @param {unknown} attribute
- * @param {string} name
- * @returns {string}
- */
-export function kindOf(attribute, name) {
-  if (typeof attribute === "string" && KINDS.has(attribute)) return attribute;
-  for (const [prefix, kind] of NAME_KINDS) if (name.startsWith(prefix)) return kind;
-  return "";
-}
 
 /**
  * A span's kind as the page names it ("other" when unknown), from full span data.

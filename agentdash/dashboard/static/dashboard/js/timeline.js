@@ -16,6 +16,7 @@
 import { onThemeChange } from "../../core/js/theme.js";
 import { formatCount, nowNs } from "./format.js";
 import { LazySpanDetail } from "./span_detail_lazy.js";
+import { OTHER, SPAN_KINDS } from "./span_kinds.js";
 import { fieldIndex, summaryOfData, summaryOfRow } from "./span_summary.js";
 import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
@@ -27,16 +28,13 @@ const WAIT_CLOCK_MS = 1_000;
 const SLICE_MS = 10;
 const FINISH_AT_ONCE = 5_000; // rows: a few ms
 const PHONE = "(max-width: 600px)";
-const COLORS = {
-  agent: "--c-agent",
-  model: "--c-model",
-  tool: "--c-tool",
-  callback: "--c-callback",
-  invocation: "--c-run",
-  other: "--c-run",
-  error: "--err",
-  stopped: "--line-strong",
-};
+/** @type {Record<string, string>} the waterfall's colours: each kind's, and two states' */
+const COLORS = Object.fromEntries([
+  ...[...SPAN_KINDS].map(([kind, look]) => [kind, `--c-${look.colour}`]),
+  ["other", `--c-${OTHER.colour}`],
+  ["error", "--err"],
+  ["stopped", "--line-strong"],
+]);
 
 export class Timeline {
   /**
