@@ -12,7 +12,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.agentdash.live_harness import ROOT, Browserless, LiveClient, Processes, base_env, manage
+from tests.agentdash.live_harness import (
+    ROOT,
+    Browserless,
+    LiveClient,
+    Processes,
+    base_env,
+    sqlite_prepared,
+)
 
 
 @contextmanager
@@ -24,8 +31,7 @@ def embedded_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
         AGENTDASH_EXECUTOR="inline",
     )
     env.pop("REDIS_URL", None)
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
+    sqlite_prepared(env)  # migrated and seeded, copied from the run's template
     procs = Processes(tmp_path)
     try:
         yield procs.daphne("daphne", env), env
