@@ -19,23 +19,25 @@ rejected (one sender cannot overwrite another's spans, nor the runtime's).
 from __future__ import annotations
 
 import hashlib
-import time
-from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
-from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
-from agentdash.changes.models import SessionChange
-from agentdash.changes.services import seqs_take, session_changes_insert
+from agentdash.agent_sessions.external import (
+    external_session_ensure,
+    external_sessions_delete,
+    session_owners,
+    sessions_existing,
+    sessions_touch,
+)
+from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX
 from agentdash.core.conf import agentdash_setting
-from agentdash.core.hygiene import text_storable
 from agentdash.ingest import semconv
 from agentdash.ingest.conversation import conversation_record
 from agentdash.ingest.limits import sessions_limiter
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
-from agentdash.spans.models import Span
+from agentdash.spans.rehome import children_named, trace_sessions, traces_rehome, usage_uncount
 from agentdash.spans.selectors import spans_stored
 from agentdash.spans.services import spans_store_isolating
 from agentdash.spans.span_version import SpanVersion
@@ -114,7 +116,7 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     writes = spans_store_isolating(versions=versions)
     _stored_call_llm_uncount(versions)
     touched = sorted({v.session_id for v in versions if v.session_id})
-    AgentSession.objects.filter(pk__in=touched).update(last_update_time=time.time())
+    sessions_touch(ids=touched)
     conversation_record(versions)
     stored = sum(1 for w in writes if w.stored)
     # Taken, yet the database would not hold them (a span sent again after it ended — an
@@ -142,21 +144,16 @@ def _stored_sessions(
     """Identities of ``spans`` already stored → (their session, (its owner, its app name) if
     it is an ingest session, else ``None``)."""
     stored = spans_stored(identities=[(s.trace_id, s.span_id) for s in spans])
-    ingest = {span.session_id for span in stored.values() if _ingest_session(span.session_id)}
-    owners = dict(
-        (pk, (owner_id, app_name))
-        for pk, owner_id, app_name in AgentSession.objects.filter(pk__in=ingest).values_list(
-            "pk", "owner_id", "app_name"
-        )
-    )
+    ingest = {
+        span.session_id
+        for span in stored.values()
+        if span.session_id is not None and span.session_id.startswith(SESSION_PREFIX)
+    }
+    owners = session_owners(ids=ingest)
     return {
         identity: (span.session_id, owners.get(span.session_id or ""))
         for identity, span in stored.items()
     }
-
-
-def _ingest_session(session_id: str | None) -> bool:
-    return session_id is not None and session_id.startswith(SESSION_PREFIX)
 
 
 def _targets(key: IngestKey, spans: list[IncomingSpan]) -> dict[str, str]:
@@ -169,20 +166,13 @@ def _targets(key: IngestKey, spans: list[IncomingSpan]) -> dict[str, str]:
             named.setdefault(span.trace_id, conversation)
     traces = {s.trace_id for s in spans}
     unnamed = traces - named.keys()
-    where: dict[str, str] = {}
-    if unnamed:
-        rows = (
-            Span.objects.filter(
-                trace_id__in=unnamed,
-                session__owner_id=key.owner_id,
-                session__app_name=key.project,
-                session__id__startswith=SESSION_PREFIX,
-            )
-            .values_list("trace_id", "session_id")
-            .distinct()
+    where = (
+        trace_sessions(
+            trace_ids=unnamed, owner_id=key.owner_id, app_name=key.project, prefix=SESSION_PREFIX
         )
-        for trace_id, session_id in rows:
-            where.setdefault(trace_id, session_id)
+        if unnamed
+        else {}
+    )
     targets = {}
     for trace_id in traces:
         if trace_id in named:
@@ -204,7 +194,7 @@ def _sessions_over_budget(key: IngestKey, targets: dict[str, str]) -> set[str]:
     if budget <= 0:
         return set()
     wanted = set(targets.values())
-    new = wanted - set(AgentSession.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    new = wanted - sessions_existing(ids=wanted)
     return {
         session_id
         for session_id in sorted(new)
@@ -214,7 +204,7 @@ def _sessions_over_budget(key: IngestKey, targets: dict[str, str]) -> set[str]:
 
 def _sessions_ensure(key: IngestKey, spans: list[IncomingSpan], targets: dict[str, str]) -> None:
     wanted = set(targets.values())
-    existing = set(AgentSession.objects.filter(pk__in=wanted).values_list("pk", flat=True))
+    existing = sessions_existing(ids=wanted)
     firsts: dict[str, IncomingSpan] = {}
     for span in sorted(spans, key=lambda s: (s.parent_span_id != "", s.start_time)):
         firsts.setdefault(targets[span.trace_id], span)
@@ -222,67 +212,26 @@ def _sessions_ensure(key: IngestKey, spans: list[IncomingSpan], targets: dict[st
         first = firsts[session_id]
         conversation = semconv.conversation_id(first.attributes) or f"trace {first.trace_id}"
         service = str(first.resource.get(SERVICE_NAME) or key.project)
-        try:
-            with transaction.atomic():
-                AgentSession.objects.create(
-                    id=session_id,
-                    app_name=key.project,
-                    user_id=str(key.owner_id),
-                    owner_id=key.owner_id,
-                    title=text_storable(f"{service} · {conversation}"[:200])[0],
-                    first_message=text_storable(f"{first.name} · {conversation}"[:500])[0],
-                    state={},
-                    initial_state={},
-                    last_update_time=time.time(),
-                )
-        except IntegrityError:
-            pass  # made meanwhile by another request of the same sender
+        external_session_ensure(
+            session_id=session_id,
+            app_name=key.project,
+            owner_id=key.owner_id,
+            title=f"{service} · {conversation}",
+            first_message=f"{first.name} · {conversation}",
+        )
 
 
 def _traces_rehome(key: IngestKey, targets: dict[str, str]) -> set[str]:
     """Move the spans of traces that now name their conversation out of the session they
     were given while they did not; the traces moved."""
-    movable = {
-        trace_id: target
+    moves = {
+        trace_id: (session_id_for(key, _trace_conversation(trace_id)), target)
         for trace_id, target in targets.items()
         if target != session_id_for(key, _trace_conversation(trace_id))
     }
-    if not movable:
-        return set()
-    own = {session_id_for(key, _trace_conversation(t)): t for t in movable}
-    rows = list(
-        Span.objects.select_for_update()
-        .filter(session_id__in=own.keys())
-        .values_list("pk", "trace_id", "span_id", "session_id")
-    )
-    rows = [row for row in rows if own[row[3]] == row[1]]
-    if not rows:
-        return set()
-    counts = Counter(movable[trace_id] for _, trace_id, _, _ in rows)
-    next_seq = seqs_take(counts)
-    changes = []
-    by_pk: dict[int, tuple[str, int]] = {}
-    for pk, trace_id, span_id, _ in rows:
-        target = movable[trace_id]
-        seq = next_seq[target]
-        next_seq[target] = seq + 1
-        by_pk[pk] = (target, seq)
-        changes.append((target, seq, f"{trace_id}:{span_id}"))
-    grouped: dict[str, list[int]] = defaultdict(list)
-    for pk, (target, _) in by_pk.items():
-        grouped[target].append(pk)
-    moving = Span.objects.filter(pk__in=by_pk).only("pk", "session_id", "seq")
-    updated = []
-    for span in moving:
-        span.session_id, span.seq = by_pk[span.pk]
-        updated.append(span)
-    Span.objects.bulk_update(updated, ["session_id", "seq"])
-    session_changes_insert(kind=SessionChange.Kind.SPAN, changes=changes)
-    emptied = set(own) - set(
-        Span.objects.filter(session_id__in=own.keys()).values_list("session_id", flat=True)
-    )
-    AgentSession.objects.filter(pk__in=emptied).delete()
-    return {trace_id for _, trace_id, _, _ in rows}
+    moved, emptied = traces_rehome(moves=moves)
+    external_sessions_delete(ids=emptied)
+    return moved
 
 
 # ADK's legacy span layout (ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1) repeats a model call's
@@ -300,14 +249,8 @@ def _usage_counted_once(versions: list[SpanVersion]) -> list[SpanVersion]:
         if v.name.startswith(_MODEL_CALL) and v.parent_span_id
     }
     steps = [v for v in versions if v.name == _LEGACY_STEP and v.tokens_in is not None]
-    unknown = [v for v in steps if v.identity not in children]
-    if unknown:
-        stored = Span.objects.filter(
-            trace_id__in={v.trace_id for v in unknown},
-            parent_span_id__in={v.span_id for v in unknown},
-            name__startswith=_MODEL_CALL,
-        ).values_list("trace_id", "parent_span_id")
-        children |= set(stored)
+    unknown = [v.identity for v in steps if v.identity not in children]
+    children |= children_named(parents=unknown, prefix=_MODEL_CALL)
     return [
         v.usage_uncounted() if v.name == _LEGACY_STEP and v.identity in children else v
         for v in versions
@@ -325,14 +268,7 @@ def _stored_call_llm_uncount(versions: list[SpanVersion]) -> None:
         and v.parent_span_id
         and (v.trace_id, v.parent_span_id) not in in_batch
     }
-    if not parents:
-        return
-    Span.objects.filter(
-        trace_id__in={t for t, _ in parents},
-        span_id__in={s for _, s in parents},
-        name=_LEGACY_STEP,
-    ).update(usage_model="", tokens_in=None, tokens_out=None, tokens_cached=None,
-             tokens_thinking=None)  # fmt: skip
+    usage_uncount(spans=parents, name=_LEGACY_STEP)
 
 
 def _version(span: IncomingSpan, session_id: str) -> SpanVersion:

@@ -17,6 +17,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from google.genai import types
 
+from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.hygiene import value_problem
 from agentdash.core.permissions import is_operator
@@ -89,7 +90,7 @@ def _answer(
         raise ValidationError({"payload": [f"cannot be stored: {problem}"]})
     with transaction.atomic():
         # The session's row serializes answers to it: two at once cannot both pass.
-        AgentSession.objects.select_for_update().filter(pk=session.pk).first()
+        session_lock(session_id=session.pk)
         requests, answered = requests_and_answers(session.pk)
         request = next((r for r in requests if r.request_id == request_id), None)
         if request is None:

@@ -18,7 +18,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
-from agentdash.agent_sessions.models import AgentSession
+from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
@@ -117,7 +117,7 @@ def run_claim(*, run_id: int, worker: str) -> Run | None:
     with transaction.atomic():
         # The session's row first: one claim of a session at a time, so two runs of it
         # cannot both find the other still queued and start together.
-        list(AgentSession.objects.select_for_update().filter(pk=session_id).values_list("pk"))
+        session_lock(session_id=session_id)
         queued = Run.objects.select_for_update(no_key=True).filter(
             pk=run_id, status=Run.Status.QUEUED
         )

@@ -21,6 +21,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from google.genai import types
 
+from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.permissions import is_operator
 from agentdash.core.services import audit_record
@@ -82,7 +83,7 @@ def replay_start(*, session: AgentSession, actor: Any) -> Replay:
         raise PermissionDenied("only the session's owner or an operator may replay it")
     with transaction.atomic():
         # The session's row serializes starts: two at once cannot both make a replay.
-        AgentSession.objects.select_for_update().filter(pk=session.pk).first()
+        session_lock(session_id=session.pk)
         active = _active(session.pk)
         if active is not None:
             _advance(active)

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from google.genai import types
 
+from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import (
     session_create,
@@ -190,7 +191,7 @@ def session_delete_idle(*, session_id: str, actor: Actor, reason: str = "") -> b
     can be queued between the check and the deletion. Returns whether a session was
     deleted (``False``: it was already gone). Who may delete is the caller's question."""
     with transaction.atomic():
-        found = AgentSession.objects.select_for_update().filter(pk=session_id).exists()
+        found = session_lock(session_id=session_id)
         if not found:
             return False
         if Run.objects.filter(session_id=session_id, status__in=ACTIVE).exists():
