@@ -18,10 +18,9 @@ import { LiveSocket } from "../../live/js/socket.js";
 import { setupPageKeys } from "./page_keys.js";
 import { setupPanels } from "./panels.js";
 import { SessionData } from "./session_data.js";
-import { isActive } from "./run_status.js";
+import { RunBadge, UsageTotal } from "./session_header.js";
 import { SpanLinks } from "./span_links.js";
 import { Timeline } from "./timeline.js";
-import { SessionUsage, usageText, usageTitle } from "./usage.js";
 
 const CONNECTION_LABELS = {
   connecting: "Connecting…",
@@ -36,27 +35,68 @@ const SNAPSHOT_RETRY_MS = [500, 1_000, 2_000, 5_000, 10_000];
 /** @param {string} id @returns {HTMLElement} */
 const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
+/**
+ * @typedef {object} Page  the session page's parts, as main() wires them
+ * @property {any} data the page's `#session-data`
+ * @property {SessionData} api
+ * @property {Chat} chat
+ * @property {Timeline} timeline
+ * @property {SpanLinks} links
+ * @property {Map<string, string>} traceOfRun run id → its trace, for links to a run
+ * @property {Confirmations} confirmations
+ * @property {Controls|null} controls
+ * @property {RunBadge} badge
+ * @property {UsageTotal} usage
+ * @property {HTMLElement} banner
+ */
+
 async function main() {
   const data = readJsonScript("session-data");
   const api = new SessionData(data.data_path);
   const panels = setupPanels();
+  /** @type {LiveSocket|null} */
+  let socket = null;
+  const send = (/** @type {object} */ m) => Boolean(socket?.send(m));
+  const banner = byId("banner");
+  const badge = new RunBadge(byId("run-status"));
   const chat = new Chat({
     list: /** @type {HTMLOListElement} */ (byId("messages")),
     empty: byId("chat-empty"),
     agentName: data.app_name,
     fetchOlder: (before) => api.events(before),
     fetchNewer: (after) => api.eventsAfter(after),
-    cancel: data.can_cancel
-      ? (id) => socket.send({ type: "run.cancel", run_id: Number(id) })
-      : undefined,
+    cancel: data.can_cancel ? (id) => send({ type: "run.cancel", run_id: Number(id) }) : undefined,
   });
-  const badge = new RunBadge(byId("run-status"));
+  const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner);
+  const root = data.is_operator ? document.getElementById("controls") : null;
+  const controls = root ? new Controls({ root, data, send }) : null;
+  const confirmations = new Confirmations({
+    root: byId("confirmations"),
+    fetchPending: () => api.confirmations(),
+    send,
+    timeline,
+  });
   const usage = new UsageTotal(byId("session-usage"));
-  const banner = byId("banner");
+  /** @type {Page} */
+  const page = { data, api, chat, timeline, links, traceOfRun, confirmations, controls, badge, usage, banner };
+  socket = new LiveSocket(data.ws_path, socketHandlers(page, () => socket));
+  setupComposer(socket, chat);
+  await startFromSnapshot(page, socket);
+}
+
+/**
+ * The timeline panel and what works on it: the export menu, the details' split, the find
+ * bar, links to spans and the page's keys.
+ *
+ * @param {SessionData} api @param {ReturnType<typeof setupPanels>} panels
+ * @param {RunBadge} badge @param {HTMLElement} banner
+ */
+function setupTimeline(api, panels, badge, banner) {
   /** @type {SpanLinks|null} */
   let links = null;
+  const panel = /** @type {HTMLElement} */ (document.querySelector(".timeline-panel"));
   const timeline = new Timeline({
-    root: /** @type {HTMLElement} */ (document.querySelector(".timeline-panel")),
+    root: panel,
     fetchSpan: (traceId, spanId) => api.span(traceId, spanId),
     onSelect: () => panels.showPanel("timeline"),
     onComplete: () => {
@@ -66,19 +106,14 @@ async function main() {
   });
   badge.timeline = timeline;
   setupExportMenu({ timeline });
-  const split = document.querySelector(".timeline-panel .detail-split");
-  if (split) {
-    setupDetailSplit({
-      panel: /** @type {HTMLElement} */ (document.querySelector(".timeline-panel")),
-      handle: /** @type {HTMLElement} */ (split),
-    });
-  }
+  const split = panel.querySelector(".detail-split");
+  if (split) setupDetailSplit({ panel, handle: /** @type {HTMLElement} */ (split) });
   const find = new FindBar({
     form: /** @type {HTMLFormElement} */ (byId("span-find")),
     timeline,
     search: (text, signal) => api.searchSpans(text, signal),
   });
-  /** @type {Map<string, string>} run id → its trace, for links to a run */
+  /** @type {Map<string, string>} */
   const traceOfRun = new Map();
   links = new SpanLinks({
     timeline,
@@ -92,31 +127,30 @@ async function main() {
     composer: /** @type {HTMLTextAreaElement|null} */ (document.getElementById("composer-text")),
     panels,
   });
-  /** @type {Controls|null} */
-  let controls = null;
-  if (data.is_operator) {
-    const root = byId("controls");
-    if (root) controls = new Controls({ root, data, send: (m) => socket.send(m) });
-  }
+  return { timeline, links, traceOfRun };
+}
 
-  const confirmations = new Confirmations({
-    root: byId("confirmations"),
-    fetchPending: () => api.confirmations(),
-    send: (m) => socket.send(m),
-    timeline,
-  });
+/** A run as every part of the page follows it. @param {Page} page
+ * @param {import("./chat_runs.js").Run & {trace_id?: string}} run */
+function applyRun(page, run) {
+  if (run.trace_id) page.traceOfRun.set(String(run.id), String(run.trace_id));
+  page.confirmations.applyRun(run);
+  page.chat.applyRun(run);
+  page.timeline.applyRun(run);
+  page.controls?.applyRun(run);
+  page.badge.run(run);
+  page.usage.run(run);
+}
 
-  const applyRun = (/** @type {import("./chat_runs.js").Run & {trace_id?: string}} */ run) => {
-    if (run.trace_id) traceOfRun.set(String(run.id), String(run.trace_id));
-    confirmations.applyRun(run);
-    chat.applyRun(run);
-    timeline.applyRun(run);
-    controls?.applyRun(run);
-    badge.run(run);
-    usage.run(run);
-  };
-
-  const socket = new LiveSocket(data.ws_path, {
+/**
+ * What the socket's messages do to the page.
+ *
+ * @param {Page} page @param {() => LiveSocket|null} socket
+ * @returns {import("../../live/js/socket.js").SocketHandlers}
+ */
+function socketHandlers(page, socket) {
+  const { chat, timeline, controls, badge, banner } = page;
+  return {
     onChanges(items) {
       const spans = [];
       for (const item of items) {
@@ -129,40 +163,13 @@ async function main() {
         } else if (item.kind === "state") {
           controls?.applyState(item.data);
         } else if (item.kind === "run") {
-          applyRun(item.data);
+          applyRun(page, item.data);
         }
       }
       if (spans.length) timeline.applySpans(spans);
       badge.render();
     },
-    onMessage(message) {
-      switch (message.type) {
-        case "replay.done":
-          chat.scrollToEnd();
-          confirmations.refresh();
-          if (controls) refreshControls(api, controls);
-          break;
-        case "partial":
-          chat.applyPartial(message);
-          break;
-        case "chat.accepted":
-          chat.accepted(message);
-          break;
-        case "callback.changed":
-          controls?.applySwitch(message.setting);
-          break;
-        case "ack":
-          if (!confirmations.answer(message)) controls?.answer(message);
-          break;
-        case "error":
-          if (confirmations.answer(message) || controls?.answer(message)) break;
-          if (message.ref === "chat.send" || !message.ref) chat.showError(message);
-          else showBanner(banner, `${message.code}: ${message.message}`);
-          break;
-        default:
-          break; // pong, and anything newer than this page
-      }
-    },
+    onMessage: (message) => routeMessage(page, message),
     onState(state, detail) {
       const node = byId("connection");
       node.dataset.state = state;
@@ -171,7 +178,7 @@ async function main() {
         label = `Reconnecting in ${Math.ceil(detail.retryInMs / 1000)} s…`;
       }
       /** @type {Element} */ (node.lastElementChild).textContent = label; // the label's span
-      composerReady(socket.isOpen);
+      composerReady(Boolean(socket()?.isOpen));
       if (state === "forbidden" || state === "not-found") {
         showBanner(banner, "This session is not available to you any more. Reload the page.");
       }
@@ -179,22 +186,60 @@ async function main() {
     onStale() {
       location.reload(); // the session's history was replaced (restored from a backup, say)
     },
-  });
-  setupComposer(socket, chat);
+  };
+}
 
-  // The page comes with its snapshot; a page restored from the browser's history would
-  // hold an old one, so only a fresh navigation uses it.
+/** A message that is not changes. @param {Page} page @param {any} message */
+function routeMessage(page, message) {
+  const { chat, confirmations, controls } = page;
+  switch (message.type) {
+    case "replay.done":
+      chat.scrollToEnd();
+      confirmations.refresh();
+      if (controls) refreshControls(page.api, controls);
+      break;
+    case "partial":
+      chat.applyPartial(message);
+      break;
+    case "chat.accepted":
+      chat.accepted(message);
+      break;
+    case "callback.changed":
+      controls?.applySwitch(message.setting);
+      break;
+    case "ack":
+      if (!confirmations.answer(message)) controls?.answer(message);
+      break;
+    case "error":
+      if (confirmations.answer(message) || controls?.answer(message)) break;
+      if (message.ref === "chat.send" || !message.ref) chat.showError(message);
+      else showBanner(page.banner, `${message.code}: ${message.message}`);
+      break;
+    default:
+      break; // pong, and anything newer than this page
+  }
+}
+
+/**
+ * The page from its snapshot (inline on a fresh navigation: a page restored from the
+ * browser's history would hold an old one), live from the snapshot's seq, then every span's
+ * summary page by page.
+ *
+ * @param {Page} page @param {LiveSocket} socket
+ */
+async function startFromSnapshot(page, socket) {
+  const { api, chat, timeline, controls, banner } = page;
   const navigation = /** @type {PerformanceNavigationTiming|undefined} */ (performance.getEntriesByType("navigation")[0]);
   const fresh = !navigation || navigation.type === "navigate" || navigation.type === "reload";
   const inline = fresh && document.getElementById("session-snapshot");
   const snapshot = inline ? readJsonScript("session-snapshot") : await snapshotWithRetries(api, banner);
   if (!snapshot) return;
   chat.loadLatest(snapshot.events, snapshot.events_before);
-  usage.load(snapshot.usage, snapshot.runs);
-  for (const run of snapshot.runs) applyRun(run);
+  page.usage.load(snapshot.usage, snapshot.runs);
+  for (const run of snapshot.runs) applyRun(page, run);
   if (snapshot.state) controls?.loadState(snapshot.state, snapshot.version);
   timeline.setExpected(snapshot.spans_total);
-  links.start();
+  page.links.start();
   socket.start(snapshot.seq);
   let retried = false;
   try {
@@ -214,7 +259,7 @@ async function main() {
     showBanner(banner, `The timeline could not load every span: ${error.message}. Reload the page.`);
   }
   timeline.loaded(); // what came in is all there will be: the page must not wait for more
-  badge.render();
+  page.badge.render();
 }
 
 /** What is not replayed (switch changes) or may have moved since the page's snapshot: the
@@ -247,105 +292,6 @@ async function snapshotWithRetries(api, banner) {
       showBanner(banner, `Loading the session failed (${error.message}); trying again…`);
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
-  }
-}
-
-/**
- * The header's total: the session's tokens and cost, as the server counts them (the
- * snapshot's, then growing with each run's totals). Its numbers are on the element too
- * (`data-input`, `data-output`, `data-cost-usd`: "" when unknown).
- */
-class UsageTotal {
-  /** @param {HTMLElement} node */
-  constructor(node) {
-    this.node = node;
-    this.totals = new SessionUsage();
-    this.shown = "";
-    this.frame = 0;
-  }
-
-  /** @param {import("./usage.js").Usage|undefined} total @param {unknown} runs */
-  load(total, runs) {
-    this.totals.load(total, Array.isArray(runs) ? runs : []);
-    this.later();
-  }
-
-  /** @param {{id: string|number, usage?: import("./usage.js").Usage}} run */
-  run(run) {
-    if (!this.totals.rest) return; // before the snapshot: load() counts it
-    this.totals.run(run);
-    this.later();
-  }
-
-  /** Drawn once a frame at most: a total sums every run, and a page opens with hundreds. */
-  later() {
-    if (!this.frame) {
-      this.frame = requestAnimationFrame(() => {
-        this.frame = 0;
-        this.render();
-      });
-    }
-  }
-
-  render() {
-    const total = this.totals.total;
-    if (!total || !this.node) return;
-    const text = usageText(total);
-    if (text !== this.shown) {
-      this.shown = text;
-      this.node.hidden = false;
-      this.node.textContent = text;
-    }
-    this.node.title = `This session: ${usageTitle(total)}`;
-    this.node.dataset.input = String(total.input ?? "");
-    this.node.dataset.output = String(total.output ?? "");
-    this.node.dataset.costUsd = total.cost_usd === null ? "" : String(total.cost_usd);
-  }
-}
-
-/**
- * The header's run status: the run that holds the session's turn (running, or waiting for
- * an approval) and how many wait behind it; with none, the latest run's outcome — shown as
- * finished only once the timeline has every span the session had when the page opened
- * (else it would say "succeeded" next to rows still loading).
- */
-class RunBadge {
-  /** @param {HTMLElement} node */
-  constructor(node) {
-    this.node = node;
-    /** @type {{isComplete: boolean}|null} set once the timeline exists */
-    this.timeline = null;
-    /** @type {Map<string, {id: string|number, status: string}>} runs by id, as last told */
-    this.runs = new Map();
-  }
-
-  /** @param {{id: string|number, status: string}} run */
-  run(run) {
-    this.runs.set(String(run.id), run);
-  }
-
-  render() {
-    let latest = null;
-    let holder = null;
-    let queued = 0;
-    for (const run of this.runs.values()) {
-      if (!latest || Number(run.id) > Number(latest.id)) latest = run;
-      if (run.status === "queued") queued += 1;
-      const holds = run.status === "running" || run.status === "waiting";
-      if (holds && (!holder || Number(run.id) > Number(holder.id))) holder = run;
-    }
-    const run = holder || latest;
-    if (!run) return;
-    const status = String(run.status);
-    const active = isActive(status);
-    const shown = active || this.timeline?.isComplete ? status : "loading";
-    const behind = holder && queued ? ` · ${queued} queued` : "";
-    this.node.hidden = false;
-    this.node.dataset.status = shown;
-    this.node.textContent =
-      shown === "loading"
-        ? "loading spans…"
-        : `${active ? `run ${status}…` : `run ${status}`}${behind}`;
   }
 }
 
