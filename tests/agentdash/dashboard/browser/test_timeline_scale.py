@@ -613,9 +613,15 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
     assert axis_label(browser).endswith("run 1 of 2")
     # A span of the second run selected: the axis measures that run.
     later = page.locator('#span-tree [data-kind="tool"]:not([hidden])').last
-    later.click()
+    span_id = later.get_attribute("data-span-id")
+    later.locator(":scope > .span-row").click()
+    # Selected, not only scrolled into view (a row scrolled to the top puts its run first in
+    # view, which the axis follows too): the row that says so is this span's.
     page.wait_for_function(
-        "() => document.querySelector('.tl-axis-label').textContent.endsWith('run 2 of 2')"
+        "(id) => document.querySelector('#span-tree [aria-selected=\"true\"]')"
+        "?.closest('[data-span-id]')?.dataset.spanId === id"
+        " && document.querySelector('.tl-axis-label').textContent.endsWith('run 2 of 2')",
+        arg=span_id,
     )
     # Back to the top (scrolled, not moved by key: the selection stays): both runs' roots in
     # view, the later span still selected, its run still the axis's.
