@@ -315,6 +315,9 @@ def test_the_list_follows_its_sessions_without_a_reload(
 
     other = page.context.new_page()  # another tab of the same reader
     other.goto(f"{agentdash_server.url}{older_path}")
+    # As a person would, once the page says Live (Send is disabled until then; a message sent
+    # before is refused as 'Not connected', and the test would wait for an answer forever).
+    other.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     other.fill("#composer-text", "What is the capital of Italy?")
     other.press("#composer-text", "Enter")
     other.locator(".msg-agent .msg-body.md", has_text="Rome").first.wait_for(timeout=LIVE_TIMEOUT)
