@@ -612,8 +612,17 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
     check_fitted()
     assert axis_label(browser).endswith("run 1 of 2")
     # A span of the second run selected: the axis measures that run.
-    later = page.locator('#span-tree [data-kind="tool"]:not([hidden])').last
-    span_id = later.get_attribute("data-span-id")
+    span_id = page.locator('#span-tree [data-kind="tool"]:not([hidden])').last.get_attribute(
+        "data-span-id"
+    )
+    # By its id, scrolled to and settled first: the tree draws only the rows in view and
+    # gives a row element to another span as it scrolls, so an element found before a scroll
+    # may show another span by the time it is clicked.
+    later = page.locator(f'#span-tree .span[data-span-id="{span_id}"]')
+    later.scroll_into_view_if_needed()
+    page.evaluate(
+        "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+    )
     later.locator(":scope > .span-row").click()
     # Selected, not only scrolled into view (a row scrolled to the top puts its run first in
     # view, which the axis follows too): the row that says so is this span's.
