@@ -12,12 +12,11 @@
 
 import { el } from "../../core/js/dom.js";
 import { formatInline, formatJson } from "./format.js";
-import { mayCancel } from "./run_status.js";
-import { hasUsage, usageText, usageTitle } from "./usage.js";
+import { callbackItem, errorText, runItem } from "./controls_items.js";
 
 let requests = 0; // the ids of this page's requests (`req`), one count for every panel
-
-const RUN_STATES = new Set(["queued", "running", "waiting", "succeeded", "failed", "cancelled"]);
+const UNAVAILABLE_TRIES = 4;
+const UNAVAILABLE_PAUSE_MS = 750;
 
 /**
  * @typedef {object} CallbackSwitch  one entry of the page data's `callbacks`
@@ -85,7 +84,7 @@ export class Controls {
    */
   applyRun(run) {
     const id = String(run.id);
-    const item = this.runItem(run);
+    const item = runItem(run, this);
     const seen = this.runs.get(id);
     this.runs.set(id, item);
     if (seen) {
@@ -193,8 +192,8 @@ export class Controls {
   }
 
   /**
-   * @private The reason in `input` (the switches' shared one unless given), or null (saying
-   * so, the field focused) when it is empty.
+   * The reason in `input` (the switches' shared one unless given), or null (saying so, the
+   * field focused) when it is empty. (This and the next two serve the panel's parts.)
    * @param {string} statusId
    * @param {HTMLInputElement} [input]
    * @returns {string|null}
@@ -209,21 +208,30 @@ export class Controls {
   }
 
   /**
-   * Send a request and queue the handler of its answer.
+   * Send a request and queue the handler of its answer. An `unavailable` answer (the
+   * database was busy or away: nothing was changed, the server says) is asked again shortly,
+   * a few times, before the handler hears of it.
    *
-   * @private
    * @param {{type: string} & Record<string, unknown>} message
    * @param {AnswerHandler} onAnswer
+   * @param {number} [tries] how many times to ask while the answer is `unavailable`
    * @returns {boolean} false when the socket is not connected (nothing sent, nothing queued)
    */
-  request(message, onAnswer) {
+  request(message, onAnswer, tries = UNAVAILABLE_TRIES) {
     const req = `controls-${++requests}`;
     if (!this.send({ ...message, req })) return false;
-    this.waiting.set(req, { type: message.type, onAnswer });
+    /** @type {AnswerHandler} */
+    const answered = (ok, answer) => {
+      if (ok || answer?.code !== "unavailable" || tries <= 1) return onAnswer(ok, answer);
+      setTimeout(() => {
+        if (!this.request(message, onAnswer, tries - 1)) onAnswer(false, answer);
+      }, UNAVAILABLE_PAUSE_MS);
+    };
+    this.waiting.set(req, { type: message.type, onAnswer: answered });
     return true;
   }
 
-  /** @private A status line under a block: "" (neutral), "ok" or "error". */
+  /** A status line under a block: "" (neutral), "ok" or "error". */
   status(/** @type {string} */ id, /** @type {string} */ text, kind = "") {
     const node = this.part(id);
     node.textContent = text;
@@ -234,76 +242,8 @@ export class Controls {
 
   /** @private @param {CallbackSwitch[]} callbacks */
   renderCallbacks(callbacks) {
-    this.part("callbacks").replaceChildren(...callbacks.map((cb) => this.callbackItem(cb)));
+    this.part("callbacks").replaceChildren(...callbacks.map((cb) => callbackItem(cb, this)));
     this.part("callbacks-empty").hidden = callbacks.length > 0;
-  }
-
-  /**
-   * One callback: a switch for this session (showing what applies here) and one for every
-   * session (the global setting).
-   *
-   * @private
-   * @param {CallbackSwitch} cb
-   */
-  callbackItem(cb) {
-    const item = el("li", {
-      class: "callback",
-      attrs: { "data-callback": cb.name, "data-agent": cb.agent },
-    });
-    const session = switchInput("session", `${cb.name}: this session`);
-    const global = switchInput("global", `${cb.name}: every session`);
-    const boxes = [session.input, global.input];
-    const override = el("span", { class: "override" });
-    const sync = () => {
-      session.input.checked = cb.session ?? cb.global ?? true;
-      global.input.checked = cb.global ?? true;
-      const pinned = cb.session !== null && cb.session !== undefined;
-      const differs = pinned && cb.session !== (cb.global ?? true);
-      // "session override": this session does otherwise than every other; "pinned": it has
-      // its own switch, today the same as the global one (a global change will not move it).
-      override.hidden = !pinned;
-      override.textContent = differs ? "session override" : "pinned for this session";
-      override.classList.toggle("same", !differs);
-      item.classList.toggle("off", !session.input.checked);
-    };
-    this.switches.set(`${cb.agent}|${cb.name}`, { cb, sync });
-    const toggle = (/** @type {"session"|"global"} */ scope, /** @type {HTMLInputElement} */ input) => {
-      const reason = this.requireReason("callbacks-status");
-      if (reason === null) return sync();
-      const enabled = input.checked;
-      const where = scope === "global" ? "every session" : "this session";
-      const message = {
-        type: "callback.toggle", agent: cb.agent, callback: cb.name, enabled, scope, reason,
-      };
-      const sent = this.request(message, (ok, answer) => {
-        if (ok) cb[scope] = answer.setting?.enabled ?? enabled; // as stored
-        const text = ok ? `${cb.name} ${enabled ? "on" : "off"} (${where}).` : errorText(answer);
-        this.status("callbacks-status", text, ok ? "ok" : "error");
-        boxes.forEach((box) => (box.disabled = false));
-        sync();
-      });
-      if (!sent) {
-        this.status("callbacks-status", "Not connected: the switch was not changed.", "error");
-        return sync();
-      }
-      boxes.forEach((box) => (box.disabled = true));
-      this.status("callbacks-status", `Switching ${cb.name}…`);
-    };
-    session.input.addEventListener("change", () => toggle("session", session.input));
-    global.input.addEventListener("change", () => toggle("global", global.input));
-    item.append(
-      el("div", {
-        class: "callback-head",
-        children: [
-          el("code", { class: "callback-name", text: cb.name }),
-          el("span", { class: "callback-where", text: `${cb.agent} · ${cb.slot}` }),
-          override,
-        ],
-      }),
-      el("div", { class: "callback-switches", children: [session.label, global.label] }),
-    );
-    sync();
-    return item;
   }
 
   // ── state editor ─────────────────────────────────────────────────────────────────────
@@ -404,57 +344,6 @@ export class Controls {
     const options = keys.map((key) => el("option", { attrs: { value: key } }));
     this.part("state-keys").replaceChildren(...options);
   }
-
-  // ── runs ─────────────────────────────────────────────────────────────────────────────
-
-  /** @private @param {Run} run */
-  runItem(run) {
-    const status = RUN_STATES.has(run.status) ? run.status : "other";
-    const item = el("li", {
-      class: "run",
-      attrs: { "data-run-id": String(run.id), "data-status": status },
-      children: [
-        el("span", { class: `badge run-${status}`, text: String(run.status) }),
-        el("code", {
-          class: "run-id",
-          text: String(run.invocation_id || run.id),
-          attrs: { title: "Invocation id" },
-        }),
-        (run.attempt ?? 0) > 1 ? el("span", { class: "muted", text: `attempt ${run.attempt}` }) : null,
-        hasUsage(run.usage)
-          ? el("span", {
-              class: "run-usage",
-              text: usageText(run.usage),
-              attrs: { title: usageTitle(run.usage) },
-            })
-          : null,
-        run.error ? el("div", { class: "run-error", text: String(run.error) }) : null,
-      ],
-    });
-    if (mayCancel(run.status)) item.append(this.cancelButton(run));
-    return item;
-  }
-
-  /** @private @param {Run} run */
-  cancelButton(run) {
-    const button = el("button", {
-      class: "danger small",
-      text: run.cancel_requested ? "Cancelling…" : "Cancel",
-      attrs: { type: "button", disabled: Boolean(run.cancel_requested) },
-    });
-    button.addEventListener("click", () => {
-      const reason = this.requireReason("runs-status", this.cancelReason);
-      if (reason === null) return;
-      const sent = this.request({ type: "run.cancel", run_id: run.id, reason }, (ok, answer) => {
-        const text = ok ? "Cancel requested: the run stops at its next step." : errorText(answer);
-        this.status("runs-status", text, ok ? "ok" : "error");
-      });
-      if (!sent) return this.status("runs-status", "Not connected.", "error");
-      button.disabled = true;
-      this.status("runs-status", "Cancelling…");
-    });
-    return button;
-  }
 }
 
 /**
@@ -467,25 +356,4 @@ export class Controls {
  */
 function stateRecord(source) {
   return Object.assign(Object.create(null), source);
-}
-
-/** A labelled checkbox drawn as a switch. @param {string} scope @param {string} ariaLabel */
-function switchInput(scope, ariaLabel) {
-  const input = /** @type {HTMLInputElement} */ (
-    el("input", { attrs: { type: "checkbox", "data-scope": scope, "aria-label": ariaLabel } })
-  );
-  const label = el("label", {
-    class: "switch",
-    children: [
-      input,
-      el("span", { class: "track" }),
-      el("span", { text: scope === "global" ? "global" : "this session" }),
-    ],
-  });
-  return { input, label };
-}
-
-/** "code: message" for an `error` answer. @param {any} answer @returns {string} */
-function errorText(answer) {
-  return `${answer.code || "error"}: ${answer.message || "the request failed"}`;
 }
