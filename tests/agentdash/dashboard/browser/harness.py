@@ -284,3 +284,17 @@ def tree_complete(browser: Browser, total: int, *, timeout: float) -> None:
         arg=total,
         timeout=timeout,
     )
+
+
+def switched(browser: Browser, box: Any) -> None:
+    """Click the callback switch ``box`` and wait for the server's answer, failing with what
+    the page said unless it is "ok" (the page itself asks again while the answer is
+    ``unavailable``: a busy database on a loaded machine changed nothing)."""
+    page = browser.page
+    status = page.locator("#callbacks-status")
+    status.evaluate("(s) => { delete s.dataset.kind; }")
+    box.evaluate("(input) => input.click()")  # the checkbox is drawn as a track
+    page.locator(
+        "#callbacks-status[data-kind='ok'], #callbacks-status[data-kind='error']"
+    ).wait_for(timeout=60_000)  # ms: a run's turn and a few asks again on a loaded machine
+    assert status.get_attribute("data-kind") == "ok", status.inner_text()

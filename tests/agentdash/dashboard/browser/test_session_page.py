@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser
+from tests.agentdash.dashboard.browser.harness import Browser, switched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -251,8 +251,7 @@ def test_the_operator_watches_and_steers(browser: Browser) -> None:
     switch = page.locator(
         "#callbacks .callback[data-callback='add_disclaimer'] input[data-scope='session']"
     )
-    switch.evaluate("input => input.click()")  # the checkbox is visually replaced by a track
-    page.locator("#callbacks-status[data-kind='ok']").wait_for(timeout=LIVE_TIMEOUT)
+    switched(browser, switch)
     assert not switch.is_checked()
 
     # The next answer has no disclaimer, and the timeline says the callback was disabled.

@@ -41,6 +41,7 @@ from tests.agentdash.dashboard.browser.harness import (
     ServerError,
     server_start,
     server_stop,
+    switched,
     tree_complete,
 )
 from tests.agentdash.dashboard.browser.xss_watch import XssWatch, watched
@@ -390,26 +391,6 @@ def test_state_keys_named_like_object_internals(
         check(watch, browser, f"state keys named like object internals ({when})")
         page.reload()
         page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
-
-
-def switched(browser: Browser, box: Any) -> None:
-    """Click the switch ``box`` and wait for the server's answer: "ok". An ``unavailable``
-    answer (SQLite busy on a loaded machine: the page says nothing changed, try again) is
-    tried again, as a person would; any other answer fails, saying what the page said."""
-    page = browser.page
-    status = page.locator("#callbacks-status")
-    answered = page.locator(
-        "#callbacks-status[data-kind='ok'], #callbacks-status[data-kind='error']"
-    )
-    for _ in range(5):
-        box.evaluate("(input) => input.click()")  # the checkbox is drawn as a track
-        answered.wait_for(timeout=LIVE_TIMEOUT)
-        kind, said = status.get_attribute("data-kind"), status.inner_text()
-        status.evaluate("(s) => { delete s.dataset.kind; }")
-        if kind == "ok":
-            return
-        assert said.startswith("unavailable"), said
-    raise AssertionError(f"the switch stayed unavailable: {said}")
 
 
 def test_names_and_switches(browser: Browser, watch: XssWatch, probe_session: str) -> None:
