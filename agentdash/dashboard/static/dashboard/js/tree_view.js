@@ -15,6 +15,7 @@
  * @module dashboard/tree_view
  */
 
+import { outOfOrder } from "./dom_order.js";
 import { nowNs } from "./format.js";
 import { hideRow, makeRow, paintExtent, paintRow, paintRunning, placeRow } from "./span_row.js";
 
@@ -209,19 +210,23 @@ export class TreeView {
 
   /** @private Pooled rows are reused in any order and placed by --y; a screen reader's
    * browse mode reads the document's order, so the rows in view are put in row order again
-   * when reuse mixed them (focus stays where it was). @param {number} start @param {number} end */
+   * when reuse mixed them, moving as few as that takes (a row recycled from one end to the
+   * other is one move; focus stays where it was). @param {number} start @param {number} end */
   keepDomOrder(start, end) {
     const rows = this.data.rows;
-    let before = null;
+    const els = [];
+    for (let i = start; i < end; i++) els.push(/** @type {Row} */ (rows[i].row).el); // render() gave each row in view one
     let mixed = false;
-    for (let i = start; i < end && !mixed; i++) {
-      const el = /** @type {Row} */ (rows[i].row).el; // render() gave each row in view one
-      mixed = before !== null && !(before.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING);
-      before = el;
+    for (let i = 1; i < els.length && !mixed; i++) {
+      mixed = !(els[i - 1].compareDocumentPosition(els[i]) & Node.DOCUMENT_POSITION_FOLLOWING);
     }
     if (!mixed) return;
+    const place = new Map([...this.tree.children].map((el, at) => [el, at]));
+    const move = outOfOrder(els.map((el) => /** @type {number} */ (place.get(el))));
     const focused = document.activeElement;
-    for (let i = start; i < end; i++) this.tree.append(/** @type {Row} */ (rows[i].row).el);
+    for (let i = els.length - 1; i >= 0; i--) {
+      if (move.has(i)) this.tree.insertBefore(els[i], i + 1 < els.length ? els[i + 1] : null);
+    }
     if (focused instanceof HTMLElement && focused !== document.activeElement && this.tree.contains(focused)) {
       focused.focus({ preventScroll: true });
     }
