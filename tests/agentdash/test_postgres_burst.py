@@ -18,6 +18,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.agentdash.ingest.otlp_bodies import request_of, span
@@ -33,17 +34,17 @@ REQUESTS = 400
 AT_ONCE = 40
 
 
-def connections(cluster: Cluster) -> int:
-    """PostgreSQL's client connections to the project's database now."""
-    found = subprocess.run(
-        [sys.executable, "-c",
-         "import psycopg, sys; c = psycopg.connect(sys.argv[1]); "
-         "print(c.execute(\"select count(*) from pg_stat_activity where datname = "
-         "current_database() and backend_type = 'client backend'\").fetchone()[0])",
-         cluster.url],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
-    return int(found.stdout) - 1  # not this one
+COUNT_CONNECTIONS = (
+    "select count(*) from pg_stat_activity"
+    " where datname = current_database() and backend_type = 'client backend'"
+)
+
+
+def connections(watcher: psycopg.Connection[tuple[int]]) -> int:
+    """PostgreSQL's client connections to the project's database now, but the watcher's."""
+    found = watcher.execute(COUNT_CONNECTIONS).fetchone()
+    assert found is not None
+    return int(found[0]) - 1
 
 
 def test_a_burst_queues_for_the_pool_instead_of_failing(cluster: Cluster, tmp_path: Path) -> None:
@@ -68,10 +69,11 @@ def test_a_burst_queues_for_the_pool_instead_of_failing(cluster: Cluster, tmp_pa
         peak = {"connections": 0}
         done = threading.Event()
 
-        def watch() -> None:
-            while not done.is_set():
-                peak["connections"] = max(peak["connections"], connections(cluster))
-                time.sleep(0.05)
+        def watch() -> None:  # one connection of its own, asked every 50 ms
+            with psycopg.connect(cluster.url, autocommit=True) as watcher:
+                while not done.is_set():
+                    peak["connections"] = max(peak["connections"], connections(watcher))
+                    time.sleep(0.05)
 
         def one(i: int) -> int:
             if i % 2:
