@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -240,3 +241,65 @@ def session_fork_links(*, user: Any, session: AgentSession) -> ForkLinks:
         visible.filter(parent_id=session.pk).order_by("-created_at", "-id")[: FORKS_SHOWN + 1]
     )
     return ForkLinks(parent=parent, forks=found[:FORKS_SHOWN], more=len(found) > FORKS_SHOWN)
+
+
+# ── reads for the pages (dashboard/) ──────────────────────────────────────────────────────
+def session_find(*, session_id: str) -> AgentSession | None:
+    """The session of that id with its owner, or ``None``. No permission check: the caller
+    has made it (a page that has the user's session already, or the shell)."""
+    return AgentSession.objects.select_related("owner").filter(pk=session_id).first()
+
+
+def session_is_owned_by(*, session_id: str, user: Any) -> bool:
+    """Whether the session of that id exists and is ``user``'s own."""
+    return AgentSession.objects.filter(pk=session_id, owner=user).exists()
+
+
+def session_event_place(*, session_id: str, event_id: str) -> dict[str, Any] | None:
+    """Where the event of that id is in the session (``seq``) and who wrote it
+    (``author``), or ``None`` when the session has no such event."""
+    found = SessionEvent.objects.filter(session_id=session_id, event_id=event_id)
+    row = found.values("seq", "author").first()
+    return None if row is None else dict(row)
+
+
+def session_state_deltas(*, session_id: str, up_to_seq: int) -> Iterator[dict[str, Any]]:
+    """The data of every event of the session that changed state, up to and including
+    ``up_to_seq``, oldest first (read in chunks)."""
+    rows = (
+        SessionEvent.objects.filter(session_id=session_id, seq__lte=up_to_seq)
+        .exclude(state_delta_keys=[])
+        .order_by("seq")
+        .values_list("data", flat=True)
+    )
+    yield from rows.iterator()
+
+
+def session_event_rows(
+    *, session_id: str, fields: Sequence[str], limit: int, invocation_id: str | None = None
+) -> list[dict[str, Any]]:
+    """The session's first ``limit`` events (of one invocation when given), oldest first,
+    each as a dict of ``fields``."""
+    rows = SessionEvent.objects.filter(session_id=session_id)
+    if invocation_id is not None:
+        rows = rows.filter(invocation_id=invocation_id)
+    return list(rows.order_by("seq").values(*fields)[:limit])
+
+
+def session_events_batched(
+    *, session_id: str, fields: Sequence[str], batch: int, with_state_delta: bool = False
+) -> Iterator[list[dict[str, Any]]]:
+    """Every event of the session (those that changed state, when ``with_state_delta``),
+    oldest first, ``batch`` at a time, each as a dict of ``fields`` (``seq`` among them)."""
+    rows = SessionEvent.objects.filter(session_id=session_id)
+    if with_state_delta:
+        rows = rows.exclude(state_delta_keys=[])
+    after = 0
+    while True:
+        found = list(rows.filter(seq__gt=after).order_by("seq").values(*fields)[:batch])
+        if not found:
+            return
+        after = found[-1]["seq"]
+        yield found
+        if len(found) < batch:
+            return

@@ -10,7 +10,7 @@ from typing import Any
 from django.apps import apps
 from django.db.models import QuerySet
 
-from agentdash.controls.models import POLICY_TARGET, CallbackSetting, Policy
+from agentdash.controls.models import POLICY_TARGET, Breakpoint, CallbackSetting, Policy
 from agentdash.core.models import AuditEntry
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 
@@ -214,3 +214,20 @@ def policies_governing(*, agent_names: set[str]) -> list[Policy]:
         for policy in Policy.objects.order_by("kind", "name")
         if agent_names & set(policy.agents)
     ]
+
+
+# ── reads for the pages (dashboard/) ──────────────────────────────────────────────────────
+BREAKPOINT_KINDS = Breakpoint.Kind.choices
+"""Where a breakpoint can stop a run: (value, label) pairs."""
+BREAKPOINT_OUTCOMES: list[str] = list(Breakpoint.Outcome.values)
+"""The tool outcomes an ``after_tool`` breakpoint can wait for."""
+
+
+def breakpoint_find(*, breakpoint_id: int, agent_name: str) -> Breakpoint | None:
+    """The agent's breakpoint of that id, or ``None``."""
+    return Breakpoint.objects.filter(pk=breakpoint_id, agent_name=agent_name).first()
+
+
+def policy_find(*, policy_id: int) -> Policy | None:
+    """The policy of that id as stored now, or ``None``."""
+    return Policy.objects.filter(pk=policy_id).first()

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_http_methods
 
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.controls.breakpoints import breakpoint_add, breakpoint_remove, breakpoints_listed
-from agentdash.controls.models import Breakpoint
+from agentdash.controls.selectors import BREAKPOINT_KINDS, BREAKPOINT_OUTCOMES, breakpoint_find
 from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
@@ -61,8 +61,8 @@ def session_breakpoints(request: HttpRequest, session_id: str) -> HttpResponse:
         "session": session,
         "points": points,
         "tools": _tool_names(session.app_name),
-        "kinds": Breakpoint.Kind.choices,
-        "outcomes": Breakpoint.Outcome.values,
+        "kinds": BREAKPOINT_KINDS,
+        "outcomes": BREAKPOINT_OUTCOMES,
         "is_operator": True,
     }
     return render(request, "dashboard/breakpoints.html", context, status=status)
@@ -73,9 +73,9 @@ def _change(request: HttpRequest, session_id: str, agent_name: str) -> None:
     reason = data.get("reason", "")[:500]
     if data.get("action") == "remove":
         raw = data.get("id", "")
-        point = Breakpoint.objects.filter(
-            pk=int(raw) if raw.isdigit() else 0, agent_name=agent_name
-        ).first()
+        point = breakpoint_find(
+            breakpoint_id=int(raw) if raw.isdigit() else 0, agent_name=agent_name
+        )
         if point is None or point.session_id not in (None, session_id):
             raise ValidationError({"breakpoint": ["no such breakpoint here"]})
         breakpoint_remove(point=point, actor=request.user, reason=reason)

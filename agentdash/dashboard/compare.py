@@ -18,13 +18,15 @@ and the template escapes it (the events' ``html`` is the sanitizer's, made when 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
-
-from django.db.models.fields.json import KT
+from typing import TYPE_CHECKING, Any
 
 from agentdash.agent_sessions.event_data import event_text
-from agentdash.agent_sessions.models import AgentSession, SessionEvent
-from agentdash.agent_sessions.selectors import session_state_view
+from agentdash.agent_sessions.selectors import (
+    session_event_rows,
+    session_find,
+    session_state_deltas,
+    session_state_view,
+)
 from agentdash.dashboard.compare_align import (
     CHANGED,
     SAME,
@@ -45,12 +47,15 @@ from agentdash.dashboard.comparison import (
     Turn,
     TurnView,
 )
-from agentdash.runs.models import Run
-from agentdash.spans.models import Span
+from agentdash.runs.selectors import session_runs
+from agentdash.spans.selectors import trace_invocations
 from agentdash.spans.summaries import SUMMARY_FIELDS, span_summaries
 from agentdash.spans.totals import runs_usage, session_usage
 from agentdash.spans.usage import Totals as UsageTotals
-from runtime.telemetry.attributes import AgentDash
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
+    from agentdash.runs.models import Run
 
 MAX_EVENTS = 2_000
 """Events read per side; a longer session is compared over its first ones."""
@@ -152,12 +157,7 @@ def _span_trees(
         ]
     # Spans of no run (a runner driven by code) find their invocation through their trace's
     # root span, which carries the invocation id.
-    roots = Span.objects.filter(session_id=session.id, parent_span_id="")
-    invocation_of_trace = dict(
-        roots.annotate(inv=KT(f"attributes__{AgentDash.INVOCATION_ID}")).values_list(
-            "trace_id", "inv"
-        )
-    )
+    invocation_of_trace = trace_invocations(session_id=session.id)
     by_trace: dict[str, list[list[Any]]] = {}
     for row in rows:
         by_trace.setdefault(row[_COL["trace_id"]], []).append(row)
@@ -221,13 +221,7 @@ def _state_after(*, session: AgentSession, run: Run, last_seq: int | None) -> di
     if last_seq is None:
         return {}
     state: dict[str, Any] = {}
-    deltas = (
-        SessionEvent.objects.filter(session_id=session.id, seq__lte=last_seq)
-        .exclude(state_delta_keys=[])
-        .order_by("seq")
-        .values_list("data", flat=True)
-    )
-    for data in deltas.iterator():
+    for data in session_state_deltas(session_id=session.id, up_to_seq=last_seq):
         found = (data.get("actions") or {}).get("state_delta") or {}
         if isinstance(found, Mapping):
             state.update(found)
@@ -248,10 +242,10 @@ def _copied_spans(
     for _ in range(MAX_FORK_DEPTH):
         if not missing or not parent_id:
             return
-        parent = AgentSession.objects.filter(pk=parent_id).first()
+        parent = session_find(session_id=parent_id)
         if parent is None:
             return
-        runs = {r.pk: r for r in Run.objects.filter(session_id=parent.pk)}
+        runs = session_runs(session_id=parent.pk)
         found, took, _cut = _span_trees(session=parent, run=None, runs=runs)
         for invocation in missing & found.keys():
             trees[invocation] = found[invocation]
@@ -264,21 +258,16 @@ def _copied_spans(
 def side_read(*, session: AgentSession, run: Run | None = None) -> Side:
     """``session`` (or only ``run`` of it) read for comparing. The caller has checked that
     the user may see the session and that the run is one of its runs."""
-    events = SessionEvent.objects.filter(session_id=session.id)
-    if run is not None:
-        events = events.filter(invocation_id=run.invocation_id)
-    rows = list(
-        events.order_by("seq").values("seq", "invocation_id", "author", "data", "html")[
-            : MAX_EVENTS + 1
-        ]
+    rows = session_event_rows(
+        session_id=session.id,
+        fields=("seq", "invocation_id", "author", "data", "html"),
+        limit=MAX_EVENTS + 1,
+        invocation_id=None if run is None else run.invocation_id,
     )
     truncated = len(rows) > MAX_EVENTS
     rows = rows[:MAX_EVENTS]
     turns = _turns_of_events(rows)
-    runs_found = Run.objects.filter(session_id=session.id)
-    if run is not None:
-        runs_found = runs_found.filter(pk=run.pk)
-    runs = {r.pk: r for r in runs_found}
+    runs = session_runs(session_id=session.id, run_id=None if run is None else run.pk)
     run_of_invocation = {r.invocation_id: r for r in runs.values()}
     trees, durations, spans_cut = _span_trees(session=session, run=run, runs=runs)
     if run is None:

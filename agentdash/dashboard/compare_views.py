@@ -12,7 +12,7 @@ Parameters that are not an id (too long, not a number) are a 400.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -21,11 +21,14 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from agentdash.agent_sessions.ids import SESSION_ID_MAX_LENGTH
-from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_get_for_user, session_list_for_user
 from agentdash.core.permissions import is_operator
 from agentdash.dashboard.compare import side_read, sides_compare
-from agentdash.runs.models import Run
+from agentdash.runs.selectors import session_run, session_runs_first
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
+    from agentdash.runs.models import Run
 
 PICK_SESSIONS = 100
 """Sessions offered by the picker (the newest)."""
@@ -45,14 +48,14 @@ class CompareForm(forms.Form):
 def _run_of(session: AgentSession, run_id: int | None) -> Run | None:
     if run_id is None:
         return None
-    run = Run.objects.filter(pk=run_id, session_id=session.id).first()
+    run = session_run(session_id=session.id, run_id=run_id)
     if run is None:
         raise Http404("no such run in that session")
     return run
 
 
 def _runs_of(session: AgentSession) -> list[Run]:
-    return list(Run.objects.filter(session_id=session.id).order_by("created_at", "id")[:PICK_RUNS])
+    return session_runs_first(session_id=session.id, limit=PICK_RUNS)
 
 
 @login_required

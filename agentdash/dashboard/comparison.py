@@ -6,9 +6,8 @@ raw, agents' output included, for the template to escape."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agentdash.agent_sessions.models import AgentSession
 from agentdash.dashboard.compare_align import (
     SAME,
     KeyDiff,
@@ -17,7 +16,10 @@ from agentdash.dashboard.compare_align import (
     delta,
     value_text,
 )
-from agentdash.runs.models import Run
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
+    from agentdash.runs.models import Run
 
 MAX_DEPTH_SHOWN = 12
 """Deeper spans are drawn at this indentation."""

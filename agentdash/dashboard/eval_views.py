@@ -4,24 +4,25 @@ and its results; and a session kept as a case (from the session page)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.evals.forms import EvalCaseSaveForm, EvalRunForm, EvalSetImportForm
-from agentdash.evals.models import EvalRun, EvalSetRecord
 from agentdash.evals.runner import eval_run_spawn
 from agentdash.evals.selectors import (
     eval_run_cases,
+    eval_run_find,
     eval_runs_of,
+    eval_set_find,
     eval_set_of,
     eval_sets_list,
 )
@@ -35,6 +36,9 @@ from agentdash.evals.services import (
 )
 from agentdash.registry.selectors import agent_list
 from runtime.evaluation import content_text
+
+if TYPE_CHECKING:
+    from agentdash.evals.models import EvalSetRecord
 
 
 def _operator(request: HttpRequest) -> None:
@@ -114,6 +118,13 @@ def _set_page(
     return _page(request, "dashboard/eval_set.html", context, status=status)
 
 
+def _eval_set(pk: int) -> EvalSetRecord:
+    record = eval_set_find(pk=pk)
+    if record is None:
+        raise Http404("no such eval set")
+    return record
+
+
 def _run_form(record: EvalSetRecord, data: Any = None) -> EvalRunForm:
     agents = [a.name for a in agent_list()]
     return EvalRunForm(data, agents=agents, default_agent=record.agent_name)
@@ -124,7 +135,7 @@ def _run_form(record: EvalSetRecord, data: Any = None) -> EvalRunForm:
 def eval_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """An eval set: its cases, its runs, the form that starts one."""
     _operator(request)
-    record = get_object_or_404(EvalSetRecord, pk=pk)
+    record = _eval_set(pk)
     return _set_page(request, record, _run_form(record))
 
 
@@ -134,7 +145,7 @@ def eval_set_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def eval_set_download(request: HttpRequest, pk: int) -> HttpResponse:
     """The set as ``adk`` writes it: ``<eval_set_id>.evalset.json``."""
     _operator(request)
-    record = get_object_or_404(EvalSetRecord, pk=pk)
+    record = _eval_set(pk)
     response = HttpResponse(eval_set_text(record), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{eval_file_name(record)}"'
     response["X-Content-Type-Options"] = "nosniff"
@@ -147,7 +158,7 @@ def eval_set_run(request: HttpRequest, pk: int) -> HttpResponse:
     """Start a run of every case against the chosen agent (one new session each, owned by
     the operator), executed in the background; then its results page."""
     _operator(request)
-    record = get_object_or_404(EvalSetRecord, pk=pk)
+    record = _eval_set(pk)
     form = _run_form(record, request.POST)
     if not form.is_valid():
         return _set_page(request, record, form, status=400)
@@ -173,7 +184,9 @@ def eval_run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A run's results: per case its scores, verdict, turns and session; the page reloads
     itself while the run goes on."""
     _operator(request)
-    eval_run = get_object_or_404(EvalRun.objects.select_related("eval_set", "started_by"), pk=pk)
+    eval_run = eval_run_find(pk=pk)
+    if eval_run is None:
+        raise Http404("no such eval run")
     cases = list(eval_run_cases(eval_run=eval_run))
     context = {
         "run": eval_run,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
 from django.contrib.auth.decorators import login_required
@@ -22,7 +23,6 @@ from django.http.response import HttpResponseBase
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.dashboard.session_export import (
     session_json_parts,
@@ -31,6 +31,9 @@ from agentdash.dashboard.session_export import (
 )
 from agentdash.spans import otlp_proto
 from agentdash.spans.selectors import session_has_trace
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
 
 _UNSAFE_IN_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 

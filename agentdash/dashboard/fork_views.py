@@ -16,7 +16,7 @@ cannot see. Nothing is stored on any of them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -27,13 +27,15 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from agentdash.agent_sessions.forks import session_state_at
-from agentdash.agent_sessions.models import AgentSession, SessionEvent
-from agentdash.agent_sessions.selectors import session_get_for_user
+from agentdash.agent_sessions.selectors import session_event_place, session_get_for_user
 from agentdash.core.hygiene import JsonTooDeep, json_loads_bounded
 from agentdash.core.permissions import can_edit_state, is_operator
 from agentdash.dashboard.selectors import session_callback_switches
 from agentdash.runs.forks import fork_create
 from agentdash.runs.replays import replay_start
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
 
 JSON_MAX_CHARS = 200_000
 EVENT_ID_MAX_CHARS = 128
@@ -96,11 +98,7 @@ def _fork_form(request: HttpRequest, session: AgentSession) -> HttpResponse:
         event_id = _event_id(request, request.GET)
     except _Bad as exc:
         return _problem(request, exc.field, str(exc))
-    found = (
-        SessionEvent.objects.filter(session_id=session.pk, event_id=event_id)
-        .values("seq", "author")
-        .first()
-    )
+    found = session_event_place(session_id=session.pk, event_id=event_id)
     if found is None:
         return _problem(request, "event_id", "this session has no event with that id")
     data: dict[str, Any] = {"event_id": event_id, "seq": found["seq"], "author": found["author"]}

@@ -3,30 +3,33 @@ operator's edits of the policies they follow (validated, previewed as a diff, ve
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.controls.forms import PolicyEditForm
-from agentdash.controls.models import Policy
 from agentdash.controls.selectors import (
     config_diff,
     policies_governing,
+    policy_find,
     policy_versions,
 )
 from agentdash.controls.services import PolicyVersionConflict
 from agentdash.core.permissions import OperatorRequired, PermissionRequired, is_operator
-from agentdash.registry.models import AgentRecord
+from agentdash.registry.selectors import agent_known, agent_record_find
 from agentdash.spans import guardrail_log
 from runtime.telemetry.attributes import Decision
+
+if TYPE_CHECKING:
+    from agentdash.controls.models import Policy
 
 DECISION_FILTERS = ("stopped", *Decision.ALL)
 
@@ -95,7 +98,7 @@ def agent_guardrails(request: HttpRequest, agent_name: str) -> HttpResponse:
     most, and the policies governing it or its sub-agents. Operators only."""
     # Which agents exist is no secret (every user's home page lists them): a missing one is a
     # 404 for everyone, an existing one is for operators.
-    record = AgentRecord.objects.filter(name=agent_name).first()
+    record = agent_record_find(name=agent_name)
     if record is None:
         raise Http404("no such agent")
     _operator(request)
@@ -120,11 +123,16 @@ def policy_edit(request: HttpRequest, policy_id: int) -> HttpResponse:
     _operator(request)
     if not request.user.has_perm("controls.change_policy"):
         raise PermissionRequired("controls.change_policy", "changing policies is not allowed")
-    policy = get_object_or_404(Policy, pk=policy_id)
+    policy = policy_find(policy_id=policy_id)
+    if policy is None:
+        raise Http404("no such policy")
     back = _back(request)
     preview = None
     if request.method == "POST":
-        form = PolicyEditForm(request.POST, instance=Policy.objects.get(pk=policy.pk))
+        editing = policy_find(policy_id=policy.pk)  # its own copy: the form writes into it
+        if editing is None:
+            raise Http404("no such policy")
+        form = PolicyEditForm(request.POST, instance=editing)
         if form.is_valid():
             data = form.cleaned_data
             if request.POST.get("action") == "save":
@@ -166,7 +174,7 @@ def _back(request: HttpRequest) -> str:
     """Where "back" goes: an agent's guardrails page named by ``?agent=`` (a name only, so
     it is never a link elsewhere)."""
     agent = (request.GET.get("agent") or request.POST.get("agent") or "")[:128]
-    if agent and AgentRecord.objects.filter(name=agent).exists():
+    if agent and agent_known(name=agent):
         return agent
     return ""
 

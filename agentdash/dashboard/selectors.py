@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from django.urls import reverse
 
 from agentdash.agent_sessions.ids import session_id_in_url
-from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_events_page, session_state_view
 from agentdash.changes.selectors import session_last_seq
 from agentdash.controls.selectors import callback_settings_snapshot
 from agentdash.core.permissions import can_edit_state, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
-from agentdash.registry.models import AgentRecord
-from agentdash.registry.selectors import agent_callbacks, agent_get
+from agentdash.registry.selectors import agent_callbacks, agent_get, agent_model_of
 from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.summaries import span_count
 from agentdash.spans.totals import session_usage
 from runtime import LlmAgent
 from runtime.telemetry.attributes import CONTENT_CAPTURE
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
 
 BUILT_IN_SLOT = "built-in"
 
@@ -75,12 +76,12 @@ def session_page_data(
     also get the agent's callback switches and, with the permission to edit state, the merged
     state and the version an edit is based on — those two taken from ``snapshot`` (what
     :func:`session_snapshot_data` read for this user), not read again."""
-    record = AgentRecord.objects.filter(name=session.app_name).values("model").first()
+    model = agent_model_of(name=session.app_name)
     operator = is_operator(user)
     data: dict[str, Any] = {
         "session_id": session.id,
         "app_name": session.app_name,
-        "model": record["model"] if record else "",
+        "model": model or "",
         "ws_path": session_ws_path(session_id=session.id),
         "data_path": reverse("dashboard:session", kwargs={"session_id": session.id}),
         "is_operator": operator,

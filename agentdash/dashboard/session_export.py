@@ -15,17 +15,24 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.utils import timezone
 
-from agentdash.agent_sessions.models import AgentSession, SessionEvent
-from agentdash.agent_sessions.selectors import session_state_view
+from agentdash.agent_sessions.selectors import (
+    session_events_batched,
+    session_find,
+    session_state_view,
+)
 from agentdash.core.hygiene import storable
-from agentdash.runs.models import Run
+from agentdash.runs.selectors import session_runs_batched
 from agentdash.spans.otlp_json import otlp_json_parts
 from agentdash.spans.otlp_proto import otlp_proto_parts
 from agentdash.spans.selectors import EXPORT_BATCH, spans_batched
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
+    from agentdash.runs.models import Run
 
 FORMAT = "agentdash.session/1"
 """The session document's ``format``; a change that breaks a reader gets a new number."""
@@ -40,7 +47,7 @@ _EVENT_FIELDS = ("seq", "event_id", "invocation_id", "author", "timestamp", "ver
 def session_for_export(*, session_id: str) -> AgentSession | None:
     """The session, whoever owns it (for ``manage.py export_session``: people reach
     exports through ``session_get_for_user``); ``None`` when there is none."""
-    return AgentSession.objects.select_related("owner").filter(pk=session_id).first()
+    return session_find(session_id=session_id)
 
 
 def session_json_parts(*, session: AgentSession, batch: int = EXPORT_BATCH) -> Iterator[str]:
@@ -102,33 +109,17 @@ def _resource(session: AgentSession) -> dict[str, str]:
 
 # ── reads ───────────────────────────────────────────────────────────────────────────────────
 def _runs_batched(*, session_id: str, batch: int) -> Iterator[list[dict[str, Any]]]:
-    after = 0
-    while True:
-        found = list(Run.objects.filter(session_id=session_id, id__gt=after)
-                     .select_related("requested_by").order_by("id")[:batch])  # fmt: skip
-        if not found:
-            return
-        after = found[-1].id
+    for found in session_runs_batched(session_id=session_id, batch=batch):
         yield [_run(run) for run in found]
-        if len(found) < batch:
-            return
 
 
 def _events_batched(
     *, session_id: str, batch: int, with_state_delta: bool = False
 ) -> Iterator[list[dict[str, Any]]]:
-    rows = SessionEvent.objects.filter(session_id=session_id)
-    if with_state_delta:
-        rows = rows.exclude(state_delta_keys=[])
-    after = 0
-    while True:
-        found = list(rows.filter(seq__gt=after).order_by("seq").values(*_EVENT_FIELDS)[:batch])
-        if not found:
-            return
-        after = found[-1]["seq"]
+    for found in session_events_batched(
+        session_id=session_id, fields=_EVENT_FIELDS, batch=batch, with_state_delta=with_state_delta
+    ):
         yield [_event(row) for row in found]
-        if len(found) < batch:
-            return
 
 
 # ── items ───────────────────────────────────────────────────────────────────────────────────

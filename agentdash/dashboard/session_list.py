@@ -15,14 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db.models import (
     Count,
     Exists,
     Expression,
     IntegerField,
-    OuterRef,
     Q,
     QuerySet,
     Subquery,
@@ -30,22 +29,29 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.selectors import session_list_for_user
 from agentdash.core.permissions import is_operator
-from agentdash.runs.models import Run
-from agentdash.runs.selectors import ACTIVE
-from agentdash.spans.models import Span
+from agentdash.runs.selectors import (
+    ACTIVE,
+    RUN_STATUSES,
+    latest_run_status_of_outer_session,
+    session_run_counts,
+    sessions_with_runs_in,
+)
+from agentdash.spans.selectors import spans_of_outer_session
 from agentdash.spans.summaries import span_count
 from agentdash.spans.totals import sessions_usage
 from agentdash.spans.usage import Totals
+
+if TYPE_CHECKING:
+    from agentdash.agent_sessions.models import AgentSession
 
 PAGE_SIZE = 50
 
 # What the status filter offers: a latest run's status, any active one, or no run at all.
 STATUS_ACTIVE = "active"
 STATUS_NONE = "none"
-STATUS_FILTERS = (STATUS_ACTIVE, *Run.Status.values, STATUS_NONE)
+STATUS_FILTERS = (STATUS_ACTIVE, *RUN_STATUSES, STATUS_NONE)
 
 
 def _count(rows: QuerySet[Any]) -> Expression:
@@ -54,19 +60,10 @@ def _count(rows: QuerySet[Any]) -> Expression:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
-def _session_spans() -> QuerySet[Span]:
-    return Span.objects.filter(session_id=OuterRef("pk"))
-
-
-def _latest_run_status() -> Subquery:
-    latest = Run.objects.filter(session_id=OuterRef("pk")).order_by("-created_at", "-id")
-    return Subquery(latest.values("status")[:1])
-
-
 COLUMNS: dict[str, Callable[[], Expression | Subquery]] = {
-    "run_status": _latest_run_status,  # of the latest run; None: no run yet
-    "span_count": lambda: _count(_session_spans()),
-    "error_count": lambda: _count(_session_spans().filter(status=Span.Status.ERROR)),
+    "run_status": latest_run_status_of_outer_session,  # None: no run yet
+    "span_count": lambda: _count(spans_of_outer_session()),
+    "error_count": lambda: _count(spans_of_outer_session(errors_only=True)),
 }
 """The columns computed per session, by name: each makes the expression annotated on the
 page's rows (a row is a dict; the template reads ``row.<name>``)."""
@@ -149,20 +146,17 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
     if filters.owner and is_operator(user):
         sessions = sessions.filter(owner__username=filters.owner)
     if filters.errors:
-        sessions = sessions.filter(
-            Exists(_session_spans().filter(status=Span.Status.ERROR).values("pk"))
-        )
+        sessions = sessions.filter(Exists(spans_of_outer_session(errors_only=True).values("pk")))
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
     statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
     # django-stubs cannot see annotations made from a dict (COLUMNS): run_status is one.
     if filters.status == STATUS_NONE:
         sessions = sessions.filter(run_status__isnull=True)  # type: ignore[misc]
-    elif set(statuses) <= set(Run.Status.values):
+    elif set(statuses) <= set(RUN_STATUSES):
         if set(statuses) <= set(ACTIVE):
             # Few runs are in progress at a time: start from them (the index on a run's
             # status), not from every session, when there may be none to find.
-            in_progress = Run.objects.filter(status__in=statuses).values("session_id")
-            sessions = sessions.filter(pk__in=in_progress)
+            sessions = sessions.filter(pk__in=sessions_with_runs_in(statuses=statuses))
         sessions = sessions.filter(run_status__in=statuses)  # type: ignore[misc]
     return sessions
 
@@ -306,10 +300,10 @@ def cost_text(usage: dict[str, Any]) -> str:
 def session_contents(*, session: AgentSession) -> dict[str, int]:
     """What deleting ``session`` removes, counted: ``events``, ``runs``, ``spans``; and
     ``active``, its runs still queued or running (while there are any it is not deleted)."""
-    runs = Run.objects.filter(session_id=session.pk)
+    runs, active = session_run_counts(session_id=session.pk)
     return {
         "events": session.event_count,
-        "runs": runs.count(),
+        "runs": runs,
         "spans": span_count(session_id=session.pk),
-        "active": runs.filter(status__in=ACTIVE).count(),
+        "active": active,
     }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -18,8 +19,11 @@ from django.http import (
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from agentdash.agent_sessions.models import AgentSession
-from agentdash.agent_sessions.selectors import session_fork_links, session_get_for_user
+from agentdash.agent_sessions.selectors import (
+    session_fork_links,
+    session_get_for_user,
+    session_is_owned_by,
+)
 from agentdash.agent_sessions.services import session_title_update
 from agentdash.core.permissions import is_operator
 from agentdash.core.views import local_path
@@ -31,10 +35,12 @@ from agentdash.dashboard.forms import (
 )
 from agentdash.dashboard.selectors import session_page_data, session_snapshot_data
 from agentdash.dashboard.session_list import session_contents, session_list_page
-from agentdash.registry.models import AgentRecord
 from agentdash.registry.selectors import agent_list
 from agentdash.runs.services import SessionBusy, session_delete_idle, session_start
 from runtime.sessions.base_session_service import SessionExistsError
+
+if TYPE_CHECKING:
+    from agentdash.registry.models import AgentRecord
 
 _FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner")
 
@@ -124,7 +130,7 @@ def session_new(request: HttpRequest) -> HttpResponse:
     except SessionExistsError:
         user = request.user
         assert user.is_authenticated  # login_required
-        mine = AgentSession.objects.filter(pk=start, owner=user).exists()
+        mine = session_is_owned_by(session_id=start, user=user)
         if not mine:
             return HttpResponseBadRequest("This page is out of date: open New chat again.")
         return redirect("dashboard:session", session_id=start)

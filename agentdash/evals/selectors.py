@@ -49,3 +49,13 @@ def session_initial_state(*, session: AgentSession, events: list[Event]) -> dict
     for event in events:
         touched.update(event.actions.state_delta)
     return {k: v for k, v in (session.state or {}).items() if k not in touched}
+
+
+def eval_set_find(*, pk: int) -> EvalSetRecord | None:
+    """The eval set of that id, or ``None``."""
+    return EvalSetRecord.objects.filter(pk=pk).first()
+
+
+def eval_run_find(*, pk: int) -> EvalRun | None:
+    """The eval run of that id with its set and who started it, or ``None``."""
+    return EvalRun.objects.select_related("eval_set", "started_by").filter(pk=pk).first()

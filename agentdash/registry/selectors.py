@@ -35,3 +35,19 @@ def agent_callbacks(*, name: str) -> list[dict[str, Any]]:
     """Every callback in the tree of root agent ``name``, from the loaded object (see
     :func:`agentdash.registry.describe.agent_callback_list`). Raises like :func:`agent_get`."""
     return agent_callback_list(agent=agent_get(name=name))
+
+
+def agent_record_find(*, name: str) -> AgentRecord | None:
+    """The registry's row of the agent of that name (configured or not), or ``None``."""
+    return AgentRecord.objects.filter(name=name).first()
+
+
+def agent_model_of(*, name: str) -> str | None:
+    """The model the agent of that name was registered with, or ``None`` for no such agent."""
+    found = AgentRecord.objects.filter(name=name).values_list("model", flat=True).first()
+    return found
+
+
+def agent_known(*, name: str) -> bool:
+    """Whether the registry has an agent of that name."""
+    return AgentRecord.objects.filter(name=name).exists()

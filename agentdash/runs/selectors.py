@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
 from agentdash.changes.items import Item
 from agentdash.runs.change_items import run_item
 from agentdash.runs.models import Run
@@ -30,3 +35,61 @@ def session_runs_latest(
     if usage is None:
         usage = runs_usage(session_ids=[session_id], run_ids=[run.pk for run in runs_sent])
     return [run_item(run, usage.get(run.pk)) for run in runs_sent], len(found) > limit
+
+
+# ── reads for the pages (dashboard/) ──────────────────────────────────────────────────────
+RUN_STATUSES: tuple[str, ...] = tuple(Run.Status.values)
+"""Every status a run can have."""
+
+
+def session_run(*, session_id: str, run_id: int) -> Run | None:
+    """The run of that id if it is one of the session's, else ``None``."""
+    return Run.objects.filter(pk=run_id, session_id=session_id).first()
+
+
+def session_runs(*, session_id: str, run_id: int | None = None) -> dict[int, Run]:
+    """The session's runs by id (only ``run_id``'s when given)."""
+    runs = Run.objects.filter(session_id=session_id)
+    if run_id is not None:
+        runs = runs.filter(pk=run_id)
+    return {run.pk: run for run in runs}
+
+
+def session_runs_first(*, session_id: str, limit: int) -> list[Run]:
+    """The session's first ``limit`` runs, oldest first."""
+    return list(Run.objects.filter(session_id=session_id).order_by("created_at", "id")[:limit])
+
+
+def session_runs_batched(*, session_id: str, batch: int) -> Iterator[list[Run]]:
+    """Every run of the session with who asked for it, oldest first, ``batch`` at a time."""
+    after = 0
+    while True:
+        found = list(
+            Run.objects.filter(session_id=session_id, id__gt=after)
+            .select_related("requested_by")
+            .order_by("id")[:batch]
+        )
+        if not found:
+            return
+        after = found[-1].id
+        yield found
+        if len(found) < batch:
+            return
+
+
+def session_run_counts(*, session_id: str) -> tuple[int, int]:
+    """How many runs the session has, and how many of them are queued or running."""
+    runs = Run.objects.filter(session_id=session_id)
+    return runs.count(), runs.filter(status__in=ACTIVE).count()
+
+
+def latest_run_status_of_outer_session() -> Subquery:
+    """For annotating sessions: the status of each one's latest run (``None``: no run)."""
+    latest = Run.objects.filter(session_id=OuterRef("pk")).order_by("-created_at", "-id")
+    return Subquery(latest.values("status")[:1])
+
+
+def sessions_with_runs_in(*, statuses: Iterable[str]) -> QuerySet[Run, Any]:
+    """The ids (``session_id``) of the sessions with a run in one of ``statuses`` — for a
+    ``pk__in`` filter that starts from the few runs in progress (the index on status)."""
+    return Run.objects.filter(status__in=list(statuses)).values("session_id")

@@ -6,12 +6,12 @@ from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet
 from django.db.models.fields.json import KT
 
 from agentdash.spans.change_items import span_item
 from agentdash.spans.models import Span
-from runtime.telemetry.attributes import GenAI
+from runtime.telemetry.attributes import AgentDash, GenAI
 
 STORED_PER_QUERY = 2_000
 """Span ids looked up in one query by :func:`spans_stored` (SQLite takes at most 32,766
@@ -150,3 +150,19 @@ def tool_call_spans(*, session_id: str, call_ids: set[str]) -> dict[str, tuple[s
         .values_list("call_id", "trace_id", "span_id")
     )
     return {call_id: (trace_id, span_id) for call_id, trace_id, span_id in rows}
+
+
+# ── reads for the pages (dashboard/) ──────────────────────────────────────────────────────
+def trace_invocations(*, session_id: str) -> dict[str, Any]:
+    """Each trace of the session → the invocation id its root span carries (``None`` when
+    it carries none): how spans of no run find their turn."""
+    roots = Span.objects.filter(session_id=session_id, parent_span_id="")
+    found = roots.annotate(inv=KT(f"attributes__{AgentDash.INVOCATION_ID}"))
+    return dict(found.values_list("trace_id", "inv"))
+
+
+def spans_of_outer_session(*, errors_only: bool = False) -> QuerySet[Span]:
+    """For annotating sessions: the spans of each (``OuterRef("pk")``), or only those that
+    ended in an error."""
+    spans = Span.objects.filter(session_id=OuterRef("pk"))
+    return spans.filter(status=Span.Status.ERROR) if errors_only else spans

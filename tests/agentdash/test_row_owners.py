@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import imports_of, modules_under
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "agentdash"
 WRITES = frozenset(
@@ -99,3 +101,52 @@ def test_the_check_sees_a_write(source: str) -> None:
     ]  # fmt: skip
     roots = [_chain_root(c.func) for c in calls]
     assert names and all(isinstance(r, ast.Name) and r.id in names for r in roots)
+
+
+# ── Pages read through the owners ─────────────────────────────────────────────────────────
+PAGES = ("dashboard",)
+"""The apps of pages: they read other apps through those apps' selectors and services, never
+their models (a model named for a type only, under ``if TYPE_CHECKING:``, is no read)."""
+
+
+def model_imports_of_pages() -> list[str]:
+    """Where a page module imports another app's models to run: ``path:line imports X``."""
+    modules = modules_under(ROOT, "agentdash")
+    found = []
+    for app in PAGES:
+        for source, path in modules.items():
+            if not source.startswith(f"agentdash.{app}."):
+                continue
+            for imported in imports_of(source, path, modules, ROOT, "agentdash"):
+                parts = imported.target.split(".")
+                if len(parts) >= 3 and parts[2] == "models" and parts[1] != app:
+                    found.append(imported.where())
+    return found
+
+
+def test_pages_read_other_apps_through_their_selectors() -> None:
+    found = model_imports_of_pages()
+    assert not found, "a page reads another app's models (use its selectors): " + "; ".join(found)
+
+
+def test_the_page_check_sees_a_model_import(tmp_path: Path) -> None:
+    page = tmp_path / "agentdash" / "dashboard"
+    page.mkdir(parents=True)
+    (page / "view.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from agentdash.runs.models import Run\n"
+        "def f():\n    from agentdash.spans.models import Span\n"
+    )
+    owner = tmp_path / "agentdash" / "spans"
+    owner.mkdir()
+    (owner / "models.py").write_text("")
+    (tmp_path / "agentdash" / "runs").mkdir()
+    (tmp_path / "agentdash" / "runs" / "models.py").write_text("")
+    modules = modules_under(tmp_path, "agentdash")
+    targets = [
+        i.target
+        for i in imports_of(
+            "agentdash.dashboard.view", page / "view.py", modules, tmp_path, "agentdash"
+        )
+    ]
+    assert targets == ["agentdash.spans.models"]  # the one under TYPE_CHECKING is no read
