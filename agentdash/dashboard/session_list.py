@@ -280,7 +280,7 @@ def tokens_text(usage: dict[str, Any]) -> str:
 
 
 def cost_text(usage: dict[str, Any]) -> str:
-    """The cost as the session page writes it (dashboard/js/format.js ``formatCost``): US
+    """The cost as the session page writes it (dashboard/js/common/format.js ``formatCost``): US
     dollars with 4 to 6 significant digits, "$0" for nothing spent, "—" without a price,
     "≥ " before a cost that leaves out calls of models without one."""
     usd = usage.get("cost_usd")

@@ -40,7 +40,7 @@ def project_templates() -> list[Path]:
 
 def project_static() -> dict[str, Path]:
     """Every static file of the project by the name ``{% static %}`` gives it (e.g.
-    ``dashboard/js/session.js``), as the staticfiles finders find it."""
+    ``dashboard/js/session/session.js``), as the staticfiles finders find it."""
     found: dict[str, Path] = {}
     for finder in finders.get_finders():
         for name, storage in finder.list(ignore_patterns=[]):

@@ -59,11 +59,11 @@ def code_of(path: Path) -> str:
 def test_there_are_scripts_to_scan() -> None:
     assert {
         "static/core/js/dom.js",
-        "agentdash/dashboard/static/dashboard/js/session.js",
+        "agentdash/dashboard/static/dashboard/js/session/session.js",
         "agentdash/live/static/live/js/socket.js",
-        "agentdash/dashboard/static/dashboard/js/chat.js",
-        "agentdash/dashboard/static/dashboard/js/timeline.js",
-        "agentdash/dashboard/static/dashboard/js/controls.js",
+        "agentdash/dashboard/static/dashboard/js/chat/chat.js",
+        "agentdash/dashboard/static/dashboard/js/timeline/timeline.js",
+        "agentdash/dashboard/static/dashboard/js/controls/controls.js",
     } <= {rel(p) for p in scripts()}
 
 

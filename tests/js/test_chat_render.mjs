@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import "./static_tree.mjs";
 
 // After static_tree.mjs has run: chat_render.js imports core/js/dom.js from the merged tree.
-const { renderEvent } = await import("../../agentdash/dashboard/static/dashboard/js/chat_render.js");
+const { renderEvent } = await import("../../agentdash/dashboard/static/dashboard/js/chat/chat_render.js");
 
 /** Just what `el()` and the tool blocks use of an element. */
 class FakeElement {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { outOfOrder } from "../../agentdash/dashboard/static/dashboard/js/dom_order.js";
+import { outOfOrder } from "../../agentdash/dashboard/static/dashboard/js/timeline/dom_order.js";
 
 /** The list after moving each out-of-order item right before its successor, as tree_view does. */
 function reorder(positions) {

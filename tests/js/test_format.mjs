@@ -11,7 +11,7 @@ import {
   formatJson,
   formatNsTimestamp,
   nowNs,
-} from "../../agentdash/dashboard/static/dashboard/js/format.js";
+} from "../../agentdash/dashboard/static/dashboard/js/common/format.js";
 
 const MS = 1e6;
 const S = 1e9;

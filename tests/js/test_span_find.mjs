@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { SpanFind, emptyFilter, isActive } from "../../agentdash/dashboard/static/dashboard/js/span_find.js";
-import { summaryOfData } from "../../agentdash/dashboard/static/dashboard/js/span_summary.js";
-import { SpanTree } from "../../agentdash/dashboard/static/dashboard/js/span_tree.js";
+import { SpanFind, emptyFilter, isActive } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_find.js";
+import { summaryOfData } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
+import { SpanTree } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_tree.js";
 
 const MS = 1e6;
 

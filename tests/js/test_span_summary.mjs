@@ -10,7 +10,7 @@ import {
   spanKind,
   summaryOfData,
   summaryOfRow,
-} from "../../agentdash/dashboard/static/dashboard/js/span_summary.js";
+} from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
 
 describe("kindOf / spanKind", () => {
   test("the attribute wins when it names a kind", () => {

@@ -3,9 +3,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { summaryOfData } from "../../agentdash/dashboard/static/dashboard/js/span_summary.js";
-import { ADDED, IGNORED, SpanTree, UPDATED, spanKey } from "../../agentdash/dashboard/static/dashboard/js/span_tree.js";
-import { SpanVersions } from "../../agentdash/dashboard/static/dashboard/js/span_versions.js";
+import { summaryOfData } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
+import { ADDED, IGNORED, SpanTree, UPDATED, spanKey } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_tree.js";
+import { SpanVersions } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_versions.js";
 
 /** A span's summary: trace "t", started at `start`, ended unless `end` is null. */
 function span(id, parent, start, { trace = "t", end = start + 10, run = null, status = "ok", cancelled = false } = {}) {

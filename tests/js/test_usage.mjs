@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { isActive, mayCancel } from "../../agentdash/dashboard/static/dashboard/js/run_status.js";
-import { SessionUsage, costText, hasUsage, usageText, usageTitle } from "../../agentdash/dashboard/static/dashboard/js/usage.js";
+import { isActive, mayCancel } from "../../agentdash/dashboard/static/dashboard/js/common/run_status.js";
+import { SessionUsage, costText, hasUsage, usageText, usageTitle } from "../../agentdash/dashboard/static/dashboard/js/common/usage.js";
 
 describe("hasUsage", () => {
   test("a model call's counts, or totals with calls", () => {

@@ -230,7 +230,7 @@ def test_the_page_offers_fork_here_to_scripts_with_its_nonce(
     response = client.get(reverse("dashboard:session", kwargs={"session_id": parent.pk}))
     html = response.content.decode()
     nonce = response.context["csp_nonce"]
-    assert f'src="/static/dashboard/js/fork.js" nonce="{nonce}"' in html
+    assert f'src="/static/dashboard/js/forks/fork.js" nonce="{nonce}"' in html
     assert 'id="fork-dialog"' in html and f'action="{fork_url(parent)}"' in html
     assert 'id="fork-state"' not in html and 'id="fork-switch-list"' not in html
     client.force_login(operator_user)

@@ -92,7 +92,7 @@ def test_each_row_has_its_sessions_total_from_one_query(alice: User, priced: Non
 
 @pytest.mark.parametrize(
     ("usd", "text"),
-    [  # as dashboard/js/format.js formatCost writes them (Intl, 4–6 significant digits)
+    [  # as dashboard/js/common/format.js formatCost writes them (Intl, 4–6 significant digits)
         (None, "—"),
         (0, "$0"),
         (1.71e-05, "$0.00001710"),

@@ -63,7 +63,7 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
     snapshot = page_data(html, "session-snapshot")
     assert snapshot["seq"] == 0 and snapshot["events"] == [] and snapshot["spans_total"] == 0
     nonce = response.context["csp_nonce"]
-    assert f'<script type="module" src="/static/dashboard/js/session.js" nonce="{nonce}">' in html
+    assert f'<script type="module" src="/static/dashboard/js/session/session.js" nonce="{nonce}">' in html
 
 
 def test_an_operator_gets_callbacks_state_and_version(
@@ -185,7 +185,7 @@ def test_the_page_preloads_every_module_it_imports(client: Client, alice: User) 
     preloaded = re.findall(
         rf'<link rel="modulepreload" href="/static/([^"]+)" nonce="{nonce}">', html
     )
-    assert set(preloaded) == _modules_imported_from("dashboard/js/session.js")
+    assert set(preloaded) == _modules_imported_from("dashboard/js/session/session.js")
     assert len(preloaded) == len(set(preloaded))
 
 

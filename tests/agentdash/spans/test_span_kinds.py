@@ -20,7 +20,7 @@ from agentdash.spans.summaries import span_kind_of
 from runtime.telemetry.attributes import StepKind
 
 ROOT = Path(settings.BASE_DIR)
-REGISTRY = ROOT / "agentdash/dashboard/static/dashboard/js/span_kinds.js"
+REGISTRY = ROOT / "agentdash/dashboard/static/dashboard/js/common/span_kinds.js"
 THEMES = sorted((ROOT / "static/core/css").glob("*.css"))
 
 CASES: list[tuple[Any, str]] = [

@@ -349,8 +349,8 @@ def test_spans_of_two_traces_with_the_same_ids_stay_apart(browser: Browser) -> N
     browser.log_in("alice")
     shape = browser.page.evaluate(
         """async () => {
-          const { SpanTree } = await import("/static/dashboard/js/span_tree.js");
-          const { summaryOfData } = await import("/static/dashboard/js/span_summary.js");
+          const { SpanTree } = await import("/static/dashboard/js/timeline/span_tree.js");
+          const { summaryOfData } = await import("/static/dashboard/js/common/span_summary.js");
           const tree = new SpanTree();
           const spans = [["b", "2", "1"], ["a", "1", null], ["a", "2", "1"], ["b", "1", null]];
           for (const [trace, id, parent] of spans) {

@@ -1,0 +1,499 @@
+/**
+ * The live timeline of the session page: every span of the session in a virtualized tree
+ * with a waterfall, a time axis, an overview of the focused trace and a details pane.
+ *
+ * The parts: span_summary.js (a span's row fields), span_tree.js (the tree as data),
+ * tree_view.js and span_row.js (the rows on screen, keyboard and focus), waterfall.js (time
+ * window, axis, overview), span_detail.js (one span in full, loaded on first use:
+ * span_detail_lazy.js). This module builds them into
+ * the panel and is the page's API: summary pages and live changes come in here, are taken
+ * without blocking the page (pages in slices of a few ms), and the screen follows at most
+ * once per animation frame. Running spans grow by a timer that touches only the rows in view.
+ *
+ * @module dashboard/timeline
+ */
+
+import { onThemeChange } from "../../../core/js/theme.js";
+import { formatCount, nowNs } from "../common/format.js";
+import { LazySpanDetail } from "../span_detail/span_detail_lazy.js";
+import { OTHER, SPAN_KINDS } from "../common/span_kinds.js";
+import { fieldIndex, summaryOfData, summaryOfRow } from "../common/span_summary.js";
+import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
+import { ROW_H, TreeView } from "./tree_view.js";
+import { Overview, Waterfall, paintTrace } from "./waterfall.js";
+
+/** @typedef {import("./span_tree.js").SpanNode} SpanNode */
+const TICK_MS = 100;
+const WAIT_CLOCK_MS = 1_000;
+const SLICE_MS = 10;
+const FINISH_AT_ONCE = 5_000; // rows: a few ms
+const PHONE = "(max-width: 600px)";
+/** @type {Record<string, string>} the waterfall's colours: each kind's, and two states' */
+const COLORS = Object.fromEntries([
+  ...[...SPAN_KINDS].map(([kind, look]) => [kind, `--c-${look.colour}`]),
+  ["other", `--c-${OTHER.colour}`],
+  ["error", "--err"],
+  ["stopped", "--line-strong"],
+]);
+
+export class Timeline {
+  /**
+   * @param {object} options
+   * @param {HTMLElement} options.root the `section.timeline-panel` (its parts: session.html)
+   * @param {((traceId: string, spanId: string) => Promise<any>)|null} [options.fetchSpan] the
+   *   full span (attributes, events, seq), or null when it is gone
+   * @param {(node: any) => void} [options.onSelect] a span's details were opened
+   * @param {() => void} [options.onComplete] every page is in and taken (see isComplete)
+   */
+  constructor({ root, fetchSpan = null, onSelect, onComplete }) {
+    this.root = root;
+    this.data = new SpanTree();
+    this.onComplete = onComplete || (() => {});
+    /** @type {Record<"select"|"close"|"data", ((node?: any) => void)[]>} see {@link on} */
+    this.listeners = { select: onSelect ? [onSelect] : [], close: [], data: [] };
+    /** @type {{ix: Record<string, number>, rows: any[][], at: number}[]} pages being taken */
+    this.queue = [];
+    this.drainTimer = 0;
+    this.expected = 0;
+    this.isLoaded = false;
+    this.completeTold = false;
+    /** @type {{key: string, traceId: string, spanId: string, scroll: boolean}|null} a select() waiting for its span */
+    this.pending = null;
+    this.frameId = 0;
+    this.ticker = 0;
+    this.countDirty = true;
+    /** @type {string|null} the trace the axis and the overview show */
+    this.focusTrace = null;
+    this.detailKey = "";
+    /** @type {Map<string, number>} span key → Unix ns it has waited since (markWaiting) */
+    this.waiting = new Map();
+    this.waitClock = 0;
+    /** @type {Record<string, string>|null} */
+    this.colors = null;
+    this.build(fetchSpan);
+  }
+
+  // ── the page's API ──────────────────────────────────────────────────────────────────────
+
+  /**
+   * A page of span summaries (the session's `spans/` endpoint): queued, taken in slices.
+   *
+   * @param {string[]} fields
+   * @param {any[][]} rows
+   */
+  loadRows(fields, rows) {
+    if (!Array.isArray(rows) || !rows.length) return;
+    this.queue.push({ ix: fieldIndex(fields), rows, at: 0 });
+    if (!this.drainTimer) this.drain();
+  }
+
+  /**
+   * Live span changes `{seq, kind: "span", data}` (full data; the item's seq is its version).
+   * A version older than the one held is ignored.
+   *
+   * @param {{seq: number, kind: string, data: any}[]} items
+   */
+  applySpans(items) {
+    let changed = false;
+    for (const { seq, kind, data } of items) {
+      if (kind !== "span" || !data || typeof data.span_id !== "string") continue;
+      // A change too large for one message comes without its attributes (PROTOCOL.md): its
+      // timing and status are news, its display fields and details are not — keep what the
+      // row has, and let the details be read from the server.
+      const trimmed = Boolean(data.attributes && data.attributes["agentdash.truncated"]);
+      const summary = summaryOfData(data);
+      const held = trimmed ? this.data.nodes.get(spanKey(summary.trace, summary.id)) : undefined;
+      if (held) {
+        for (const key of ["spanKind", "label", "outcome", "hook", "offline", "cancelled", "decision"]) {
+          /** @type {Record<string, unknown>} */ (summary)[key] = /** @type {Record<string, unknown>} */ (held)[key];
+        }
+      }
+      if (this.data.upsert(summary, seq) === IGNORED) continue;
+      if (!trimmed) this.detail.remember(data, seq);
+      changed = true;
+    }
+    if (changed) this.dataChanged();
+  }
+
+  /**
+   * A run's status: a finished run's spans without an end stop their clocks ("unfinished", or
+   * "cancelled" for a cancelled run).
+   *
+   * @param {{id: any, status: string, cancel_requested?: boolean}} run
+   */
+  applyRun(run) {
+    if (!run || run.id === null || run.id === undefined) return;
+    if (this.data.applyRun(run)) this.dataChanged();
+  }
+
+  /**
+   * The tool calls that wait for a person's approval: their rows show "waiting" and how long
+   * (a span loaded later gets its mark when it comes). Replaces the marks set before.
+   *
+   * @param {{trace: string, id: string, since: number}[]} marks since: Unix ns
+   */
+  markWaiting(marks) {
+    const next = new Map(marks.map((m) => [spanKey(String(m.trace), String(m.id)), Number(m.since)]));
+    for (const key of this.waiting.keys()) {
+      const node = this.data.nodes.get(key);
+      if (node && !next.has(key)) this.data.setWaiting(node, null);
+    }
+    this.waiting = next;
+    this.applyWaiting();
+    if (next.size && !this.waitClock) {
+      this.waitClock = setInterval(() => this.applyWaiting(true), WAIT_CLOCK_MS);
+    } else if (!next.size && this.waitClock) {
+      clearInterval(this.waitClock);
+      this.waitClock = 0;
+    }
+    this.requestFrame();
+  }
+
+  /** @private Put the waiting marks on their nodes; `clock`: repaint them (their time grew). */
+  applyWaiting(clock = false) {
+    for (const [key, since] of this.waiting) {
+      const node = this.data.nodes.get(key);
+      if (node && (clock || node.waiting !== since)) this.data.setWaiting(node, since);
+    }
+    if (clock) this.requestFrame();
+  }
+
+  /** @param {number} total the session's spans when the snapshot was read */
+  setExpected(total) {
+    this.expected = Number(total) || 0;
+    this.countDirty = true;
+    this.requestFrame();
+  }
+
+  /** Every page is in. What is left of the last page is taken now when it is small (so
+   * that isComplete holds on return), else in slices (see {@link isComplete}, onComplete). */
+  loaded() {
+    this.isLoaded = true;
+    const left = this.queue.reduce((sum, job) => sum + job.rows.length - job.at, 0);
+    if (left && left <= FINISH_AT_ONCE) {
+      clearTimeout(this.drainTimer);
+      this.drain(Infinity);
+    } else {
+      this.dataChanged();
+    }
+  }
+
+  /** @returns {boolean} every page is in and taken */
+  get isComplete() {
+    return this.isLoaded && !this.queue.length;
+  }
+
+  /**
+   * Show a span: expand its ancestors, scroll to it, select it and open its details. A span
+   * not here yet is shown when it arrives.
+   *
+   * @param {string} traceId
+   * @param {string} spanId
+   * @param {{scroll?: boolean}} [options]
+   * @returns {boolean} whether the span was here
+   */
+  select(traceId, spanId, { scroll = true } = {}) {
+    const key = spanKey(String(traceId), String(spanId));
+    const node = this.data.nodes.get(key);
+    if (!node) {
+      this.pending = { key, traceId, spanId, scroll };
+      return false;
+    }
+    this.pending = null;
+    this.view.reach(node, scroll);
+    this.open(node);
+    return true;
+  }
+
+  /**
+   * Hear of the timeline: "select" (a span's details opened; the span's node), "close" (the
+   * details closed), "data" (spans or runs changed).
+   *
+   * @param {"select"|"close"|"data"} what
+   * @param {(node?: any) => void} listener
+   */
+  on(what, listener) {
+    this.listeners[what].push(listener);
+  }
+
+  // ── building ────────────────────────────────────────────────────────────────────────────
+
+  /** @private The panel's parts (session.html) and the pieces that drive them. */
+  build(/** @type {((traceId: string, spanId: string) => Promise<any>)|null} */ fetchSpan) {
+    const root = this.root;
+    const part = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (root.querySelector(selector));
+    /** @type {HTMLElement} */ this.count = part("#span-count");
+    /** @type {HTMLElement} */ this.tree = part("#span-tree");
+    /** @type {HTMLElement} */ this.empty = part("#timeline-empty");
+    const body = part(".timeline-body");
+    const axis = part(".tl-axis");
+    const ticks = part(".tl-ticks");
+    /** @type {HTMLElement} */ this.axisLabel = part(".tl-axis-label");
+    /** @type {string} */ this.axisFor = "";
+    const overview = part(".tl-overview");
+    const canvas = /** @type {HTMLCanvasElement} */ (part(".tl-minimap"));
+    root.style.setProperty("--row-h", `${ROW_H}px`);
+    const zooms = /** @type {Record<string, (() => void)|undefined>} */ ({ out: () => this.waterfall.zoom(2), in: () => this.waterfall.zoom(0.5), fit: () => this.waterfall.fit() });
+    for (const button of root.querySelectorAll(".tl-zoom-button")) {
+      const action = zooms[/** @type {HTMLElement} */ (button).dataset.zoom || ""];
+      if (action) button.addEventListener("click", action);
+    }
+
+    /** @type {Waterfall} */ this.waterfall = new Waterfall({ scope: root, ticks, onChange: () => this.syncOverview() });
+    /** @type {Overview} */ this.overview = new Overview({
+      host: overview,
+      canvas,
+      paint: (ctx, w, h) => this.paintOverview(ctx, w, h),
+      onPick: (frac) => this.waterfall.center(frac * this.waterfall.extent),
+    });
+    // Another theme: the overview's colours are read again (paintOverview) and repainted.
+    onThemeChange(() => {
+      this.colors = null;
+      this.overview.request();
+    });
+    /** @type {LazySpanDetail} */ this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
+    /** @type {TreeView} */ this.view = new TreeView({
+      tree: this.tree,
+      body,
+      axis,
+      data: this.data,
+      requestFrame: () => this.requestFrame(),
+      onOpen: (node) => this.open(node),
+      onEscape: () => this.escape(),
+      onKey: (key) => this.zoomKey(key),
+    });
+    body.addEventListener("wheel", (event) => {
+      if (this.waterfall.wheel(event)) event.preventDefault();
+    }, { passive: false });
+    this.requestFrame();
+  }
+
+  // ── frames ──────────────────────────────────────────────────────────────────────────────
+
+  /** The screen follows in the next animation frame (one frame however often asked). */
+  requestFrame() {
+    if (!this.frameId) this.frameId = requestAnimationFrame(() => this.frame());
+  }
+
+  /** @private The screen follows the data: rows, axis, count, details. */
+  frame() {
+    this.frameId = 0;
+    this.view.frame();
+    this.updateFocusTrace();
+    if (this.countDirty) this.drawCount();
+    const shown = this.detail.node;
+    if (shown) {
+      const key = `${shown.ver}:${this.data.epoch}`;
+      if (key !== this.detailKey) {
+        this.detailKey = key;
+        this.detail.refresh(shown, this.data.stateOf(shown));
+      }
+    }
+  }
+
+  /** @private The label ("50,000 spans · 3 running", or how far loading is) and the tree's
+   * data-spans / data-running / data-complete and aria-busy. */
+  drawCount() {
+    this.countDirty = false;
+    const n = this.data.size;
+    const running = this.data.running.size;
+    let text = "";
+    if (!this.isLoaded && this.expected > n) {
+      text = `Loading ${formatCount(n)} of ${formatCount(this.expected)} spans…`;
+    } else if (n) {
+      text = `${formatCount(n)} span${n === 1 ? "" : "s"}`;
+      if (running) text += ` · ${formatCount(running)} running`;
+    }
+    if (this.count.textContent !== text) this.count.textContent = text;
+    this.empty.hidden = n > 0;
+    const tree = this.tree;
+    tree.dataset.spans = String(n);
+    tree.dataset.running = String(running);
+    tree.dataset.complete = String(this.isComplete);
+    const busy = String(this.expected > 0 && !this.isComplete); // the announced pages still coming
+    if (tree.getAttribute("aria-busy") !== busy) tree.setAttribute("aria-busy", busy);
+  }
+
+  // ── data arriving ───────────────────────────────────────────────────────────────────────
+
+  /** @private Take queued page rows for a few ms, then yield to the page. */
+  drain(slice = SLICE_MS) {
+    this.drainTimer = 0;
+    const deadline = performance.now() + slice;
+    let taken = 0;
+    while (this.queue.length) {
+      const job = this.queue[0];
+      const idAt = job.ix.span_id;
+      while (job.at < job.rows.length) {
+        const row = job.rows[job.at];
+        job.at += 1;
+        if (Array.isArray(row) && row[idAt] !== null && row[idAt] !== undefined) {
+          const summary = summaryOfRow(row, job.ix);
+          this.data.upsert(summary, summary.seq);
+        }
+        taken += 1;
+        if ((taken & 63) === 0 && performance.now() > deadline) {
+          this.drainTimer = setTimeout(() => this.drain(), 0);
+          this.dataChanged();
+          return;
+        }
+      }
+      this.queue.shift();
+    }
+    this.dataChanged();
+  }
+
+  /** @private */
+  dataChanged() {
+    this.countDirty = true;
+    if (this.waiting.size) this.applyWaiting();
+    for (const listener of this.listeners.data) listener();
+    if (this.pending && this.data.nodes.has(this.pending.key)) {
+      const { traceId, spanId, scroll } = this.pending;
+      this.select(traceId, spanId, { scroll });
+    }
+    if (this.data.running.size && !this.ticker) this.ticker = setInterval(() => this.tick(), TICK_MS);
+    this.overview.request();
+    this.requestFrame();
+    if (!this.completeTold && this.isComplete) {
+      this.completeTold = true;
+      this.onComplete();
+    }
+  }
+
+  /** @private While spans run: their rows in view, the details, the axis; stops when none. */
+  tick() {
+    if (!this.data.running.size) {
+      clearInterval(this.ticker);
+      this.ticker = 0;
+      this.countDirty = true;
+      this.requestFrame();
+      return;
+    }
+    const now = nowNs();
+    this.view.tick(now);
+    this.detail.tick(now);
+    const trace = this.focusTrace && this.data.traces.get(this.focusTrace);
+    if (trace && trace.running) {
+      this.waterfall.setExtent(this.data.traceMs(trace.id, now));
+      this.overview.request();
+    }
+  }
+
+  // ── details ─────────────────────────────────────────────────────────────────────────────
+
+  /** @private Select a row and show its details at once (from its summary). */
+  open(/** @type {SpanNode} */ node) {
+    const view = this.view;
+    view.selected = node;
+    view.active = node;
+    this.detailKey = `${node.ver}:${this.data.epoch}`;
+    this.detail.show(node, this.data.stateOf(node), { scroll: window.matchMedia(PHONE).matches });
+    view.render();
+    this.requestFrame();
+    for (const listener of this.listeners.select) listener(node);
+  }
+
+  /** @private Esc in the tree: closes the details, if open. */
+  escape() {
+    if (!this.view.selected) return false;
+    this.closeDetails();
+    return true;
+  }
+
+  /** Close the details, if open (the row keeps the keyboard if the details had it). */
+  closeDetails() {
+    const inside = this.detail.root.contains(document.activeElement);
+    this.view.selected = null;
+    this.detail.close();
+    this.view.render();
+    if (inside) this.view.focusActive();
+    this.requestFrame();
+    for (const listener of this.listeners.close) listener();
+  }
+
+  // ── the time axis and the overview ──────────────────────────────────────────────────────
+
+  /** @private +, - and 0 zoom the axis in, out, to fit. */
+  zoomKey(/** @type {string} */ key) {
+    if (key === "+" || key === "=") this.waterfall.zoom(0.5);
+    else if (key === "-" || key === "_") this.waterfall.zoom(2);
+    else if (key === "0") this.waterfall.fit();
+    else return false;
+    return true;
+  }
+
+  /** @private The trace the axis and the overview show: the selected span's, else the first
+   * row's in view, else the longest. */
+  updateFocusTrace() {
+    const selected = this.view.selected;
+    const first = this.view.first;
+    let id = selected ? selected.trace : first ? first.trace : null;
+    const now = nowNs();
+    if (!id) {
+      let longest = -1;
+      for (const trace of this.data.traces.values()) {
+        const length = this.data.traceMs(trace.id, now);
+        if (length > longest) [id, longest] = [trace.id, length];
+      }
+    }
+    if (id !== this.focusTrace) {
+      this.focusTrace = id;
+      this.overview.request();
+    }
+    this.waterfall.setExtent(id ? this.data.traceMs(id, now) : 0);
+    this.syncOverview();
+    this.labelAxis();
+  }
+
+  /** @private With more than one run, the axis says whose time it shows ("run 2 of 3"):
+   * every run's bars have their own scale (waterfall.js). */
+  labelAxis() {
+    const traces = this.data.traces;
+    const key = `${this.focusTrace}|${traces.size}|${this.data.epoch}`;
+    if (key === this.axisFor) return;
+    this.axisFor = key;
+    let text = "span";
+    let title = "";
+    if (this.focusTrace && traces.size > 1) {
+      const start = traces.get(this.focusTrace)?.start ?? 0;
+      let place = 1;
+      for (const trace of traces.values()) if (trace.start < start) place += 1;
+      text = `span · axis: run ${place} of ${traces.size}`;
+      title = `The axis measures run ${place} (the selected span's, else the first in view); each run's bars are scaled to its own length`;
+    }
+    if (this.axisLabel.textContent !== text) this.axisLabel.textContent = text;
+    this.axisLabel.title = title;
+  }
+
+  /** @private The window's frame on the overview. */
+  syncOverview() {
+    if (!this.waterfall || !this.overview) return; // while they are being made
+    const { v0, vd, extent } = this.waterfall;
+    if (extent > 0) this.overview.setWindow(v0 / extent, (v0 + vd) / extent);
+    else this.overview.setWindow(0, 1);
+  }
+
+  /** @private @param {CanvasRenderingContext2D} ctx @param {number} w @param {number} h */
+  paintOverview(ctx, w, h) {
+    const trace = this.focusTrace ? this.data.traces.get(this.focusTrace) : undefined;
+    if (!trace) return;
+    if (!this.colors) {
+      const style = getComputedStyle(this.root);
+      this.colors = {};
+      for (const [name, property] of Object.entries(COLORS)) {
+        this.colors[name] = style.getPropertyValue(property).trim() || style.color;
+      }
+    }
+    const colorOf = (/** @type {SpanNode} */ node) => {
+      const state = this.data.stateOf(node);
+      if (state === "error") return "error";
+      if (state === "cancelled" || state === "unfinished") return "stopped";
+      return Object.hasOwn(COLORS, node.spanKind) ? node.spanKind : "other";
+    };
+    const now = nowNs();
+    const walk = (/** @type {(node: SpanNode, index: number) => void} */ visit) => this.data.walkTrace(trace.id, visit);
+    const extent = { count: trace.count, startNs: trace.start, ms: this.data.traceMs(trace.id, now), walk };
+    paintTrace(ctx, w, h, extent, now, this.colors, colorOf);
+  }
+}
