@@ -128,8 +128,8 @@ def measure() -> list[tuple[str, float, int]]:
 
     from agentdash.core.permissions import OPERATORS_GROUP
     from agentdash.core.services import roles_ensure
-    from agentdash.dashboard.session_list import SessionListFilters as Filters
-    from agentdash.dashboard.session_list import session_list_page
+    from agentdash.dashboard.sessions_list.reads import SessionListFilters as Filters
+    from agentdash.dashboard.sessions_list.reads import session_list_page
 
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

@@ -99,7 +99,7 @@ def main() -> None:
     from django.db.models.functions import Cast, Coalesce
 
     from agentdash.agent_sessions.models import AgentSession
-    from agentdash.dashboard.selectors import session_snapshot_data
+    from agentdash.dashboard.session.selectors import session_snapshot_data
     from agentdash.runs.models import Run
     from agentdash.spans.models import Span
     from agentdash.spans.totals import runs_usage, session_usage, sessions_usage

@@ -79,7 +79,7 @@ def test_any_stored_id_goes_through_a_url_and_back(session_id: str) -> None:
 
 
 def test_a_websocket_route_with_the_converter_reads_the_socket_path() -> None:
-    from agentdash.dashboard.selectors import session_ws_path
+    from agentdash.dashboard.session.selectors import session_ws_path
 
     route = path("ws/sessions/<session_id:session_id>/", lambda request: None)
     for session_id in [*GOOD, *STORED]:

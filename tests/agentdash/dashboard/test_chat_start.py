@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.models import AuditEntry
-from agentdash.dashboard.forms import start_token_make
+from agentdash.dashboard.chat.forms import start_token_make
 from agentdash.runs.models import Run
 from tests.agentdash.recording_executor import RecordingExecutor
 

@@ -13,8 +13,7 @@ from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.session_service import DjangoSessionService
-from agentdash.dashboard.compare import side_read, sides_compare
-from agentdash.dashboard.compare_align import (
+from agentdash.dashboard.compare.align import (
     CHANGED,
     LEFT,
     RIGHT,
@@ -26,7 +25,8 @@ from agentdash.dashboard.compare_align import (
     value_text,
     words_diff,
 )
-from agentdash.dashboard.comparison import Comparison
+from agentdash.dashboard.compare.comparison import Comparison
+from agentdash.dashboard.compare.reads import side_read, sides_compare
 from agentdash.live.pipeline import LivePipeline
 from runtime import LlmAgent, Runner, ScriptedLlm
 from tests.agentdash.stored import session_of

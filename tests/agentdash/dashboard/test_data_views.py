@@ -16,7 +16,7 @@ from google.genai import types
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.selectors import session_last_seq
-from agentdash.dashboard.selectors import SNAPSHOT_EVENTS
+from agentdash.dashboard.session.selectors import SNAPSHOT_EVENTS
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.services import spans_store

@@ -13,7 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from agentdash.core.models import AuditEntry
-from agentdash.dashboard import eval_views
+from agentdash.dashboard.evals import views as eval_views
 from agentdash.evals.models import EvalCaseResult, EvalRun, EvalSetRecord
 from runtime.evaluation import eval_set_load, eval_set_loads
 from tests.agentdash.hostile import HOSTILE_JSON, NUL, Prober

@@ -17,7 +17,7 @@ from django.urls import reverse
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.core.hygiene import TOO_DEEP
-from agentdash.dashboard.session_export import (
+from agentdash.dashboard.exports.session_export import (
     FORMAT,
     MAX_DEPTH,
     session_json_parts,

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.dashboard.session_export import FORMAT
+from agentdash.dashboard.exports.session_export import FORMAT
 from agentdash.spans.services import spans_store
 from agentdash.spans.span_version import SpanVersion
 from tests.agentdash.otlp_receiver import otlp_parse, strict_json

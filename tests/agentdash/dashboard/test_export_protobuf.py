@@ -18,7 +18,7 @@ from django.test import Client
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.dashboard.session_export import session_otlp_proto_parts
+from agentdash.dashboard.exports.session_export import session_otlp_proto_parts
 from agentdash.spans.models import Span
 from tests.agentdash.dashboard.test_export import OTHER_TRACE, TRACE, body_of, spans_of, url
 from tests.agentdash.otlp_receiver import otlp_parse

@@ -11,7 +11,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.dashboard.session_list import (
+from agentdash.dashboard.sessions_list.reads import (
     COLUMNS,
     Cursor,
     SessionListFilters,

@@ -16,7 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.dashboard.session_list import (
+from agentdash.dashboard.sessions_list.reads import (
     SessionListFilters,
     cost_text,
     session_list_page,

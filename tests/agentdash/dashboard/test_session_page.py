@@ -15,7 +15,7 @@ from django.urls import reverse
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import session_create, session_state_update
 from agentdash.controls.services import callback_setting_set
-from agentdash.dashboard.selectors import session_ws_path
+from agentdash.dashboard.session.selectors import session_ws_path
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 from tests.agentdash.stored import session_of
 
@@ -63,7 +63,8 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
     snapshot = page_data(html, "session-snapshot")
     assert snapshot["seq"] == 0 and snapshot["events"] == [] and snapshot["spans_total"] == 0
     nonce = response.context["csp_nonce"]
-    assert f'<script type="module" src="/static/dashboard/js/session/session.js" nonce="{nonce}">' in html
+    src = "/static/dashboard/js/session/session.js"
+    assert f'<script type="module" src="{src}" nonce="{nonce}">' in html
 
 
 def test_an_operator_gets_callbacks_state_and_version(

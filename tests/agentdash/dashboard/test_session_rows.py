@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.dashboard.session_list import NEWER_COUNTED_MAX, REFRESH_IDS_MAX, Cursor
+from agentdash.dashboard.sessions_list.reads import NEWER_COUNTED_MAX, REFRESH_IDS_MAX, Cursor
 from tests.agentdash.dashboard.test_session_list import make
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from google.genai import types
 
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.selectors import session_last_seq
-from agentdash.dashboard.selectors import session_snapshot_data
+from agentdash.dashboard.session.selectors import session_snapshot_data
 from agentdash.live.pipeline import LivePipeline
 from agentdash.runs.models import Run
 from agentdash.spans.prices import model_price_set

@@ -13,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from agentdash.dashboard.session_export import (
+from agentdash.dashboard.exports.session_export import (
     session_for_export,
     session_json_parts,
     session_otlp_parts,

@@ -1,6 +1,6 @@
 /**
  * "Fork here" on every stored event of the chat, the fork form, and a fork's Replay button
- * (agentdash/dashboard/fork_views.py; docs/PROTOCOL.md, "Forks and replays").
+ * (agentdash/dashboard/forks/views.py; docs/PROTOCOL.md, "Forks and replays").
  *
  * The page's own entry point, beside session.js: it watches the chat's list and gives each
  * event node (`[data-event-id]`) a small button; the button carries no event id itself, so

@@ -1,4 +1,4 @@
-"""The value objects of the Compare page (what :mod:`agentdash.dashboard.compare` reads and
+"""The value objects of the Compare page (what :mod:`agentdash.dashboard.compare.reads` reads and
 compares): a side's turns, steps and spans, the aligned turns, the totals — and how their
 numbers are shown (durations, deltas with their sign). No database here; every string is
 raw, agents' output included, for the template to escape."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from agentdash.dashboard.compare_align import (
+from agentdash.dashboard.compare.align import (
     SAME,
     KeyDiff,
     Pair,

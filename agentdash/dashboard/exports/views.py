@@ -24,7 +24,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
 from agentdash.agent_sessions.selectors import session_get_for_user
-from agentdash.dashboard.session_export import (
+from agentdash.dashboard.exports.session_export import (
     session_json_parts,
     session_otlp_parts,
     session_otlp_proto_parts,

@@ -30,7 +30,7 @@ from agentdash.agent_sessions.forks import session_state_at
 from agentdash.agent_sessions.selectors import session_event_place, session_get_for_user
 from agentdash.core.hygiene import JsonTooDeep, json_loads_bounded
 from agentdash.core.permissions import can_edit_state, is_operator
-from agentdash.dashboard.selectors import session_callback_switches
+from agentdash.dashboard.session.selectors import session_callback_switches
 from agentdash.runs.forks import fork_create
 from agentdash.runs.replays import replay_start
 

@@ -5,10 +5,10 @@ Each side is read into **turns** — one per invocation (a run): the user's mess
 change, an error) and the **span tree** of its trace (kind and name, status, duration,
 tokens). The two sides' turns are aligned on their user messages, and within an aligned turn
 the steps and the spans are aligned on their keys (``tool:get_weather``, ``text:root``;
-``agent:root``, ``model:gemini-2.5-flash``) by :func:`compare_align.align`. Then the final
+``agent:root``, ``model:gemini-2.5-flash``) by :func:`align.align`. Then the final
 answers (the last text of each turn, word by word), the state key by key, and totals with
 their deltas (tokens, duration, tool and model calls). The values built are those of
-:mod:`agentdash.dashboard.comparison`.
+:mod:`agentdash.dashboard.compare.comparison`.
 
 What is read is capped (:data:`MAX_EVENTS`, :data:`MAX_SPANS` per side); a side that had
 more says ``truncated``. Nothing here renders: every string is raw, agents' output included,
@@ -27,7 +27,7 @@ from agentdash.agent_sessions.selectors import (
     session_state_deltas,
     session_state_view,
 )
-from agentdash.dashboard.compare_align import (
+from agentdash.dashboard.compare.align import (
     CHANGED,
     SAME,
     STEP_FIELD,
@@ -37,7 +37,7 @@ from agentdash.dashboard.compare_align import (
     pairs_count,
     words_diff,
 )
-from agentdash.dashboard.comparison import (
+from agentdash.dashboard.compare.comparison import (
     Comparison,
     Side,
     SpanNode,

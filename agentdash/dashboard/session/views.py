@@ -1,144 +1,34 @@
-"""Pages: parse the request, check permission, call a selector or a service, render."""
+"""The session page, and renaming and deleting a session."""
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING
-from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
-    HttpResponseBadRequest,
     JsonResponse,
 )
 from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 
 from agentdash.agent_sessions.selectors import (
     session_fork_links,
     session_get_for_user,
-    session_is_owned_by,
 )
 from agentdash.agent_sessions.services import session_title_update
 from agentdash.core.permissions import is_operator
 from agentdash.core.views import local_path
-from agentdash.dashboard.forms import (
-    ChatStartForm,
-    SessionListForm,
-    SessionRenameForm,
-    start_token_make,
-)
-from agentdash.dashboard.selectors import session_page_data, session_snapshot_data
-from agentdash.dashboard.session_list import session_contents, session_list_page
-from agentdash.registry.selectors import agent_list
-from agentdash.runs.services import SessionBusy, session_delete_idle, session_start
-from runtime.sessions.base_session_service import SessionExistsError
+from agentdash.dashboard.session.forms import SessionRenameForm
+from agentdash.dashboard.session.selectors import session_page_data, session_snapshot_data
+from agentdash.dashboard.sessions_list.reads import session_contents
+from agentdash.runs.services import SessionBusy, session_delete_idle
 
 if TYPE_CHECKING:
-    from agentdash.registry.models import AgentRecord
-
-_FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner")
-
-
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    """The sessions list (filtered and paged by the query string: ``SessionListForm``) and
-    the agents to start a chat with."""
-    form = SessionListForm(request.GET)
-    form.is_valid()
-    filters = form.filters()
-    operator = is_operator(request.user)
-    kept = [(name, request.GET[name]) for name in _FILTER_NAMES if request.GET.get(name)]
-    if not operator:
-        kept = [(name, value) for name, value in kept if name != "owner"]
-    return render(
-        request,
-        "dashboard/home.html",
-        {
-            "page": session_list_page(user=request.user, filters=filters),
-            "filters": form,
-            "filtered": bool(kept),
-            "paged": filters.after is not None or filters.before is not None,
-            "query": urlencode(kept),  # the filters, for the pages' links
-            "here": request.get_full_path(),  # where renaming or deleting comes back to
-            "agents": agent_list(),
-            "is_operator": operator,
-        },
-    )
-
-
-def _agent_record(name: str) -> AgentRecord:
-    record = agent_list().filter(name=name).first()
-    if record is None:
-        raise Http404("no configured agent has that name")
-    return record
-
-
-def _chat_new_page(
-    request: HttpRequest, *, agent: AgentRecord, form: ChatStartForm | None, status: int = 200
-) -> HttpResponse:
-    # Shown again after a refusal, the page keeps its token — unless the token was the
-    # problem: then it gets a new one, so that sending again can work.
-    kept = form.data.get("start") if form is not None and "start" not in form.errors else None
-    start = kept or start_token_make(uuid.uuid4().hex)
-    return render(
-        request,
-        "dashboard/chat_new.html",
-        {
-            "agent": agent,
-            "start": start,
-            "text": form.data.get("text", "") if form is not None else "",
-            "errors": [e for errors in form.errors.values() for e in errors] if form else [],
-        },
-        status=status,
-    )
-
-
-@login_required
-@require_GET
-def chat_new(request: HttpRequest) -> HttpResponse:
-    """New chat (``?agent=<name>``): the agent and a composer. Nothing is stored until the
-    first message is sent (:func:`session_new`)."""
-    return _chat_new_page(request, agent=_agent_record(request.GET.get("agent", "")), form=None)
-
-
-@login_required
-@require_POST
-def session_new(request: HttpRequest) -> HttpResponse:
-    """A chat's first message: its session and its first run, together
-    (``runs.services.session_start``); then the session's page. The new-chat page's token
-    names the session, so the same page sent twice opens the session it started."""
-    form = ChatStartForm(request.POST)
-    if not form.is_valid() and "agent" in form.errors:
-        return HttpResponseBadRequest("Choose one of the configured agents.")
-    agent = _agent_record(str(form.data.get("agent", "")))
-    if form.errors:
-        return _chat_new_page(request, agent=agent, form=form, status=400)
-    start = form.cleaned_data["start"]
-    try:
-        run = session_start(
-            agent_name=agent.name,
-            text=form.cleaned_data["text"],
-            requested_by=request.user,
-            session_id=start,
-        )
-    except SessionExistsError:
-        user = request.user
-        assert user.is_authenticated  # login_required
-        mine = session_is_owned_by(session_id=start, user=user)
-        if not mine:
-            return HttpResponseBadRequest("This page is out of date: open New chat again.")
-        return redirect("dashboard:session", session_id=start)
-    except (ValidationError, ValueError) as exc:
-        said = exc.messages if isinstance(exc, ValidationError) else [str(exc)]
-        form.add_error(None, "; ".join(said))
-        return _chat_new_page(request, agent=agent, form=form, status=400)
-    return redirect("dashboard:session", session_id=run.session_id)
+    pass
 
 
 def _wants_json(request: HttpRequest) -> bool:

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET
 from agentdash.agent_sessions.ids import SESSION_ID_MAX_LENGTH
 from agentdash.agent_sessions.selectors import session_get_for_user, session_list_for_user
 from agentdash.core.permissions import is_operator
-from agentdash.dashboard.compare import side_read, sides_compare
+from agentdash.dashboard.compare.reads import side_read, sides_compare
 from agentdash.runs.selectors import session_run, session_runs_first
 
 if TYPE_CHECKING:

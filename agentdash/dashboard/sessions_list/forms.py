@@ -1,0 +1,64 @@
+"""The sessions list's filters, as the page's query string carries them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from agentdash.dashboard.form_choices import agent_choices
+from agentdash.dashboard.sessions_list.reads import STATUS_FILTERS, Cursor, SessionListFilters
+
+
+class SessionListForm(forms.Form):
+    """The sessions list's filters and cursors, from the query string. A value that is not
+    valid is dropped (the list shows as if it were not given) and said next to its field."""
+
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    agent = forms.ChoiceField(required=False, choices=())
+    status = forms.ChoiceField(required=False, choices=())
+    with_errors = forms.BooleanField(required=False, label="With errors")
+    owner = forms.CharField(required=False, max_length=150)
+    after = forms.CharField(required=False, max_length=200)
+    before = forms.CharField(required=False, max_length=200)
+
+    STATUS_LABELS = {
+        "active": "Queued or running",
+        "queued": "Queued",
+        "running": "Running",
+        "waiting": "Waiting for approval",
+        "succeeded": "Succeeded",
+        "failed": "Failed",
+        "cancelled": "Cancelled",
+        "none": "No runs",
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        agent, status = self.fields["agent"], self.fields["status"]
+        assert isinstance(agent, forms.ChoiceField) and isinstance(status, forms.ChoiceField)
+        agent.choices = [("", "All agents"), *agent_choices()]
+        status.choices = [("", "Any status")] + [
+            (value, self.STATUS_LABELS[value]) for value in STATUS_FILTERS
+        ]
+
+    def filters(self) -> SessionListFilters:
+        """The filters given, the invalid ones left out (call after ``is_valid()``)."""
+        data = {
+            name: self.cleaned_data[name]
+            for name in self.fields
+            if name not in self.errors and name in self.cleaned_data
+        }
+
+        def cursor(name: str) -> Cursor | None:
+            return Cursor.parse(data[name]) if data.get(name) else None
+
+        return SessionListFilters(
+            q=" ".join(str(data.get("q") or "").split()),
+            agent=data.get("agent") or "",
+            status=data.get("status") or "",
+            errors=bool(data.get("with_errors")),
+            owner=str(data.get("owner") or "").strip(),
+            after=cursor("after"),
+            before=cursor("before"),
+        )
