@@ -6,14 +6,14 @@ import inspect
 import json
 from collections.abc import AsyncGenerator, Callable
 from contextlib import aclosing
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 from google.genai import types
 from pydantic import BaseModel
 
-from runtime.agents import _code_execution
+from runtime.agents import _code_execution, _resume
 from runtime.agents._callbacks import NamedCallback, normalize
-from runtime.agents._contents import build_contents
 from runtime.agents._llm_flow import call_model
 from runtime.agents._tool_calls import (
     auth_request_event,
@@ -23,6 +23,7 @@ from runtime.agents._tool_calls import (
 )
 from runtime.agents.base_agent import BaseAgent
 from runtime.agents.instructions import inject_session_state
+from runtime.agents.request_processors import REQUEST_PROCESSORS, RequestProcessor
 from runtime.callbacks.any_agent import Callback
 from runtime.code_executors.base_code_executor import BaseCodeExecutor
 from runtime.contexts.invocation_context import InvocationContext
@@ -33,16 +34,8 @@ from runtime.events.event import Event
 from runtime.models import registry
 from runtime.models.base_llm import BaseLlm
 from runtime.models.llm_request import LlmRequest
-from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.function_tool import FunctionTool
-from runtime.tools.tool_confirmation import (
-    REQUEST_CONFIRMATION_FUNCTION,
-    ToolConfirmation,
-    confirmation_from_response,
-    with_paused_agent,
-)
-from runtime.tools.transfer_to_agent_tool import TransferToAgentTool
 
 InstructionProvider = Callable[[ReadonlyContext], Any]
 
@@ -62,7 +55,12 @@ class LlmAgent(BaseAgent):
     replaces the result; ``on_model_error_callback(callback_context, llm_request, error)`` →
     ``LlmResponse`` and ``on_tool_error_callback(tool, args, tool_context, error)`` → ``dict``
     recover from a failure instead of raising it.
+
+    The request is built by :attr:`request_processors` (runtime/agents/request_processors.py),
+    as ADK's flows build theirs: a subclass adds a step by extending the tuple.
     """
+
+    request_processors: ClassVar[tuple[RequestProcessor, ...]] = REQUEST_PROCESSORS
 
     def __init__(
         self,
@@ -191,225 +189,100 @@ class LlmAgent(BaseAgent):
         return await inject_session_state(self.instruction, ReadonlyContext(ctx))
 
     async def _build_request(self, ctx: InvocationContext) -> LlmRequest:
-        llm = self.canonical_model
-        config = (
-            self.generate_content_config.model_copy(deep=True)
-            if self.generate_content_config
-            else types.GenerateContentConfig()
-        )
-        request = LlmRequest(model=llm.model, config=config)
-        identity = f'You are an agent. Your internal name is "{self.name}".'
-        if self.description:
-            identity += f' The description about you is "{self.description}".'
-        instructions = [await self.canonical_instruction(ctx), identity]
-        tools = list(self.tools)
-        targets = self.transfer_targets()
-        if targets:
-            lines = [f"- {a.name}: {a.description or '(no description)'}" for a in targets]
-            instructions.append(
-                "You can hand the conversation to another agent when it is better suited, by "
-                "calling transfer_to_agent with its name. Agents you can transfer to:\n"
-                + "\n".join(lines)
-            )
-            tools.append(TransferToAgentTool())
-        request.append_instructions(instructions)
-        if self.output_schema is not None:
-            request.config.response_schema = self.output_schema
-            request.config.response_mime_type = "application/json"
-        request.append_tools(tools)
-        request.contents = build_contents(ctx, include_contents=self.include_contents)
-        if self.code_executor is not None:
-            _code_execution.prepare_request(self.code_executor, request)
+        """The next model request: :attr:`request_processors`, in order."""
+        request = LlmRequest()
+        for process in self.request_processors:
+            await process(self, ctx, request)
         return request
 
     async def _run_async_impl(self, ctx: InvocationContext) -> AsyncGenerator[Event, None]:
-        for rerun in (self._rerun_after_auth, self._rerun_after_confirmation):
-            replayed = await rerun(ctx)
-            if replayed is None:
-                continue
-            replay_calls, replay_response = replayed
-            # The tools run again may ask anew (a credential, their own confirmation once a
-            # breakpoint before them was passed): asked like any other, the run pauses.
-            requests_made = [
-                request
-                for request in (
-                    auth_request_event(self, ctx, replay_response),
-                    confirmation_request_event(self, ctx, replay_calls, replay_response),
-                )
-                if request is not None
-            ]
-            for made in requests_made:
-                yield made
-            yield replay_response
-            if requests_made:
-                return
+        turn = _Turn()
+        async with aclosing(_resume.resumed(self, ctx, turn)) as events:
+            async for event in events:
+                yield event
         if ctx.end_invocation:  # cancelled at a breakpoint
             return
-        failed_runs = 0  # code runs that failed in a row (code_executor)
-        while True:
-            paused = await breakpoints.pause_reason(ctx, tool=None)
-            if paused is not None:
-                yield model_pause_event(self, ctx, paused)
-                return
-            request = await self._build_request(ctx)
-            model_event: Event | None = None
-            try:
-                async with aclosing(call_model(self, ctx, self.canonical_model, request)) as events:
-                    async for event in events:
-                        if event.partial:
-                            yield event
-                        else:
-                            model_event = event
-            except CallbackError as exc:
-                if "raised" not in (await breakpoints.current(ctx)).outcomes:
-                    raise
-                why = (
-                    f"Breakpoint: callback {exc.callback_name} raised; paused before the model call"
-                )
-                yield model_pause_event(self, ctx, why)
-                return
-            assert model_event is not None
-            executor = self.code_executor
-            found = None
-            if executor is not None and failed_runs < executor.error_retry_attempts:
-                found = _code_execution.code_of(executor, model_event)
-            if found is not None and executor is not None and not model_event.get_function_calls():
-                model_event, code = found
-                yield model_event
-                result_event, result = await _code_execution.run_code(self, ctx, executor, code)
-                failed_runs = failed_runs + 1 if result.stderr or result.exit_code else 0
-                yield result_event
-                if ctx.end_invocation:
-                    return
-                continue
-            if not model_event.get_function_calls():
-                self._save_output(model_event)
-                yield model_event
-                return
-            yield model_event
-            if ctx.end_invocation:
-                return
-            response_event = await call_tools(self, ctx, model_event, request.tools_dict)
-            asked = None
-            if response_event is not None:
-                asked = auth_request_event(self, ctx, response_event)
-                confirm = confirmation_request_event(self, ctx, model_event, response_event)
-                for request_event in (asked, confirm):
-                    if request_event is not None:
-                        yield request_event
-                asked = asked or confirm
-                yield response_event
-            # A long-running tool that returned nothing pauses the run, as does a request for
-            # a credential or a confirmation; a tool that returned an interim result lets the
-            # model say so first (as ADK does).
-            if response_event is None or asked is not None or ctx.end_invocation:
-                return
-            target = response_event.actions.transfer_to_agent
-            if target:
-                agent = self.root_agent.find_agent(target)
-                if agent is None:
-                    raise AgentNotFoundError(f"agent {target!r} is not in the agent tree")
-                async with aclosing(agent.run_async(ctx)) as events:
-                    async for event in events:
-                        yield event
-                return
-            if response_event.actions.skip_summarization:
-                return
+        while not turn.done:
+            async with aclosing(self._step(ctx, turn)) as events:
+                async for event in events:
+                    yield event
 
-    async def _rerun_after_auth(self, ctx: InvocationContext) -> tuple[Event, Event] | None:
-        """When this message answers ``adk_request_credential`` calls, run again the tool calls
-        that asked for the credentials (now in state): the calls' event and their response
-        event."""
-        message = ctx.user_content
-        answered = {
-            p.function_response.id
-            for p in (message.parts or [] if message else [])
-            if p.function_response and p.function_response.name == REQUEST_CREDENTIAL_FUNCTION
-        }
-        if not answered:
-            return None
-        wanted: set[str] = set()
-        for event in ctx.session.events:
-            for call in event.get_function_calls():
-                if call.id in answered and call.name == REQUEST_CREDENTIAL_FUNCTION:
-                    wanted.add(str((call.args or {}).get("function_call_id", "")))
-        calls = [
-            types.Part(function_call=call)
-            for event in ctx.session.events
-            if event.author == self.name
-            for call in event.get_function_calls()
-            if call.id in wanted
-        ]
-        return await self._replay_calls(ctx, calls)
-
-    async def _rerun_after_confirmation(self, ctx: InvocationContext) -> tuple[Event, Event] | None:
-        """When this message answers ``adk_request_confirmation`` calls, run again the tool
-        calls they asked about, each with its answer: the calls' event and their response
-        event.
-
-        Only a request this agent itself made counts (a call in one of its own events, never
-        in one a client wrote), and only its first answer: a second answer, or one to a
-        request that does not exist, runs nothing."""
-        message = ctx.user_content
-        answers = {
-            p.function_response.id: confirmation_from_response(p.function_response.response)
-            for p in (message.parts or [] if message else [])
-            if p.function_response
-            and p.function_response.name == REQUEST_CONFIRMATION_FUNCTION
-            and p.function_response.id
-        }
-        if not answers:
-            return None
-        answered_before = {
-            fr.id
-            for event in ctx.session.events[:-1]  # the last one is this message
-            if event.author == "user"
-            for fr in event.get_function_responses()
-            if fr.name == REQUEST_CONFIRMATION_FUNCTION
-        }
-        calls: list[types.Part] = []
-        confirmations: dict[str, ToolConfirmation] = {}
-        for event in ctx.session.events:
-            if event.author != self.name:
-                continue
-            for asked in event.get_function_calls():
-                if asked.name != REQUEST_CONFIRMATION_FUNCTION or asked.id not in answers:
-                    continue
-                if asked.id in answered_before:
-                    continue
-                original = (asked.args or {}).get("originalFunctionCall")
-                if not isinstance(original, dict):
-                    continue
-                call = types.FunctionCall.model_validate(original)
-                if not call.id:
-                    continue
-                if call.name == breakpoints.MODEL_STEP:  # a paused model call: go on or stop
-                    verdict = breakpoints.answered(ctx, answers[asked.id], tool=None)
-                    ctx.end_invocation = ctx.end_invocation or verdict != "go"
-                    continue
-                answer = with_paused_agent(answers[asked.id], event.custom_metadata, call.id)
-                confirmations[call.id] = answer
-                calls.append(types.Part(function_call=call))
-        return await self._replay_calls(ctx, calls, confirmations)
-
-    async def _replay_calls(
-        self,
-        ctx: InvocationContext,
-        calls: list[types.Part],
-        confirmations: dict[str, ToolConfirmation] | None = None,
-    ) -> tuple[Event, Event] | None:
-        """Run ``calls`` (earlier function calls of this agent) again: the event of the calls
-        (never stored: they are) and their response event; ``None`` for none."""
-        if not calls:
-            return None
+    async def _step(self, ctx: InvocationContext, turn: _Turn) -> AsyncGenerator[Event, None]:
+        """One model call and what its answer asks for: code run, tools called, a hand-over.
+        ``turn.done`` once the turn ends here (an answer, a pause, a hand-over)."""
+        turn.done = True  # unless the answer asks for another model call
+        paused = await breakpoints.pause_reason(ctx, tool=None)
+        if paused is not None:
+            yield model_pause_event(self, ctx, paused)
+            return
         request = await self._build_request(ctx)
-        replay = Event(
-            invocation_id=ctx.invocation_id,
-            author=self.name,
-            content=types.Content(role="model", parts=calls),
-        )
-        response = await call_tools(self, ctx, replay, request.tools_dict, confirmations)
-        return None if response is None else (replay, response)
+        model_event: Event | None = None
+        try:
+            async with aclosing(call_model(self, ctx, self.canonical_model, request)) as events:
+                async for event in events:
+                    if event.partial:
+                        yield event
+                    else:
+                        model_event = event
+        except CallbackError as exc:
+            if "raised" not in (await breakpoints.current(ctx)).outcomes:
+                raise
+            why = f"Breakpoint: callback {exc.callback_name} raised; paused before the model call"
+            yield model_pause_event(self, ctx, why)
+            return
+        assert model_event is not None
+        executor = self.code_executor
+        found = None
+        if executor is not None and turn.failed_runs < executor.error_retry_attempts:
+            found = _code_execution.code_of(executor, model_event)
+        if found is not None and executor is not None and not model_event.get_function_calls():
+            model_event, code = found
+            yield model_event
+            result_event, result = await _code_execution.run_code(self, ctx, executor, code)
+            turn.failed_runs = turn.failed_runs + 1 if result.stderr or result.exit_code else 0
+            yield result_event
+            turn.done = ctx.end_invocation
+            return
+        if not model_event.get_function_calls():
+            self._save_output(model_event)
+            yield model_event
+            return
+        yield model_event
+        if not ctx.end_invocation:
+            async with aclosing(self._tools_step(ctx, turn, model_event, request)) as events:
+                async for event in events:
+                    yield event
+
+    async def _tools_step(
+        self, ctx: InvocationContext, turn: _Turn, model_event: Event, request: LlmRequest
+    ) -> AsyncGenerator[Event, None]:
+        """The tool calls of ``model_event``, their requests (a credential, a confirmation)
+        and their response; then a hand-over, or another model call (``turn.done`` false)."""
+        response_event = await call_tools(self, ctx, model_event, request.tools_dict)
+        asked = None
+        if response_event is not None:
+            asked = auth_request_event(self, ctx, response_event)
+            confirm = confirmation_request_event(self, ctx, model_event, response_event)
+            for request_event in (asked, confirm):
+                if request_event is not None:
+                    yield request_event
+            asked = asked or confirm
+            yield response_event
+        # A long-running tool that returned nothing pauses the run, as does a request for
+        # a credential or a confirmation; a tool that returned an interim result lets the
+        # model say so first (as ADK does).
+        if response_event is None or asked is not None or ctx.end_invocation:
+            return
+        target = response_event.actions.transfer_to_agent
+        if target:
+            agent = self.root_agent.find_agent(target)
+            if agent is None:
+                raise AgentNotFoundError(f"agent {target!r} is not in the agent tree")
+            async with aclosing(agent.run_async(ctx)) as events:
+                async for event in events:
+                    yield event
+            return
+        turn.done = bool(response_event.actions.skip_summarization)
 
     def _save_output(self, event: Event) -> None:
         if not self.output_key or event.partial or not event.content:
@@ -432,6 +305,14 @@ class LlmAgent(BaseAgent):
 
 
 Agent = LlmAgent
+
+
+@dataclass
+class _Turn:
+    """Where an agent's turn is: over (``done``), and the code runs that failed in a row."""
+
+    done: bool = False
+    failed_runs: int = 0
 
 
 def _as_tool(tool: Any) -> BaseTool:
