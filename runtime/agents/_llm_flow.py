@@ -112,7 +112,32 @@ async def _model_steps(
     done: list[Event],
 ) -> AsyncGenerator[Event, None]:
     capture = capture_content(ctx)
-    final: LlmResponse | None = None
+    _record_request(span, request, capture)
+    final = await run_adk_callbacks(
+        ctx,
+        "before_model",
+        agent._before_model,
+        LlmResponse,
+        step_span=span,
+        callback_context=cb_ctx,
+        llm_request=request,
+    )
+    if final is None:
+        answer: list[LlmResponse] = []
+        steps = _generate(agent, ctx, llm, request, span, cb_ctx, answer)
+        async with aclosing(steps) as partials:
+            async for partial in partials:
+                yield partial
+        final = answer[0]
+    event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
+    span.set_attribute(AgentDash.EVENT_ID, event.id)
+    _record_response(span, final, capture)
+    done.append(event)
+
+
+def _record_request(span: LiveSpan, request: LlmRequest, capture: bool) -> None:
+    """What the model is asked, on its span: the conversation, the system instruction and the
+    tools when content is captured; the safety settings always."""
     if capture:
         span.set_attribute(GenAI.INPUT_MESSAGES, to_json(contents_to_messages(request.contents)))
         system = system_instruction_text(request)
@@ -124,75 +149,82 @@ async def _model_steps(
         if tools:
             span.set_attribute(GenAI.TOOL_DEFINITIONS, to_json(tools))
     if request.config.safety_settings:
-        span.set_attribute(
-            AgentDash.MODEL_SAFETY_SETTINGS,
-            to_json(
-                [
-                    s.model_dump(mode="json", exclude_none=True)
-                    for s in request.config.safety_settings
-                ]
-            ),
-        )
-    final = await run_adk_callbacks(
-        ctx,
-        "before_model",
-        agent._before_model,
-        LlmResponse,
-        step_span=span,
-        callback_context=cb_ctx,
-        llm_request=request,
-    )
-    if final is None:
-        ctx.count_llm_call()
-        await run_any_agent_hook(ctx, "before_llm_call", agent.callbacks, span, llm_request=request)
-        stream = ctx.run_config.streaming_mode == StreamingMode.SSE
-        # A redacting after_model callback must see the answer before anyone does: its
-        # partials are not passed on, the (redacted) final response arrives whole.
-        pass_partials = not holds_stream(ctx, agent._after_model)
-        try:
-            async with aclosing(llm.generate_content_async(request, stream=stream)) as chunks:
-                async for response in chunks:
-                    if response.partial:
-                        if pass_partials:
-                            yield _event(agent, ctx, response, EventActions(), partial=True)
-                    else:
-                        final = response
-            if final is None:
-                raise RuntimeError(f"model {llm.model!r} returned no final response")
-        except Exception as exc:
-            mark_error(span, exc)
-            final = await run_adk_callbacks(
-                ctx,
-                "on_model_error",
-                agent._on_model_error,
-                LlmResponse,
-                step_span=span,
-                mark=AgentDash.REPLACED_BY,
-                callback_context=cb_ctx,
-                llm_request=request,
-                error=exc,
-            )
-            if final is None:
-                raise
-        replaced = await run_adk_callbacks(
+        settings = [
+            s.model_dump(mode="json", exclude_none=True) for s in request.config.safety_settings
+        ]
+        span.set_attribute(AgentDash.MODEL_SAFETY_SETTINGS, to_json(settings))
+
+
+async def _generate(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    llm: BaseLlm,
+    request: LlmRequest,
+    span: LiveSpan,
+    cb_ctx: CallbackContext,
+    answer: list[LlmResponse],
+) -> AsyncGenerator[Event, None]:
+    """The model called (no ``before_model`` callback answered instead): partial events while
+    it streams; its response — or ``on_model_error``'s, when it failed — after ``after_model``
+    and the any-agent hooks, appended to ``answer``."""
+    ctx.count_llm_call()
+    await run_any_agent_hook(ctx, "before_llm_call", agent.callbacks, span, llm_request=request)
+    stream = ctx.run_config.streaming_mode == StreamingMode.SSE
+    # A redacting after_model callback must see the answer before anyone does: its
+    # partials are not passed on, the (redacted) final response arrives whole.
+    pass_partials = not holds_stream(ctx, agent._after_model)
+    final: LlmResponse | None = None
+    try:
+        async with aclosing(llm.generate_content_async(request, stream=stream)) as chunks:
+            async for response in chunks:
+                if response.partial:
+                    if pass_partials:
+                        yield _event(agent, ctx, response, EventActions(), partial=True)
+                else:
+                    final = response
+        if final is None:
+            raise RuntimeError(f"model {llm.model!r} returned no final response")
+    except Exception as exc:
+        mark_error(span, exc)
+        final = await run_adk_callbacks(
             ctx,
-            "after_model",
-            agent._after_model,
+            "on_model_error",
+            agent._on_model_error,
             LlmResponse,
             step_span=span,
             mark=AgentDash.REPLACED_BY,
             callback_context=cb_ctx,
-            llm_response=final,
+            llm_request=request,
+            error=exc,
         )
-        if replaced is not None:
-            final = replaced
-        # After the after_model callbacks: hooks see the answer the agent goes on with (a
-        # redacted one, never what a redactor hid).
-        await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
-    event = _event(agent, ctx, final, cb_ctx.actions, tools=request.tools_dict)
-    span.set_attribute(AgentDash.EVENT_ID, event.id)
-    _record_response(span, final, capture)
-    done.append(event)
+        if final is None:
+            raise
+    answer.append(await _after_model(agent, ctx, span, cb_ctx, final))
+
+
+async def _after_model(
+    agent: LlmAgent,
+    ctx: InvocationContext,
+    span: LiveSpan,
+    cb_ctx: CallbackContext,
+    final: LlmResponse,
+) -> LlmResponse:
+    """The answer the agent goes on with: ``after_model``'s replacement, if any; then the
+    any-agent hooks see it (a redacted one, never what a redactor hid)."""
+    replaced = await run_adk_callbacks(
+        ctx,
+        "after_model",
+        agent._after_model,
+        LlmResponse,
+        step_span=span,
+        mark=AgentDash.REPLACED_BY,
+        callback_context=cb_ctx,
+        llm_response=final,
+    )
+    if replaced is not None:
+        final = replaced
+    await run_any_agent_hook(ctx, "after_llm_call", agent.callbacks, span, llm_response=final)
+    return final
 
 
 def _event(

@@ -48,17 +48,8 @@ async def _call_tool(
     stopped: dict[str, Any] | None = None  # a breakpoint's answer that runs nothing
     if breakpoints.is_breakpoint(confirmation):
         assert confirmation is not None
-        assert confirmation._paused_agent is None  # an agent tool's pause is never a breakpoint
-        verdict = breakpoints.answered(ctx, confirmation, tool=name)
-        edited = confirmation.payload.get("args")
-        if isinstance(edited, dict):
-            args = edited  # the operator changed the call's arguments
+        args, stopped = _breakpoint_answered(ctx, confirmation, name, args)
         confirmation = None  # the tool's own confirmation, if any, is still to be asked
-        if verdict == "cancel":
-            ctx.end_invocation = True
-            stopped = {"error": f"cancelled at a breakpoint before {name}"}
-        elif verdict == "deny":
-            stopped = {"error": f"refused at a breakpoint before {name}"}
     # Whom the call acts as, for the tool and its callbacks; no such tool: the agent.
     identity: Identity = AGENT if tool is None else tool.identity
     tool_ctx = ToolContext(
@@ -68,20 +59,8 @@ async def _call_tool(
         identity=identity,
         tool_confirmation=confirmation,
     )
-    attributes = {
-        **base_attributes(ctx),
-        GenAI.OPERATION_NAME: Operation.EXECUTE_TOOL,
-        GenAI.TOOL_NAME: name,
-        GenAI.TOOL_CALL_ID: call.id or "",
-        GenAI.TOOL_TYPE: getattr(tool, "tool_type", "function"),
-        AgentDash.SPAN_KIND: StepKind.TOOL,
-        AgentDash.TOOL_IDENTITY: tool_ctx.identity,
-        AgentDash.TOOL_PRINCIPAL: tool_ctx.principal.id,
-    }
-    if tool is not None and tool.description:
-        attributes[GenAI.TOOL_DESCRIPTION] = tool.description[:512]
     capture = capture_content(ctx)
-    with start_span(f"execute_tool {name}", attributes) as span:
+    with start_span(f"execute_tool {name}", _tool_attributes(ctx, call, tool, tool_ctx)) as span:
         if capture:
             span.set_attribute(GenAI.TOOL_ARGS, to_json(args))
         # A call run again with its own confirmation's answer ran before (that is how it
@@ -120,6 +99,43 @@ async def _call_tool(
         return None, actions
     response = types.FunctionResponse(id=call.id, name=name, response=result)
     return types.Part(function_response=response), actions
+
+
+def _breakpoint_answered(
+    ctx: InvocationContext, confirmation: ToolConfirmation, name: str, args: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """A call answered at a breakpoint before it: its arguments (the operator may have edited
+    them) and, when refused or cancelled, the result that stands in for running it."""
+    assert confirmation._paused_agent is None  # an agent tool's pause is never a breakpoint
+    verdict = breakpoints.answered(ctx, confirmation, tool=name)
+    edited = confirmation.payload.get("args")
+    if isinstance(edited, dict):
+        args = edited  # the operator changed the call's arguments
+    if verdict == "cancel":
+        ctx.end_invocation = True
+        return args, {"error": f"cancelled at a breakpoint before {name}"}
+    if verdict == "deny":
+        return args, {"error": f"refused at a breakpoint before {name}"}
+    return args, None
+
+
+def _tool_attributes(
+    ctx: InvocationContext, call: types.FunctionCall, tool: Any, tool_ctx: ToolContext
+) -> dict[str, Any]:
+    """A tool call's span attributes when it starts."""
+    attributes = {
+        **base_attributes(ctx),
+        GenAI.OPERATION_NAME: Operation.EXECUTE_TOOL,
+        GenAI.TOOL_NAME: call.name or "",
+        GenAI.TOOL_CALL_ID: call.id or "",
+        GenAI.TOOL_TYPE: getattr(tool, "tool_type", "function"),
+        AgentDash.SPAN_KIND: StepKind.TOOL,
+        AgentDash.TOOL_IDENTITY: tool_ctx.identity,
+        AgentDash.TOOL_PRINCIPAL: tool_ctx.principal.id,
+    }
+    if tool is not None and tool.description:
+        attributes[GenAI.TOOL_DESCRIPTION] = tool.description[:512]
+    return attributes
 
 
 def _pause(tool_ctx: ToolContext, span: LiveSpan, why: str, args: dict[str, Any]) -> Any:

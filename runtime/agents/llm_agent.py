@@ -98,22 +98,10 @@ class LlmAgent(BaseAgent):
             callbacks=callbacks,
             **fields,
         )
-        if generate_content_config is not None and (
-            generate_content_config.system_instruction or generate_content_config.tools
-        ):
-            raise ValueError(
-                "put the system instruction in instruction= and tools in tools=, "
-                "not in generate_content_config"
-            )
-        if include_contents not in ("default", "none"):
-            raise ValueError("include_contents must be 'default' or 'none'")
-        if not isinstance(model, str | BaseLlm):
-            raise TypeError(f"model of {name!r} must be a model name or a BaseLlm, got {model!r}")
+        _check_arguments(name, model, generate_content_config, include_contents, code_executor)
         self.model = model
         self.instruction = instruction
         self.tools: list[BaseTool] = [_as_tool(t) for t in tools or []]
-        if code_executor is not None and not isinstance(code_executor, BaseCodeExecutor):
-            raise TypeError(f"code_executor of {name!r} must be a BaseCodeExecutor")
         self.code_executor = code_executor
         self.output_key = output_key
         self.output_schema = output_schema
@@ -313,6 +301,29 @@ class _Turn:
 
     done: bool = False
     failed_runs: int = 0
+
+
+def _check_arguments(
+    name: str,
+    model: Any,
+    generate_content_config: types.GenerateContentConfig | None,
+    include_contents: str,
+    code_executor: Any,
+) -> None:
+    """Refuse what ADK's constructor refuses, naming the argument."""
+    if generate_content_config is not None and (
+        generate_content_config.system_instruction or generate_content_config.tools
+    ):
+        raise ValueError(
+            "put the system instruction in instruction= and tools in tools=, "
+            "not in generate_content_config"
+        )
+    if include_contents not in ("default", "none"):
+        raise ValueError("include_contents must be 'default' or 'none'")
+    if not isinstance(model, str | BaseLlm):
+        raise TypeError(f"model of {name!r} must be a model name or a BaseLlm, got {model!r}")
+    if code_executor is not None and not isinstance(code_executor, BaseCodeExecutor):
+        raise TypeError(f"code_executor of {name!r} must be a BaseCodeExecutor")
 
 
 def _as_tool(tool: Any) -> BaseTool:
