@@ -7,7 +7,7 @@ import contextlib
 import contextvars
 import queue
 import threading
-from collections.abc import AsyncGenerator, Generator
+from collections.abc import AsyncGenerator, Callable, Generator
 from contextlib import aclosing
 from typing import Any
 
@@ -236,56 +236,15 @@ class Runner:
         cancels the run."""
         if new_message is not None and not isinstance(new_message, types.Content):
             raise TypeError(_MESSAGE_TYPE_ERROR.format(type(new_message).__name__))
-        handoff: queue.Queue[object] = queue.Queue()
-        started = threading.Event()
-        control: dict[str, Any] = {}
-
-        async def drive() -> None:
-            control["loop"] = asyncio.get_running_loop()
-            control["task"] = asyncio.current_task()
-            started.set()
-            try:
-                async with aclosing(
-                    self.run_async(
-                        user_id=user_id,
-                        session_id=session_id,
-                        new_message=new_message,
-                        state_delta=state_delta,
-                        run_config=run_config,
-                    )
-                ) as events:
-                    async for event in events:
-                        handoff.put(event)
-            except asyncio.CancelledError:
-                pass
-            except BaseException as exc:
-                handoff.put(exc)
-            finally:
-                handoff.put(_END)
-
-        context = contextvars.copy_context()
-        thread = threading.Thread(
-            target=context.run, args=(asyncio.run, drive()), daemon=True, name="runner.run"
+        yield from _in_a_thread(
+            lambda: self.run_async(
+                user_id=user_id,
+                session_id=session_id,
+                new_message=new_message,
+                state_delta=state_delta,
+                run_config=run_config,
+            )
         )
-        thread.start()
-        finished = False
-        try:
-            while True:
-                item = handoff.get()
-                if item is _END:
-                    finished = True
-                    break
-                if isinstance(item, BaseException):
-                    finished = True
-                    raise item
-                assert isinstance(item, Event)
-                yield item
-        finally:
-            if not finished:
-                started.wait()
-                with contextlib.suppress(RuntimeError):  # the loop may have closed already
-                    control["loop"].call_soon_threadsafe(control["task"].cancel)
-            thread.join()
 
 
 class InMemoryRunner(Runner):
@@ -314,3 +273,53 @@ def _transferable(agent: BaseAgent) -> bool:
             return False
         current = current.parent_agent
     return True
+
+
+def _in_a_thread(
+    events_of: Callable[[], AsyncGenerator[Event, None]],
+) -> Generator[Event, None, None]:
+    """The events of ``events_of()``, run on an event loop in a background thread (in a copy
+    of the caller's context, so spans nest under the caller's), handed over as they come;
+    closing the generator early cancels the run."""
+    handoff: queue.Queue[object] = queue.Queue()
+    started = threading.Event()
+    control: dict[str, Any] = {}
+
+    async def drive() -> None:
+        control["loop"] = asyncio.get_running_loop()
+        control["task"] = asyncio.current_task()
+        started.set()
+        try:
+            async with aclosing(events_of()) as events:
+                async for event in events:
+                    handoff.put(event)
+        except asyncio.CancelledError:
+            pass
+        except BaseException as exc:
+            handoff.put(exc)
+        finally:
+            handoff.put(_END)
+
+    context = contextvars.copy_context()
+    thread = threading.Thread(
+        target=context.run, args=(asyncio.run, drive()), daemon=True, name="runner.run"
+    )
+    thread.start()
+    finished = False
+    try:
+        while True:
+            item = handoff.get()
+            if item is _END:
+                finished = True
+                break
+            if isinstance(item, BaseException):
+                finished = True
+                raise item
+            assert isinstance(item, Event)
+            yield item
+    finally:
+        if not finished:
+            started.wait()
+            with contextlib.suppress(RuntimeError):  # the loop may have closed already
+                control["loop"].call_soon_threadsafe(control["task"].cancel)
+        thread.join()

@@ -103,6 +103,46 @@ def _file_system(name: str, target: str, size: int, host: Path | None) -> list[s
     return ["--perms", "0700", "--size", str(size), "--tmpfs", target]
 
 
+def _isolation(info_fd: int, seccomp_fd: int) -> list[str]:
+    """Every namespace new, no user namespace inside, no capabilities, the seccomp filter;
+    bwrap dies with its parent and tells its child's pid on ``info_fd``."""
+    return [
+        "--unshare-all",
+        "--unshare-user",
+        "--disable-userns",
+        "--die-with-parent",
+        "--new-session",
+        "--as-pid-1",
+        "--info-fd",
+        str(info_fd),
+        "--seccomp",
+        str(seccomp_fd),
+        "--cap-drop",
+        "ALL",
+    ]
+
+
+def _environment() -> list[str]:
+    """The program's place and variables: the work folder, a fixed host name, an
+    environment of three variables."""
+    return [
+        "--chdir",
+        WORK_DIR,
+        "--hostname",
+        "sandbox",
+        "--clearenv",
+        "--setenv",
+        "PATH",
+        "/usr/bin:/bin",
+        "--setenv",
+        "HOME",
+        WORK_DIR,
+        "--setenv",
+        "LANG",
+        "C.UTF-8",
+    ]
+
+
 def bwrap_command(
     *,
     bwrap: str,
@@ -122,18 +162,7 @@ def bwrap_command(
             masks += ["--ro-bind", "/dev/null", path]
     return [
         bwrap,
-        "--unshare-all",
-        "--unshare-user",
-        "--disable-userns",
-        "--die-with-parent",
-        "--new-session",
-        "--as-pid-1",
-        "--info-fd",
-        str(info_fd),
-        "--seccomp",
-        str(seccomp_fd),
-        "--cap-drop",
-        "ALL",
+        *_isolation(info_fd, seccomp_fd),
         *_root_binds(empty),
         "--ro-bind",
         str(init),
@@ -147,20 +176,7 @@ def bwrap_command(
         "/dev",
         *_file_system("work", WORK_DIR, limits.work_mb << 20, files_home),
         *_file_system("tmp", "/tmp", limits.work_mb << 20, files_home),
-        "--chdir",
-        WORK_DIR,
-        "--hostname",
-        "sandbox",
-        "--clearenv",
-        "--setenv",
-        "PATH",
-        "/usr/bin:/bin",
-        "--setenv",
-        "HOME",
-        WORK_DIR,
-        "--setenv",
-        "LANG",
-        "C.UTF-8",
+        *_environment(),
         "--remount-ro",
         "/",
         INIT_PATH,
