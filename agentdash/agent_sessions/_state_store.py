@@ -160,6 +160,25 @@ def shared_state_apply(*, app_name: str, user_id: str, delta: Mapping[str, Any])
     raise ConcurrentUpdateError(f"shared state of {app_name}/{user_id}: too much contention")
 
 
+def _current_state(
+    session_id: str, row: dict[str, Any], parts: dict[str, dict[str, Any]], lock: bool
+) -> CurrentState:
+    """The session's state as read (``row``), with its app's and user's shared state read
+    (locked when ``lock``) where the delta's ``parts`` change them."""
+    app_lookup = {"app_name": row["app_name"]}
+    user_lookup = {"app_name": row["app_name"], "user_id": row["user_id"]}
+    return CurrentState(
+        session_id=session_id,
+        app_name=row["app_name"],
+        user_id=row["user_id"],
+        version=row["version"],
+        event_count=row["event_count"],
+        own=row["state"],
+        app=_scope_read(AppState, app_lookup, bool(parts["app"]), lock),
+        user=_scope_read(UserState, user_lookup, bool(parts["user"]), lock),
+    )
+
+
 def _append_once(
     session_id: str,
     event_data: dict[str, Any],
@@ -174,18 +193,7 @@ def _append_once(
         raise SessionNotFoundError(f"session {session_id!r} does not exist")
     delta: dict[str, Any] = event_data.get("actions", {}).get("state_delta") or {}
     parts = split_delta(delta)
-    app_lookup = {"app_name": row["app_name"]}
-    user_lookup = {"app_name": row["app_name"], "user_id": row["user_id"]}
-    current = CurrentState(
-        session_id=session_id,
-        app_name=row["app_name"],
-        user_id=row["user_id"],
-        version=row["version"],
-        event_count=row["event_count"],
-        own=row["state"],
-        app=_scope_read(AppState, app_lookup, bool(parts["app"]), lock),
-        user=_scope_read(UserState, user_lookup, bool(parts["user"]), lock),
-    )
+    current = _current_state(session_id, row, parts, lock)
     if check is not None:
         check(current)
 

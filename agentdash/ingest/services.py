@@ -66,6 +66,28 @@ def _trace_conversation(trace_id: str) -> str:
     return f"trace:{trace_id}"
 
 
+def _within_budget(
+    key: IngestKey, taken: list[IncomingSpan], problems: list[str]
+) -> tuple[list[IncomingSpan], dict[str, str], int]:
+    """The spans whose sessions exist or fit the key's budget of new sessions a minute, their
+    trace → session targets, and how many were refused (each named in ``problems``)."""
+    targets = _targets(key, taken)
+    over = _sessions_over_budget(key, targets)
+    if not over:
+        return taken, targets, 0
+    kept = []
+    for span in taken:
+        if targets[span.trace_id] in over:
+            problems.append(
+                f"span {span.span_id} of trace {span.trace_id}: a new session past this "
+                f"key's {_sessions_budget()} a minute"
+            )
+        else:
+            kept.append(span)
+    targets = {t: s for t, s in targets.items() if s not in over}
+    return kept, targets, len(taken) - len(kept)
+
+
 def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     """Store what ``unpacked`` holds for ``key``; what was stored and what was rejected."""
     problems = list(unpacked.problems)
@@ -87,21 +109,8 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
             problems.append(f"span {span.span_id} of trace {span.trace_id} is another sender's")
         else:
             taken.append(span)
-    targets = _targets(key, taken)
-    over = _sessions_over_budget(key, targets)
-    if over:
-        kept = []
-        for span in taken:
-            if targets[span.trace_id] in over:
-                rejected += 1
-                problems.append(
-                    f"span {span.span_id} of trace {span.trace_id}: a new session past this "
-                    f"key's {_sessions_budget()} a minute"
-                )
-            else:
-                kept.append(span)
-        taken = kept
-        targets = {t: s for t, s in targets.items() if s not in over}
+    taken, targets, refused = _within_budget(key, taken, problems)
+    rejected += refused
     with transaction.atomic():
         _sessions_ensure(key, taken, targets)
         moved = _traces_rehome(key, targets)

@@ -84,18 +84,7 @@ class FlushWriter:
         untold: Collection[str],
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
-        fresh: dict[SeqKey, Item] = {}  # what was just stored need not be read back
-        ours: dict[str, list[Item]] = {}  # the same, as change items, by session
-        for session_id, makers in announced.items():
-            made: list[Item] = []
-            for make in makers:  # in seq order: what is past one page goes out later, read
-                if len(made) >= self.publish_limit:
-                    break
-                made += make(self.publish_limit - len(made))
-            for item in made:
-                fresh[(session_id, item["seq"])] = item["data"]
-            if made:
-                ours[session_id] = made
+        fresh, ours = self._announced_items(announced)
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
         prices = price_book()
@@ -140,6 +129,26 @@ class FlushWriter:
             for session_id, items in found.items()
             if items
         ]
+
+    def _announced_items(
+        self, announced: Mapping[str, Sequence[ItemsMaker]]
+    ) -> tuple[dict[SeqKey, Item], dict[str, list[Item]]]:
+        """The change items announced with this flush, made (one page at most per session):
+        by (session, seq) — what was just stored need not be read back — and, as change
+        items, by session."""
+        fresh: dict[SeqKey, Item] = {}
+        ours: dict[str, list[Item]] = {}
+        for session_id, makers in announced.items():
+            made: list[Item] = []
+            for make in makers:  # in seq order: what is past one page goes out later, read
+                if len(made) >= self.publish_limit:
+                    break
+                made += make(self.publish_limit - len(made))
+            for item in made:
+                fresh[(session_id, item["seq"])] = item["data"]
+            if made:
+                ours[session_id] = made
+        return fresh, ours
 
     def store(self, snapshots: Sequence[SpanSnapshot]) -> None:
         """Store ``snapshots`` outside a flush (a run's spans that no flusher got to: the

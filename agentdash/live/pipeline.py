@@ -34,10 +34,7 @@ from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from channels.layers import InMemoryChannelLayer, get_channel_layer
-from django.db import connections
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
+from channels.layers import get_channel_layer
 
 from agentdash.changes.announcements import ItemsMaker
 from agentdash.core.conf import agentdash_setting
@@ -46,19 +43,19 @@ from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
+from agentdash.live.flusher_lifecycle import FlusherLifecycle
 from agentdash.live.groups import changes_send, session_group
 from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.protocol import partial_message
-from agentdash.spans.otlp_out import agentdash_resource, otlp_out_install, otlp_out_uninstall
+from agentdash.spans.otlp_out import otlp_out_uninstall
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
 
 logger = logging.getLogger(__name__)
 MAX_DIRTY = 10_000
 STOP_ROUNDS = 100  # flushes ``stop`` tries before giving up on what is left
-START_TIMEOUT_S = 30.0
 
 
-class LivePipeline:
+class LivePipeline(FlusherLifecycle):
     """See the module docstring. ``install`` once per process that runs agents; ``start`` on
     the event loop that should publish (idempotent; daphne has no lifespan, so the consumer
     and the executors call it lazily)."""
@@ -104,25 +101,6 @@ class LivePipeline:
         self._stopping = False
 
     # ── Set-up ──────────────────────────────────────────────────────────────────────────────
-    def install(self) -> LivePipeline:
-        """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
-        processor to the one already set (its other processors stay), or set a new one (its
-        resource: ``agentdash_resource()``). Also copies the spans to a collector when the
-        standard ``OTEL_EXPORTER_OTLP_*`` variables name one (``spans.otlp_out``).
-        Idempotent; turns snapshot taking on."""
-        provider = trace.get_tracer_provider()
-        if not isinstance(provider, TracerProvider):
-            trace.set_tracer_provider(TracerProvider(resource=agentdash_resource()))
-            provider = trace.get_tracer_provider()
-        if not isinstance(provider, TracerProvider):  # someone else's non-SDK provider won
-            raise RuntimeError(f"the global tracer provider is not an SDK one: {provider!r}")
-        processors = provider._active_span_processor._span_processors  # no public accessor
-        if self.processor not in processors:
-            provider.add_span_processor(self.processor)
-        otlp_out_install(provider)
-        self.processor.enabled = True
-        return self
-
     def uninstall(self) -> None:
         """Stop taking snapshots and forget everything waiting or remembered (the SDK cannot
         remove a processor, so it stays registered, inert); stop copying spans to a
@@ -137,73 +115,10 @@ class LivePipeline:
             self._partials.clear()
         self.writer.forget()
 
-    def launch(self) -> None:
-        """Start the flusher where it serves best (idempotent): on the running loop when the
-        channel layer lives in this process (its clients' consumers are on this loop), else
-        on a loop of its own, in a daemon thread: agents running flat out on this loop would
-        otherwise hold up every await of its network publishing behind their steps."""
-        layer = get_channel_layer(self.channel_layer_alias)
-        if layer is None or isinstance(layer, InMemoryChannelLayer):
-            self.start()
-        else:
-            self.start_thread()
-
-    def start_thread(self) -> None:
-        """Start the flusher on a loop of its own in a daemon thread, unless it already runs
-        on a live loop; returns once it runs."""
-        with self._start_lock:
-            if self.running and self._loop is not None and not self._loop.is_closed():
-                return
-            own = LoopThread("agentdash-live-loop")
-
-            async def begin() -> None:
-                self.start()
-
-            own.run(begin(), START_TIMEOUT_S)
-            self._loop_thread = own
-
-    def start(self) -> None:
-        """Start the flusher on the running event loop, unless it already runs on a live loop.
-        Raises ``RuntimeError`` without a running loop."""
-        loop = asyncio.get_running_loop()
-        if self.running and self._loop is not None and not self._loop.is_closed():
-            return
-        self._loop, self._stopping = loop, False
-        self._wake, self._flushed = asyncio.Event(), asyncio.Event()
-        self._task = loop.create_task(self._run(), name="agentdash-live-flusher")
-
-    async def stop(self) -> None:
-        """Flush what waits and publish it, then stop the flusher (from any loop)."""
-        task, loop, wake = self._task, self._loop, self._wake
-        if task is not None and not task.done() and loop is not None and not loop.is_closed():
-            assert wake is not None
-            self._stopping = True
-
-            async def finish() -> None:
-                wake.set()
-                await task
-
-            if loop is asyncio.get_running_loop():
-                await finish()
-            else:
-                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
-        self._task = self._loop = None
-        thread, self._thread = self._thread, None
-        if thread is not None:  # its connection is closed in the thread that opened it
-            await asyncio.wrap_future(thread.submit(connections.close_all))
-            thread.shutdown(wait=False)
-        own, self._loop_thread = self._loop_thread, None
-        if own is not None:
-            await asyncio.to_thread(own.stop, START_TIMEOUT_S)
-
     @property
     def failures(self) -> int:
         """Flushes (or sessions' parts of one) that failed so far."""
         return self.faults.failures
-
-    @property
-    def running(self) -> bool:
-        return self._task is not None and not self._task.done()
 
     # ── Producers ───────────────────────────────────────────────────────────────────────────
     def notify_threadsafe(

@@ -1,0 +1,124 @@
+"""How the live pipeline is set up: ``install`` feeds it the process's spans; its flusher
+runs on the running loop or on a loop of its own in a daemon thread (``launch`` chooses);
+``stop`` flushes what waits first. A part of :class:`agentdash.live.pipeline.LivePipeline`,
+which holds the state."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Self
+
+from channels.layers import InMemoryChannelLayer, get_channel_layer
+from django.db import connections
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+
+from agentdash.core.loop_thread import LoopThread
+from agentdash.spans.otlp_out import agentdash_resource, otlp_out_install
+from agentdash.spans.span_processor import LiveSpanProcessor
+
+START_TIMEOUT_S = 30.0
+
+
+class FlusherLifecycle:
+    """Starting and stopping the flusher; :class:`LivePipeline` sets these attributes."""
+
+    channel_layer_alias: str
+    processor: LiveSpanProcessor
+    _loop: asyncio.AbstractEventLoop | None
+    _task: asyncio.Task[None] | None
+    _wake: asyncio.Event | None
+    _flushed: asyncio.Event | None
+    _thread: ThreadPoolExecutor | None
+    _loop_thread: LoopThread | None
+    _start_lock: threading.Lock
+    _stopping: bool
+
+    def install(self) -> Self:
+        """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
+        processor to the one already set (its other processors stay), or set a new one (its
+        resource: ``agentdash_resource()``). Also copies the spans to a collector when the
+        standard ``OTEL_EXPORTER_OTLP_*`` variables name one (``spans.otlp_out``).
+        Idempotent; turns snapshot taking on."""
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            trace.set_tracer_provider(TracerProvider(resource=agentdash_resource()))
+            provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):  # someone else's non-SDK provider won
+            raise RuntimeError(f"the global tracer provider is not an SDK one: {provider!r}")
+        processors = provider._active_span_processor._span_processors  # no public accessor
+        if self.processor not in processors:
+            provider.add_span_processor(self.processor)
+        otlp_out_install(provider)
+        self.processor.enabled = True
+        return self
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def _run(self) -> Coroutine[Any, Any, None]:
+        """The flusher's loop (LivePipeline's)."""
+        raise NotImplementedError
+
+    def launch(self) -> None:
+        """Start the flusher where it serves best (idempotent): on the running loop when the
+        channel layer lives in this process (its clients' consumers are on this loop), else
+        on a loop of its own, in a daemon thread: agents running flat out on this loop would
+        otherwise hold up every await of its network publishing behind their steps."""
+        layer = get_channel_layer(self.channel_layer_alias)
+        if layer is None or isinstance(layer, InMemoryChannelLayer):
+            self.start()
+        else:
+            self.start_thread()
+
+    def start_thread(self) -> None:
+        """Start the flusher on a loop of its own in a daemon thread, unless it already runs
+        on a live loop; returns once it runs."""
+        with self._start_lock:
+            if self.running and self._loop is not None and not self._loop.is_closed():
+                return
+            own = LoopThread("agentdash-live-loop")
+
+            async def begin() -> None:
+                self.start()
+
+            own.run(begin(), START_TIMEOUT_S)
+            self._loop_thread = own
+
+    def start(self) -> None:
+        """Start the flusher on the running event loop, unless it already runs on a live loop.
+        Raises ``RuntimeError`` without a running loop."""
+        loop = asyncio.get_running_loop()
+        if self.running and self._loop is not None and not self._loop.is_closed():
+            return
+        self._loop, self._stopping = loop, False
+        self._wake, self._flushed = asyncio.Event(), asyncio.Event()
+        self._task = loop.create_task(self._run(), name="agentdash-live-flusher")
+
+    async def stop(self) -> None:
+        """Flush what waits and publish it, then stop the flusher (from any loop)."""
+        task, loop, wake = self._task, self._loop, self._wake
+        if task is not None and not task.done() and loop is not None and not loop.is_closed():
+            assert wake is not None
+            self._stopping = True
+
+            async def finish() -> None:
+                wake.set()
+                await task
+
+            if loop is asyncio.get_running_loop():
+                await finish()
+            else:
+                await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
+        self._task = self._loop = None
+        thread, self._thread = self._thread, None
+        if thread is not None:  # its connection is closed in the thread that opened it
+            await asyncio.wrap_future(thread.submit(connections.close_all))
+            thread.shutdown(wait=False)
+        own, self._loop_thread = self._loop_thread, None
+        if own is not None:
+            await asyncio.to_thread(own.stop, START_TIMEOUT_S)
