@@ -85,20 +85,29 @@ async def _call_tool(
                     raise
                 why = f"Breakpoint: callback {exc.callback_name} raised; paused before {name}"
                 result = _pause(tool_ctx, span, why, args)
-        if tool is not None and tool.is_long_running:
-            span.set_attribute(AgentDash.LONG_RUNNING, True)
-        if result is not None and not isinstance(result, dict):
-            result = {"result": result}
-        if capture and result is not None:
-            span.set_attribute(GenAI.TOOL_OUTPUT, to_json(result))
-        if actions.transfer_to_agent:
-            span.set_attribute(AgentDash.TRANSFER_TO, actions.transfer_to_agent)
-        if actions.escalate:
-            span.set_attribute(AgentDash.ESCALATE, True)
+        result = _recorded(span, tool, result, actions, capture)
     if result is None:
         return None, actions
     response = types.FunctionResponse(id=call.id, name=name, response=result)
     return types.Part(function_response=response), actions
+
+
+def _recorded(
+    span: LiveSpan, tool: Any, result: Any, actions: EventActions, capture: bool
+) -> dict[str, Any] | None:
+    """The call's result as a dict (a bare value as ``{"result": …}``), recorded on its span
+    with what the call asked for (a hand-over, an escalation)."""
+    if tool is not None and tool.is_long_running:
+        span.set_attribute(AgentDash.LONG_RUNNING, True)
+    if result is not None and not isinstance(result, dict):
+        result = {"result": result}
+    if capture and result is not None:
+        span.set_attribute(GenAI.TOOL_OUTPUT, to_json(result))
+    if actions.transfer_to_agent:
+        span.set_attribute(AgentDash.TRANSFER_TO, actions.transfer_to_agent)
+    if actions.escalate:
+        span.set_attribute(AgentDash.ESCALATE, True)
+    return result
 
 
 def _breakpoint_answered(

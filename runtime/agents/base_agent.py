@@ -213,11 +213,21 @@ class BaseAgent(abc.ABC):
 
 
 def _declared_fields(cls: type) -> set[str]:
+    """The fields a subclass declares with class annotations (a ``ClassVar`` is no field)."""
     names: set[str] = set()
     for klass in cls.__mro__:
         if klass is BaseAgent or klass is object:
             break
-        names.update(getattr(klass, "__annotations__", {}))
+        for name, hint in getattr(klass, "__annotations__", {}).items():
+            if not _is_class_var(hint):
+                names.add(name)
     with contextlib.suppress(Exception):  # unresolvable forward references
-        names.update(typing.get_type_hints(cls))
+        hints = typing.get_type_hints(cls)
+        names.update(name for name, hint in hints.items() if not _is_class_var(hint))
     return names
+
+
+def _is_class_var(hint: Any) -> bool:
+    if isinstance(hint, str):  # postponed (``from __future__ import annotations``)
+        return hint.startswith(("ClassVar", "typing.ClassVar"))
+    return typing.get_origin(hint) is typing.ClassVar or hint is typing.ClassVar

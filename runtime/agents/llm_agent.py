@@ -109,6 +109,31 @@ class LlmAgent(BaseAgent):
         self.include_contents = include_contents
         self.disallow_transfer_to_parent = disallow_transfer_to_parent
         self.disallow_transfer_to_peers = disallow_transfer_to_peers
+        self._set_callbacks(
+            before_model_callback=before_model_callback,
+            after_model_callback=after_model_callback,
+            before_tool_callback=before_tool_callback,
+            after_tool_callback=after_tool_callback,
+            on_model_error_callback=on_model_error_callback,
+            on_tool_error_callback=on_tool_error_callback,
+        )
+        self._llm: BaseLlm | None = None
+        names = [t.name for t in self.tools]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"agent {name!r} has two tools named {duplicates[0]!r}")
+
+    def _set_callbacks(
+        self,
+        *,
+        before_model_callback: Any,
+        after_model_callback: Any,
+        before_tool_callback: Any,
+        after_tool_callback: Any,
+        on_model_error_callback: Any,
+        on_tool_error_callback: Any,
+    ) -> None:
+        """Each model and tool callback slot as given and as called (named callbacks)."""
         self.before_model_callback = before_model_callback
         self.after_model_callback = after_model_callback
         self.before_tool_callback = before_tool_callback
@@ -121,11 +146,6 @@ class LlmAgent(BaseAgent):
         self._after_tool = normalize(after_tool_callback, "after_tool_callback")
         self._on_model_error = normalize(on_model_error_callback, "on_model_error_callback")
         self._on_tool_error = normalize(on_tool_error_callback, "on_tool_error_callback")
-        self._llm: BaseLlm | None = None
-        names = [t.name for t in self.tools]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"agent {name!r} has two tools named {duplicates[0]!r}")
 
     @property
     def canonical_model(self) -> BaseLlm:

@@ -4,6 +4,7 @@ reaching the model (and the ``before_model`` callbacks) on every call."""
 
 from __future__ import annotations
 
+import pytest
 from google.genai import types
 
 from runtime import Agent, InMemorySessionService, Runner, ScriptedLlm
@@ -95,3 +96,8 @@ async def test_a_subclass_adds_its_own_step_seen_on_every_model_call() -> None:
     # The plain agent is untouched by the subclass.
     assert house_rules not in LlmAgent.request_processors
     assert LlmAgent.request_processors == request_processors.REQUEST_PROCESSORS
+
+
+def test_the_processors_are_the_classs_not_an_argument() -> None:
+    with pytest.raises(TypeError, match="request_processors"):
+        Agent(name="a", model=ScriptedLlm(responses=[]), request_processors=())

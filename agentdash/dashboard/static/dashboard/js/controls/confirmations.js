@@ -166,30 +166,8 @@ export class Confirmations {
 
   /** @private One request's card. @param {Pending} request */
   card(request) {
-    const id = request.request_id;
-    const original = formatJson(request.payload ?? null);
-    const payload = el("textarea", {
-      class: "confirm-payload json",
-      attrs: { rows: Math.min(10, original.split("\n").length + 1), spellcheck: "false", "aria-label": "Payload (JSON)" },
-    });
-    payload.value = original;
-    const reason = el("input", {
-      class: "confirm-reason",
-      attrs: { type: "text", maxlength: "1000", placeholder: "Why? (needed to deny)", "aria-label": "Reason" },
-    });
-    const paused = isBreakpoint(request);
-    const approveText = paused ? "Resume" : "Approve";
-    const approve = el("button", { class: "confirm-approve", text: approveText, attrs: { type: "button", "data-decision": "approve" } });
-    const deny = el("button", { class: "confirm-deny", text: paused ? "Cancel run" : "Deny", attrs: { type: "button", "data-decision": paused ? "cancel" : "deny" } });
-    const step = paused
-      ? el("button", { class: "confirm-step", text: "Step", attrs: { type: "button", "data-decision": "step", title: "Go on, and pause again before the next step" } })
-      : null;
-    const problem = el("p", { class: "confirm-problem form-error", attrs: { role: "alert" } });
-    const status = el("p", { class: "confirm-status form-status", attrs: { role: "status" } });
-    const clock = el("span", { class: "confirm-clock" });
-    const where = request.span
-      ? el("button", { class: "confirm-where", text: "Show on timeline", attrs: { type: "button" } })
-      : null;
+    const controls = cardControls(request);
+    const { payload, approve, deny, step, where, problem, status, clock, original, approveText } = controls;
     const parts = {
       problem,
       status,
@@ -202,71 +180,119 @@ export class Confirmations {
         payload.readOnly = on;
       },
     };
-    const edited = () => payload.value.trim() !== original.trim();
     payload.addEventListener("input", () => {
-      approve.textContent = edited() ? `${approveText} with edits` : approveText;
+      approve.textContent = payload.value.trim() !== original.trim() ? `${approveText} with edits` : approveText;
       problem.textContent = "";
     });
-    const submit = (/** @type {"approve"|"deny"|"step"|"cancel"} */ decision) => {
-      problem.textContent = "";
-      /** @type {Record<string, any>} */
-      const message = { type: "confirmation.answer", request_id: id, decision, reason: reason.value.trim() };
-      if ((decision === "deny" || decision === "cancel") && !message.reason) {
-        problem.textContent = `Say why it is ${decision === "deny" ? "denied" : "cancelled"} (the reason is kept in the audit log).`;
-        reason.focus();
-        return;
-      }
-      if ((decision === "approve" || decision === "step") && edited()) {
-        try {
-          message.payload = JSON.parse(payload.value);
-        } catch (/** @type {any} */ error) {
-          problem.textContent = `The payload is not JSON: ${error.message}`;
-          payload.focus();
-          return;
-        }
-      }
-      if (!this.send(message)) {
-        problem.textContent = "Not connected: nothing was sent.";
-        return;
-      }
-      parts.busy(true);
-      status.textContent = "Sending…";
-    };
+    const submit = (/** @type {Decision} */ decision) => this.sendAnswer(request.request_id, decision, controls, parts);
     approve.addEventListener("click", () => submit("approve"));
-    deny.addEventListener("click", () => submit(paused ? "cancel" : "deny"));
+    deny.addEventListener("click", () => submit(controls.paused ? "cancel" : "deny"));
     step?.addEventListener("click", () => submit("step"));
     where?.addEventListener("click", () => {
       if (request.span) this.timeline.select(request.span.trace_id, request.span.span_id);
     });
-    const title = `confirm-${id.replace(/[^\w-]/g, "_")}`;
-    const card = el("article", {
-      class: "confirm-card",
-      attrs: { "data-request-id": id, "aria-labelledby": title },
-      children: [
-        el("header", {
-          class: "confirm-head",
-          children: [
-            el("span", { class: "badge run-waiting", text: paused ? "paused at a breakpoint" : "waiting for approval" }),
-            clock,
-          ],
-        }),
-        el("h3", { class: "confirm-hint", text: request.hint || `Run ${request.tool}?`, attrs: { id: title } }),
-        el("dl", {
-          class: "confirm-facts",
-          children: [
-            el("dt", { text: "Tool" }),
-            el("dd", { children: [el("code", { text: request.tool || "?" }), ` · ${request.agent}`] }),
-            el("dt", { text: "Arguments" }),
-            el("dd", { children: [el("pre", { class: "json", text: formatJson(request.args ?? {}) })] }),
-          ],
-        }),
-        el("label", { class: "confirm-label", text: "Payload (JSON, editable)", children: [payload] }),
-        el("label", { class: "confirm-label", text: "Reason", children: [reason] }),
-        problem,
-        el("div", { class: "confirm-actions", children: [approve, step, deny, where] }),
-        status,
-      ],
-    });
-    return { card, parts, pending: request };
+    return { card: cardLayout(request, controls), parts, pending: request };
   }
+
+  /**
+   * @private Send a card's answer, unless it lacks what it needs (a reason to refuse, a
+   * payload that parses): then the card says so and nothing is sent.
+   * @param {string} id @param {Decision} decision @param {Controls} controls
+   * @param {{busy: (on: boolean) => void}} parts
+   */
+  sendAnswer(id, decision, controls, parts) {
+    const { payload, reason, problem, status, original } = controls;
+    problem.textContent = "";
+    /** @type {Record<string, any>} */
+    const message = { type: "confirmation.answer", request_id: id, decision, reason: reason.value.trim() };
+    if ((decision === "deny" || decision === "cancel") && !message.reason) {
+      problem.textContent = `Say why it is ${decision === "deny" ? "denied" : "cancelled"} (the reason is kept in the audit log).`;
+      reason.focus();
+      return;
+    }
+    if ((decision === "approve" || decision === "step") && payload.value.trim() !== original.trim()) {
+      try {
+        message.payload = JSON.parse(payload.value);
+      } catch (/** @type {any} */ error) {
+        problem.textContent = `The payload is not JSON: ${error.message}`;
+        payload.focus();
+        return;
+      }
+    }
+    if (!this.send(message)) {
+      problem.textContent = "Not connected: nothing was sent.";
+      return;
+    }
+    parts.busy(true);
+    status.textContent = "Sending…";
+  }
+}
+
+/** @typedef {"approve"|"deny"|"step"|"cancel"} Decision */
+/** @typedef {ReturnType<typeof cardControls>} Controls */
+
+/** A card's inputs, buttons and lines, not yet placed. @param {Pending} request */
+function cardControls(request) {
+  const original = formatJson(request.payload ?? null);
+  const payload = el("textarea", {
+    class: "confirm-payload json",
+    attrs: { rows: Math.min(10, original.split("\n").length + 1), spellcheck: "false", "aria-label": "Payload (JSON)" },
+  });
+  payload.value = original;
+  const reason = el("input", {
+    class: "confirm-reason",
+    attrs: { type: "text", maxlength: "1000", placeholder: "Why? (needed to deny)", "aria-label": "Reason" },
+  });
+  const paused = isBreakpoint(request);
+  const approveText = paused ? "Resume" : "Approve";
+  return {
+    original,
+    paused,
+    approveText,
+    payload,
+    reason,
+    approve: el("button", { class: "confirm-approve", text: approveText, attrs: { type: "button", "data-decision": "approve" } }),
+    deny: el("button", { class: "confirm-deny", text: paused ? "Cancel run" : "Deny", attrs: { type: "button", "data-decision": paused ? "cancel" : "deny" } }),
+    step: paused
+      ? el("button", { class: "confirm-step", text: "Step", attrs: { type: "button", "data-decision": "step", title: "Go on, and pause again before the next step" } })
+      : null,
+    problem: el("p", { class: "confirm-problem form-error", attrs: { role: "alert" } }),
+    status: el("p", { class: "confirm-status form-status", attrs: { role: "status" } }),
+    clock: el("span", { class: "confirm-clock" }),
+    where: request.span ? el("button", { class: "confirm-where", text: "Show on timeline", attrs: { type: "button" } }) : null,
+  };
+}
+
+/** The card: what is asked, the tool and its arguments, the controls. @param {Pending} request @param {Controls} c */
+function cardLayout(request, c) {
+  const id = request.request_id;
+  const title = `confirm-${id.replace(/[^\w-]/g, "_")}`;
+  return el("article", {
+    class: "confirm-card",
+    attrs: { "data-request-id": id, "aria-labelledby": title },
+    children: [
+      el("header", {
+        class: "confirm-head",
+        children: [
+          el("span", { class: "badge run-waiting", text: c.paused ? "paused at a breakpoint" : "waiting for approval" }),
+          c.clock,
+        ],
+      }),
+      el("h3", { class: "confirm-hint", text: request.hint || `Run ${request.tool}?`, attrs: { id: title } }),
+      el("dl", {
+        class: "confirm-facts",
+        children: [
+          el("dt", { text: "Tool" }),
+          el("dd", { children: [el("code", { text: request.tool || "?" }), ` · ${request.agent}`] }),
+          el("dt", { text: "Arguments" }),
+          el("dd", { children: [el("pre", { class: "json", text: formatJson(request.args ?? {}) })] }),
+        ],
+      }),
+      el("label", { class: "confirm-label", text: "Payload (JSON, editable)", children: [c.payload] }),
+      el("label", { class: "confirm-label", text: "Reason", children: [c.reason] }),
+      c.problem,
+      el("div", { class: "confirm-actions", children: [c.approve, c.step, c.deny, c.where] }),
+      c.status,
+    ],
+  });
 }

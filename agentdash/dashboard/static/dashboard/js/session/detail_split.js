@@ -24,6 +24,50 @@ function clamp(share) {
  * @param {HTMLElement} parts.handle the separator
  */
 export function setupDetailSplit({ panel, handle }) {
+  const share = detailShare(panel, handle);
+  handle.addEventListener("pointerdown", (event) => {
+    if (event.button !== 0) return;
+    event.preventDefault();
+    handle.setPointerCapture(event.pointerId);
+    handle.classList.add("dragging");
+    const box = panel.getBoundingClientRect();
+    const move = (/** @type {PointerEvent} */ e) => share.apply((box.bottom - e.clientY) / box.height);
+    const end = () => {
+      handle.classList.remove("dragging");
+      handle.removeEventListener("pointermove", move);
+      handle.removeEventListener("pointerup", end);
+      handle.removeEventListener("pointercancel", end);
+      share.keep(share.current());
+    };
+    handle.addEventListener("pointermove", move);
+    handle.addEventListener("pointerup", end);
+    handle.addEventListener("pointercancel", end);
+  });
+  handle.addEventListener("dblclick", () => share.keep(null));
+  handle.addEventListener("keydown", (event) => {
+    const moves = {
+      ArrowUp: () => share.current() + STEP,
+      ArrowDown: () => share.current() - STEP,
+      Home: () => MIN,
+      End: () => MAX,
+    };
+    if (event.key === "Enter") {
+      event.preventDefault();
+      share.keep(null);
+    } else if (event.key in moves) {
+      event.preventDefault();
+      event.stopPropagation(); // not the tree's or the page's keys
+      share.keep(moves[/** @type {keyof typeof moves} */ (event.key)]());
+    }
+  });
+}
+
+/**
+ * The details' share of the panel: shown (`apply`), shown and remembered (`keep`), read
+ * (`current`); set from what this browser remembered.
+ * @param {HTMLElement} panel @param {HTMLElement} handle
+ */
+function detailShare(panel, handle) {
   /** @param {number|null} share null: the default (the details take what they need, ≤ 45%) */
   const apply = (share) => {
     if (share === null) {
@@ -53,7 +97,6 @@ export function setupDetailSplit({ panel, handle }) {
     const value = Number(panel.style.getPropertyValue("--detail-h").replace("%", ""));
     return Number.isFinite(value) && value > 0 ? value / 100 : 0.45;
   };
-
   handle.setAttribute("aria-valuemin", String(MIN * 100));
   handle.setAttribute("aria-valuemax", String(MAX * 100));
   let stored = null;
@@ -63,40 +106,5 @@ export function setupDetailSplit({ panel, handle }) {
     stored = null;
   }
   apply(stored === null || !Number.isFinite(Number(stored)) ? null : Number(stored));
-
-  handle.addEventListener("pointerdown", (event) => {
-    if (event.button !== 0) return;
-    event.preventDefault();
-    handle.setPointerCapture(event.pointerId);
-    handle.classList.add("dragging");
-    const box = panel.getBoundingClientRect();
-    const move = (/** @type {PointerEvent} */ e) => apply((box.bottom - e.clientY) / box.height);
-    const end = () => {
-      handle.classList.remove("dragging");
-      handle.removeEventListener("pointermove", move);
-      handle.removeEventListener("pointerup", end);
-      handle.removeEventListener("pointercancel", end);
-      keep(current());
-    };
-    handle.addEventListener("pointermove", move);
-    handle.addEventListener("pointerup", end);
-    handle.addEventListener("pointercancel", end);
-  });
-  handle.addEventListener("dblclick", () => keep(null));
-  handle.addEventListener("keydown", (event) => {
-    const moves = {
-      ArrowUp: () => current() + STEP,
-      ArrowDown: () => current() - STEP,
-      Home: () => MIN,
-      End: () => MAX,
-    };
-    if (event.key === "Enter") {
-      event.preventDefault();
-      keep(null);
-    } else if (event.key in moves) {
-      event.preventDefault();
-      event.stopPropagation(); // not the tree's or the page's keys
-      keep(moves[/** @type {keyof typeof moves} */ (event.key)]());
-    }
-  });
+  return { apply, keep, current };
 }

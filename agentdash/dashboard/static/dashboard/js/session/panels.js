@@ -64,26 +64,7 @@ export function setupPanels({ bar = document.getElementById("panel-tabs") } = {}
     select(tabs[next], true);
   });
 
-  // Tab roles only while the bar shows: on a wide screen the panels are plain regions.
-  const narrow = window.matchMedia(NARROW);
-  const roles = () => {
-    for (const tab of tabs) {
-      const panel = panelOf(tab);
-      if (!panel) continue;
-      panel.dataset.labelledby ??= panel.getAttribute("aria-labelledby") || "";
-      if (narrow.matches) {
-        panel.setAttribute("role", "tabpanel");
-        panel.setAttribute("aria-labelledby", tab.id);
-      } else {
-        panel.removeAttribute("role");
-        if (panel.dataset.labelledby) {
-          panel.setAttribute("aria-labelledby", panel.dataset.labelledby);
-        }
-      }
-    }
-  };
-  narrow.addEventListener("change", roles);
-  roles();
+  tabRolesWhileNarrow(tabs, panelOf);
   if (tabs.length) select(selected() || tabs[0], false);
 
   panels = {
@@ -107,4 +88,30 @@ export function setupPanels({ bar = document.getElementById("panel-tabs") } = {}
  */
 export function showPanel(name) {
   return panels ? panels.showPanel(name) : false;
+}
+
+/**
+ * Tab roles only while the bar shows: on a wide screen the panels are plain regions.
+ * @param {HTMLButtonElement[]} tabs @param {(tab: HTMLButtonElement) => HTMLElement|null} panelOf
+ */
+function tabRolesWhileNarrow(tabs, panelOf) {
+  const narrow = window.matchMedia(NARROW);
+  const roles = () => {
+    for (const tab of tabs) {
+      const panel = panelOf(tab);
+      if (!panel) continue;
+      panel.dataset.labelledby ??= panel.getAttribute("aria-labelledby") || "";
+      if (narrow.matches) {
+        panel.setAttribute("role", "tabpanel");
+        panel.setAttribute("aria-labelledby", tab.id);
+      } else {
+        panel.removeAttribute("role");
+        if (panel.dataset.labelledby) {
+          panel.setAttribute("aria-labelledby", panel.dataset.labelledby);
+        }
+      }
+    }
+  };
+  narrow.addEventListener("change", roles);
+  roles();
 }

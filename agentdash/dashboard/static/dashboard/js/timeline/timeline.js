@@ -3,8 +3,8 @@
  * with a waterfall, a time axis, an overview of the focused trace and a details pane.
  *
  * The parts: span_summary.js (a span's row fields), span_tree.js (the tree as data),
- * tree_view.js and span_row.js (the rows on screen, keyboard and focus), waterfall.js (time
- * window, axis, overview), span_detail.js (one span in full, loaded on first use:
+ * tree_view.js and span_row.js (the rows on screen, keyboard and focus), trace_axis.js and
+ * waterfall.js (time window, axis, overview), span_detail.js (one span in full, loaded on first use:
  * span_detail_lazy.js). This module builds them into
  * the panel and is the page's API: summary pages and live changes come in here, are taken
  * without blocking the page (pages in slices of a few ms), and the screen follows at most
@@ -13,14 +13,12 @@
  * @module dashboard/timeline
  */
 
-import { onThemeChange } from "../../../core/js/theme.js";
 import { formatCount, nowNs } from "../common/format.js";
 import { LazySpanDetail } from "../span_detail/span_detail_lazy.js";
-import { OTHER, SPAN_KINDS } from "../common/span_kinds.js";
 import { fieldIndex, summaryOfData, summaryOfRow } from "../common/span_summary.js";
 import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
-import { Overview, Waterfall, paintTrace } from "./waterfall.js";
+import { TraceAxis } from "./trace_axis.js";
 
 /** @typedef {import("./span_tree.js").SpanNode} SpanNode */
 const TICK_MS = 100;
@@ -28,14 +26,6 @@ const WAIT_CLOCK_MS = 1_000;
 const SLICE_MS = 10;
 const FINISH_AT_ONCE = 5_000; // rows: a few ms
 const PHONE = "(max-width: 600px)";
-/** @type {Record<string, string>} the waterfall's colours: each kind's, and two states' */
-const COLORS = Object.fromEntries([
-  ...[...SPAN_KINDS].map(([kind, look]) => [kind, `--c-${look.colour}`]),
-  ["other", `--c-${OTHER.colour}`],
-  ["error", "--err"],
-  ["stopped", "--line-strong"],
-]);
-
 export class Timeline {
   /**
    * @param {object} options
@@ -62,14 +52,10 @@ export class Timeline {
     this.frameId = 0;
     this.ticker = 0;
     this.countDirty = true;
-    /** @type {string|null} the trace the axis and the overview show */
-    this.focusTrace = null;
     this.detailKey = "";
     /** @type {Map<string, number>} span key → Unix ns it has waited since (markWaiting) */
     this.waiting = new Map();
     this.waitClock = 0;
-    /** @type {Record<string, string>|null} */
-    this.colors = null;
     this.build(fetchSpan);
   }
 
@@ -228,28 +214,14 @@ export class Timeline {
     const body = part(".timeline-body");
     const axis = part(".tl-axis");
     const ticks = part(".tl-ticks");
-    /** @type {HTMLElement} */ this.axisLabel = part(".tl-axis-label");
-    /** @type {string} */ this.axisFor = "";
-    const overview = part(".tl-overview");
-    const canvas = /** @type {HTMLCanvasElement} */ (part(".tl-minimap"));
     root.style.setProperty("--row-h", `${ROW_H}px`);
-    const zooms = /** @type {Record<string, (() => void)|undefined>} */ ({ out: () => this.waterfall.zoom(2), in: () => this.waterfall.zoom(0.5), fit: () => this.waterfall.fit() });
-    for (const button of root.querySelectorAll(".tl-zoom-button")) {
-      const action = zooms[/** @type {HTMLElement} */ (button).dataset.zoom || ""];
-      if (action) button.addEventListener("click", action);
-    }
-
-    /** @type {Waterfall} */ this.waterfall = new Waterfall({ scope: root, ticks, onChange: () => this.syncOverview() });
-    /** @type {Overview} */ this.overview = new Overview({
-      host: overview,
-      canvas,
-      paint: (ctx, w, h) => this.paintOverview(ctx, w, h),
-      onPick: (frac) => this.waterfall.center(frac * this.waterfall.extent),
-    });
-    // Another theme: the overview's colours are read again (paintOverview) and repainted.
-    onThemeChange(() => {
-      this.colors = null;
-      this.overview.request();
+    /** @type {TraceAxis} */ this.axis = new TraceAxis({
+      root,
+      data: this.data,
+      ticks,
+      label: part(".tl-axis-label"),
+      overview: part(".tl-overview"),
+      canvas: /** @type {HTMLCanvasElement} */ (part(".tl-minimap")),
     });
     /** @type {LazySpanDetail} */ this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
     /** @type {TreeView} */ this.view = new TreeView({
@@ -260,10 +232,10 @@ export class Timeline {
       requestFrame: () => this.requestFrame(),
       onOpen: (node) => this.open(node),
       onEscape: () => this.escape(),
-      onKey: (key) => this.zoomKey(key),
+      onKey: (key) => this.axis.zoomKey(key),
     });
     body.addEventListener("wheel", (event) => {
-      if (this.waterfall.wheel(event)) event.preventDefault();
+      if (this.axis.wheel(event)) event.preventDefault();
     }, { passive: false });
     this.requestFrame();
   }
@@ -279,7 +251,7 @@ export class Timeline {
   frame() {
     this.frameId = 0;
     this.view.frame();
-    this.updateFocusTrace();
+    this.axis.follow(this.view.selected, this.view.first);
     if (this.countDirty) this.drawCount();
     const shown = this.detail.node;
     if (shown) {
@@ -353,7 +325,7 @@ export class Timeline {
       this.select(traceId, spanId, { scroll });
     }
     if (this.data.running.size && !this.ticker) this.ticker = setInterval(() => this.tick(), TICK_MS);
-    this.overview.request();
+    this.axis.changed();
     this.requestFrame();
     if (!this.completeTold && this.isComplete) {
       this.completeTold = true;
@@ -373,11 +345,7 @@ export class Timeline {
     const now = nowNs();
     this.view.tick(now);
     this.detail.tick(now);
-    const trace = this.focusTrace && this.data.traces.get(this.focusTrace);
-    if (trace && trace.running) {
-      this.waterfall.setExtent(this.data.traceMs(trace.id, now));
-      this.overview.request();
-    }
+    this.axis.tick(now);
   }
 
   // ── details ─────────────────────────────────────────────────────────────────────────────
@@ -410,90 +378,5 @@ export class Timeline {
     if (inside) this.view.focusActive();
     this.requestFrame();
     for (const listener of this.listeners.close) listener();
-  }
-
-  // ── the time axis and the overview ──────────────────────────────────────────────────────
-
-  /** @private +, - and 0 zoom the axis in, out, to fit. */
-  zoomKey(/** @type {string} */ key) {
-    if (key === "+" || key === "=") this.waterfall.zoom(0.5);
-    else if (key === "-" || key === "_") this.waterfall.zoom(2);
-    else if (key === "0") this.waterfall.fit();
-    else return false;
-    return true;
-  }
-
-  /** @private The trace the axis and the overview show: the selected span's, else the first
-   * row's in view, else the longest. */
-  updateFocusTrace() {
-    const selected = this.view.selected;
-    const first = this.view.first;
-    let id = selected ? selected.trace : first ? first.trace : null;
-    const now = nowNs();
-    if (!id) {
-      let longest = -1;
-      for (const trace of this.data.traces.values()) {
-        const length = this.data.traceMs(trace.id, now);
-        if (length > longest) [id, longest] = [trace.id, length];
-      }
-    }
-    if (id !== this.focusTrace) {
-      this.focusTrace = id;
-      this.overview.request();
-    }
-    this.waterfall.setExtent(id ? this.data.traceMs(id, now) : 0);
-    this.syncOverview();
-    this.labelAxis();
-  }
-
-  /** @private With more than one run, the axis says whose time it shows ("run 2 of 3"):
-   * every run's bars have their own scale (waterfall.js). */
-  labelAxis() {
-    const traces = this.data.traces;
-    const key = `${this.focusTrace}|${traces.size}|${this.data.epoch}`;
-    if (key === this.axisFor) return;
-    this.axisFor = key;
-    let text = "span";
-    let title = "";
-    if (this.focusTrace && traces.size > 1) {
-      const start = traces.get(this.focusTrace)?.start ?? 0;
-      let place = 1;
-      for (const trace of traces.values()) if (trace.start < start) place += 1;
-      text = `span · axis: run ${place} of ${traces.size}`;
-      title = `The axis measures run ${place} (the selected span's, else the first in view); each run's bars are scaled to its own length`;
-    }
-    if (this.axisLabel.textContent !== text) this.axisLabel.textContent = text;
-    this.axisLabel.title = title;
-  }
-
-  /** @private The window's frame on the overview. */
-  syncOverview() {
-    if (!this.waterfall || !this.overview) return; // while they are being made
-    const { v0, vd, extent } = this.waterfall;
-    if (extent > 0) this.overview.setWindow(v0 / extent, (v0 + vd) / extent);
-    else this.overview.setWindow(0, 1);
-  }
-
-  /** @private @param {CanvasRenderingContext2D} ctx @param {number} w @param {number} h */
-  paintOverview(ctx, w, h) {
-    const trace = this.focusTrace ? this.data.traces.get(this.focusTrace) : undefined;
-    if (!trace) return;
-    if (!this.colors) {
-      const style = getComputedStyle(this.root);
-      this.colors = {};
-      for (const [name, property] of Object.entries(COLORS)) {
-        this.colors[name] = style.getPropertyValue(property).trim() || style.color;
-      }
-    }
-    const colorOf = (/** @type {SpanNode} */ node) => {
-      const state = this.data.stateOf(node);
-      if (state === "error") return "error";
-      if (state === "cancelled" || state === "unfinished") return "stopped";
-      return Object.hasOwn(COLORS, node.spanKind) ? node.spanKind : "other";
-    };
-    const now = nowNs();
-    const walk = (/** @type {(node: SpanNode, index: number) => void} */ visit) => this.data.walkTrace(trace.id, visit);
-    const extent = { count: trace.count, startNs: trace.start, ms: this.data.traceMs(trace.id, now), walk };
-    paintTrace(ctx, w, h, extent, now, this.colors, colorOf);
   }
 }
