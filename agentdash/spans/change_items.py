@@ -8,15 +8,21 @@ from typing import Any
 from agentdash.changes.items import EncodedItem, Item, RowKey, items_of_rows
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
+from agentdash.spans.summaries import span_summary
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
 
 
-def span_item(span: Span | SpanVersion, prices: PriceBook | None = None) -> Item:
+def span_item(
+    span: Span | SpanVersion, prices: PriceBook | None = None, *, seq: int | None = None
+) -> Item:
     """The ``data`` of a ``span`` change: the span's stored (latest) version (a row, or the
-    version just stored), with its ``usage`` when it is a model call (``None`` otherwise;
-    costed from ``prices``, else from the price table read now)."""
+    version just stored with ``seq``), with its ``usage`` when it is a model call (``None``
+    otherwise; costed from ``prices``, else from the price table read now) and its
+    ``summary``: the row the session's summary pages have for it (``spans.summaries``)."""
     columns = {column: getattr(span, column) for column in USAGE_COLUMNS}
+    usage = span_usage(columns, prices or price_book())
+    stored_seq = getattr(span, "seq", None) if seq is None else seq
     return {
         "trace_id": span.trace_id,
         "span_id": span.span_id,
@@ -30,14 +36,15 @@ def span_item(span: Span | SpanVersion, prices: PriceBook | None = None) -> Item
         "attributes": span.attributes,
         "events": span.events,
         "run_id": span.run_id,
-        "usage": span_usage(columns, prices or price_book()),
+        "usage": usage,
+        "summary": span_summary(span, seq=stored_seq or 0, usage=usage),
     }
 
 
 def span_change_item(seq: int, version: SpanVersion, prices: PriceBook) -> Item:
     """The change item of ``version`` stored with ``seq``: encoded with the JSON its
     attributes and events were stored as (not encoded a second time), when it has it."""
-    data = span_item(version, prices)
+    data = span_item(version, prices, seq=seq)
     item = {"seq": seq, "kind": "span", "data": data}
     attributes, events = version.attributes_json, version.events_json
     if attributes is None or events is None:

@@ -4,6 +4,8 @@ the attributes themselves. The full span is read when someone opens it."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,9 +175,31 @@ _DECISION_AT = _EXTRACTED_AT + len(_EXTRACTED)
 
 
 def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
-    (_, trace, span, parent, name, kind, start, end, status, message, run, seq) = row[:_USAGE_AT]
     usage = span_usage(dict(zip(USAGE_COLUMNS, row[_USAGE_AT:_EXTRACTED_AT], strict=True)), prices)
     extracted = dict(zip(_EXTRACTED, row[_EXTRACTED_AT:_DECISION_AT], strict=True))
+    return _row(row[1:_USAGE_AT], usage, extracted, row[_DECISION_AT])
+
+
+def span_summary(span: Any, *, seq: int, usage: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The summary of one span (a stored row, or a version being stored) by field name: the
+    row a page of :func:`span_summaries` has for it, computed by the same code — what a live
+    ``span`` change carries (``summary``), so a page and a socket show a span alike."""
+    attributes = span.attributes if isinstance(span.attributes, Mapping) else {}
+    extracted = {alias: _as_stored_text(attributes.get(key)) for alias, key in _EXTRACTED.items()}
+    stored = (
+        span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind,
+        span.start_time, span.end_time, span.status, span.status_message, span.run_id, seq,
+    )  # fmt: skip
+    return dict(zip(SUMMARY_FIELDS, _row(stored, usage, extracted, span.decision), strict=True))
+
+
+def _row(
+    stored: tuple[Any, ...],
+    usage: Mapping[str, Any] | None,
+    extracted: Mapping[str, Any],
+    decision: str,
+) -> list[Any]:
+    (trace, span, parent, name, kind, start, end, status, message, run, seq) = stored
     span_kind = span_kind_of(kind_attribute=extracted["a_kind"], name=name)
     label = extracted.get(_LABEL_OF_KIND.get(span_kind, "")) or name or span
     return [
@@ -187,7 +211,7 @@ def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
         start,
         end,
         status,
-        message[:STATUS_MESSAGE_CHARS],
+        (message or "")[:STATUS_MESSAGE_CHARS],
         run,
         seq,
         span_kind,
@@ -201,8 +225,16 @@ def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
         usage and usage["cached"],
         usage and usage["thinking"],
         usage and usage["cost_usd"],
-        row[_DECISION_AT],
+        decision,
     ]
+
+
+def _as_stored_text(value: Any) -> Any:
+    """An attribute's value as the database's JSON path gives it (``KT``): a string as it
+    is, other JSON as its compact text, a number or a flag as the pages read it."""
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def _text(value: Any) -> str:

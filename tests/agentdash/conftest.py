@@ -76,6 +76,7 @@ DATABASE_MODULES = frozenset(
         "spans/test_prices.py",
         "spans/test_span_upsert.py",
         "spans/test_span_version.py",
+        "spans/test_summary_parity.py",
         "spans/test_spans_store.py",
         "spans/test_usage.py",
         "spans/test_usage_migration.py",

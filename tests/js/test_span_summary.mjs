@@ -8,6 +8,7 @@ import {
   fieldIndex,
   kindOf,
   spanKind,
+  summaryOfChange,
   summaryOfData,
   summaryOfRow,
 } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
@@ -225,5 +226,31 @@ describe("fieldIndex / summaryOfRow", () => {
     const s = summaryOfRow([], {});
     assert.equal(s.id, "undefined");
     assert.equal(s.seq, 0);
+  });
+});
+
+describe("summaryOfChange", () => {
+  test("reads the server's summary of a change, not the attributes (a trimmed change keeps its fields)", () => {
+    const summary = {
+      trace_id: "t", span_id: "s", parent_span_id: null, name: "execute_tool find", kind: "internal",
+      start_time: 10, end_time: 20, status: "ok", status_message: "", run_id: 3, seq: 7,
+      span_kind: "tool", label: "find", outcome: "", hook: "", tokens_in: null, tokens_out: null,
+      offline: false, cancelled: true, tokens_cached: null, tokens_thinking: null, cost_usd: null,
+      decision: "blocked",
+    };
+    const data = { trace_id: "t", span_id: "s", name: "execute_tool find", attributes: { "agentdash.truncated": true }, summary };
+    const s = summaryOfChange(data);
+    assert.equal(s.spanKind, "tool");
+    assert.equal(s.label, "find");
+    assert.equal(s.decision, "blocked");
+    assert.equal(s.cancelled, true);
+    assert.equal(s.run, 3);
+    assert.equal(s.end, 20);
+  });
+
+  test("derives a change without a summary as the server would", () => {
+    const data = { trace_id: "t", span_id: "s", name: "execute_tool find", attributes: { "gen_ai.tool.name": "find" } };
+    assert.deepEqual(summaryOfChange(data), summaryOfData(data));
+    assert.deepEqual(summaryOfChange({ ...data, summary: ["not", "a", "map"] }), summaryOfData(data));
   });
 });

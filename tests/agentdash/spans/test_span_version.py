@@ -146,6 +146,6 @@ def test_a_span_change_item_carries_the_json_its_data_was_stored_as() -> None:
     )
     prices = PriceBook([])
     item = span_change_item(7, version, prices)
-    assert item == {"seq": 7, "kind": "span", "data": span_item(version, prices)}
+    assert item == {"seq": 7, "kind": "span", "data": span_item(version, prices, seq=7)}
     assert json.loads(item.text) == item  # type: ignore[attr-defined]
     assert version.attributes_json is not None and version.attributes_json in item.text  # type: ignore[attr-defined]

@@ -220,6 +220,20 @@ export function summaryOfData(data) {
 }
 
 /**
+ * The summary of a live `span` change: the `summary` the server made of it (the row its
+ * summary pages have for the span, by field name: agentdash/spans/summaries.py), read as a
+ * page's row is; a change without one is derived here as the server derives it.
+ *
+ * @param {Record<string, any>} data a `span` change's data
+ * @returns {Summary}
+ */
+export function summaryOfChange(data) {
+  const made = data.summary;
+  if (!made || typeof made !== "object" || Array.isArray(made)) return summaryOfData(data);
+  return summaryOfRow(Object.values(made), fieldIndex(Object.keys(made)));
+}
+
+/**
  * Where each field is in the rows of a summary page.
  *
  * @param {string[]} fields the page's `fields`

@@ -15,7 +15,7 @@
 
 import { formatCount, nowNs } from "../common/format.js";
 import { LazySpanDetail } from "../span_detail/span_detail_lazy.js";
-import { fieldIndex, summaryOfData, summaryOfRow } from "../common/span_summary.js";
+import { fieldIndex, summaryOfChange, summaryOfRow } from "../common/span_summary.js";
 import { IGNORED, SpanTree, spanKey } from "./span_tree.js";
 import { ROW_H, TreeView } from "./tree_view.js";
 import { TraceAxis } from "./trace_axis.js";
@@ -84,16 +84,10 @@ export class Timeline {
     for (const { seq, kind, data } of items) {
       if (kind !== "span" || !data || typeof data.span_id !== "string") continue;
       // A change too large for one message comes without its attributes (PROTOCOL.md): its
-      // timing and status are news, its display fields and details are not — keep what the
-      // row has, and let the details be read from the server.
+      // summary, made by the server from the whole span, is whole; its details are read
+      // from the server when opened.
       const trimmed = Boolean(data.attributes && data.attributes["agentdash.truncated"]);
-      const summary = summaryOfData(data);
-      const held = trimmed ? this.data.nodes.get(spanKey(summary.trace, summary.id)) : undefined;
-      if (held) {
-        for (const key of ["spanKind", "label", "outcome", "hook", "offline", "cancelled", "decision"]) {
-          /** @type {Record<string, unknown>} */ (summary)[key] = /** @type {Record<string, unknown>} */ (held)[key];
-        }
-      }
+      const summary = summaryOfChange(data);
       if (this.data.upsert(summary, seq) === IGNORED) continue;
       if (!trimmed) this.detail.remember(data, seq);
       changed = true;
