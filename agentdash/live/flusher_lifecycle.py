@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
@@ -36,6 +36,7 @@ class FlusherLifecycle:
     _loop_thread: LoopThread | None
     _start_lock: threading.Lock
     _stopping: bool
+    _run: Callable[[], Coroutine[Any, Any, None]]  # the flusher's loop
 
     def install(self) -> Self:
         """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
@@ -59,10 +60,6 @@ class FlusherLifecycle:
     @property
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
-
-    def _run(self) -> Coroutine[Any, Any, None]:
-        """The flusher's loop (LivePipeline's)."""
-        raise NotImplementedError
 
     def launch(self) -> None:
         """Start the flusher where it serves best (idempotent): on the running loop when the
