@@ -287,10 +287,22 @@ async def test_a_replay_whose_process_died_between_runs_is_resumed_by_the_reaper
         parent=parent, event_id=await _event_id(parent.pk, 2), actor=alice
     )
     # As a process that dies at a run's end: the end finds no replay to advance.
-    monkeypatch.setattr(replays, "_active", lambda session_id: None)
+    looked: list[str] = []  # the sessions asked for their replay: by the start, by the end
+
+    def no_replay(session_id: str) -> None:
+        looked.append(session_id)
+
+    monkeypatch.setattr(replays, "_active", no_replay)
     replay = await sync_to_async(replay_start)(session=fork, actor=alice)
     (first,) = replay.run_ids
     assert (await run_ended(first)).status == Run.Status.SUCCEEDED
+
+    # The end looks for the replay after the run's row says it ended: undone before that
+    # look, the patch would let the real end advance the replay (seen on a loaded machine).
+    async def end_looked() -> bool:
+        return len(looked) >= 2
+
+    await wait_for(end_looked, what="the run's end to look for its replay")
     stalled = await Replay.objects.aget(pk=replay.pk)
     assert (stalled.status, stalled.run_ids) == (Replay.Status.ACTIVE, [first])
     monkeypatch.undo()
