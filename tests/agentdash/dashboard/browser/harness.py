@@ -24,7 +24,9 @@ from typing import Any
 
 from tests.agentdash.live_harness import ROOT, sqlite_prepared
 
-CHROMIUM = os.environ.get("AGENTDASH_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = os.environ.get(
+    "AGENTDASH_CHROMIUM", "/usr/bin/chromium-headless-shell"
+)  # scripts/chromium.sh
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -33,6 +35,9 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
+    # Nothing leaves the machine: every request for another host goes to a proxy at a port
+    # nothing listens on, and fails there (loopback, the test servers, is never proxied).
+    "--proxy-server=http://127.0.0.1:9",
 ]
 PASSWORD = "browser-tests-password-1"
 SERVER_START_TIMEOUT = 60.0
@@ -51,6 +56,8 @@ class LiveServer:
     log: Path
     password: str = PASSWORD
     env: dict[str, str] = field(default_factory=dict)  # the server's: its database, its dirs
+    # username → the session cookie of a login through the form (see Browser.log_in)
+    logins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace")
@@ -224,12 +231,26 @@ class Browser:
         return self.page.goto(f"{self.server.url}{path}")
 
     def log_in(self, username: str) -> None:
+        """Logged in as ``username``, on the home page. The first time on this server
+        through the login form; after that with the session cookie that login got (a
+        password check costs the server half a second of CPU: PBKDF2's iterations), unless
+        that session has ended (a log-out), when it is the form again."""
+        home = f"{self.server.url}/"
+        cookies = self.server.logins.get(username)
+        if cookies:
+            self.page.context.add_cookies(cookies)
+            self.goto("/")
+            if self.page.url == home:
+                return
+            self.page.context.clear_cookies(name="sessionid")
         self.goto("/login/")
         self.page.fill("#id_username", username)
         self.page.fill("#id_password", self.server.password)
         with self.page.expect_navigation():
-            self.page.click("form button[type=submit]")
-        assert self.page.url == f"{self.server.url}/", f"login as {username} failed"
+            self.page.press("#id_password", "Enter")  # the top bar has forms of its own
+        assert self.page.url == home, f"login as {username} failed"
+        session = [c for c in self.page.context.cookies() if c["name"] == "sessionid"]
+        self.server.logins[username] = session
 
     def log_out(self) -> None:
         with self.page.expect_navigation():

@@ -8,7 +8,8 @@ What is counted, per surface:
 - **csp** — ``securitypolicyviolation`` events: something the sanitizer let through and only
   the Content-Security-Policy stopped (an inline handler, a script, a remote image or style);
 - **dialog** — ``alert``/``confirm``/``prompt``/``beforeunload`` dialogs (dismissed);
-- **request** — any request for a URL outside the test server (aborted, never sent);
+- **request** — any request for a URL outside the test server (never sent: the browser
+  sends every other host's requests to a proxy that is not there, harness.CHROMIUM_ARGS);
 - **popup** — a new window or tab;
 - **dom** — what the page holds after it drew everything: an ``on*`` attribute anywhere, a
   ``javascript:``/``data:``/``vbscript:`` URL in any URL-taking attribute, an embedding
@@ -113,12 +114,13 @@ class XssWatch:
 
     local: str  # the test server's origin: http://127.0.0.1:<port>
     seen: dict[str, list[str]] = field(default_factory=lambda: {kind: [] for kind in KINDS})
+    failed: list[str] = field(default_factory=list)  # outside requests that failed (all must)
 
     def attach(self, context: Any, page: Any) -> None:
         context.expose_binding("__xssReport", self._reported)
         context.add_init_script(TRAP_SCRIPT)
-        context.route(self._leaves, self._abort)
         context.on("request", self._request)
+        context.on("requestfailed", self._failed)
         context.on("page", lambda popup: self.add("popup", popup.url or "a new page"))
         page.on("dialog", self._dialog)
         page.on("pageerror", lambda error: self.add("page error", str(error)))
@@ -160,12 +162,13 @@ class XssWatch:
     def _leaves(self, url: str) -> bool:
         return not (url.startswith(self.local + "/") or url == self.local)
 
-    def _abort(self, route: Any) -> None:
-        route.abort()
-
     def _request(self, request: Any) -> None:
         if self._leaves(request.url):
             self.add("request", f"{request.method} {request.url}")
+
+    def _failed(self, request: Any) -> None:
+        if self._leaves(request.url):
+            self.failed.append(request.url)
 
     def _dialog(self, dialog: Any) -> None:
         self.add("dialog", f"{dialog.type}: {dialog.message}")
