@@ -201,6 +201,7 @@ async def test_in_memory_runner_wires_services() -> None:
     assert runner.artifact_service is not None and runner.memory_service is not None
 
 
+@pytest.mark.slow  # a process of its own: seconds
 def test_runtime_imports_without_django() -> None:
     code = (
         "import sys\n"

@@ -7,7 +7,10 @@ import os
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
+
+pytestmark = pytest.mark.slow  # each test starts a Python of its own: ~2 s
 
 SCRIPT = """
 from runtime.cli import main

@@ -108,6 +108,7 @@ async def test_a_kept_session_passes_against_its_agent_and_fails_after_a_change(
     assert "rainy" in turn["actual_response"] and not turn["exact_match"]
 
 
+@pytest.mark.slow  # a process (or twenty) of its own: seconds
 async def test_manage_py_eval_prints_each_case_and_exits_1_on_a_failure(
     register: Callable[..., None],
     host: Any,

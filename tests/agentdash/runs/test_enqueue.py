@@ -186,6 +186,7 @@ print("loaded:", current_app.main)
 """
 
 
+@pytest.mark.slow  # a process (or twenty) of its own: seconds
 def test_the_celery_executor_refuses_to_send_through_an_app_that_is_not_the_projects() -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "agentdash.settings"}
     done = subprocess.run(

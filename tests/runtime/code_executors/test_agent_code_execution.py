@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from google.genai import types
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -69,6 +70,7 @@ def test_the_models_code_runs_and_the_model_reads_its_output(spans: InMemorySpan
     assert json.loads(attrs["agentdash.code.limits"])["cpu_seconds"] == 5
 
 
+@pytest.mark.slow  # a process (or twenty) of its own: seconds
 def test_a_stopped_run_says_which_limit_and_retries_are_bounded(
     spans: InMemorySpanExporter,
 ) -> None:

@@ -296,6 +296,7 @@ def test_cpu_time_is_the_runs_across_many_processes() -> None:
     assert 1000 <= done.usage["cpu_ms"] < 1500
 
 
+@pytest.mark.slow  # a process (or twenty) of its own: seconds
 def test_the_cpu_share_holds_many_busy_processes_to_it() -> None:
     busy = "import os\nfor _ in range(4):\n    os.fork()\nwhile True:\n    pass"
     done = run(busy, SandboxLimits(cpus=0.25, cpu_seconds=30, wall_seconds=2))
@@ -360,6 +361,7 @@ def test_the_kill_path_never_signals_a_process_outside_the_run() -> None:
         bystander.wait()
 
 
+@pytest.mark.slow  # a process (or twenty) of its own: seconds
 def test_twenty_runs_at_once_keep_to_their_own_limits_and_see_nothing_of_each_other() -> None:
     normal = (
         "import os, ctypes\n"

@@ -175,6 +175,7 @@ def test_what_is_not_an_eval_set_is_refused_with_a_reason(data: str, says: str) 
     assert says in str(caught.value)
 
 
+@pytest.mark.slow  # a process (or twenty) of its own: seconds
 def test_evaluation_imports_without_django() -> None:
     code = (
         "import sys\n"
