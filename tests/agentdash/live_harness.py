@@ -116,15 +116,19 @@ def _template_key(env: dict[str, str], seed: bool) -> tuple[bool, tuple[tuple[st
     """What a template is made of: the environment but the per-server paths and pytest's own
     variables (``PYTEST_CURRENT_TEST`` names the running test: with it, every test that
     starts a server made a template of its own, migrating and seeding again)."""
-    kept = (k for k in env.items() if k[0] not in _PER_SERVER and not k[0].startswith("PYTEST_"))
+    kept = (
+        (name, value)
+        for name, value in env.items()
+        if name not in _PER_SERVER and not name.startswith("PYTEST_")
+    )
     return seed, tuple(sorted(kept))
 
 
 def sqlite_prepared(env: dict[str, str], *, seed: bool = True) -> None:
     """Make the SQLite file of ``env``'s ``DATABASE_URL`` a migrated database (and seeded with
     ``seed_demo`` unless ``seed`` is false), as ``manage.py`` in ``env`` would leave it: the
-    first call for an environment (all of it but the database and the var directory) runs
-    them on a template, every call copies the template."""
+    first call for an environment (:func:`_template_key`) runs them on a template, every call
+    copies the template."""
     target = Path(env["DATABASE_URL"].removeprefix("sqlite:///"))
     key = _template_key(env, seed)
     with _TEMPLATES_LOCK:

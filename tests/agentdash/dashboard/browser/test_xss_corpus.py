@@ -98,10 +98,6 @@ def check(watch: XssWatch, browser: Browser, surface: str) -> None:
     watch.check(browser.page, surface)
 
 
-def log_in(browser: Browser, username: str) -> None:
-    browser.log_in(username)
-
-
 def ask(browser: Browser, text: str) -> None:
     page = browser.page
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
@@ -136,7 +132,7 @@ def run_probe(
     """A run of the probe agent on ``batch`` in a new session; its page's path once every
     part has arrived. If the answer never comes (a page that navigated away, a script that
     broke it), ``watch`` reports what it counted first."""
-    log_in(browser, user)
+    browser.log_in(user)
     try:
         path = browser.new_chat(AGENT_NAME, first=ask_for(batch))
         wait_for_done(browser)
@@ -202,7 +198,7 @@ def tool_arguments(browser: Browser) -> list[dict[str, Any]]:
 # ── The watch itself ────────────────────────────────────────────────────────────────────
 def test_the_watch_counts_every_kind(browser: Browser, watch: XssWatch) -> None:
     """The instruments can fail: each kind of thing they count, done on purpose."""
-    log_in(browser, "alice")
+    browser.log_in("alice")
     page = browser.page
     page.evaluate("() => xss('control')")
     page.evaluate(
@@ -341,7 +337,7 @@ def edit_state(browser: Browser, key: str, value: str, reason: str) -> bool:
 def test_the_operators_state_editor(browser: Browser, watch: XssWatch, probe_session: str) -> None:
     """Each vector as a key, as a JSON string value and as the reason: saved or refused
     with a message, the state table and the chat's operator notes show it as text."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     browser.goto(probe_session)
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
@@ -364,7 +360,7 @@ def test_state_keys_named_like_object_internals(
 ) -> None:
     """Keys a JavaScript object holds already (``__proto__``, ``constructor``, …), with
     object values: each is a row of the state table like any key, live and loaded again."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     browser.goto(probe_session)
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
@@ -390,7 +386,7 @@ def test_state_keys_named_like_object_internals(
 def test_names_and_switches(browser: Browser, watch: XssWatch, probe_session: str) -> None:
     """Hostile callback names and the agent's description on the home page, the new-chat
     page and the controls; each callback switched off and on with a hostile reason."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     check(watch, browser, "home page: sessions list and agents (names, description)")
     browser.new_chat(AGENT_NAME)
@@ -415,7 +411,7 @@ def test_renamed_and_searched_sessions(
 ) -> None:
     """Vectors as session titles (renamed in place on the sessions list) and as the list's
     search."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     session_id = probe_session.strip("/").split("/")[-1]
     link = page.locator(f".session-title[href='{probe_session}']")
@@ -445,7 +441,7 @@ def admin_save(browser: Browser) -> None:
 def test_policies_in_the_admin(browser: Browser, watch: XssWatch) -> None:
     """Policies named by vectors, with vectors in their config, agents and reasons; the
     list, the form, a version's diff, and refused configs whose errors quote the vectors."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     sample = [v for v in typed_sample() if v.text.strip()]
     values = [v.text for v in sample]
@@ -504,7 +500,7 @@ ADMIN_PAGES = (
 def test_admin_views_of_the_probe_session(
     browser: Browser, watch: XssWatch, probe_session: str
 ) -> None:
-    log_in(browser, "operator")
+    browser.log_in("operator")
     session_id = probe_session.strip("/").split("/")[-1]
     for template in ADMIN_PAGES:
         path = template.format(id=session_id)
@@ -523,7 +519,7 @@ def test_data_endpoints_opened_directly(
 ) -> None:
     """The page's JSON, opened as a page: served as JSON (never sniffed as HTML), shown as
     text."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page.request.get(f"{browser.server.url}{probe_session}spans/").json()
     first = dict(zip(page["fields"], page["rows"][0], strict=True))
     paths = [
@@ -549,7 +545,7 @@ FIND = ("<img", "onerror", "<svg onload", "xss(", "javascript:", "{{ 7*7 }}", "\
 def test_find_and_its_highlights(browser: Browser, watch: XssWatch, probe_session: str) -> None:
     """Vectors and their pieces typed into the timeline's find bar: names marked, the
     server's attribute search asked, the next match opened."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     browser.goto(probe_session)
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
@@ -569,7 +565,7 @@ def test_find_and_its_highlights(browser: Browser, watch: XssWatch, probe_sessio
 def test_export_downloads(browser: Browser, watch: XssWatch, probe_session: str) -> None:
     """The session and its traces downloaded from the Export menu: attachments of JSON (a
     browser saves them, never renders them), holding the vectors as data."""
-    log_in(browser, "operator")
+    browser.log_in("operator")
     page = browser.page
     browser.goto(probe_session)
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
@@ -717,7 +713,7 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
         )
         with urllib.request.urlopen(request, timeout=60) as answer:
             assert answer.status == 200, n
-    log_in(browser, "alice")
+    browser.log_in("alice")
     link = browser.page.locator("a.session-title[href*='/sessions/otlp-']").first
     path = link.get_attribute("href")
     assert path, "the ingested session is not on its owner's list"
@@ -734,7 +730,7 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
     session_id = path.strip("/").split("/")[-1]
     with browser.page.expect_navigation():  # alice logs out; an operator comes
         browser.page.click("header form[action='/logout/'] button")
-    log_in(browser, "operator")
+    browser.log_in("operator")
     for page, surface, rows in [
         (f"/sessions/{session_id}/guardrails/", "the session's guardrails page", True),
         (f"/agents/{AGENT_NAME}/guardrails/", "the agent's guardrails page", True),
