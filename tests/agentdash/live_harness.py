@@ -91,6 +91,21 @@ def base_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def embedded_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """:func:`base_env` for a server on the embedded default in ``tmp``: its SQLite file and
+    var/ there, the inline executor, no Redis, plus ``extra``. The servers of one environment
+    share a database template (:func:`sqlite_prepared`): ask for anything else in ``extra``
+    only where the test needs it."""
+    env = base_env(
+        DATABASE_URL=f"sqlite:///{tmp / 'agentdash.sqlite3'}",
+        AGENTDASH_VAR_DIR=str(tmp / "var"),
+        AGENTDASH_EXECUTOR="inline",
+    )
+    env.pop("REDIS_URL", None)
+    env.update(extra)
+    return env
+
+
 def manage(env: dict[str, str], *args: str) -> None:
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
@@ -124,28 +139,41 @@ def _template_key(env: dict[str, str], seed: bool) -> tuple[bool, tuple[tuple[st
     return seed, tuple(sorted(kept))
 
 
+def _template(env: dict[str, str], seed: bool) -> Path:
+    """The template of ``env`` (:func:`_template_key`), made on first use: migrated, and then
+    seeded when ``seed`` (a copy of the migrated one, seeded: one migrate an environment)."""
+    key = _template_key(env, seed)
+    template = _TEMPLATES.get(key)
+    if template is not None:
+        return template
+    made = Path(tempfile.mkdtemp(prefix="agentdash-template-"))
+    atexit.register(shutil.rmtree, made, ignore_errors=True)
+    template = made / "template.sqlite3"
+    there = {**env, "DATABASE_URL": f"sqlite:///{template}", "AGENTDASH_VAR_DIR": str(made)}
+    if seed:
+        _copy(_template(env, False), template)
+        manage(there, "seed_demo")
+    else:
+        manage(there, "migrate", "--noinput")
+    _TEMPLATES[key] = template
+    return template
+
+
+def _copy(source: Path, target: Path) -> None:
+    """SQLite's backup, not a file copy: the source may be in WAL mode, with pages in its -wal."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with closing(sqlite3.connect(source)) as there, closing(sqlite3.connect(target)) as copy:
+        there.backup(copy)
+
+
 def sqlite_prepared(env: dict[str, str], *, seed: bool = True) -> None:
     """Make the SQLite file of ``env``'s ``DATABASE_URL`` a migrated database (and seeded with
     ``seed_demo`` unless ``seed`` is false), as ``manage.py`` in ``env`` would leave it: the
     first call for an environment (:func:`_template_key`) runs them on a template, every call
     copies the template."""
-    target = Path(env["DATABASE_URL"].removeprefix("sqlite:///"))
-    key = _template_key(env, seed)
     with _TEMPLATES_LOCK:
-        template = _TEMPLATES.get(key)
-        if template is None:
-            made = Path(tempfile.mkdtemp(prefix="agentdash-template-"))
-            atexit.register(shutil.rmtree, made, ignore_errors=True)
-            template = made / "template.sqlite3"
-            there = {**env, "DATABASE_URL": f"sqlite:///{template}", "AGENTDASH_VAR_DIR": str(made)}
-            manage(there, "migrate", "--noinput")
-            if seed:
-                manage(there, "seed_demo")
-            _TEMPLATES[key] = template
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # SQLite's backup, not a file copy: the template may be in WAL mode, with pages in its -wal
-    with closing(sqlite3.connect(template)) as source, closing(sqlite3.connect(target)) as copy:
-        source.backup(copy)
+        template = _template(env, seed)
+    _copy(template, Path(env["DATABASE_URL"].removeprefix("sqlite:///")))
 
 
 @dataclass

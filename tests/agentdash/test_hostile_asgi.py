@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentdash.live_harness import Browserless, Processes, base_env, sqlite_prepared
+from tests.agentdash.live_harness import Browserless, Processes, embedded_env, sqlite_prepared
 
 pytestmark = [pytest.mark.slow]
 
@@ -24,12 +24,7 @@ _STATUS = re.compile(rb"^HTTP/1\.[01] (\d{3})")
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("hostile-asgi")
-    env = base_env(
-        DATABASE_URL=f"sqlite:///{tmp / 'agentdash.sqlite3'}",
-        AGENTDASH_VAR_DIR=str(tmp / "var"),
-        AGENTDASH_EXECUTOR="inline",
-        REDIS_URL="",
-    )
+    env = embedded_env(tmp)
     sqlite_prepared(env)
     processes = Processes(Path(tmp))
     try:

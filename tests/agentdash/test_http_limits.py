@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentdash.live_harness import Processes, base_env, sqlite_prepared
+from tests.agentdash.live_harness import Processes, embedded_env, sqlite_prepared
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
@@ -22,7 +22,7 @@ GIB = 1 << 30
 def daphne(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[int, int]]:
     """(port, pid) of a daphne on the embedded default."""
     tmp: Path = tmp_path_factory.mktemp("http-limits")
-    env = base_env(DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}", AGENTDASH_VAR_DIR=str(tmp))
+    env = embedded_env(tmp)
     sqlite_prepared(env, seed=False)
     procs = Processes(tmp)
     try:

@@ -4,7 +4,9 @@ seed (seconds of CPU)."""
 
 from __future__ import annotations
 
-from tests.agentdash.live_harness import _template_key, base_env
+from pathlib import Path
+
+from tests.agentdash.live_harness import _template_key, base_env, embedded_env
 
 
 def test_a_template_is_the_environment_but_its_paths_and_the_running_test() -> None:
@@ -17,3 +19,12 @@ def test_a_template_is_the_environment_but_its_paths_and_the_running_test() -> N
     assert _template_key(one, True) != _template_key(one, False)  # seeded or not
     agents = {**one, "AGENTDASH_AGENTS": "tests.security.xss_agent:root_agent"}
     assert _template_key(agents, True) != _template_key(one, True)  # what may seed differently
+
+
+def test_servers_on_the_embedded_default_share_one_template(tmp_path: Path) -> None:
+    """The modules that start a daphne of their own (ingest, hostile ASGI, daphne's limits)
+    ask for the same environment, so they copy one template instead of making one each."""
+    first, second = embedded_env(tmp_path / "a"), embedded_env(tmp_path / "b")
+    assert first["DATABASE_URL"] != second["DATABASE_URL"]
+    assert _template_key(first, True) == _template_key(second, True)
+    assert "REDIS_URL" not in first and first["AGENTDASH_EXECUTOR"] == "inline"

@@ -17,7 +17,7 @@ from tests.agentdash.live_harness import (
     Browserless,
     LiveClient,
     Processes,
-    base_env,
+    embedded_env,
     sqlite_prepared,
 )
 
@@ -25,12 +25,7 @@ from tests.agentdash.live_harness import (
 @contextmanager
 def embedded_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """(daphne's base URL, its environment)."""
-    env = base_env(
-        DATABASE_URL=f"sqlite:///{tmp_path / 'agentdash.sqlite3'}",
-        AGENTDASH_VAR_DIR=str(tmp_path / "var"),
-        AGENTDASH_EXECUTOR="inline",
-    )
-    env.pop("REDIS_URL", None)
+    env = embedded_env(tmp_path)
     sqlite_prepared(env)  # migrated and seeded, copied from the run's template
     procs = Processes(tmp_path)
     try:

@@ -20,7 +20,7 @@ from websockets.exceptions import ConnectionClosed
 
 from agentdash.live.daphne_limits import MAX_MESSAGE_BYTES
 from agentdash.live.protocol import MAX_FRAME_BYTES
-from tests.agentdash.live_harness import ROOT, Browserless, Processes, base_env, sqlite_prepared
+from tests.agentdash.live_harness import ROOT, Browserless, Processes, embedded_env, sqlite_prepared
 
 
 def manage_output(env: dict[str, str], *args: str) -> str:
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 def started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
     """A daphne that has answered one page, nothing else (base URL, its environment)."""
     tmp: Path = tmp_path_factory.mktemp("daphne-server")
-    env = base_env(DATABASE_URL=f"sqlite:///{tmp / 'db.sqlite3'}", AGENTDASH_VAR_DIR=str(tmp))
+    env = embedded_env(tmp)
     sqlite_prepared(env)  # migrated and seeded, copied from the run's template
     procs = Processes(tmp)
     try:
