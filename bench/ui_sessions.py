@@ -6,6 +6,12 @@ span pages are right), event html rendered and sanitized when the event is store
   .venv/bin/python bench/ui_sessions.py spans  --count 50000 --owner alice [--per-run 500]
                                                [--failed N] [--cancelled N] [--seed S]
   .venv/bin/python bench/ui_sessions.py events --count 10000 --owner alice [--seed S]
+  .venv/bin/python bench/ui_sessions.py serve   # one request a line on stdin, as below
+
+``serve`` keeps one process for many sessions (Django set up once, which costs seconds of
+CPU a process): each line on stdin is a JSON list of the other commands' arguments (e.g.
+``["events", "--count", "120"]``); each answer is one line on stdout, ``{"made": …}`` or
+``{"error": "<traceback>"}``. It ends at the end of its input.
 
 It runs against whatever database the environment names (``DATABASE_URL``, as the server it
 is meant for: the browser tests pass the live server's environment) and prints one JSON
@@ -375,17 +381,20 @@ def events_session(*, owner: str, count: int, seed: int = 10) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=("spans", "events"))
-    parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("what", choices=("spans", "events", "serve"))
+    parser.add_argument("--count", type=int)
     parser.add_argument("--owner", default="alice")
     parser.add_argument("--per-run", type=int, default=500)
     parser.add_argument("--failed", type=int, default=None, help="failed runs (default: 5%%)")
     parser.add_argument("--cancelled", type=int, default=None, help="cancelled runs (5%%)")
     parser.add_argument("--seed", type=int, default=10)
-    args = parser.parse_args(argv)
-    django_setup()
+    return parser
+
+
+def _made(args: argparse.Namespace) -> dict[str, Any]:
+    """The session ``args`` ask for (Django set up), with the seconds it took."""
     started = time.perf_counter()
     if args.what == "spans":
         found = spans_session(
@@ -399,7 +408,43 @@ def main(argv: list[str] | None = None) -> None:
     else:
         found = events_session(owner=args.owner, count=args.count, seed=args.seed)
     found["seconds"] = round(time.perf_counter() - started, 2)
-    print(json.dumps(found))
+    return found
+
+
+def _serve(parser: argparse.ArgumentParser) -> None:
+    """One session a line of stdin, one answer a line of stdout (module docstring)."""
+    import traceback
+
+    from django.db import close_old_connections
+
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            argv = json.loads(line)
+            if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+                raise ValueError(f"a request is a JSON list of strings, not {line[:200]!r}")
+            args = parser.parse_args(argv)
+            if args.what == "serve" or args.count is None:
+                raise ValueError(f"asked for {argv!r}: spans or events, with --count")
+            answer: dict[str, Any] = {"made": _made(args)}
+        except (Exception, SystemExit):  # argparse exits on bad arguments: an answer too
+            answer = {"error": traceback.format_exc()}
+        finally:
+            close_old_connections()
+        print(json.dumps(answer), flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.what != "serve" and args.count is None:
+        parser.error("--count is required")
+    django_setup()
+    if args.what == "serve":
+        _serve(parser)
+    else:
+        print(json.dumps(_made(args)))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import socket
 import subprocess
 import sys
@@ -58,6 +59,8 @@ class LiveServer:
     env: dict[str, str] = field(default_factory=dict)  # the server's: its database, its dirs
     # username → the session cookie of a login through the form (see Browser.log_in)
     logins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # bench/ui_sessions.py serving this server's database (see session_generate)
+    generator: subprocess.Popen[str] | None = None
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace")
@@ -140,6 +143,12 @@ def server_start(tmp: Path, *, env_extra: dict[str, str] | None = None) -> LiveS
 
 
 def server_stop(server: LiveServer) -> None:
+    if server.generator is not None:
+        server.generator.stdin.close()  # type: ignore[union-attr]  # its input ends: it exits
+        try:
+            server.generator.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.generator.kill()
     server.process.terminate()
     try:
         server.process.wait(timeout=10)
@@ -151,18 +160,36 @@ def server_stop(server: LiveServer) -> None:
 GENERATOR = ROOT / "bench" / "ui_sessions.py"
 
 
+GENERATE_TIMEOUT_S = 600.0
+
+
 def session_generate(server: LiveServer, what: str, *args: str) -> dict[str, Any]:
     """A big session in the server's database, made through the app's services by
     ``bench/ui_sessions.py`` (``what``: ``spans`` or ``events``; ``args`` its options, e.g.
-    ``"--count", "5000", "--owner", "alice"``); what it printed (id, path, landmarks)."""
-    found = subprocess.run(
-        [sys.executable, str(GENERATOR), what, *args],
-        cwd=ROOT, env=server.env, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    if found.returncode != 0:
-        raise ServerError(f"{GENERATOR.name} {what} {' '.join(args)} failed:\n{found.stderr}")
-    result: dict[str, Any] = json.loads(found.stdout.strip().splitlines()[-1])
-    return result
+    ``"--count", "5000", "--owner", "alice"``); what it made (id, path, landmarks). One
+    generator process serves a server's sessions (``serve``: Django set up once)."""
+    generator = server.generator
+    if generator is None or generator.poll() is not None:
+        log = server.log.with_name("ui_sessions.log").open("a", encoding="utf-8")
+        generator = server.generator = subprocess.Popen(
+            [sys.executable, str(GENERATOR), "serve"], cwd=ROOT, env=server.env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+        )  # fmt: skip
+        log.close()  # the child has its own
+    assert generator.stdin is not None and generator.stdout is not None
+    generator.stdin.write(json.dumps([what, *args]) + "\n")
+    generator.stdin.flush()
+    ready, _, _ = select.select([generator.stdout], [], [], GENERATE_TIMEOUT_S)
+    line = generator.stdout.readline() if ready else ""
+    if not line:
+        generator.kill()
+        raise ServerError(f"{GENERATOR.name} {what} {' '.join(args)}: no answer (it exited or"
+                          f" took over {GENERATE_TIMEOUT_S:.0f} s)")  # fmt: skip
+    answer: dict[str, Any] = json.loads(line)
+    if "error" in answer:
+        raise ServerError(f"{GENERATOR.name} {what} {' '.join(args)} failed:\n{answer['error']}")
+    made: dict[str, Any] = answer["made"]
+    return made
 
 
 # ── The browser ────────────────────────────────────────────────────────────────────────────
