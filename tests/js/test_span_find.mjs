@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import { SpanFind, emptyFilter, isActive } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_find.js";
-import { summaryOfData } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
+import { summaryOfChange } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
 import { SpanTree } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_tree.js";
 
 const MS = 1e6;
@@ -15,20 +15,23 @@ const MS = 1e6;
  */
 function sessionTree() {
   const tree = new SpanTree();
-  const add = (id, parent, name, start, durationMs, attributes = {}, extra = {}) =>
+  // Each span as a live change brings it: the server's summary (the summary page's fields).
+  const add = (id, parent, name, start, durationMs, fields = {}) =>
     tree.upsert(
-      summaryOfData({
-        span_id: id, trace_id: "t", parent_span_id: parent, name, start_time: start,
-        end_time: durationMs === null ? null : start + durationMs * MS, status: "ok", attributes, ...extra,
+      summaryOfChange({
+        summary: {
+          span_id: id, trace_id: "t", parent_span_id: parent, name, start_time: start,
+          end_time: durationMs === null ? null : start + durationMs * MS, status: "ok", ...fields,
+        },
       }),
       1,
     );
-  add("run", null, "invocation", 0, 900, { "agentdash.span.kind": "invocation" });
-  add("agent", "run", "invoke_agent helper", 1, 800);
-  add("model", "agent", "generate_content gemini", 2, 300, { "gen_ai.request.model": "gemini" });
-  add("tool1", "agent", "execute_tool lookup", 400 * MS, 5, { "gen_ai.tool.name": "lookup" }, { status: "error", status_message: "Table MISSING" });
-  add("cb", "tool1", "callback before_tool", 401 * MS, 1, { "agentdash.callback.name": "guard", "agentdash.callback.outcome": "overridden" });
-  add("tool2", "agent", "execute_tool write_file", 500 * MS, 50, { "gen_ai.tool.name": "write_file" });
+  add("run", null, "invocation", 0, 900, { span_kind: "invocation" });
+  add("agent", "run", "invoke_agent helper", 1, 800, { span_kind: "agent", label: "helper" });
+  add("model", "agent", "generate_content gemini", 2, 300, { span_kind: "model", label: "gemini" });
+  add("tool1", "agent", "execute_tool lookup", 400 * MS, 5, { span_kind: "tool", label: "lookup", status: "error", status_message: "Table MISSING" });
+  add("cb", "tool1", "callback before_tool", 401 * MS, 1, { span_kind: "callback", label: "guard", outcome: "overridden" });
+  add("tool2", "agent", "execute_tool write_file", 500 * MS, 50, { span_kind: "tool", label: "write_file" });
   return tree;
 }
 
@@ -90,7 +93,7 @@ describe("filters", () => {
 
   test("a running span's duration grows to now", () => {
     const tree = new SpanTree();
-    tree.upsert(summaryOfData({ span_id: "r", trace_id: "t", name: "x", start_time: 0, end_time: null }), 1);
+    tree.upsert(summaryOfChange({ span_id: "r", trace_id: "t", name: "x", start_time: 0, end_time: null }), 1);
     const find = new SpanFind(tree);
     find.setFilter(filter({ minMs: 1000 }));
     assert.equal(find.apply({ now: 999 * MS }), 0);
@@ -99,7 +102,7 @@ describe("filters", () => {
 
   test("hostile text: regex characters, NUL, lone surrogates and huge needles are plain text", () => {
     const tree = new SpanTree();
-    tree.upsert(summaryOfData({ span_id: "x", trace_id: "t", name: "a.*b \u0000 \ud800 end", start_time: 0, end_time: 1 }), 1);
+    tree.upsert(summaryOfChange({ span_id: "x", trace_id: "t", name: "a.*b \u0000 \ud800 end", start_time: 0, end_time: 1 }), 1);
     const find = new SpanFind(tree);
     for (const [text, expected] of [[".*", 1], ["a.*b", 1], ["(", 0], ["\u0000", 1], ["\ud800", 1], ["\udc00", 0], ["x".repeat(100_000), 0]]) {
       find.setFilter(filter({ text }));
@@ -146,7 +149,7 @@ describe("walking the matches", () => {
     find.setFilter(filter({ kind: "tool" }));
     find.apply();
     assert.equal(find.treeOrder().length, 6);
-    tree.upsert(summaryOfData({ span_id: "tool3", trace_id: "t", parent_span_id: "agent", name: "execute_tool x", start_time: 3, end_time: 4 }), 1);
+    tree.upsert(summaryOfChange({ span_id: "tool3", trace_id: "t", parent_span_id: "agent", name: "execute_tool x", start_time: 3, end_time: 4 }), 1);
     assert.equal(find.treeOrder().length, 6); // cached until told
     find.dataChanged();
     find.apply();

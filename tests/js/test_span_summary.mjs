@@ -1,15 +1,13 @@
-// dashboard/span_summary.js: a timeline row's fields, from a live span's data or a page's row.
+// dashboard/span_summary.js: a timeline row's fields, from a page's row or a live change's summary.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import {
-  ATTR,
   DECISIONS,
   fieldIndex,
   kindOf,
   spanKind,
   summaryOfChange,
-  summaryOfData,
   summaryOfRow,
 } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
 
@@ -35,29 +33,21 @@ describe("kindOf / spanKind", () => {
   test("spanKind says other when unknown, and survives missing fields", () => {
     assert.equal(spanKind({}), "other");
     assert.equal(spanKind({ name: "execute_tool t", attributes: undefined }), "tool");
-    assert.equal(spanKind({ name: "x", attributes: { [ATTR.kind]: "model" } }), "model");
+    assert.equal(spanKind({ name: "x", attributes: { "agentdash.span.kind": "model" } }), "model");
   });
 });
 
-describe("summaryOfData", () => {
-  test("reads the row's fields out of the attributes", () => {
-    const s = summaryOfData({
-      span_id: "s1",
-      trace_id: "t1",
-      parent_span_id: "p1",
-      name: "execute_tool lookup",
-      kind: "INTERNAL",
-      start_time: 1_000,
-      end_time: 3_000,
-      status: "error",
-      status_message: "boom",
-      run_id: 7,
-      attributes: {
-        [ATTR.tool]: "lookup",
-        [ATTR.decision]: "blocked",
-        [ATTR.cancelled]: "TRUE",
-        [ATTR.offline]: false,
-      },
+// A live change's summary, as the server sends it: the summary page's row, by field name.
+const ofSummary = (summary) => summaryOfChange({ span_id: "live", summary });
+
+describe("a summary's fields, read as the server sent them", () => {
+  test("every field of the server's summary", () => {
+    const s = ofSummary({
+      seq: 4, span_id: "s1", trace_id: "t1", parent_span_id: "p1", name: "execute_tool lookup",
+      kind: "INTERNAL", start_time: 1_000, end_time: 3_000, status: "error", status_message: "boom",
+      run_id: 7, span_kind: "tool", label: "lookup", outcome: "", hook: "", tokens_in: null,
+      tokens_out: null, tokens_cached: null, tokens_thinking: null, cost_usd: null, offline: false,
+      cancelled: "TRUE", decision: "blocked",
     });
     assert.deepEqual(
       { ...s },
@@ -84,28 +74,21 @@ describe("summaryOfData", () => {
         offline: false,
         cancelled: true,
         decision: "blocked",
+        seq: 4,
       },
     );
   });
 
-  test("the server's usage wins over the token attributes", () => {
-    const data = {
-      span_id: "m",
-      name: "generate_content",
-      attributes: { [ATTR.tokensIn]: "12", [ATTR.tokensOut]: 3 },
-    };
-    const fromAttributes = summaryOfData(data);
-    assert.deepEqual([fromAttributes.tin, fromAttributes.tout, fromAttributes.cost], [12, 3, null]);
-    const priced = summaryOfData({ ...data, usage: { input: 5, output: "6", cached: 1, thinking: null, cost_usd: 0.25 } });
+  test("tokens are counts and a cost a finite number, else nothing", () => {
+    const priced = ofSummary({ span_id: "m", tokens_in: 5, tokens_out: "6", tokens_cached: 1, tokens_thinking: null, cost_usd: 0.25 });
     assert.deepEqual([priced.tin, priced.tout, priced.tcached, priced.tthinking, priced.cost], [5, 6, 1, null, 0.25]);
-    const odd = summaryOfData({ ...data, usage: { input: 1.5, output: "x", cost_usd: Infinity } });
+    const odd = ofSummary({ span_id: "m", tokens_in: 1.5, tokens_out: "x", cost_usd: Infinity });
     assert.deepEqual([odd.tin, odd.tout, odd.cost], [null, null, null]);
-    const none = summaryOfData({ ...data, usage: null });
-    assert.deepEqual([none.tin, none.tout, none.cost], [null, null, null]);
+    assert.equal(ofSummary({ span_id: "m", cost_usd: "0.25" }).cost, null); // a number, never text
   });
 
   test("missing and hostile fields", () => {
-    const s = summaryOfData({ span_id: 5, parent_span_id: "", start_time: "not a time", run_id: "", attributes: "no" });
+    const s = ofSummary({ span_id: 5, parent_span_id: "", start_time: "not a time", run_id: "" });
     assert.equal(s.id, "5");
     assert.equal(s.trace, "");
     assert.equal(s.parentId, null);
@@ -118,11 +101,12 @@ describe("summaryOfData", () => {
   });
 
   test("NUL and lone surrogates pass through as text; messages are cut", () => {
-    const s = summaryOfData({
+    const s = ofSummary({
       span_id: "c",
       name: "callback x",
       status_message: "\u0000".repeat(600),
-      attributes: { [ATTR.callback]: "cb\u0000\ud800", [ATTR.hook]: { not: "text" } },
+      label: "cb\u0000\ud800",
+      hook: { not: "text" },
     });
     assert.equal(s.label, "cb\u0000\ud800");
     assert.equal(s.hook, '{"not":"text"}');
@@ -131,18 +115,19 @@ describe("summaryOfData", () => {
 
   test("a huge label is kept whole, a huge message cut to 500", () => {
     const label = "é".repeat(1_000_000);
-    const s = summaryOfData({ span_id: "a", name: "execute_tool", status_message: "m".repeat(1_000_000), attributes: { [ATTR.tool]: label } });
+    const s = ofSummary({ span_id: "a", name: "execute_tool", status_message: "m".repeat(1_000_000), label });
     assert.equal(s.label, label);
     assert.equal(s.message, "m".repeat(500));
   });
 
   // The server cuts with Python's text[:n] (agentdash/spans/summaries.py): n code points.
   test("texts are cut by characters (code points), as the server cuts them", () => {
-    const s = summaryOfData({
+    const s = ofSummary({
       span_id: "c",
       name: "callback x",
       status_message: "😀".repeat(600),
-      attributes: { [ATTR.outcome]: "😀".repeat(300), [ATTR.hook]: `a${"😀".repeat(300)}` },
+      outcome: "😀".repeat(300),
+      hook: `a${"😀".repeat(300)}`,
     });
     assert.equal(s.message, "😀".repeat(500)); // 500 characters, 1000 UTF-16 units
     assert.equal(s.outcome, "😀".repeat(200));
@@ -152,22 +137,21 @@ describe("summaryOfData", () => {
   test("a lone surrogate is one character, as in Python", () => {
     // Python: ("\ud800" + "😀" * 300)[:200] keeps the lone one and 199 pairs.
     const hook = `\ud800${"😀".repeat(300)}`;
-    assert.equal(summaryOfData({ span_id: "c", attributes: { [ATTR.hook]: hook } }).hook, `\ud800${"😀".repeat(199)}`);
-    const low = "\udc00".repeat(300);
-    assert.equal(summaryOfData({ span_id: "c", attributes: { [ATTR.hook]: low } }).hook, "\udc00".repeat(200));
+    assert.equal(ofSummary({ span_id: "c", hook }).hook, `\ud800${"😀".repeat(199)}`);
+    assert.equal(ofSummary({ span_id: "c", hook: "\udc00".repeat(300) }).hook, "\udc00".repeat(200));
   });
 
   test("only known guardrail decisions", () => {
     for (const decision of DECISIONS) {
-      assert.equal(summaryOfData({ span_id: "a", attributes: { [ATTR.decision]: decision } }).decision, decision);
+      assert.equal(ofSummary({ span_id: "a", decision }).decision, decision);
     }
     for (const other of ["ALLOWED", "toString", "", 1, null]) {
-      assert.equal(summaryOfData({ span_id: "a", attributes: { [ATTR.decision]: other } }).decision, "", String(other));
+      assert.equal(ofSummary({ span_id: "a", decision: other }).decision, "", String(other));
     }
   });
 
   test("flags: true, 1 or 'true' in any case", () => {
-    const flag = (value) => summaryOfData({ span_id: "a", attributes: { [ATTR.offline]: value } }).offline;
+    const flag = (value) => ofSummary({ span_id: "a", offline: value }).offline;
     assert.deepEqual([true, 1, "true", "True", "TRUE"].map(flag), [true, true, true, true, true]);
     assert.deepEqual([false, 0, "1", "yes", null, undefined, {}].map(flag), [false, false, false, false, false, false, false]);
   });
@@ -186,24 +170,17 @@ describe("fieldIndex / summaryOfRow", () => {
     assert.deepEqual(fieldIndex("ab"), {});
   });
 
-  test("a row becomes the same summary as the live span it came from", () => {
+  test("a page's row and a live change's summary of the same span read alike", () => {
     const ix = fieldIndex(FIELDS);
     const row = [
       42, "s", "t", "p", "callback before_tool", "INTERNAL", 10, null, "ok", "", 3, "callback",
       "guard", "overridden", "before_tool", null, null, null, null, null, true, false, "redacted",
     ];
+    const summary = Object.fromEntries(FIELDS.map((name, i) => [name, row[i]]));
     const fromRow = summaryOfRow(row, ix);
-    const fromData = summaryOfData({
-      span_id: "s", trace_id: "t", parent_span_id: "p", name: "callback before_tool", kind: "INTERNAL",
-      start_time: 10, end_time: null, status: "ok", status_message: "", run_id: 3,
-      attributes: {
-        [ATTR.kind]: "callback", [ATTR.callback]: "guard", [ATTR.outcome]: "overridden",
-        [ATTR.hook]: "before_tool", [ATTR.offline]: true, [ATTR.decision]: "redacted",
-      },
-    });
-    const { seq, ...summary } = fromRow;
-    assert.equal(seq, 42);
-    assert.deepEqual(summary, fromData);
+    assert.deepEqual(summaryOfChange({ span_id: "s", summary }), fromRow);
+    assert.equal(fromRow.seq, 42);
+    assert.equal(fromRow.label, "guard");
   });
 
   test("a span kind the server would never send is no kind (nor inherited: toString)", () => {
@@ -248,9 +225,16 @@ describe("summaryOfChange", () => {
     assert.equal(s.end, 20);
   });
 
-  test("derives a change without a summary as the server would", () => {
-    const data = { trace_id: "t", span_id: "s", name: "execute_tool find", attributes: { "gen_ai.tool.name": "find" } };
-    assert.deepEqual(summaryOfChange(data), summaryOfData(data));
-    assert.deepEqual(summaryOfChange({ ...data, summary: ["not", "a", "map"] }), summaryOfData(data));
+  test("a change without a summary shows its own fields, never its attributes read again", () => {
+    const data = {
+      trace_id: "t", span_id: "s", name: "execute_tool find", start_time: 5, status: "ok",
+      attributes: { "gen_ai.tool.name": "found", "agentdash.guardrail.decision": "blocked" },
+    };
+    const s = summaryOfChange(data);
+    assert.deepEqual([s.id, s.trace, s.start, s.status], ["s", "t", 5, "ok"]);
+    assert.equal(s.spanKind, "tool"); // what its name says, as the server guesses
+    assert.equal(s.label, "execute_tool find");
+    assert.equal(s.decision, "");
+    assert.deepEqual(summaryOfChange({ ...data, summary: ["not", "a", "map"] }), s);
   });
 });

@@ -3,22 +3,26 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { summaryOfData } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
+import { summaryOfChange } from "../../agentdash/dashboard/static/dashboard/js/common/span_summary.js";
 import { ADDED, IGNORED, SpanTree, UPDATED, spanKey } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_tree.js";
 import { SpanVersions } from "../../agentdash/dashboard/static/dashboard/js/timeline/span_versions.js";
 
-/** A span's summary: trace "t", started at `start`, ended unless `end` is null. */
+/** A span's summary as the server sends it: trace "t", started at `start`, ended unless `end` is null. */
 function span(id, parent, start, { trace = "t", end = start + 10, run = null, status = "ok", cancelled = false } = {}) {
-  return summaryOfData({
-    span_id: id,
-    trace_id: trace,
-    parent_span_id: parent,
-    name: `execute_tool ${id}`,
-    start_time: start,
-    end_time: end,
-    status,
-    run_id: run,
-    attributes: cancelled ? { "agentdash.cancelled": true } : {},
+  return summaryOfChange({
+    summary: {
+      span_id: id,
+      trace_id: trace,
+      parent_span_id: parent,
+      name: `execute_tool ${id}`,
+      start_time: start,
+      end_time: end,
+      status,
+      run_id: run,
+      span_kind: "tool",
+      label: id,
+      cancelled,
+    },
   });
 }
 

@@ -350,13 +350,13 @@ def test_spans_of_two_traces_with_the_same_ids_stay_apart(browser: Browser) -> N
     shape = browser.page.evaluate(
         """async () => {
           const { SpanTree } = await import("/static/dashboard/js/timeline/span_tree.js");
-          const { summaryOfData } = await import("/static/dashboard/js/common/span_summary.js");
+          const { summaryOfChange } = await import("/static/dashboard/js/common/span_summary.js");
           const tree = new SpanTree();
           const spans = [["b", "2", "1"], ["a", "1", null], ["a", "2", "1"], ["b", "1", null]];
           for (const [trace, id, parent] of spans) {
             const data = { trace_id: trace, span_id: id, parent_span_id: parent,
               name: trace + id, start_time: 1, end_time: 2, status: "ok", attributes: {} };
-            tree.upsert(summaryOfData(data), 1);
+            tree.upsert(summaryOfChange(data), 1);
           }
           return { nodes: tree.nodes.size,
             roots: tree.roots.map((r) => [r.name, r.children.map((c) => c.name)]) };

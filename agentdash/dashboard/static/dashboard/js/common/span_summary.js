@@ -1,7 +1,8 @@
 /**
  * A span's summary: what a timeline row shows (identity, timing, status and a few display
- * fields read out of the attributes), derived from a row of a summary page (the server
- * derives those) or from a live span's full data (derived here the same way).
+ * fields the server read out of the attributes), read from a row of a summary page or from the
+ * `summary` of a live span change — both made by the server's one derivation
+ * (agentdash/spans/summaries.py); nothing here derives them again.
  *
  * @module dashboard/span_summary
  */
@@ -9,23 +10,8 @@
 import { kindOf } from "./span_kinds.js";
 
 export { kindOf };
-/** Span attributes the summary reads (the server reads the same ones for its pages). */
-export const ATTR = {
-  kind: "agentdash.span.kind",
-  hook: "agentdash.callback.hook",
-  callback: "agentdash.callback.name",
-  outcome: "agentdash.callback.outcome",
-  agent: "gen_ai.agent.name",
-  tool: "gen_ai.tool.name",
-  model: "gen_ai.request.model",
-  tokensIn: "gen_ai.usage.input_tokens",
-  tokensOut: "gen_ai.usage.output_tokens",
-  offline: "agentdash.model.offline",
-  cancelled: "agentdash.cancelled",
-  decision: "agentdash.guardrail.decision",
-};
-/** @type {Partial<Record<string, string>>} the attribute naming a span of each kind */
-const LABEL_OF_KIND = { callback: ATTR.callback, tool: ATTR.tool, agent: ATTR.agent, model: ATTR.model };
+/** The attribute naming a span's kind (runtime/telemetry/attributes.py, SPAN_KIND). */
+const KIND_ATTR = "agentdash.span.kind";
 /** What a guardrail may decide (`agentdash.guardrail.decision`). */
 export const DECISIONS = new Set(["allowed", "blocked", "redacted", "unsafe", "limit"]);
 const MESSAGE_CHARS = 500;
@@ -76,7 +62,7 @@ const TEXT_CHARS = 200;
  */
 export function spanKind(span) {
   const attrs = span.attributes && typeof span.attributes === "object" ? span.attributes : {};
-  return kindOf(attrs[ATTR.kind], String(span.name || "")) || "other";
+  return kindOf(attrs[KIND_ATTR], String(span.name || "")) || "other";
 }
 
 /**
@@ -128,27 +114,6 @@ function money(value) {
 }
 
 /**
- * A live span's tokens and cost: its `usage` as the server counted and priced it; data
- * without that field (older) counts the attributes' tokens, unpriced.
- *
- * @param {Record<string, any>} data
- * @param {Record<string, unknown>} attrs
- */
-function usageOfData(data, attrs) {
-  if (!("usage" in data)) {
-    return { tin: count(attrs[ATTR.tokensIn]), tout: count(attrs[ATTR.tokensOut]), tcached: null, tthinking: null, cost: null };
-  }
-  const u = data.usage && typeof data.usage === "object" ? data.usage : {};
-  return {
-    tin: count(u.input),
-    tout: count(u.output),
-    tcached: count(u.cached),
-    tthinking: count(u.thinking),
-    cost: money(u.cost_usd),
-  };
-}
-
-/**
  * A known decision, else "" (as the store fills its column: agentdash/spans/decisions.py).
  *
  * @param {unknown} value
@@ -184,53 +149,19 @@ function runId(value) {
 }
 
 /**
- * The summary of a live span (full data with attributes), derived as the server derives the
- * rows of its pages.
- *
- * @param {Record<string, any>} data a `span` change's data
- * @returns {Summary}
- */
-export function summaryOfData(data) {
-  const attrs = data.attributes && typeof data.attributes === "object" ? data.attributes : {};
-  const id = String(data.span_id);
-  const name = String(data.name ?? "");
-  const kind = kindOf(attrs[ATTR.kind], name);
-  const labelAttr = LABEL_OF_KIND[kind];
-  const labelValue = labelAttr ? attrs[labelAttr] : undefined;
-  return {
-    id,
-    trace: String(data.trace_id ?? ""),
-    parentId: data.parent_span_id ? String(data.parent_span_id) : null,
-    name,
-    kind: String(data.kind ?? ""),
-    start: ns(data.start_time),
-    end: data.end_time === null || data.end_time === undefined ? null : ns(data.end_time),
-    status: String(data.status ?? "unset"),
-    message: text(data.status_message, MESSAGE_CHARS),
-    run: runId(data.run_id),
-    spanKind: kind,
-    label: text(labelValue, Infinity) || name || id,
-    outcome: text(attrs[ATTR.outcome]),
-    hook: text(attrs[ATTR.hook]),
-    ...usageOfData(data, attrs),
-    offline: flag(attrs[ATTR.offline]),
-    cancelled: flag(attrs[ATTR.cancelled]),
-    decision: decisionOf(attrs[ATTR.decision]),
-  };
-}
-
-/**
  * The summary of a live `span` change: the `summary` the server made of it (the row its
  * summary pages have for the span, by field name: agentdash/spans/summaries.py), read as a
- * page's row is; a change without one is derived here as the server derives it.
+ * page's row is. The server sends one with every change; a change without one shows the
+ * change's own fields of the same names (identity, timing, status) and the kind its name
+ * says — never a second reading of its attributes.
  *
  * @param {Record<string, any>} data a `span` change's data
- * @returns {Summary}
+ * @returns {Summary & {seq: number}}
  */
 export function summaryOfChange(data) {
   const made = data.summary;
-  if (!made || typeof made !== "object" || Array.isArray(made)) return summaryOfData(data);
-  return summaryOfRow(Object.values(made), fieldIndex(Object.keys(made)));
+  const row = made && typeof made === "object" && !Array.isArray(made) ? made : data;
+  return summaryOfRow(Object.values(row), fieldIndex(Object.keys(row)));
 }
 
 /**
