@@ -8,7 +8,9 @@
 - ``superuser``: everything.
 
 ``role_users`` maps the role names used by the authorization matrix to these users
-(``anonymous`` → None). ``live``: this process's live pipeline, flushing on the test's loop.
+(``anonymous`` → None). A module of many tests on the same rows makes them once with
+:func:`made_once` (the rows of one transaction that each test's own nests in). ``live``:
+this process's live pipeline, flushing on the test's loop.
 ``make_session(id)``: a stored session of nobody's.
 
 Passwords are hashed with MD5 in tests: PBKDF2's deliberate slowness (~0.3 s a user) would
@@ -19,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from django.contrib.auth.models import Group, User
+from django.db import transaction
+from django.test import override_settings
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.permissions import OPERATORS_GROUP
@@ -104,9 +108,37 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 ROLES = ("anonymous", "alice", "operator", "staff_operator", "superuser")
 
 
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+Made = TypeVar("Made")
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
+
+
+def made_once(django_db_blocker: Any, make: Callable[[], Made]) -> Iterator[Made]:
+    """For a module-scoped fixture: what ``make()`` writes, made once for the module's tests
+    (yields what it returned). The rows are made in a transaction that stays open while the
+    module runs and is rolled back at its end; each ``django_db`` test's own transaction
+    nests in it (pytest-django leaves a higher-scoped transaction be), so what a test writes
+    is undone after it and the shared rows are there for the next. Only for tests on this
+    thread's connection, and never ``transaction=True`` ones: they flush the tables."""
+    with django_db_blocker.unblock():
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            with override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+                made = make()
+        except BaseException as exc:
+            outer.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+    try:
+        yield made
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
 
 
 @pytest.fixture
@@ -115,9 +147,33 @@ def operators_group(db: None) -> Group:
     return Group.objects.get(name=OPERATORS_GROUP)
 
 
+def alice_make() -> User:
+    return User.objects.create_user("alice", "alice@example.com", PASSWORD)
+
+
+def operator_make(username: str, *, staff: bool = False) -> User:
+    """An operator (in the Operators group; staff: the Django admin too)."""
+    roles_ensure()
+    user = User.objects.create_user(username, f"{username}@example.com", PASSWORD, is_staff=staff)
+    user.groups.add(Group.objects.get(name=OPERATORS_GROUP))
+    return user
+
+
+def superuser_make() -> User:
+    return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+
+
+def role_users_make() -> dict[str, User | None]:
+    """The users of :func:`role_users`, made."""
+    return role_users_of(
+        alice_make(), operator_make("operator"), operator_make("staffop", staff=True),
+        superuser_make(),
+    )  # fmt: skip
+
+
 @pytest.fixture
 def alice(db: None) -> User:
-    return User.objects.create_user("alice", "alice@example.com", PASSWORD)
+    return alice_make()
 
 
 @pytest.fixture
@@ -126,32 +182,35 @@ def bob(db: None) -> User:
 
 
 @pytest.fixture
-def operator_user(operators_group: Group) -> User:
-    user = User.objects.create_user("operator", "operator@example.com", PASSWORD)
-    user.groups.add(operators_group)
-    return user
+def operator_user(db: None) -> User:
+    return operator_make("operator")
 
 
 @pytest.fixture
-def staff_operator(operators_group: Group) -> User:
-    user = User.objects.create_user("staffop", "staffop@example.com", PASSWORD, is_staff=True)
-    user.groups.add(operators_group)
-    return user
+def staff_operator(db: None) -> User:
+    return operator_make("staffop", staff=True)
 
 
 @pytest.fixture
 def superuser(db: None) -> User:
-    return User.objects.create_superuser("admin", "admin@example.com", PASSWORD)
+    return superuser_make()
 
 
 @pytest.fixture
 def role_users(
     alice: User, operator_user: User, staff_operator: User, superuser: User
 ) -> dict[str, User | None]:
+    return role_users_of(alice, operator_user, staff_operator, superuser)
+
+
+def role_users_of(
+    alice: User, operator: User, staff_operator: User, superuser: User
+) -> dict[str, User | None]:
+    """The authorization matrix's roles (:data:`ROLES`), each a user (anonymous: None)."""
     return {
         "anonymous": None,
         "alice": alice,
-        "operator": operator_user,
+        "operator": operator,
         "staff_operator": staff_operator,
         "superuser": superuser,
     }

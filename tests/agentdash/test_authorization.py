@@ -35,9 +35,25 @@ from django.http import HttpResponse
 from django.test import Client, RequestFactory
 from django.urls import URLPattern, URLResolver, get_resolver, resolve, reverse
 
-from tests.agentdash.conftest import PASSWORD, ROLES
+from tests.agentdash.conftest import PASSWORD, ROLES, made_once, role_users_make
 
 Users = Mapping[str, User | None]
+
+
+# The role users, made once for the module's ~800 tests (each test's rows are undone after it).
+@pytest.fixture(scope="module")
+def _users(django_db_setup: None, django_db_blocker: Any) -> Iterator[Users]:
+    yield from made_once(django_db_blocker, role_users_make)
+
+
+@pytest.fixture
+def role_users(db: None, _users: Users) -> Users:
+    return _users
+
+
+@pytest.fixture
+def alice(db: None, _users: Users) -> User | None:
+    return _users["alice"]
 
 
 @dataclass(frozen=True)
