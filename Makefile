@@ -10,6 +10,12 @@ PORT   ?= 8000
 # on this machine's loopback too; an IPv6 address goes in brackets.
 LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(if $(findstring :,$(HOST)),[$(HOST)],$(HOST)))
 
+# Python writes its bytecode caches (__pycache__/, ignored by git) whatever the environment
+# says: the tests start a hundred Pythons (servers, workers, manage.py, the CLI), and with
+# PYTHONDONTWRITEBYTECODE set each compiled agentdash/, runtime/ and the tests again — and
+# pytest rewrote every test module's asserts again — for seconds of CPU each.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-fast test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop lint-js test-js
 
