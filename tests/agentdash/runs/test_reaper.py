@@ -202,4 +202,9 @@ async def test_after_a_failed_pass_running_runs_are_left_alone_for_the_stale_per
     assert len(held) >= 5 and max(held) < first_reaping
     assert all(running for at, running in passes if at > first_reaping)
     assert first_reaping - failed_at >= 1.0
+    # Submitted once the requeue commits, on the reaper's thread: the status this test polls
+    # can be read a moment before that thread gets to it.
+    deadline = time.monotonic() + 30
+    while not recorder.submitted and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
     assert recorder.submitted == [run.pk]
