@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     LiveServer,
     screenshot,
@@ -139,6 +140,7 @@ def test_jump_to_the_latest_and_a_message_sent_from_far_back(
         }""",
         arg="What is the capital of Japan?",
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     texts = page.locator("#messages .msg-user .msg-body").all_inner_texts()
     assert texts[-1].strip() == "What is the capital of Japan?", texts[-3:]

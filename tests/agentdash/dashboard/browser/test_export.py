@@ -14,6 +14,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     LiveServer,
     screenshot,
@@ -48,6 +49,7 @@ def open_session(browser: Browser, session: dict[str, Any]) -> None:
         }""",
         arg=session["spans"],
         timeout=LOAD_TIMEOUT,
+        polling=POLL_MS,
     )
 
 

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, screenshot
+from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -42,7 +42,9 @@ def open_fork_form(browser: Browser, answer: str) -> None:
     part.first.locator(".fork-here").click()
     # Loaded: the state and switches as of the event are in (the seq shows before that).
     page.locator("#fork-dialog[open][data-loaded]").wait_for()
-    page.wait_for_function("() => /^\\d+$/.test(document.querySelector('#fork-seq').textContent)")
+    page.wait_for_function(
+        "() => /^\\d+$/.test(document.querySelector('#fork-seq').textContent)", polling=POLL_MS
+    )
 
 
 def test_an_operator_forks_at_an_answer_and_replays(browser: Browser) -> None:

@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, details_drawn, screenshot
+from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
+    Browser,
+    LiveServer,
+    details_drawn,
+    screenshot,
+)
 from tests.agentdash.live_harness import manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -140,6 +146,7 @@ def test_decisions_show_on_rows_are_found_and_explained_in_the_pane(
         }""",
         arg=SPANS,
         timeout=TIMEOUT,
+        polling=POLL_MS,
     )
 
     # The rows: a badge for blocked (a callback) and unsafe (a model call), none for allowed.
@@ -158,7 +165,9 @@ def test_decisions_show_on_rows_are_found_and_explained_in_the_pane(
     hits = page.locator('#span-tree .span[data-match="hit"]:not([hidden])')
     assert [hits.nth(i).get_attribute("data-span-id") for i in range(hits.count())] == [BLOCKED]
     page.locator("#span-find button[type=reset]").click()
-    page.wait_for_function("() => document.querySelector('#span-tree').dataset.matches === ''")
+    page.wait_for_function(
+        "() => document.querySelector('#span-tree').dataset.matches === ''", polling=POLL_MS
+    )
 
     # The pane: what the guardrail decided, and why — the hostile reason as text.
     pane = open_span(browser, BLOCKED)

@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, switched
+from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, switched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -323,7 +323,9 @@ def test_a_dropped_connection_resumes_without_gaps_or_duplicates(browser: Browse
     spans = page.locator("#span-tree .span").count()
 
     routes[-1].close(code=1001, reason="test drops the connection")
-    page.wait_for_function("document.querySelector('#connection').dataset.state !== 'live'")
+    page.wait_for_function(
+        "document.querySelector('#connection').dataset.state !== 'live'", polling=POLL_MS
+    )
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     assert len(hellos) == 2
     assert hellos[1]["after_seq"] > hellos[0]["after_seq"] > 0  # from the snapshot's, on

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     LiveServer,
     screenshot,
@@ -330,6 +331,7 @@ def test_the_list_follows_its_sessions_without_a_reload(
         }""",
         arg=older_id,
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     assert page.locator(f"{ROW} .span-count").first.inner_text() != "0"
     assert page.locator("#list-news").is_hidden()

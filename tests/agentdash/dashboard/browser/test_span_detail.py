@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     LiveServer,
     ServerError,
@@ -255,6 +256,7 @@ def test_a_redraw_keeps_what_the_reader_expanded_and_focused(browser: Browser) -
           return !!button && !button.dataset.before;
         }""",
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     assert page.evaluate(
         """() => document.activeElement ===

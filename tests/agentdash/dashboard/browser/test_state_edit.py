@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, Console
+from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, Console
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -103,11 +103,13 @@ def test_an_edit_answered_after_later_changes_names_its_own_version(browser: Bro
         "(v) => document.querySelector('#state-version').textContent === `v${v}`",
         arg=before + 1,
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )  # the edit's own event came first
     second.page.wait_for_function(
         "(v) => document.querySelector('#state-version').textContent === `v${v}`",
         arg=before + 1,
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
 
     # The second operator writes the same key after it: before+2.
@@ -117,6 +119,7 @@ def test_an_edit_answered_after_later_changes_names_its_own_version(browser: Bro
         "(v) => document.querySelector('#state-version').textContent === `v${v}`",
         arg=before + 2,
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     assert value_shown(first, "favourite_city") == '"Lyon"'
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import Browser, screenshot
+from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, screenshot
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -166,6 +166,7 @@ def overview_has(browser: Browser, variable: str) -> None:
         }""",
         arg=variable,
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
 
 
@@ -173,7 +174,10 @@ def toggle(browser: Browser, to: str) -> None:
     button = browser.page.locator(".theme-switch button")
     button.click()
     browser.page.wait_for_function(
-        "(to) => document.documentElement.dataset.theme === to", arg=to, timeout=5_000
+        "(to) => document.documentElement.dataset.theme === to",
+        arg=to,
+        timeout=5_000,
+        polling=POLL_MS,
     )
     assert button.get_attribute("data-choice") == to
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     LiveServer,
     screenshot,
@@ -338,6 +339,7 @@ def test_the_run_badge_never_says_finished_while_spans_are_loading(
     page.wait_for_function(
         "() => document.querySelector('#run-status').dataset.status === 'succeeded'",
         timeout=LOAD_TIMEOUT,
+        polling=POLL_MS,
     )
     assert "succeeded" in badge.inner_text()
     browser.console.assert_clean()
@@ -376,6 +378,7 @@ def wait_detail(browser: Browser, span_id: str) -> None:
         }""",
         arg=span_id,
         timeout=LOAD_TIMEOUT,
+        polling=POLL_MS,
     )
 
 
@@ -416,7 +419,8 @@ def test_find_narrows_a_big_session_to_its_matches_and_walks_them(
     page.fill("#find-text", "capital_c")
     page.select_option("#find-kind", "tool")
     page.wait_for_function(
-        "() => document.querySelector('#find-count').textContent.includes('matches')"
+        "() => document.querySelector('#find-count').textContent.includes('matches')",
+        polling=POLL_MS,
     )
     page.wait_for_selector('#span-tree [data-match="hit"] .span-name mark')
     rows = shown_matches(browser)
@@ -438,17 +442,21 @@ def test_find_narrows_a_big_session_to_its_matches_and_walks_them(
                 && count.title.includes('Type more of the text to narrow it');
         }""",
         timeout=LOAD_TIMEOUT,
+        polling=POLL_MS,
     )
 
     # Errors: the status filter and "next error" agree on the session's failed spans.
     page.locator("#span-find button[type=reset]").click()
-    page.wait_for_function("() => document.querySelector('#span-tree').dataset.matches === ''")
+    page.wait_for_function(
+        "() => document.querySelector('#span-tree').dataset.matches === ''", polling=POLL_MS
+    )
     page.select_option("#find-status", "error")
     page.wait_for_selector(f'#span-tree[data-matches="{big_session["errors"]}"]', state="attached")
     assert all(r["state"] == "error" for r in shown_matches(browser) if r["match"] == "hit")
     page.locator("#span-find button[data-find='error']").click()
     page.wait_for_function(
-        "() => document.querySelector('#span-detail:not([hidden])')?.dataset.spanId"
+        "() => document.querySelector('#span-detail:not([hidden])')?.dataset.spanId",
+        polling=POLL_MS,
     )
     opened = page.locator("#span-detail").get_attribute("data-span-id")
     assert (
@@ -519,6 +527,7 @@ def test_the_page_keys(browser: Browser, big_session: dict[str, Any]) -> None:
     page.wait_for_function(
         "(id) => document.querySelector('#span-detail').dataset.spanId !== id",
         arg=big_session["first_root"]["span_id"],
+        polling=POLL_MS,
     )
     page.keyboard.press("k")
     wait_detail(browser, big_session["first_root"]["span_id"])
@@ -528,7 +537,8 @@ def test_the_page_keys(browser: Browser, big_session: dict[str, Any]) -> None:
           const id = document.querySelector('#span-detail').dataset.spanId;
           const row = document.querySelector(`#span-tree [data-span-id="${id}"]`);
           return row?.dataset.state === "error";
-        }"""
+        }""",
+        polling=POLL_MS,
     )
     page.keyboard.press("G")  # the last row shown: opened, with the keyboard on it
     page.wait_for_function(
@@ -537,6 +547,7 @@ def test_the_page_keys(browser: Browser, big_session: dict[str, Any]) -> None:
           return id && id !== first && document.activeElement?.dataset.spanId === id;
         }""",
         arg=big_session["first_root"]["span_id"],
+        polling=POLL_MS,
     )
     last = focused(browser)["id"]
     assert last == page.locator("#span-detail").evaluate("(d) => d.dataset.spanId")
@@ -595,7 +606,8 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
     roots.first.locator(".twisty").click()
     page.wait_for_function(
         "() => document.querySelectorAll("
-        "'#span-tree [data-kind=\"invocation\"]:not([hidden])').length === 2"
+        "'#span-tree [data-kind=\"invocation\"]:not([hidden])').length === 2",
+        polling=POLL_MS,
     )
 
     def check_fitted() -> None:
@@ -631,6 +643,7 @@ def test_every_run_has_its_own_scale_on_the_waterfall(
         "?.closest('[data-span-id]')?.dataset.spanId === id"
         " && document.querySelector('.tl-axis-label').textContent.endsWith('run 2 of 2')",
         arg=span_id,
+        polling=POLL_MS,
     )
     # Back to the top (scrolled, not moved by key: the selection stays): both runs' roots in
     # view, the later span still selected, its run still the axis's.

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     LiveServer,
     screenshot,
@@ -149,10 +150,12 @@ def test_runs_add_up_live_in_the_header_the_chat_and_the_runs_list(browser: Brow
         "([sel, before]) => Number(document.querySelector(sel).dataset.input) > before",
         arg=[HEADER, first["input"]],
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     page.wait_for_function(
         "() => document.querySelectorAll('#messages > li.msg-usage').length === 2",
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     second = assert_header_is_the_sum_of_the_spans(browser, path)
     assert second["input"] > first["input"] and second["output"] > first["output"]

@@ -35,6 +35,7 @@ import pytest
 from agentdash.core.conf import DEMO_AGENTS
 from tests.agentdash.dashboard.browser import conftest as browser_conftest
 from tests.agentdash.dashboard.browser.harness import (
+    POLL_MS,
     Browser,
     Console,
     LiveServer,
@@ -113,6 +114,7 @@ def wait_for_done(browser: Browser) -> None:
         "() => !document.querySelector(\"#span-tree .span[data-state='running']\")"
         " && !document.querySelector('#messages .msg.streaming')",
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
 
 
@@ -327,6 +329,7 @@ def edit_state(browser: Browser, key: str, value: str, reason: str) -> bool:
         "() => { const s = document.querySelector('#state-status');"
         " return s.dataset.kind === 'ok' || s.dataset.kind === 'error'; }",
         timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
     )
     status = page.locator("#state-status")
     saved = status.get_attribute("data-kind") == "ok"
