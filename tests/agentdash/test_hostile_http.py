@@ -30,7 +30,10 @@ from tests.agentdash.hostile import (
 )
 from tests.agentdash.test_authorization import project_routes
 
-pytestmark = pytest.mark.django_db
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.slow,
+]  # every route, signed in and not, each with junk: ~20 s a run, seconds a route
 
 ROUTES = sorted(project_routes())
 # Fields of forms that a route takes but no page of it shows (a POST-only view).
