@@ -261,7 +261,12 @@ class _Run:
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(asyncio.shield(init), 1.0)
                     if self._left_running():
-                        self.stopped_by = "left_running"
+                        # A limit the code met on its way out names the stop (a fork bomb
+                        # ends on a refused fork, its children still forking), before what
+                        # it left behind; sampled here too, the loop's last sample may be
+                        # 25 ms old (older on a loaded machine).
+                        reached = limit_reached(self.cgroup, self.limits) if self.cgroup else ""
+                        self.stopped_by = reached or "left_running"
                         break
                     self.channels.release()  # PID 1 may exit now
                     deadline = min(deadline, loop.time() + RELEASE_WAIT_S)
