@@ -59,6 +59,35 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[N
                 )
 
 
+# ── One directory of database templates for the run (tests/agentdash/live_harness.py) ─────
+# Made by the first process (pytest-xdist's workers inherit its environment), removed by it
+# at the end: every worker copies the same migrated and seeded files instead of making its own.
+_templates_made: list[Path] = []
+
+
+def _templates_dir_make(config: pytest.Config) -> None:
+    from tests.agentdash.live_harness import TEMPLATES_DIR_VAR
+
+    if hasattr(config, "workerinput") or os.environ.get(TEMPLATES_DIR_VAR):
+        return
+    import tempfile
+
+    made = Path(tempfile.mkdtemp(prefix="agentdash-templates-"))
+    _templates_made.append(made)
+    os.environ[TEMPLATES_DIR_VAR] = str(made)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    from tests.agentdash.live_harness import TEMPLATES_DIR_VAR
+
+    for made in _templates_made:
+        shutil.rmtree(made, ignore_errors=True)
+        os.environ.pop(TEMPLATES_DIR_VAR, None)
+    _templates_made.clear()
+
+
 def _encodable(text: str) -> str:
     """``text`` with lone surrogates written as escapes: hostile strings reach captured logs
     and failure messages, and pytest-xdist's workers send reports as UTF-8."""
@@ -124,11 +153,15 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 # ── Spreading the tests over processes (pytest-xdist, `--dist loadfile`) ──────────────────
 # Each module is a unit of work (its tests in one process: its module-scoped servers start
-# once), but the browser tests are one unit, first in the queue: two Chromiums at once on a
-# 2-core machine slow each other more than they gain, so one process drives the browser
-# while the other runs the rest. (A scheduler of ours: `xdist_group` marks do nothing under
-# pytest 9, whose node ids pytest-xdist 3.8 can no longer rename.)
+# once), but the browser tests are one unit, first in the queue: two Chromiums at once slow
+# each other more than they gain (measured with three workers: the SQLite pass took 520 s
+# with the hostile corpus's module a unit of its own, 456 s without). (A scheduler of ours:
+# `xdist_group` marks do nothing under pytest 9, whose node ids pytest-xdist 3.8 can no
+# longer rename.)
 BROWSER_TESTS = "tests/agentdash/dashboard/browser/"
+# Modules with no fixture wider than a test, and long enough to hold a pass up at its end alone
+# (the hostile admin: ~50 s in each pass): a unit per test function, with its parameters.
+SPREAD_MODULES = {"tests/agentdash/test_hostile_admin.py"}
 
 
 def _in_browser_tests(nodeid: str) -> bool:
@@ -143,7 +176,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
     class ModulesAndTheBrowser(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return "browser" if _in_browser_tests(nodeid) else nodeid.split("::", 1)[0]
+            if _in_browser_tests(nodeid):
+                return "browser"
+            module, _, test = nodeid.partition("::")
+            if module in SPREAD_MODULES:
+                return f"{module}::{test.split('[', 1)[0]}"
+            return module
 
     return ModulesAndTheBrowser(config, log)
 
@@ -162,3 +200,4 @@ class _BrowserFirst:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_BrowserFirst(), "agentdash-browser-first")
+    _templates_dir_make(config)

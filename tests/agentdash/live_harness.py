@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import fcntl
+import hashlib
 import http.cookiejar
 import json
 import os
@@ -120,11 +122,16 @@ def manage(env: dict[str, str], *args: str) -> None:
         raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
 
 
-# Migrated (and seeded) SQLite files, made once per test process and copied for every server
-# that wants one: `migrate` and `seed_demo` cost a server ~10 s of start-up otherwise.
+# Migrated (and seeded) SQLite files, made once per test run and copied for every server that
+# wants one: `migrate` and `seed_demo` cost a server ~10 s of start-up otherwise. A run's
+# processes (pytest-xdist's workers) share them through TEMPLATES_DIR_VAR, a directory the
+# run's first process makes (tests/conftest.py) and removes at its end; where it is not set
+# (a benchmark, a Python of its own), a process keeps its own in a directory of its own.
+TEMPLATES_DIR_VAR = "AGENTDASH_TEST_TEMPLATES"
 _TEMPLATES: dict[tuple[bool, tuple[tuple[str, str], ...]], Path] = {}
 _TEMPLATES_LOCK = threading.Lock()
-_PER_SERVER = ("DATABASE_URL", "AGENTDASH_VAR_DIR")  # differ from server to server
+# Differ from server to server, or name the run's template directory (the same everywhere).
+_PER_SERVER = ("DATABASE_URL", "AGENTDASH_VAR_DIR", TEMPLATES_DIR_VAR)
 
 
 def _template_key(env: dict[str, str], seed: bool) -> tuple[bool, tuple[tuple[str, str], ...]]:
@@ -139,22 +146,41 @@ def _template_key(env: dict[str, str], seed: bool) -> tuple[bool, tuple[tuple[st
     return seed, tuple(sorted(kept))
 
 
+def _templates_dir() -> Path:
+    shared = os.environ.get(TEMPLATES_DIR_VAR)
+    if shared:
+        return Path(shared)
+    own = Path(tempfile.mkdtemp(prefix="agentdash-templates-"))
+    atexit.register(shutil.rmtree, own, ignore_errors=True)
+    os.environ[TEMPLATES_DIR_VAR] = str(own)  # this process's later templates go there too
+    return own
+
+
 def _template(env: dict[str, str], seed: bool) -> Path:
-    """The template of ``env`` (:func:`_template_key`), made on first use: migrated, and then
-    seeded when ``seed`` (a copy of the migrated one, seeded: one migrate an environment)."""
+    """The template of ``env`` (:func:`_template_key`), made on first use in the run: migrated,
+    and then seeded when ``seed`` (a copy of the migrated one, seeded: one migrate an
+    environment). Another process making the same one meanwhile is waited for (a file lock)."""
     key = _template_key(env, seed)
     template = _TEMPLATES.get(key)
     if template is not None:
         return template
-    made = Path(tempfile.mkdtemp(prefix="agentdash-template-"))
-    atexit.register(shutil.rmtree, made, ignore_errors=True)
-    template = made / "template.sqlite3"
-    there = {**env, "DATABASE_URL": f"sqlite:///{template}", "AGENTDASH_VAR_DIR": str(made)}
-    if seed:
-        _copy(_template(env, False), template)
-        manage(there, "seed_demo")
-    else:
-        manage(there, "migrate", "--noinput")
+    root = _templates_dir()
+    name = hashlib.sha256(repr(key).encode()).hexdigest()[:20]
+    template = root / f"{name}.sqlite3"
+    with (root / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not template.exists():
+            made = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=root))
+            there = {**env, "DATABASE_URL": f"sqlite:///{made / 'db.sqlite3'}"}
+            there["AGENTDASH_VAR_DIR"] = str(made)
+            if seed:
+                _copy(_template(env, False), made / "db.sqlite3")
+                manage(there, "seed_demo")
+            else:
+                manage(there, "migrate", "--noinput")
+            _copy(made / "db.sqlite3", made / "done.sqlite3")  # one file, whatever WAL holds
+            os.replace(made / "done.sqlite3", template)
+            shutil.rmtree(made, ignore_errors=True)
     _TEMPLATES[key] = template
     return template
 

@@ -4,9 +4,21 @@ seed (seconds of CPU)."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.agentdash.live_harness import _template_key, base_env, embedded_env
+import pytest
+
+from tests.agentdash.live_harness import (
+    ROOT,
+    TEMPLATES_DIR_VAR,
+    _template_key,
+    base_env,
+    embedded_env,
+)
 
 
 def test_a_template_is_the_environment_but_its_paths_and_the_running_test() -> None:
@@ -28,3 +40,45 @@ def test_servers_on_the_embedded_default_share_one_template(tmp_path: Path) -> N
     assert first["DATABASE_URL"] != second["DATABASE_URL"]
     assert _template_key(first, True) == _template_key(second, True)
     assert "REDIS_URL" not in first and first["AGENTDASH_EXECUTOR"] == "inline"
+
+
+MAKE_ONE = """
+import json, sqlite3, sys
+from pathlib import Path
+from tests.agentdash import live_harness as harness
+
+made = []
+manage = harness.manage
+harness.manage = lambda env, *args: (made.append(args), manage(env, *args))
+env = harness.embedded_env(Path(sys.argv[1]))
+harness.sqlite_prepared(env, seed=False)
+database = env["DATABASE_URL"].removeprefix("sqlite:///")
+with sqlite3.connect(database) as db:
+    (migrations,) = db.execute("SELECT count(*) FROM django_migrations").fetchone()
+print(json.dumps({"made": made, "migrations": migrations}))
+"""
+
+
+@pytest.mark.slow  # one migrate, in one of two Pythons
+def test_the_processes_of_a_run_make_each_template_once(tmp_path: Path) -> None:
+    """pytest-xdist's workers share the run's template directory: two processes asking for
+    the same template at once wait for one another, one migrates, both get the database."""
+    shared = tmp_path / "templates"
+    shared.mkdir()
+    env = {**os.environ, TEMPLATES_DIR_VAR: str(shared)}
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", MAKE_ONE, str(tmp_path / n)], cwd=ROOT, env=env, **pipes
+        )
+        for n in ("one", "two")
+    ]
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err[-3000:]
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    assert sorted(len(r["made"]) for r in reports) == [0, 1], reports  # one migrate in all
+    assert [r["made"] for r in reports if r["made"]] == [[["migrate", "--noinput"]]]
+    assert reports[0]["migrations"] == reports[1]["migrations"] > 0
+    assert [p.suffix for p in shared.iterdir() if p.is_dir()] == []  # nothing half-made left

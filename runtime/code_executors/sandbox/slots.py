@@ -56,7 +56,10 @@ class SlotPool:
         self.count = count
         self.uid_base = uid_base
         self.tag = hashlib.sha256(os.path.abspath(directory).encode()).hexdigest()[:8]
-        self.init = directory / "init"
+        # The sandboxes' PID 1, named by what it holds (prepare() writes it once): a copy in
+        # use is never replaced under a run.
+        self._shell = Path(os.path.realpath("/bin/sh")).read_bytes()
+        self.init = directory / f"init-{hashlib.sha256(self._shell).hexdigest()[:16]}"
         self.empty = directory / "empty"
         self._next = itertools.count()
 
@@ -73,11 +76,14 @@ class SlotPool:
             raise PermissionError(f"{self.directory} is not a directory of this user's")
         os.chmod(self.directory, 0o711)
         self.empty.mkdir(mode=0o555, exist_ok=True)
-        # Written anew by each worker (running sandboxes keep the copy they were given).
-        partial = self.directory / f".init-{os.getpid()}"
-        partial.write_bytes(Path(os.path.realpath("/bin/sh")).read_bytes())
-        os.chmod(partial, 0o111)
-        os.replace(partial, self.init)
+        # Named by what it holds and never written again: a worker starting on the same host
+        # (the same directory) used to replace it while another's sandboxes were binding it,
+        # and their runs failed ("Can't bind mount …/init"). A new /bin/sh is a new file.
+        if not self.init.exists():
+            partial = self.directory / f".init-{os.getpid()}"
+            partial.write_bytes(self._shell)
+            os.chmod(partial, 0o111)
+            os.replace(partial, self.init)  # two workers at once write the same bytes
         if self.uid_base is not None:
             self._claim_users()
 

@@ -4,6 +4,7 @@ next one sweeps what they left; no cgroup, no run — unless the weaker mode was
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import os
@@ -14,14 +15,16 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from runtime.code_executors import sandbox_run
 from runtime.code_executors.sandbox import sandbox_setup
 from runtime.code_executors.sandbox.cgroup_v2 import CgroupV2Tree
 from runtime.code_executors.sandbox.cgroups import cgroup_mounts, on_disk, own_cgroups
 from runtime.code_executors.sandbox.limits import SandboxLimits
-from tests.runtime.code_executors.sandboxing import ROOT, alive_with, daemon, run
+from tests.runtime.code_executors.sandboxing import FAST, ROOT, alive_with, daemon, run
 
 pytestmark = pytest.mark.slow  # real workers, sweeps and settings checks: seconds each
 
@@ -400,3 +403,37 @@ def _uid(pid: str) -> int:
 def test_a_setting_that_cannot_be_used_is_named_and_nothing_runs(variable: str, value: str) -> None:
     said = python(REFUSAL, env={variable: value})
     assert said.startswith(f"{variable}=") and "a whole number from" in said
+
+
+PREPARE_AGAIN_AND_AGAIN = """
+import sys, time
+from pathlib import Path
+from runtime.code_executors.sandbox.slots import SlotPool
+directory, until = Path(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+print("ready", flush=True)
+while time.monotonic() < until:
+    SlotPool(directory, 4, None).prepare()
+"""
+
+
+def test_a_worker_starting_on_the_host_leaves_the_runs_in_flight_alone() -> None:
+    """Another worker on the host sets its pool up in the same directory (again and again,
+    here) while this one's runs start: each run still gets its PID 1 and ends well. (The
+    sandboxes' /init used to be written anew by every worker, under runs binding it.)"""
+    directory = sandbox_setup().slots.directory
+    other = subprocess.Popen(
+        [sys.executable, "-c", PREPARE_AGAIN_AND_AGAIN, str(directory), "60"],
+        cwd=ROOT, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "ready"
+
+        async def runs() -> list[Any]:
+            return await asyncio.gather(*(sandbox_run("print(6 * 7)", FAST) for _ in range(16)))
+
+        outcomes = [outcome for _ in range(3) for outcome in asyncio.run(runs())]
+    finally:
+        other.kill()
+        other.wait()
+    for outcome in outcomes:
+        assert outcome.exit_code == 0 and outcome.stdout == "42\n", outcome
