@@ -118,9 +118,8 @@ async def run_control_listener(
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
         with contextlib.suppress(Exception):
-            await asyncio.wait_for(
-                asyncio.shield(layer.group_discard(CONTROLS_GROUP, channel)), LEAVE_TIMEOUT_S
-            )
+            async with asyncio.timeout(LEAVE_TIMEOUT_S):
+                await asyncio.shield(layer.group_discard(CONTROLS_GROUP, channel))
         if receiver is not None:
             receiver.cancel()  # the one cancelled receive: we are leaving this channel
             await asyncio.gather(receiver, return_exceptions=True)
@@ -187,16 +186,21 @@ class _Listener:
                 )
 
     async def _probe(self, timeout: float) -> str:
+        # asyncio.timeout, never asyncio.wait_for (tests/test_no_wait_for.py): on Python 3.11,
+        # wait_for returns the result when a cancellation arrives as the awaited call ends,
+        # and this loop, cancelled so, probed on forever (a test's teardown hung 15 min).
         nonce = uuid.uuid4().hex
         heard = self.probes[nonce] = asyncio.get_running_loop().create_future()
         try:
             try:
                 probe = {"type": PROBE_TYPE, "nonce": nonce}
-                await asyncio.wait_for(self.layer.group_send(CONTROLS_GROUP, probe), timeout)
+                async with asyncio.timeout(timeout):
+                    await self.layer.group_send(CONTROLS_GROUP, probe)
             except Exception as exc:
                 return f"failed: the channel layer is unreachable ({type(exc).__name__}: {exc})"
             try:
-                await asyncio.wait_for(heard, timeout)  # our own future: safe to cancel
+                async with asyncio.timeout(timeout):
+                    await heard  # our own future: safe to cancel
             except TimeoutError:
                 return DEAF
             return HEARD

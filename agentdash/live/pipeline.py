@@ -204,14 +204,13 @@ class LivePipeline(FlusherLifecycle):
             self.settle_waits += 1
             with self._dirty_lock:
                 self._settling[invocation_id] = self._settling.get(invocation_id, 0) + 1
-            waiting = self._wait_while(lambda: self.processor.waiting_for(invocation_id))
+            waiting = self._wait_while(
+                lambda: self.processor.waiting_for(invocation_id),
+                settle_patience() if patience is None else patience,
+            )
             try:
                 with contextlib.suppress(TimeoutError):
-                    await self._on_flusher_loop(
-                        asyncio.wait_for(
-                            waiting, settle_patience() if patience is None else patience
-                        )
-                    )
+                    await self._on_flusher_loop(waiting)
             finally:
                 with self._dirty_lock:
                     left = self._settling.pop(invocation_id, 1) - 1
@@ -293,7 +292,8 @@ class LivePipeline(FlusherLifecycle):
             if not stopping:
                 if not self._has_work():
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._wake.wait(), self.idle_timeout)
+                        async with asyncio.timeout(self.idle_timeout):
+                            await self._wake.wait()
                 if (
                     self._has_work()
                     and self.processor.pending_count() < self.processor.batch_size
@@ -332,13 +332,15 @@ class LivePipeline(FlusherLifecycle):
         else:
             await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(waiting, self._loop))
 
-    async def _wait_while(self, behind: Callable[[], bool]) -> None:
-        """Have the flusher flush at once, again and again, while ``behind()`` holds."""
-        while behind() and self.running:
-            assert self._flushed is not None and self._wake is not None
-            flushed = self._flushed
-            self._wake.set()
-            await flushed.wait()
+    async def _wait_while(self, behind: Callable[[], bool], within: float | None = None) -> None:
+        """Have the flusher flush at once, again and again, while ``behind()`` holds; at
+        most ``within`` seconds (then ``TimeoutError``)."""
+        async with asyncio.timeout(within):
+            while behind() and self.running:
+                assert self._flushed is not None and self._wake is not None
+                flushed = self._flushed
+                self._wake.set()
+                await flushed.wait()
 
     def _signal_flushed(self) -> None:
         assert self._flushed is not None

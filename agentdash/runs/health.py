@@ -152,7 +152,8 @@ async def health_record_forever(host: RunHost) -> None:
     except asyncio.CancelledError:
         stop = in_worker_thread(process_health_stop, executor=_writer)
         try:
-            await asyncio.wait_for(stop(name=host.worker_name), STOP_TIMEOUT_S)
+            async with asyncio.timeout(STOP_TIMEOUT_S):
+                await stop(name=host.worker_name)
         except Exception:
             logger.warning("could not record that this process stopped", exc_info=True)
         raise

@@ -35,7 +35,8 @@ def _database_ping() -> None:
 async def database_check(*, timeout: float = CHECK_TIMEOUT_S) -> str:
     """``"ok"``, or why the database cannot be reached (within ``timeout``)."""
     try:
-        await asyncio.wait_for(in_worker_thread(_database_ping)(), timeout)
+        async with asyncio.timeout(timeout):
+            await in_worker_thread(_database_ping)()
     except TimeoutError:
         return f"no answer in {timeout:g} s"
     except Exception as exc:
@@ -50,7 +51,8 @@ async def channel_layer_check(*, timeout: float = CHECK_TIMEOUT_S) -> str:
     if layer is None:
         return "no channel layer is configured"
     try:
-        await asyncio.wait_for(layer.group_send(HEALTH_GROUP, {"type": "health.check"}), timeout)
+        async with asyncio.timeout(timeout):
+            await layer.group_send(HEALTH_GROUP, {"type": "health.check"})
     except TimeoutError:
         return f"no answer in {timeout:g} s"
     except Exception as exc:

@@ -247,7 +247,8 @@ class _Run:
                     self.stopped_by = "wall_clock" if held else "left_running"
                     break
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout=min(POLL_S, left))
+                    async with asyncio.timeout(min(POLL_S, left)):
+                        await wake.wait()
                 wake.clear()
                 if output.over:
                     self.stopped_by = "output"
@@ -259,7 +260,8 @@ class _Run:
                         break
                 if ended.done() and self.channels.hold >= 0:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(asyncio.shield(init), 1.0)
+                        async with asyncio.timeout(1.0):
+                            await asyncio.shield(init)
                     if self._left_running():
                         # A limit the code met on its way out names the stop (a fork bomb
                         # ends on a refused fork, its children still forking), before what
@@ -275,7 +277,8 @@ class _Run:
             ended.cancel()
             feeding.cancel()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(init, timeout=1.0)
+                async with asyncio.timeout(1.0):
+                    await init
             init.cancel()
             await self.end()
         self.exit_code = await self.reap()
@@ -292,7 +295,8 @@ class _Run:
         if self.init_pidfd is not None:
             processes.send_kill(self.init_pidfd)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(processes.pidfd_exited(self.child.pidfd), 1.0)
+                async with asyncio.timeout(1.0):
+                    await processes.pidfd_exited(self.child.pidfd)
         if self.cgroup is not None:
             await self.cgroup.kill()
         else:
@@ -303,7 +307,8 @@ class _Run:
         (bubblewrap killed first while we are PID 1 or a subreaper): no zombie is left."""
         assert self.child is not None
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(processes.pidfd_exited(self.child.pidfd), REAP_WAIT_S)
+            async with asyncio.timeout(REAP_WAIT_S):
+                await processes.pidfd_exited(self.child.pidfd)
         code = processes.reap(self.child.pidfd, block=False)
         if code is None:  # still there after the kill: not ours to wait for any longer
             processes.send_kill(self.child.pidfd)
@@ -312,7 +317,8 @@ class _Run:
         # Bubblewrap is reaped, so its child was handed on by now: to us, or to another.
         if self.init_pidfd is not None and processes.reap(self.init_pidfd, block=False) is None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(processes.pidfd_exited(self.init_pidfd), 1.0)
+                async with asyncio.timeout(1.0):
+                    await processes.pidfd_exited(self.init_pidfd)
             processes.reap(self.init_pidfd, block=False)
         return self.child.popen.returncode
 
