@@ -19,8 +19,10 @@ import json
 import logging
 import os
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from runtime.code_executors.sandbox import processes
 from runtime.code_executors.sandbox.cgroups import CgroupTree, RunCgroup
@@ -246,9 +248,7 @@ class _Run:
                     held = self.channels.hold >= 0
                     self.stopped_by = "wall_clock" if held else "left_running"
                     break
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(min(POLL_S, left)):
-                        await wake.wait()
+                await _within(min(POLL_S, left), wake.wait())
                 wake.clear()
                 if output.over:
                     self.stopped_by = "output"
@@ -259,9 +259,7 @@ class _Run:
                         self.stopped_by = reached
                         break
                 if ended.done() and self.channels.hold >= 0:
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(1.0):
-                            await asyncio.shield(init)
+                    await _within(1.0, asyncio.shield(init))
                     if self._left_running():
                         # A limit the code met on its way out names the stop (a fork bomb
                         # ends on a refused fork, its children still forking), before what
@@ -276,9 +274,7 @@ class _Run:
             exited.cancel()
             ended.cancel()
             feeding.cancel()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
-                    await init
+            await _within(1.0, init)
             init.cancel()
             await self.end()
         self.exit_code = await self.reap()
@@ -294,9 +290,7 @@ class _Run:
         self.killed = True
         if self.init_pidfd is not None:
             processes.send_kill(self.init_pidfd)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
-                    await processes.pidfd_exited(self.child.pidfd)
+            await _within(1.0, processes.pidfd_exited(self.child.pidfd))
         if self.cgroup is not None:
             await self.cgroup.kill()
         else:
@@ -306,9 +300,7 @@ class _Run:
         """Reap bubblewrap (our child), then the sandbox's PID 1 should it have become ours
         (bubblewrap killed first while we are PID 1 or a subreaper): no zombie is left."""
         assert self.child is not None
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(REAP_WAIT_S):
-                await processes.pidfd_exited(self.child.pidfd)
+        await _within(REAP_WAIT_S, processes.pidfd_exited(self.child.pidfd))
         code = processes.reap(self.child.pidfd, block=False)
         if code is None:  # still there after the kill: not ours to wait for any longer
             processes.send_kill(self.child.pidfd)
@@ -316,9 +308,7 @@ class _Run:
         self.child.popen.returncode = -9 if code is None else code
         # Bubblewrap is reaped, so its child was handed on by now: to us, or to another.
         if self.init_pidfd is not None and processes.reap(self.init_pidfd, block=False) is None:
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1.0):
-                    await processes.pidfd_exited(self.init_pidfd)
+            await _within(1.0, processes.pidfd_exited(self.init_pidfd))
             processes.reap(self.init_pidfd, block=False)
         return self.child.popen.returncode
 
@@ -386,3 +376,12 @@ async def supervise(setup: SandboxSetup, code: str, limits: SandboxLimits) -> Sa
         containment=setup.containment,
         usage=usage,
     )
+
+
+async def _within(seconds: float, awaitable: Awaitable[Any]) -> None:
+    """Await ``awaitable`` for at most ``seconds``; running out is no error here (the caller
+    looks at what happened). ``asyncio.timeout``: it keeps a cancellation that ``wait_for``
+    on Python 3.11 can lose."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(seconds):
+            await awaitable
