@@ -9,6 +9,7 @@ import threading
 from typing import Any
 
 from agentdash.live.groups import session_group
+from agentdash.live.pages import MAX_SENT_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -16,6 +17,12 @@ Partial = dict[str, Any]
 """A ``session.partial`` channel-layer message (``protocol.partial_message`` plus its type)."""
 
 _SAME_RUN = ("run_id", "invocation_id", "author")
+PARTIAL_CHARS = (MAX_SENT_BYTES - 4096) // 12
+"""Most characters of text one ``partial`` message carries: sent as JSON with ``\\uXXXX``
+escapes (twelve bytes for a character beyond the BMP), it stays within ``MAX_SENT_BYTES``
+whatever the text. daphne refuses to send a message over its limit: a model's chunk of a
+megabyte was dropped, logged as an error. Longer text goes out in several messages; clients
+append them, so the page shows the same."""
 
 
 class PartialQueue:
@@ -48,7 +55,8 @@ class PartialQueue:
 
 def partials_joined(chunks: list[Partial]) -> list[Partial]:
     """``chunks`` with each run of chunks of one author in one invocation joined into one
-    message (clients append chunks, so the joined text shows the same)."""
+    message, cut where it would carry over :data:`PARTIAL_CHARS` (clients append chunks, so
+    the text shows the same)."""
     joined: list[Partial] = []
     for chunk in chunks:
         last = joined[-1] if joined else None
@@ -56,7 +64,11 @@ def partials_joined(chunks: list[Partial]) -> list[Partial]:
             last["text"] += chunk["text"]
         else:
             joined.append(dict(chunk))
-    return joined
+    return [
+        {**message, "text": message["text"][at : at + PARTIAL_CHARS]}
+        for message in joined
+        for at in range(0, max(len(message["text"]), 1), PARTIAL_CHARS)
+    ]
 
 
 async def partials_send(layer: Any, partials: dict[str, list[Partial]]) -> None:

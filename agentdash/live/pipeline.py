@@ -45,7 +45,7 @@ from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.flusher_lifecycle import FlusherLifecycle
 from agentdash.live.groups import changes_send, session_group
-from agentdash.live.partials import PartialQueue, partials_send
+from agentdash.live.partials import PartialQueue, partials_joined, partials_send
 from agentdash.live.protocol import partial_message
 from agentdash.spans.otlp_out import otlp_out_uninstall
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
@@ -170,7 +170,8 @@ class LivePipeline(FlusherLifecycle):
             return
         layer = get_channel_layer(self.channel_layer_alias)
         assert layer is not None  # the settings always configure one
-        await layer.group_send(session_group(session_id), message)
+        for part in partials_joined([message]):  # a long text in several
+            await layer.group_send(session_group(session_id), part)
 
     async def backpressure(self) -> None:
         """Return at once unless more than ``high_water`` snapshots wait; then wait until the

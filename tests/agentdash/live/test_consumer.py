@@ -15,7 +15,7 @@ from agentdash.changes.items import items_after
 from agentdash.changes.services import session_change_next
 from agentdash.live.consumers import SessionConsumer
 from agentdash.live.groups import session_group
-from agentdash.live.pages import changes_pages
+from agentdash.live.pages import MAX_SENT_BYTES, changes_pages
 from agentdash.live.pipeline import LivePipeline, live_pipeline
 from agentdash.live.protocol import MAX_FRAME_BYTES
 from tests.agentdash.live.conftest import (
@@ -287,6 +287,31 @@ async def test_partials_that_meet_in_a_flush_go_out_joined_and_before_the_stored
     assert first == {"type": "partial", **run, "author": "bot", "text": "Hello world"}
     assert second == {"type": "partial", **run, "author": "helper", "text": "!"}
     assert third["type"] == "changes" and [i["kind"] for i in third["items"]] == ["event"]
+    await nothing_more(socket)
+
+
+@pytest.mark.parametrize("live_flusher", [True, False], ids=["flushed", "sent-at-once"])
+async def test_a_megabyte_of_partial_text_goes_out_in_messages_daphne_can_send(
+    connect: Connect, owned: str, alice: User, live: LivePipeline, live_flusher: bool
+) -> None:
+    """daphne refuses to send a message over its limit (the partial was dropped, logged as an
+    error): a long chunk goes out in several messages within ``MAX_SENT_BYTES`` as the
+    consumer encodes them, whose texts make the chunk again."""
+    socket = await connect(alice, owned)
+    await hello(socket)
+    text = "😀<b>\x01" * 40_000  # 1.2 MB of JSON as sent: twelve bytes for each emoji
+    run = {"run_id": 7, "invocation_id": "inv", "author": "bot"}
+    if not live_flusher:
+        await live.stop()
+    await live.publish_partial(session_id=owned, **run, text=text)
+    received: list[dict[str, Any]] = []
+    while sum(len(m["text"]) for m in received) < len(text):
+        received.append(await receive(socket))
+    assert len(received) > 1
+    for message in received:
+        assert {k: message[k] for k in run} == run and message["type"] == "partial"
+        assert len(json.dumps(message).encode()) <= MAX_SENT_BYTES
+    assert "".join(m["text"] for m in received) == text
     await nothing_more(socket)
 
 
