@@ -276,6 +276,47 @@ def test_the_operator_watches_and_steers(browser: Browser) -> None:
     browser.console.assert_clean()
 
 
+def test_a_switch_whose_socket_drops_before_the_answer_says_so_and_works_again(
+    browser: Browser,
+) -> None:
+    """The socket closes after the page asked for a switch and before the server answered:
+    the page says the change may or may not have been made and the switch can be used again
+    (it had stayed disabled, "Switching…", for good); once the page is back, it goes
+    through."""
+    page = browser.page
+    dropped: list[str] = []
+
+    def route(ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: str | bytes) -> None:
+            if not dropped and isinstance(message, str) and '"callback.toggle"' in message:
+                dropped.append(message)
+                ws.close()  # the page's socket: nothing can answer on it any more
+            else:
+                server.send(message)
+
+        ws.on_message(from_page)
+
+    page.route_web_socket(re.compile(r"/ws/sessions/[0-9a-f]{32}/$"), route)
+    browser.log_in("operator")
+    browser.new_chat("capital_agent")
+    ask(browser, QUESTION)
+    wait_for_answer(browser, "Paris")
+    page.fill("#control-reason", "a switch on a socket that drops")
+    switch = page.locator(
+        "#callbacks .callback[data-callback='add_disclaimer'] input[data-scope='session']"
+    )
+    switch.evaluate("(input) => input.click()")
+    status = page.locator("#callbacks-status[data-kind='error']")
+    status.wait_for(timeout=LIVE_TIMEOUT)
+    assert dropped and "may or may not have been made" in status.inner_text()
+    assert switch.is_enabled()
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    switched(browser, switch)  # the page is back: the same switch goes through
+    assert not switch.is_checked()
+
+
 def test_markup_in_messages_stays_text(browser: Browser) -> None:
     """The offline model echoes the user's words into the tool call, its result and the
     answer: the real path for untrusted text. None of it may become markup."""

@@ -17,6 +17,9 @@ import { callbackItem, errorText, runItem } from "./controls_items.js";
 let requests = 0; // the ids of this page's requests (`req`), one count for every panel
 const UNAVAILABLE_TRIES = 4;
 const UNAVAILABLE_PAUSE_MS = 750;
+// A request unanswered this long is given up, saying so (the answer to it, should it come
+// after all, is then ignored): a lost answer must not leave a switch disabled for good.
+const ANSWER_WAIT_MS = 30_000;
 
 /**
  * @typedef {object} CallbackSwitch  one entry of the page data's `callbacks`
@@ -44,7 +47,7 @@ export class Controls {
     this.reason = /** @type {HTMLInputElement} */ (this.part("control-reason"));
     /** a cancel's own reason (it used to take the switches' one without saying so) */
     this.cancelReason = /** @type {HTMLInputElement} */ (this.part("cancel-reason"));
-    /** @type {Map<string, {type: string, onAnswer: AnswerHandler}>} waiting, by request id */
+    /** @type {Map<string, {type: string, onAnswer: AnswerHandler, timer: ReturnType<typeof setTimeout>}>} waiting, by request id */
     this.waiting = new Map();
     /** @type {Map<string, HTMLElement>} the runs list's items, by run id */
     this.runs = new Map();
@@ -73,8 +76,29 @@ export class Controls {
     const waiting = message.req ? this.waiting.get(message.req) : undefined;
     if (!waiting || !message.req) return false;
     this.waiting.delete(message.req);
+    clearTimeout(waiting.timer);
     waiting.onAnswer(message.type === "ack", message);
     return true;
+  }
+
+  /**
+   * The socket closed: no answer can come to what was asked on it. Each request still
+   * waiting hears so (the change may or may not have been made: the page shows what is
+   * stored once it is back).
+   */
+  connectionLost() {
+    const text = "the connection dropped before the server answered: the change may or may"
+      + " not have been made (the page shows what is stored once it is back)";
+    for (const req of [...this.waiting.keys()]) this.giveUp(req, "disconnected", text);
+  }
+
+  /** @private @param {string} req @param {string} code @param {string} text */
+  giveUp(req, code, text) {
+    const waiting = this.waiting.get(req);
+    if (!waiting) return;
+    this.waiting.delete(req);
+    clearTimeout(waiting.timer);
+    waiting.onAnswer(false, { type: "error", code, message: text, req });
   }
 
   /**
@@ -227,7 +251,10 @@ export class Controls {
         if (!this.request(message, onAnswer, tries - 1)) onAnswer(false, answer);
       }, UNAVAILABLE_PAUSE_MS);
     };
-    this.waiting.set(req, { type: message.type, onAnswer: answered });
+    const text = `no answer from the server in ${ANSWER_WAIT_MS / 1000} s: the change may or`
+      + " may not have been made (reload to see what is stored)";
+    const timer = setTimeout(() => this.giveUp(req, "no_answer", text), ANSWER_WAIT_MS);
+    this.waiting.set(req, { type: message.type, onAnswer: answered, timer });
     return true;
   }
 

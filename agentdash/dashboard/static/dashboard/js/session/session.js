@@ -179,6 +179,9 @@ function socketHandlers(page, socket) {
       }
       /** @type {Element} */ (node.lastElementChild).textContent = label; // the label's span
       composerReady(Boolean(socket()?.isOpen));
+      if (state === "reconnecting" || state === "forbidden" || state === "not-found") {
+        controls?.connectionLost(); // what was asked on the closed socket has no answer
+      }
       if (state === "forbidden" || state === "not-found") {
         showBanner(banner, "This session is not available to you any more. Reload the page.");
       }
