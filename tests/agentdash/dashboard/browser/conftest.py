@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -62,62 +61,6 @@ def _prepared(item: pytest.Item) -> list[tuple[str, ...]]:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: bool(_prepared(item)))  # stable
-
-
-# A module's server of its own (the session's, with more in its environment: other agents):
-# OWN_SERVER = {"AGENTDASH_AGENTS": …} in the module, and its fixture takes it from
-# own_servers. Started in the background at the first browser test (a migrate and a seed for
-# a new environment, then daphne: ~10 s that the module no longer waits for).
-OWN_SERVER = "OWN_SERVER"
-
-
-class OwnServers:
-    """The modules' own servers, started in the background (one at a time) by name."""
-
-    def __init__(self) -> None:
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="own-server")
-        self.started: dict[str, Future[LiveServer]] = {}
-
-    def start(self, name: str, tmp: Path, env_extra: dict[str, str]) -> None:
-        self.started[name] = self.pool.submit(server_start, tmp, env_extra=env_extra)
-
-    @contextlib.contextmanager
-    def take(self, name: str) -> Iterator[LiveServer]:
-        """The server started for module ``name``, stopped when the block ends (a failure's
-        report ends with its log meanwhile)."""
-        try:
-            server = self.started.pop(name).result()
-        except ServerError as exc:
-            pytest.fail(str(exc))
-        _server_for_reports.insert(0, server)
-        try:
-            yield server
-        finally:
-            _server_for_reports.remove(server)
-            server_stop(server)
-
-    def close(self) -> None:
-        for future in self.started.values():  # never taken (their modules deselected)
-            with contextlib.suppress(Exception):
-                server_stop(future.result())
-        self.pool.shutdown()
-
-
-@pytest.fixture(scope="session", autouse=True)
-def own_servers(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[OwnServers]:
-    servers = OwnServers()
-    for item in request.session.items:
-        module = getattr(item, "module", None)
-        env_extra = getattr(module, OWN_SERVER, None)
-        if module is not None and env_extra is not None and module.__name__ not in servers.started:
-            tmp = tmp_path_factory.mktemp(module.__name__.rsplit(".", 1)[-1])
-            servers.start(module.__name__, tmp, env_extra)
-    try:
-        yield servers
-    finally:
-        servers.close()
 
 
 @pytest.fixture(scope="session")

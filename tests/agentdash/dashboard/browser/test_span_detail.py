@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.dashboard.browser.conftest import OwnServers
 from tests.agentdash.dashboard.browser.harness import (
     POLL_MS,
     Browser,
     LiveServer,
+    ServerError,
     details_drawn,
     screenshot,
+    server_start,
+    server_stop,
 )
 from tests.agentdash.dashboard.browser.hostile_agent import AGENT_NAME, HUGE_CHARS, MARKUP
 
@@ -36,16 +38,19 @@ HOSTILE_AGENTS = (
 )
 
 
-OWN_SERVER = {"AGENTDASH_AGENTS": HOSTILE_AGENTS}  # conftest.py
-
-
 @pytest.fixture(scope="module")
-def agentdash_server(
-    own_servers: OwnServers, request: pytest.FixtureRequest
-) -> Iterator[LiveServer]:
+def agentdash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """This module's server: the embedded default, offering the hostile agent too."""
-    with own_servers.take(request.module.__name__) as server:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AGENTDASH_AGENTS", HOSTILE_AGENTS)
+        try:
+            server = server_start(tmp_path_factory.mktemp("span-detail-server"))
+        except ServerError as exc:
+            pytest.fail(str(exc))
+    try:
         yield server
+    finally:
+        server_stop(server)
 
 
 # ── Helpers ────────────────────────────────────────────────────────────────────────────────

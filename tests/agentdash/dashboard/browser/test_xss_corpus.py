@@ -33,12 +33,15 @@ from urllib.parse import quote, urlencode
 import pytest
 
 from agentdash.core.conf import DEMO_AGENTS
-from tests.agentdash.dashboard.browser.conftest import OwnServers
+from tests.agentdash.dashboard.browser import conftest as browser_conftest
 from tests.agentdash.dashboard.browser.harness import (
     POLL_MS,
     Browser,
     Console,
     LiveServer,
+    ServerError,
+    server_start,
+    server_stop,
     switched,
     tree_complete,
 )
@@ -62,16 +65,23 @@ def storable(text: str) -> str:
     return "".join("\ufffd" if c == "\x00" or 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
-OWN_SERVER = {"AGENTDASH_AGENTS": ",".join([*DEMO_AGENTS, PROBE])}  # conftest.py
-
-
 @pytest.fixture(scope="module")
-def agentdash_server(
-    own_servers: OwnServers, request: pytest.FixtureRequest
-) -> Iterator[LiveServer]:
+def agentdash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """This module's own daphne (conftest's, plus the probe agent)."""
-    with own_servers.take(request.module.__name__) as server:
+    agents = ",".join([*DEMO_AGENTS, PROBE])
+    try:
+        server = server_start(
+            tmp_path_factory.mktemp("xss-server"), env_extra={"AGENTDASH_AGENTS": agents}
+        )
+    except ServerError as exc:
+        pytest.fail(str(exc))
+    reports = browser_conftest._server_for_reports  # a failure's report ends with its log
+    reports.insert(0, server)
+    try:
         yield server
+    finally:
+        reports.remove(server)
+        server_stop(server)
 
 
 @pytest.fixture
