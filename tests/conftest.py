@@ -205,26 +205,34 @@ def _unit_of(nodeid: str) -> str:
 
 class _LongestFirst:
     """Orders the queue of work once every other plugin has ordered the items: the browser
-    tests first; then, keeping Django's order (tests rolled back, then transactional ones,
-    whose flush removes their migrations' rows, then those with no database), the units
-    holding a test marked ``slow`` (the marker is enforced: over 2 s) first in each part, so
-    that a long unit does not start last and hold its pass up alone (a killed worker's
-    recovery, ~20 s, had ended the PostgreSQL pass alone: 113 s → 94 s measured here).
+    tests first, keeping Django's order for the rest (tests rolled back, then transactional
+    ones, whose flush removes their migrations' rows, then those with no database). In a run
+    without the browser tests (the PostgreSQL pass), the units holding a test marked ``slow``
+    (the marker is enforced: over 2 s) go first in each of those parts, so that a long unit
+    does not start last and hold the pass up alone: a killed worker's recovery, ~20 s, had
+    ended the PostgreSQL pass alone (113 s → 94 s measured here).
 
-    Tried and not kept: the units with no database and a slow test at the very front (the
-    sandbox's lifecycle, ~80 s of waiting, had been last in the SQLite pass). The SQLite pass
-    took longer (547 s against 476 s): its end is the browser tests', which then shared the
-    cores with the units of most work instead of the ones that mostly wait."""
+    Not in a run with the browser tests: they are its end, and the SQLite pass took longer
+    with the slow units first (518–571 s in four runs, against 456–503 s in four): the
+    browser tests then shared the cores with the units of most work instead of the ones that
+    mostly wait."""
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Iterator[None]:
         yield
-        slow = {_unit_of(i.nodeid) for i in items if i.get_closest_marker("slow")}
+        browser = any(_in_browser_tests(item.nodeid) for item in items)
+        slow = (
+            set()
+            if browser
+            else {_unit_of(i.nodeid) for i in items if i.get_closest_marker("slow")}
+        )
 
         def place(item: pytest.Item) -> tuple[int, int, int]:
             unit = _unit_of(item.nodeid)
             if unit == "browser":
                 return (0, 0, 0)
+            if not slow:
+                return (1, 0, 0)  # the order the other plugins left
             return (1, _django_order(item), 0 if unit in slow else 1)
 
         items.sort(key=place)  # stable: a unit's tests keep their order
