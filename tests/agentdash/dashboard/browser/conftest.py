@@ -26,7 +26,6 @@ from tests.agentdash.dashboard.browser.harness import (
     ServerError,
     server_start,
     server_stop,
-    sessions_prepare,
 )
 from tests.agentdash.live_harness import in_ci
 
@@ -48,35 +47,13 @@ def _unavailable(reason: str) -> None:
     pytest.skip(f"browser tests skipped: {reason}; run scripts/chromium.sh (in CI this fails)")
 
 
-# A module's big sessions on the session's server (each as session_generate's arguments), made
-# in the background from the server's start: PREPARED_SESSIONS = [("events", "--count", …)].
-# Those modules run after the others (pytest_collection_modifyitems), which spend the time the
-# generator takes (a 1,600-event chat, a 50,000-span session: tens of seconds) in the browser.
-PREPARED = "PREPARED_SESSIONS"
-
-
-def _prepared(item: pytest.Item) -> list[tuple[str, ...]]:
-    return list(getattr(getattr(item, "module", None), PREPARED, ()))
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: bool(_prepared(item)))  # stable
-
-
 @pytest.fixture(scope="session")
-def agentdash_server(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Iterator[LiveServer]:
-    """daphne on 127.0.0.1:<free port>, on a fresh migrated and seeded SQLite file; the
-    modules' PREPARED_SESSIONS being made."""
+def agentdash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """daphne on 127.0.0.1:<free port>, on a fresh migrated and seeded SQLite file."""
     try:
         server = server_start(tmp_path_factory.mktemp("live-server"))
     except ServerError as exc:
         pytest.fail(str(exc))
-    asked: list[tuple[str, ...]] = []
-    for item in request.session.items:
-        asked += [found for found in _prepared(item) if found not in asked]
-    sessions_prepare(server, asked)
     _server_for_reports.append(server)
     try:
         yield server

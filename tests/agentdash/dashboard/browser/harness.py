@@ -67,11 +67,6 @@ class LiveServer:
     logins: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # bench/ui_sessions.py serving this server's database (see session_generate)
     generator: subprocess.Popen[str] | None = None
-    # Another one, making in the background the sessions asked for ahead (sessions_prepare):
-    # what it was asked and has not answered yet, in order; answers read and not yet taken.
-    preparer: subprocess.Popen[str] | None = None
-    asked: list[tuple[str, ...]] = field(default_factory=list)
-    answered: dict[tuple[str, ...], list[dict[str, Any]]] = field(default_factory=dict)
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.log.read_text(encoding="utf-8", errors="replace")
@@ -154,14 +149,12 @@ def server_start(tmp: Path, *, env_extra: dict[str, str] | None = None) -> LiveS
 
 
 def server_stop(server: LiveServer) -> None:
-    for generator in (server.generator, server.preparer):
-        if generator is None:
-            continue
-        generator.stdin.close()  # type: ignore[union-attr]  # its input ends: it exits
+    if server.generator is not None:
+        server.generator.stdin.close()  # type: ignore[union-attr]  # its input ends: it exits
         try:
-            generator.wait(timeout=10)
+            server.generator.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            generator.kill()
+            server.generator.kill()
     server.process.terminate()
     try:
         server.process.wait(timeout=10)
@@ -176,72 +169,33 @@ GENERATOR = ROOT / "bench" / "ui_sessions.py"
 GENERATE_TIMEOUT_S = 600.0
 
 
-def _generator_start(server: LiveServer) -> subprocess.Popen[str]:
-    """``bench/ui_sessions.py serve`` on ``server``'s database, logging to its directory."""
-    with server.log.with_name("ui_sessions.log").open("a", encoding="utf-8") as log:
-        return subprocess.Popen(
-            [sys.executable, str(GENERATOR), "serve"], cwd=ROOT, env=server.env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-        )  # fmt: skip
-
-
-def _ask(generator: subprocess.Popen[str], request: tuple[str, ...]) -> None:
-    assert generator.stdin is not None
-    generator.stdin.write(json.dumps(list(request)) + "\n")
-    generator.stdin.flush()
-
-
-def _answer(generator: subprocess.Popen[str], request: tuple[str, ...]) -> dict[str, Any]:
-    """The generator's next answer, which is to ``request``. Raises :class:`ServerError`."""
-    assert generator.stdout is not None
-    ready, _, _ = select.select([generator.stdout], [], [], GENERATE_TIMEOUT_S)
-    line = generator.stdout.readline() if ready else ""
-    if not line:
-        generator.kill()
-        raise ServerError(f"{GENERATOR.name} {' '.join(request)}: no answer (it exited or"
-                          f" took over {GENERATE_TIMEOUT_S:.0f} s)")  # fmt: skip
-    answer: dict[str, Any] = json.loads(line)
-    if "error" in answer:
-        raise ServerError(f"{GENERATOR.name} {' '.join(request)} failed:\n{answer['error']}")
-    made: dict[str, Any] = answer["made"]
-    return made
-
-
-def sessions_prepare(server: LiveServer, requests: list[tuple[str, ...]]) -> None:
-    """Start making ``requests`` (each as :func:`session_generate`'s arguments) in the
-    background, one after the other, in a generator of their own: the tests that ask for them
-    later find them made, or wait only for the rest (big sessions take a generator tens of
-    seconds, which the tests before them spend in the browser meanwhile)."""
-    if not requests:
-        return
-    if server.preparer is None:
-        server.preparer = _generator_start(server)
-    for request in requests:
-        _ask(server.preparer, request)
-        server.asked.append(request)
-
-
 def session_generate(server: LiveServer, what: str, *args: str) -> dict[str, Any]:
     """A big session in the server's database, made through the app's services by
     ``bench/ui_sessions.py`` (``what``: ``spans`` or ``events``; ``args`` its options, e.g.
     ``"--count", "5000", "--owner", "alice"``); what it made (id, path, landmarks). One
-    generator process serves a server's sessions (``serve``: Django set up once); a session
-    asked for ahead (:func:`sessions_prepare`) is taken from there, once."""
-    request = (what, *args)
-    if server.answered.get(request):
-        return server.answered[request].pop(0)
-    if request in server.asked:
-        assert server.preparer is not None
-        while True:  # the answers come in the order asked
-            earlier = server.asked.pop(0)
-            made = _answer(server.preparer, earlier)
-            if earlier == request:
-                return made
-            server.answered.setdefault(earlier, []).append(made)
-    if server.generator is None or server.generator.poll() is not None:
-        server.generator = _generator_start(server)
-    _ask(server.generator, request)
-    return _answer(server.generator, request)
+    generator process serves a server's sessions (``serve``: Django set up once)."""
+    generator = server.generator
+    if generator is None or generator.poll() is not None:
+        log = server.log.with_name("ui_sessions.log").open("a", encoding="utf-8")
+        generator = server.generator = subprocess.Popen(
+            [sys.executable, str(GENERATOR), "serve"], cwd=ROOT, env=server.env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+        )  # fmt: skip
+        log.close()  # the child has its own
+    assert generator.stdin is not None and generator.stdout is not None
+    generator.stdin.write(json.dumps([what, *args]) + "\n")
+    generator.stdin.flush()
+    ready, _, _ = select.select([generator.stdout], [], [], GENERATE_TIMEOUT_S)
+    line = generator.stdout.readline() if ready else ""
+    if not line:
+        generator.kill()
+        raise ServerError(f"{GENERATOR.name} {what} {' '.join(args)}: no answer (it exited or"
+                          f" took over {GENERATE_TIMEOUT_S:.0f} s)")  # fmt: skip
+    answer: dict[str, Any] = json.loads(line)
+    if "error" in answer:
+        raise ServerError(f"{GENERATOR.name} {what} {' '.join(args)} failed:\n{answer['error']}")
+    made: dict[str, Any] = answer["made"]
+    return made
 
 
 # ── The browser ────────────────────────────────────────────────────────────────────────────

@@ -27,8 +27,6 @@ LIVE_TIMEOUT = 60_000  # ms: bounds waits for what must happen; measures nothing
 MAX_ITEMS = 600  # chat_window.js
 PAGE_EVENTS = 50  # a page of events (docs/PROTOCOL.md): at most 50 items more than the window
 NODES_MAX = 40_000  # the page's elements at most (a 10k-event chat once grew to 91,000)
-LONG_CHAT = ("events", "--count", str(EVENTS), "--owner", "alice")
-PREPARED_SESSIONS = [LONG_CHAT]  # made in the background from the start (conftest.py)
 
 # Scrolls the chat one way until it can go no further (nothing more to load that way),
 # waiting for each page; the largest item and element counts seen, and the turns shown at
@@ -62,7 +60,7 @@ async ({ up, steps }) => {
 
 @pytest.fixture(scope="module")
 def long_chat(agentdash_server: LiveServer) -> dict[str, Any]:
-    return session_generate(agentdash_server, *LONG_CHAT)
+    return session_generate(agentdash_server, "events", "--count", str(EVENTS), "--owner", "alice")
 
 
 def contiguous(turns: list[int]) -> bool:

@@ -34,14 +34,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 BIG = 50_000
 LOAD_TIMEOUT = 90_000  # ms: far beyond what the page needs; only a hang fails here
 ROW = '#span-tree [role="treeitem"]:not([hidden])'
-BIG_SESSION = ("spans", "--count", str(BIG), "--owner", "alice")
-PREPARED_SESSIONS = [BIG_SESSION]  # made in the background from the start (conftest.py)
 
 
 # ── Sessions (generated once per module, in the live server's database) ──────────────────────
 @pytest.fixture(scope="module")
 def big_session(agentdash_server: LiveServer) -> dict[str, Any]:
-    return session_generate(agentdash_server, *BIG_SESSION)
+    return session_generate(agentdash_server, "spans", "--count", str(BIG), "--owner", "alice")
 
 
 @pytest.fixture(scope="module")
