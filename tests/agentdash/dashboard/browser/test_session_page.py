@@ -11,28 +11,19 @@ script error.
 from __future__ import annotations
 
 import json
-import os
 import re
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, switched
+from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, screenshot, switched
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 QUESTION = "What is the capital of France?"
 LIVE_TIMEOUT = 30_000  # ms: a run on the offline model takes well under a second
-
-
-def screenshot(browser: Browser, name: str) -> None:
-    directory = os.environ.get("AGENTDASH_SCREENSHOTS")
-    if directory:
-        Path(directory).mkdir(parents=True, exist_ok=True)
-        browser.page.screenshot(path=str(Path(directory) / name), full_page=False)
 
 
 def ask(browser: Browser, text: str) -> None:
@@ -113,7 +104,8 @@ def test_the_pages_are_csp_clean(browser: Browser) -> None:
     browser.log_in("operator")
     browser.new_chat("support_desk")
     browser.send_first("Hello")
-    browser.page.wait_for_timeout(500)  # let the modules run and the socket try
+    # The modules ran and the socket connected: what they would have reported is in.
+    browser.page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     browser.console.assert_clean(allow_websocket_failures=True)
 
 
@@ -312,6 +304,11 @@ def test_a_switch_whose_socket_drops_before_the_answer_says_so_and_works_again(
     status.wait_for(timeout=LIVE_TIMEOUT)
     assert dropped and "may or may not have been made" in status.inner_text()
     assert switch.is_enabled()
+    status.scroll_into_view_if_needed()
+    screenshot(browser, "switch-given-up.png")
+    page.set_viewport_size({"width": 390, "height": 844})  # the controls behind their tab
+    screenshot(browser, "switch-given-up-phone.png")
+    page.set_viewport_size({"width": 1440, "height": 900})
     page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     switched(browser, switch)  # the page is back: the same switch goes through
     assert not switch.is_checked()
