@@ -6,8 +6,12 @@ is rejected, and said so in the answer's partial success; everything else is tak
 are kept as sent — strings, numbers, lists, maps — except that a string longer than
 :data:`~IngestLimits.max_value_chars` is cut (the key listed in
 ``agentdash.ingest.truncated``), a list or map is cut to :data:`MAX_ITEMS` entries, and a
-span keeps at most :data:`MAX_ATTRIBUTES` attributes and :data:`MAX_EVENTS` events (the
-numbers dropped in ``agentdash.ingest.dropped``).
+span keeps at most :data:`MAX_ATTRIBUTES` attributes, :data:`MAX_EVENTS` events and
+:data:`MAX_LINKS` links (the numbers AgentDash dropped in ``agentdash.ingest.dropped``).
+
+Nothing else is lost: each span keeps its resource and instrumentation scope (a
+:class:`~agentdash.spans.sources.Source`), its flags, trace state, links and the sender's own
+dropped counts (``IncomingSpan.otlp``, in OTLP/JSON's names).
 """
 
 from __future__ import annotations
@@ -22,8 +26,11 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as ProtoSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import Status as ProtoStatus
 
+from agentdash.spans.sources import Source
+
 MAX_ATTRIBUTES = 512
 MAX_EVENTS = 256
+MAX_LINKS = 128
 MAX_ITEMS = 1_000
 TRUNCATED = "agentdash.ingest.truncated"
 DROPPED = "agentdash.ingest.dropped"
@@ -58,8 +65,12 @@ class IncomingSpan:
     status_message: str
     attributes: dict[str, Any]
     events: list[dict[str, Any]]
-    resource: dict[str, Any] = field(default_factory=dict)
-    scope: str = ""
+    source: Source = field(default_factory=Source)
+    otlp: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def resource(self) -> dict[str, Any]:
+        return self.source.resource
 
 
 @dataclass
@@ -147,21 +158,38 @@ def unpack(request: ExportTraceServiceRequest, *, max_value_chars: int) -> Unpac
     problems: list[str] = []
     rejected = 0
     for r, resource_spans in enumerate(request.resource_spans):
-        resource = _Caps(max_value_chars).attributes(resource_spans.resource.attributes)
         for s, scope_spans in enumerate(resource_spans.scope_spans):
+            source = _source(resource_spans, scope_spans, max_value_chars)
             for n, span in enumerate(scope_spans.spans):
                 problem = _span_problem(span)
                 if problem is not None:
                     rejected += 1
                     problems.append(f"resource {r} scope {s} span {n}: {problem}")
                     continue
-                spans.append(_incoming(span, resource, scope_spans.scope.name, max_value_chars))
+                spans.append(_incoming(span, source, max_value_chars))
     return Unpacked(spans=spans, rejected=rejected, problems=problems)
 
 
-def _incoming(
-    span: ProtoSpan, resource: dict[str, Any], scope: str, max_value_chars: int
-) -> IncomingSpan:
+def _source(resource_spans: Any, scope_spans: Any, max_value_chars: int) -> Source:
+    resource, scope = resource_spans.resource, scope_spans.scope
+    caps = _Caps(max_value_chars)
+    resource_attributes = caps.attributes(resource.attributes)
+    resource_dropped = resource.dropped_attributes_count + caps.dropped
+    caps = _Caps(max_value_chars)
+    scope_attributes = caps.attributes(scope.attributes)
+    return Source(
+        resource=resource_attributes,
+        resource_schema_url=caps._text(resource_spans.schema_url, "(schema url)"),
+        resource_dropped=resource_dropped,
+        scope_name=caps._text(scope.name, "(scope name)"),
+        scope_version=caps._text(scope.version, "(scope version)"),
+        scope_attributes=scope_attributes,
+        scope_schema_url=caps._text(scope_spans.schema_url, "(schema url)"),
+        scope_dropped=scope.dropped_attributes_count + caps.dropped,
+    )
+
+
+def _incoming(span: ProtoSpan, source: Source, max_value_chars: int) -> IncomingSpan:
     caps = _Caps(max_value_chars)
     attributes = caps.attributes(span.attributes)
     events = []
@@ -169,18 +197,19 @@ def _incoming(
         if index >= MAX_EVENTS:
             caps.dropped += 1
             continue
-        events.append(
-            {
-                "name": caps._text(event.name, "(event name)"),
-                "time": event.time_unix_nano,
-                "attributes": caps.attributes(event.attributes, limit=64),
-            }
-        )
-    dropped = caps.dropped + span.dropped_attributes_count + span.dropped_events_count
+        found = {
+            "name": caps._text(event.name, "(event name)"),
+            "time": event.time_unix_nano,
+            "attributes": caps.attributes(event.attributes, limit=64),
+        }
+        if event.dropped_attributes_count:
+            found["dropped_attributes_count"] = event.dropped_attributes_count
+        events.append(found)
+    otlp = _otlp_rest(span, caps)
     if caps.truncated:
         attributes[TRUNCATED] = sorted(set(caps.truncated))
-    if dropped:
-        attributes[DROPPED] = dropped
+    if caps.dropped:
+        attributes[DROPPED] = caps.dropped
     parent = _hex(span.parent_span_id) if any(span.parent_span_id) else ""
     end = span.end_time_unix_nano or None
     return IncomingSpan(
@@ -195,6 +224,41 @@ def _incoming(
         status_message=caps._text(span.status.message, "(status message)"),
         attributes=attributes,
         events=events,
-        resource=resource,
-        scope=scope,
+        source=source,
+        otlp=otlp,
     )
+
+
+def _otlp_rest(span: ProtoSpan, caps: _Caps) -> dict[str, Any]:
+    """What of ``span`` the span store has no column for, in OTLP/JSON's names, only when
+    set (links beyond :data:`MAX_LINKS` count as dropped by AgentDash)."""
+    found: dict[str, Any] = {}
+    if span.flags:
+        found["flags"] = span.flags
+    if span.trace_state:
+        found["traceState"] = caps._text(span.trace_state, "(trace state)")
+    links = []
+    for index, link in enumerate(span.links):
+        if index >= MAX_LINKS:
+            caps.dropped += 1
+            continue
+        item: dict[str, Any] = {"traceId": _hex(link.trace_id), "spanId": _hex(link.span_id)}
+        if link.trace_state:
+            item["traceState"] = caps._text(link.trace_state, "(trace state)")
+        if link.attributes:
+            item["attributes"] = caps.attributes(link.attributes, limit=64)
+        if link.dropped_attributes_count:
+            item["droppedAttributesCount"] = link.dropped_attributes_count
+        if link.flags:
+            item["flags"] = link.flags
+        links.append(item)
+    if links:
+        found["links"] = links
+    for name, count in (
+        ("droppedAttributesCount", span.dropped_attributes_count),
+        ("droppedEventsCount", span.dropped_events_count),
+        ("droppedLinksCount", span.dropped_links_count),
+    ):
+        if count:
+            found[name] = count
+    return found

@@ -40,7 +40,9 @@ from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
 from agentdash.spans.rehome import children_named, trace_sessions, traces_rehome, usage_uncount
 from agentdash.spans.selectors import spans_stored
 from agentdash.spans.services import spans_store_isolating
+from agentdash.spans.sources import sources_ensure
 from agentdash.spans.span_version import SpanVersion
+from runtime.telemetry.attributes import AgentDash
 
 SESSION_PREFIX = EXTERNAL_SESSION_PREFIX
 SERVICE_NAME = "service.name"
@@ -114,13 +116,15 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     with transaction.atomic():
         _sessions_ensure(key, taken, targets)
         moved = _traces_rehome(key, targets)
+    sources = list({id(span.source): span.source for span in taken}.values())
+    source_ids = dict(zip(map(id, sources), sources_ensure(sources=sources), strict=True))
     versions = []
     for span in taken:
         session_id = targets[span.trace_id]
         identity = (span.trace_id, span.span_id)
         if identity in mine and span.trace_id not in moved:
             session_id = mine[identity]
-        versions.append(_version(span, session_id))
+        versions.append(_version(span, session_id, source_ids[id(span.source)]))
     versions = _usage_counted_once(versions)
     writes = spans_store_isolating(versions=versions)
     _stored_call_llm_uncount(versions)
@@ -280,11 +284,14 @@ def _stored_call_llm_uncount(versions: list[SpanVersion]) -> None:
     usage_uncount(spans=parents, name=_LEGACY_STEP)
 
 
-def _version(span: IncomingSpan, session_id: str) -> SpanVersion:
+def _version(span: IncomingSpan, session_id: str, source_id: int) -> SpanVersion:
     attributes = semconv.mapped(span.attributes, span.name)
     service = span.resource.get(SERVICE_NAME)
     if service is not None:
         attributes.setdefault(SERVICE_NAME, service)
+    added = [key for key in attributes if key not in span.attributes]
+    if added:
+        attributes[AgentDash.INGEST_ADDED] = added
     return SpanVersion(
         trace_id=span.trace_id,
         span_id=span.span_id,
@@ -298,4 +305,6 @@ def _version(span: IncomingSpan, session_id: str) -> SpanVersion:
         attributes=attributes,
         events=span.events,
         session_id=session_id,
+        otlp=span.otlp,
+        source_id=source_id,
     )

@@ -19,7 +19,10 @@ def span_item(
     """The ``data`` of a ``span`` change: the span's stored (latest) version (a row, or the
     version just stored with ``seq``), with its ``usage`` when it is a model call (``None``
     otherwise; costed from ``prices``, else from the price table read now) and its
-    ``summary``: the row the session's summary pages have for it (``spans.summaries``)."""
+    ``summary``: the row the session's summary pages have for it (``spans.summaries``).
+    A span sent from outside has ``source_id`` (its resource and scope: ``spans.sources``)
+    and, in ``otlp``, what OTLP carries beyond the columns (flags, trace state, links, the
+    sender's dropped counts); the runtime's own spans have ``None`` and ``{}``."""
     columns = {column: getattr(span, column) for column in USAGE_COLUMNS}
     usage = span_usage(columns, prices or price_book())
     stored_seq = getattr(span, "seq", None) if seq is None else seq
@@ -36,6 +39,8 @@ def span_item(
         "attributes": span.attributes,
         "events": span.events,
         "run_id": span.run_id,
+        "otlp": span.otlp,
+        "source_id": span.source_id,
         "usage": usage,
         "summary": span_summary(span, seq=stored_seq or 0, usage=usage),
     }

@@ -1,5 +1,6 @@
-"""The span store: every OpenTelemetry span of a session's runs, as last written; the prices
-its model calls are costed at."""
+"""The span store: every OpenTelemetry span of a session's runs, as last written; who sent
+the spans that came from outside (their resource and instrumentation scope); the prices its
+model calls are costed at."""
 
 from __future__ import annotations
 
@@ -7,6 +8,31 @@ from typing import TypedDict
 
 from django.core.validators import MinValueValidator
 from django.db import models
+
+
+class SpanSource(models.Model):
+    """The OTLP resource and instrumentation scope some spans were sent under, as sent (the
+    ``Resource`` and ``InstrumentationScope`` of their ``ResourceSpans``/``ScopeSpans``): one
+    row per distinct pair, found by ``digest``. The runtime's own spans have none."""
+
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the pair.")
+    resource = models.JSONField(default=dict, blank=True, help_text="Resource attributes.")
+    resource_schema_url = models.TextField(blank=True)
+    resource_dropped = models.PositiveBigIntegerField(
+        default=0, help_text="Resource attributes the sender dropped."
+    )
+    scope_name = models.TextField(blank=True)
+    scope_version = models.TextField(blank=True)
+    scope_attributes = models.JSONField(default=dict, blank=True)
+    scope_schema_url = models.TextField(blank=True)
+    scope_dropped = models.PositiveBigIntegerField(
+        default=0, help_text="Scope attributes the sender dropped."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        service = self.resource.get("service.name") if isinstance(self.resource, dict) else None
+        return f"{service or '(no service)'} · {self.scope_name or '(no scope)'}"
 
 
 class Span(models.Model):
@@ -29,6 +55,20 @@ class Span(models.Model):
     status_message = models.TextField(blank=True)
     attributes = models.JSONField(default=dict, blank=True)
     events = models.JSONField(default=list, blank=True)
+    # What OTLP carries that the columns above do not, in OTLP/JSON's names, only when set:
+    # ``flags``, ``traceState``, ``links`` (ids in hex, attributes as values),
+    # ``droppedAttributesCount``, ``droppedEventsCount``, ``droppedLinksCount`` (the
+    # sender's counts; what AgentDash itself cut is said in ``agentdash.ingest.*`` attributes).
+    otlp = models.JSONField(default=dict, blank=True)
+    source = models.ForeignKey(
+        SpanSource,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="spans",
+        db_index=False,
+        help_text="Who sent the span from outside (none: the runtime's own).",
+    )
     # No index of their own: the composite indexes below start with each (an index less to
     # write for every span stored).
     session = models.ForeignKey(

@@ -10,8 +10,13 @@ as protobuf's own JSON printer leaves them out, so an export reads back to the s
 
 A span is given as the span store keeps it (``spans.change_items.span_item``: ``trace_id``,
 ``span_id``, ``parent_span_id``, ``name``, ``kind``, ``start_time``, ``end_time``, ``status``,
-``status_message``, ``attributes``, ``events``); any other keys are ignored. Whatever it
-holds, the result is valid JSON and valid OTLP:
+``status_message``, ``attributes``, ``events``, ``otlp``), with, for a span sent from outside,
+its ``source`` (``spans.sources.source_item``); any other keys are ignored. A span from outside
+goes out as it came in: under its own resource and scope (the others under the resource the
+caller gives and the runtime's scope), with its flags, trace state, links and dropped counts,
+and without the attributes ingest added (those ``agentdash.ingest.added`` lists, and that key).
+Spans in a row with the same source share one ``ResourceSpans``. Whatever a span holds, the
+result is valid JSON and valid OTLP:
 
 - every string is valid Unicode (NUL and lone surrogates become U+FFFD);
 - an id that is not hex of the right length (or is all zeros, which OTLP reserves for "no
@@ -40,6 +45,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from agentdash.core.hygiene import TOO_DEEP, text_storable
+from runtime.telemetry.attributes import AgentDash
 
 SCOPE_NAME = "agentdash.runtime"
 """The instrumentation scope of every span: the runtime's tracer
@@ -123,6 +129,11 @@ def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
     trace_id, trace_derived = otlp_id(span.get("trace_id") or "", size=32)
     span_id, span_derived = otlp_id(span.get("span_id") or "", size=16)
     attributes = dict(span.get("attributes") or {}) if _is_map(span.get("attributes")) else {}
+    added = attributes.pop(AgentDash.INGEST_ADDED, None)
+    if isinstance(added, list):
+        for key in added:
+            if isinstance(key, str):
+                attributes.pop(key, None)
     if trace_derived:
         attributes[ORIGINAL_TRACE_ID] = str(span.get("trace_id") or "")
     if span_derived:
@@ -153,7 +164,45 @@ def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
         status["code"] = code
     if status:
         out["status"] = status
+    extra = span.get("otlp")
+    if _is_map(extra):
+        _put_otlp_rest(out, extra)
     return out
+
+
+def _put_otlp_rest(out: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """The OTLP fields the span store keeps in ``Span.otlp`` (only values OTLP can hold)."""
+    flags = extra.get("flags")
+    if _is_uint32(flags):
+        out["flags"] = flags
+    if isinstance(extra.get("traceState"), str) and extra["traceState"]:
+        out["traceState"] = _text(extra["traceState"])
+    links = [_link(link) for link in extra.get("links") or () if _is_map(link)]
+    if links:
+        out["links"] = links
+    for name in ("droppedAttributesCount", "droppedEventsCount", "droppedLinksCount"):
+        if _is_uint32(extra.get(name)) and extra[name]:
+            out[name] = extra[name]
+
+
+def _link(link: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "traceId": otlp_id(link.get("traceId") or "", size=32)[0],
+        "spanId": otlp_id(link.get("spanId") or "", size=16)[0],
+    }
+    if isinstance(link.get("traceState"), str) and link["traceState"]:
+        out["traceState"] = _text(link["traceState"])
+    attributes = key_values(link.get("attributes"))
+    if attributes:
+        out["attributes"] = attributes
+    for name in ("droppedAttributesCount", "flags"):
+        if _is_uint32(link.get(name)) and link[name]:
+            out[name] = link[name]
+    return out
+
+
+def _is_uint32(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**32
 
 
 def otlp_resource(attributes: Mapping[str, Any]) -> dict[str, Any]:
@@ -168,22 +217,32 @@ def otlp_json_parts(
     span_batches: Iterable[Iterable[Mapping[str, Any]]],
     scope_name: str = SCOPE_NAME,
 ) -> Iterator[str]:
-    """An ``ExportTraceServiceRequest`` as JSON text, in parts: the opening (one resource
-    with ``resource`` as its attributes, one scope), one part per batch of spans (each a
-    stored span, see :func:`otlp_span`), then the closing. Joined, the parts are one JSON
-    document; only one batch is held at a time, so a caller reading batches from the
-    database streams a trace of any size."""
-    opening = _dumps(otlp_json_document(resource=resource, spans=(), scope_name=scope_name))
-    # The document with no spans ends in ``"spans":[]}]}]}``: the batches go between.
-    yield opening.removesuffix("]}]}]}")
-    first = True
+    """An ``ExportTraceServiceRequest`` as JSON text, in parts: the opening, one part per
+    batch of spans (each a stored span, see :func:`otlp_span`; the runtime's own under one
+    resource with ``resource`` as its attributes and the scope ``scope_name``, those from
+    outside under their own), then the closing. Joined, the parts are one JSON document;
+    only one batch is held at a time, so a caller reading batches from the database streams
+    a trace of any size. With no span at all, the document holds the resource and scope
+    alone."""
+    yield '{"resourceSpans":['
+    group: Any = _NO_GROUP
     for batch in span_batches:
-        text = ",".join(_dumps(otlp_span(span)) for span in batch)
-        if not text:
-            continue
-        yield text if first else "," + text
-        first = False
-    yield "]}]}]}"
+        pieces = []
+        for span in batch:
+            key = _source_key(span)
+            if key != group:
+                if group is not _NO_GROUP:
+                    pieces.append(_GROUP_END + ",")
+                pieces.append(_group_start(span, resource, scope_name))
+                group = key
+            else:
+                pieces.append(",")
+            pieces.append(_dumps(otlp_span(span)))
+        if pieces:
+            yield "".join(pieces)
+    if group is _NO_GROUP:
+        yield _group_start({}, resource, scope_name)
+    yield _GROUP_END + "]}"
 
 
 def otlp_json_document(
@@ -194,19 +253,60 @@ def otlp_json_document(
 ) -> dict[str, Any]:
     """The same request as :func:`otlp_json_parts`, whole, as a dict (for small sets of
     spans: a batch sent to a collector, a test)."""
-    return {
-        "resourceSpans": [
-            {
-                "resource": otlp_resource(resource),
-                "scopeSpans": [
-                    {
-                        "scope": {"name": scope_name} if scope_name else {},
-                        "spans": [otlp_span(span) for span in spans],
-                    }
-                ],
-            }
-        ]
-    }
+    document: dict[str, Any] = json.loads(
+        "".join(otlp_json_parts(resource=resource, span_batches=[spans], scope_name=scope_name))
+    )
+    return document
+
+
+_NO_GROUP = object()
+_GROUP_END = "]}]}"  # the spans, the scope's object, the scopes, the resource's object
+
+
+def _source_key(span: Mapping[str, Any]) -> Any:
+    source = span.get("source")
+    return source.get("id", id(source)) if _is_map(source) else None
+
+
+def _group_start(span: Mapping[str, Any], resource: Mapping[str, Any], scope_name: str) -> str:
+    """The opening of a ``ResourceSpans`` for ``span``'s source (else ``resource`` and the
+    scope ``scope_name``), up to its spans' opening bracket."""
+    source = span.get("source")
+    if _is_map(source) and _is_map(source.get("resource")):
+        group = _source_group(source)
+    else:
+        group = {
+            "resource": otlp_resource(resource),
+            "scopeSpans": [{"scope": {"name": scope_name} if scope_name else {}, "spans": []}],
+        }
+    return _dumps(group).removesuffix(_GROUP_END)
+
+
+def _source_group(source: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``ResourceSpans`` with no span, from a span's ``source``."""
+    sent_resource, sent_scope = source["resource"], source.get("scope")
+    sent_scope = sent_scope if _is_map(sent_scope) else {}
+    resource = otlp_resource(sent_resource.get("attributes") or {})
+    scope: dict[str, Any] = {}
+    for name in ("name", "version"):
+        if isinstance(sent_scope.get(name), str) and sent_scope[name]:
+            scope[name] = _text(sent_scope[name])
+    scope_attributes = key_values(sent_scope.get("attributes"))
+    if scope_attributes:
+        scope["attributes"] = scope_attributes
+    for target, sent in ((resource, sent_resource), (scope, sent_scope)):
+        count = sent.get("droppedAttributesCount")
+        if _is_uint32(count) and count:
+            target["droppedAttributesCount"] = count
+    group: dict[str, Any] = {"resource": resource}
+    if isinstance(sent_resource.get("schemaUrl"), str) and sent_resource["schemaUrl"]:
+        group["schemaUrl"] = _text(sent_resource["schemaUrl"])
+    scope_spans: dict[str, Any] = {"scope": scope}
+    if isinstance(sent_scope.get("schemaUrl"), str) and sent_scope["schemaUrl"]:
+        scope_spans["schemaUrl"] = _text(sent_scope["schemaUrl"])
+    scope_spans["spans"] = []
+    group["scopeSpans"] = [scope_spans]
+    return group
 
 
 # ── helpers ─────────────────────────────────────────────────────────────────────────────────
@@ -252,4 +352,7 @@ def _event(event: Mapping[str, Any]) -> dict[str, Any]:
     attributes = key_values(event.get("attributes"))
     if attributes:
         out["attributes"] = attributes
+    dropped = event.get("dropped_attributes_count")
+    if _is_uint32(dropped) and dropped:
+        out["droppedAttributesCount"] = dropped
     return out

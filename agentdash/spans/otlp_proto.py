@@ -9,9 +9,9 @@ they are turned into bytes first, as an OTLP receiver does.
 
 Streamed, batch by batch: serialized protobuf messages written one after another read as one
 message whose repeated fields hold every element in order, so each batch is written as a
-request of its own holding one ``ResourceSpans`` (the same resource and scope each time) with
-the batch's spans. Joined, the parts are one request; a reader sees one ``ResourceSpans`` per
-batch. This module reads nothing and writes nothing."""
+request of its own holding the batch's spans in their ``ResourceSpans`` (one per run of spans
+with the same resource and scope). Joined, the parts are one request. This module reads
+nothing and writes nothing."""
 
 from __future__ import annotations
 
@@ -72,5 +72,14 @@ def _ids_in_base64(span: Mapping[str, Any]) -> dict[str, Any]:
     found = dict(span)
     for field in _IDS:
         if field in found:
-            found[field] = base64.b64encode(bytes.fromhex(found[field])).decode("ascii")
+            found[field] = _base64(found[field])
+    if "links" in found:
+        found["links"] = [
+            {**link, "traceId": _base64(link["traceId"]), "spanId": _base64(link["spanId"])}
+            for link in found["links"]
+        ]
     return found
+
+
+def _base64(hex_id: str) -> str:
+    return base64.b64encode(bytes.fromhex(hex_id)).decode("ascii")

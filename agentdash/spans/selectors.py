@@ -11,6 +11,7 @@ from django.db.models.fields.json import KT
 
 from agentdash.spans.change_items import span_item
 from agentdash.spans.models import Span
+from agentdash.spans.sources import source_item
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 STORED_PER_QUERY = 2_000
@@ -90,6 +91,8 @@ _ITEM_FIELDS = (
     "attributes",
     "events",
     "run_id",
+    "otlp",
+    "source_id",
 )
 
 
@@ -133,8 +136,35 @@ def session_has_trace(*, session_id: str, trace_id: str) -> bool:
 def span_detail(*, session_id: str, trace_id: str, span_id: str) -> dict[str, Any] | None:
     """One span of the session as a ``span`` change sends it, plus ``seq`` (the change that
     last wrote it); ``None`` when the session has no such span."""
-    row = Span.objects.filter(session_id=session_id, trace_id=trace_id, span_id=span_id).first()
-    return None if row is None else {**span_item(row), "seq": row.seq}
+    row = (
+        Span.objects.filter(session_id=session_id, trace_id=trace_id, span_id=span_id)
+        .select_related("source")
+        .first()
+    )
+    if row is None:
+        return None
+    found = {**span_item(row), "seq": row.seq}
+    if row.source is not None:
+        found["source"] = source_item(row.source)
+    return found
+
+
+def link_sessions(*, links: list[Any]) -> dict[tuple[str, str], str]:
+    """The sessions of the stored spans that ``links`` (OTLP links as ``Span.otlp`` keeps
+    them: ``traceId``, ``spanId``) point at: (trace id, span id) → session id."""
+    wanted = {
+        (str(link.get("traceId")), str(link.get("spanId")))
+        for link in links
+        if isinstance(link, dict)
+    }
+    if not wanted:
+        return {}
+    rows = Span.objects.filter(
+        trace_id__in={t for t, _ in wanted},
+        span_id__in={s for _, s in wanted},
+        session__isnull=False,
+    ).values_list("trace_id", "span_id", "session_id")
+    return {(t, s): session for t, s, session in rows if (t, s) in wanted}
 
 
 def tool_call_spans(*, session_id: str, call_ids: set[str]) -> dict[str, tuple[str, str]]:

@@ -54,6 +54,8 @@ _SPAN_FIELDS = (
     "events",
     "session_id",
     "run_id",
+    "otlp",
+    "source_id",
     *USAGE_COLUMNS,
     *DECISION_COLUMNS,
 )

@@ -33,6 +33,9 @@ class SpanVersion:
     events: list[Any] = field(default_factory=list)
     session_id: str | None = None
     run_id: int | None = None
+    # From outside: what OTLP carries beyond the columns (``Span.otlp``) and who sent it.
+    otlp: dict[str, Any] = field(default_factory=dict)
+    source_id: int | None = None
     # A model call's usage, read out of the attributes (agentdash.spans.usage).
     usage_model: str = field(default="", init=False)
     tokens_in: int | None = field(default=None, init=False)
@@ -64,6 +67,10 @@ class SpanVersion:
         events, in_events, events_json = storable_json(self.events)
         object.__setattr__(self, "_events_json", events_json)
         changes = cut + replaced + in_attributes + in_events
+        if self.otlp:
+            otlp, in_otlp, _ = storable_json(self.otlp)
+            object.__setattr__(self, "otlp", otlp)
+            changes += in_otlp
         if not changes:
             object.__setattr__(self, "_attributes_json", attributes_json)
             return
@@ -119,6 +126,7 @@ class SpanVersion:
             self,
             attributes={AgentDash.STORAGE_ERROR: why[:MAX_ERROR_CHARS]},
             events=[],
+            otlp={},
             status_message=self.status_message[:MAX_ERROR_CHARS],
         )
 

@@ -131,6 +131,10 @@ class AgentDash:
     """Set on a span stored in reduced form: why its full version could not be stored."""
     STORAGE_DROPPED = "agentdash.storage.dropped"
     """Set on the error span that stands for a span the store could not keep at all."""
+    INGEST_ADDED = "agentdash.ingest.added"
+    """Set by OTLP ingest on a span from outside: the keys it added (the runtime's names for
+    what the sender named otherwise, e.g. ``gen_ai.request.model`` from ``llm.model_name``).
+    An OTLP export leaves them, and this key, out: the sender's attributes go back as sent."""
 
 
 class Decision:

@@ -29,6 +29,7 @@ from agentdash.runs.selectors import session_runs_batched
 from agentdash.spans.otlp_json import otlp_json_parts
 from agentdash.spans.otlp_proto import otlp_proto_parts
 from agentdash.spans.selectors import EXPORT_BATCH, spans_batched
+from agentdash.spans.sources import with_sources
 
 if TYPE_CHECKING:
     from agentdash.agent_sessions.models import AgentSession
@@ -80,7 +81,7 @@ def session_json_parts(*, session: AgentSession, batch: int = EXPORT_BATCH) -> I
     yield from _array("events", _events_batched(session_id=session.id, batch=batch))
     history = _events_batched(session_id=session.id, batch=batch, with_state_delta=True)
     yield from _array("state_history", ([_state_change(e) for e in b] for b in history))
-    yield from _array("spans", spans_batched(session_id=session.id, batch=batch))
+    yield from _array("spans", with_sources(spans_batched(session_id=session.id, batch=batch)))
     yield "}"
 
 
@@ -88,9 +89,10 @@ def session_otlp_parts(
     *, session: AgentSession, trace_id: str | None = None, batch: int = EXPORT_BATCH
 ) -> Iterator[str]:
     """The session's spans (only those of ``trace_id`` when given) as an OTLP/JSON
-    ``ExportTraceServiceRequest`` in parts: one resource — ``service.name`` the session's
-    agent, ``agentdash.session.id`` the session — with one scope holding every span."""
-    spans = spans_batched(session_id=session.id, trace_id=trace_id, batch=batch)
+    ``ExportTraceServiceRequest`` in parts: the runtime's spans under one resource —
+    ``service.name`` the session's agent, ``agentdash.session.id`` the session — and one
+    scope; spans sent from outside under the resource and scope they were sent with."""
+    spans = with_sources(spans_batched(session_id=session.id, trace_id=trace_id, batch=batch))
     return otlp_json_parts(resource=_resource(session), span_batches=spans)
 
 
@@ -99,7 +101,7 @@ def session_otlp_proto_parts(
 ) -> Iterator[bytes]:
     """The same request as :func:`session_otlp_parts`, in protobuf's binary encoding, in
     parts (one ``ResourceSpans`` per batch of spans, each with the same resource)."""
-    spans = spans_batched(session_id=session.id, trace_id=trace_id, batch=batch)
+    spans = with_sources(spans_batched(session_id=session.id, trace_id=trace_id, batch=batch))
     return otlp_proto_parts(resource=_resource(session), span_batches=spans)
 
 

@@ -14,7 +14,7 @@ from agentdash.agent_sessions.selectors import (
     session_get_for_user,
 )
 from agentdash.dashboard.json_views import BadParameter, data_view, int_param
-from agentdash.dashboard.session.selectors import session_snapshot_data
+from agentdash.dashboard.session.selectors import session_snapshot_data, span_links_for_user
 from agentdash.spans.search import LIMIT_DEFAULT as SEARCH_DEFAULT
 from agentdash.spans.search import LIMIT_MAX as SEARCH_MAX
 from agentdash.spans.search import BadSearch, span_search
@@ -100,12 +100,15 @@ def session_span_search(request: HttpRequest, session_id: str) -> JsonResponse:
 def session_span(
     request: HttpRequest, session_id: str, trace_id: str, span_id: str
 ) -> JsonResponse:
-    """One span of the session in full (attributes, events), with the seq that wrote it."""
+    """One span of the session in full (attributes, events), with the seq that wrote it; a
+    span sent from outside with its ``source`` (resource and scope) and, for each of its
+    links that points at a stored span the reader may see, that span's ``session``."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     found = span_detail(session_id=session.id, trace_id=trace_id, span_id=span_id)
     if found is None:
         error = {"code": "not_found", "message": "no such span in this session"}
         return JsonResponse({"error": error}, status=404)
+    found["links"] = span_links_for_user(user=request.user, session_id=session.id, span=found)
     return JsonResponse(found)
 
 

@@ -8,13 +8,18 @@ from urllib.parse import quote
 from django.urls import reverse
 
 from agentdash.agent_sessions.ids import session_id_in_url
-from agentdash.agent_sessions.selectors import session_events_page, session_state_view
+from agentdash.agent_sessions.selectors import (
+    session_events_page,
+    session_list_for_user,
+    session_state_view,
+)
 from agentdash.changes.selectors import session_last_seq
 from agentdash.controls.selectors import callback_settings_snapshot
 from agentdash.core.permissions import can_edit_state, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_callbacks, agent_get, agent_model_of
 from agentdash.runs.selectors import session_runs_latest
+from agentdash.spans.selectors import link_sessions
 from agentdash.spans.summaries import span_count
 from agentdash.spans.totals import session_usage
 from runtime import LlmAgent
@@ -136,3 +141,25 @@ def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]
             data["state"] = view.state
             data["version"] = view.version
     return data
+
+
+def span_links_for_user(*, user: Any, session_id: str, span: dict[str, Any]) -> list[Any]:
+    """The OTLP links of ``span`` (a span detail), each with the ``session`` of the stored
+    span it points at when ``user`` may see that session (else without: a link to a span
+    the reader may not see reads like one to a span never stored)."""
+    otlp = span.get("otlp")
+    links = otlp.get("links") if isinstance(otlp, dict) else None
+    if not isinstance(links, list) or not links:
+        return []
+    stored = link_sessions(links=links)
+    others = {s for s in stored.values() if s != session_id}
+    visible = {session_id} | set(
+        session_list_for_user(user=user).filter(pk__in=others).values_list("pk", flat=True)
+    )
+    found = []
+    for link in links:
+        if not isinstance(link, dict):
+            continue
+        where = stored.get((link.get("traceId"), link.get("spanId")))
+        found.append({**link, "session": where} if where in visible else dict(link))
+    return found
