@@ -16,7 +16,7 @@ from agentdash.core.admin_base import (
     SafeInputAdmin,
     SessionFilter,
 )
-from agentdash.spans.models import ModelPrice, Span
+from agentdash.spans.models import ModelPrice, Span, SpanSource
 from agentdash.spans.prices import PRICE_FIELDS, model_price_delete, model_price_set
 
 
@@ -47,6 +47,15 @@ class SpanAdmin(ReadOnlyModelAdmin):
         if obj.end_time is None:
             return "running"
         return f"{(obj.end_time - obj.start_time) / 1e6:.1f}"
+
+
+@admin.register(SpanSource)
+class SpanSourceAdmin(ReadOnlyModelAdmin):
+    """Who sent spans from outside: each OTLP resource and scope, as sent."""
+
+    list_display = ("__str__", "scope_name", "scope_version", "created_at")
+    search_fields = ("scope_name", "scope_version", "digest")
+    ordering = ("-created_at",)
 
 
 class ModelPriceForm(forms.ModelForm):

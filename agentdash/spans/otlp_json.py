@@ -42,7 +42,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from agentdash.core.hygiene import TOO_DEEP, text_storable
 from runtime.telemetry.attributes import AgentDash
@@ -284,8 +284,9 @@ def _group_start(span: Mapping[str, Any], resource: Mapping[str, Any], scope_nam
 
 def _source_group(source: Mapping[str, Any]) -> dict[str, Any]:
     """A ``ResourceSpans`` with no span, from a span's ``source``."""
-    sent_resource, sent_scope = source["resource"], source.get("scope")
-    sent_scope = sent_scope if _is_map(sent_scope) else {}
+    sent_resource: Mapping[str, Any] = source["resource"]
+    found_scope = source.get("scope")
+    sent_scope: Mapping[str, Any] = found_scope if _is_map(found_scope) else {}
     resource = otlp_resource(sent_resource.get("attributes") or {})
     scope: dict[str, Any] = {}
     for name in ("name", "version"):
@@ -331,7 +332,7 @@ def _json_text(value: Any) -> str:
     return _text(text)
 
 
-def _is_map(value: Any) -> bool:
+def _is_map(value: Any) -> TypeGuard[Mapping[str, Any]]:
     return isinstance(value, Mapping)
 
 

@@ -47,9 +47,7 @@ def sources_ensure(*, sources: Sequence[Source]) -> list[int]:
     wanted = dict(zip(digests, stored, strict=True))
     if not wanted:
         return []
-    found = dict(
-        SpanSource.objects.filter(digest__in=wanted).values_list("digest", "id")  # type: ignore[arg-type]
-    )
+    found = dict(SpanSource.objects.filter(digest__in=wanted).values_list("digest", "id"))
     new = [SpanSource(digest=d, **asdict(s)) for d, s in wanted.items() if d not in found]
     if new:
         SpanSource.objects.bulk_create(new, ignore_conflicts=True)

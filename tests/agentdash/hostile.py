@@ -117,6 +117,7 @@ def world_make(owner: Any) -> None:
     from agentdash.runs.services import run_enqueue
     from agentdash.spans.prices import model_price_set
     from agentdash.spans.services import span_upsert
+    from agentdash.spans.sources import Source, sources_ensure
     from tests.agentdash.stored import store_event
 
     agents_mirror()
@@ -143,6 +144,7 @@ def world_make(owner: Any) -> None:
         session_id=session.id, actor=owner,
     )  # fmt: skip
     ingest_key_create(name="hostile tests", project="elsewhere", owner=owner, actor=owner)
+    sources_ensure(sources=[Source(resource={"service.name": "elsewhere"}, scope_name="tests")])
     # A price of its own: the migrations' rows are gone after any transactional test's flush.
     model_price_set(
         model="hostile-tests-model", input_per_mtok=Decimal("1.5"), output_per_mtok=Decimal("3"),

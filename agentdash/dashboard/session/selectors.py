@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from django.urls import reverse
 
@@ -145,8 +145,9 @@ def session_snapshot_data(*, session: AgentSession, user: Any) -> dict[str, Any]
 
 def span_links_for_user(*, user: Any, session_id: str, span: dict[str, Any]) -> list[Any]:
     """The OTLP links of ``span`` (a span detail), each with the ``session`` of the stored
-    span it points at when ``user`` may see that session (else without: a link to a span
-    the reader may not see reads like one to a span never stored)."""
+    span it points at and the ``url`` of that span on its session's page when ``user`` may
+    see that session (else without: a link to a span the reader may not see reads like one
+    to a span never stored)."""
     otlp = span.get("otlp")
     links = otlp.get("links") if isinstance(otlp, dict) else None
     if not isinstance(links, list) or not links:
@@ -160,6 +161,12 @@ def span_links_for_user(*, user: Any, session_id: str, span: dict[str, Any]) -> 
     for link in links:
         if not isinstance(link, dict):
             continue
-        where = stored.get((link.get("traceId"), link.get("spanId")))
-        found.append({**link, "session": where} if where in visible else dict(link))
+        trace_id, span_id = str(link.get("traceId")), str(link.get("spanId"))
+        where = stored.get((trace_id, span_id))
+        if where not in visible:
+            found.append(dict(link))
+            continue
+        page = reverse("dashboard:session", kwargs={"session_id": where})
+        query = urlencode({"trace": trace_id, "span": span_id})
+        found.append({**link, "session": where, "url": f"{page}?{query}"})
     return found

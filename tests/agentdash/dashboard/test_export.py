@@ -36,7 +36,8 @@ pytestmark = pytest.mark.django_db
 
 TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
 SPAN_FIELDS = ("trace_id", "span_id", "parent_span_id", "name", "kind", "start_time", "end_time",
-               "status", "status_message", "attributes", "events", "run_id", "otlp", "source_id")  # fmt: skip
+               "status", "status_message", "attributes", "events", "run_id", "otlp",
+               "source_id")  # fmt: skip
 OTHER_TRACE = "5b8efff798038103d269b633813fc60c"
 
 

@@ -131,3 +131,155 @@ def request_of(*spans: Span, service: str = "shop") -> ExportTraceServiceRequest
     resource_spans = ResourceSpans(scope_spans=[ScopeSpans(spans=list(spans))])
     resource_spans.resource.attributes.append(KeyValue(key="service.name", value=value(service)))
     return ExportTraceServiceRequest(resource_spans=[resource_spans])
+
+
+EVERY_FIELD_TRACE = "0af7651916cd43dd8448eb211c80319c"
+EVERY_FIELD_OTHER_TRACE = "5b8efff798038103d269b633813fc60c"
+
+
+def every_field_request() -> ExportTraceServiceRequest:
+    """One export using every field OTLP defines for resources, scopes, spans, events and
+    links, two resources and three scopes."""
+    return json_format.ParseDict(
+        {
+            "resourceSpans": [
+                {
+                    "resource": {
+                        "attributes": [
+                            {"key": "service.name", "value": {"stringValue": "billing"}},
+                            {"key": "service.version", "value": {"stringValue": "4.2.0"}},
+                            {"key": "host.name", "value": {"stringValue": "worker-7"}},
+                            {"key": "process.pid", "value": {"intValue": "4242"}},
+                            {
+                                "key": "deployment.zones",
+                                "value": {
+                                    "arrayValue": {
+                                        "values": [
+                                            {"stringValue": "eu-1"},
+                                            {"stringValue": "eu-2"},
+                                        ]
+                                    }
+                                },
+                            },
+                        ],
+                        "droppedAttributesCount": 3,
+                    },
+                    "schemaUrl": "https://opentelemetry.io/schemas/1.26.0",
+                    "scopeSpans": [
+                        {
+                            "scope": {
+                                "name": "billing.agent",
+                                "version": "0.9.1",
+                                "attributes": [
+                                    {"key": "scope.team", "value": {"stringValue": "payments"}}
+                                ],
+                                "droppedAttributesCount": 1,
+                            },
+                            "schemaUrl": "https://opentelemetry.io/schemas/1.27.0",
+                            "spans": [
+                                {
+                                    "traceId": _b64(EVERY_FIELD_TRACE),
+                                    "spanId": _b64("b7ad6b7169203331"),
+                                    "traceState": "vendor=abc,other=1",
+                                    "flags": 769,
+                                    "name": "invoke_agent billing",
+                                    "kind": "SPAN_KIND_SERVER",
+                                    "startTimeUnixNano": "1700000000000000000",
+                                    "endTimeUnixNano": "1700000002000000000",
+                                    "attributes": [
+                                        {
+                                            "key": "gen_ai.operation.name",
+                                            "value": {"stringValue": "invoke_agent"},
+                                        },
+                                        {
+                                            "key": "gen_ai.conversation.id",
+                                            "value": {"stringValue": "conv-links"},
+                                        },
+                                    ],
+                                    "droppedAttributesCount": 2,
+                                    "events": [
+                                        {
+                                            "timeUnixNano": "1700000001000000000",
+                                            "name": "retry",
+                                            "attributes": [
+                                                {"key": "attempt", "value": {"intValue": "2"}}
+                                            ],
+                                            "droppedAttributesCount": 4,
+                                        }
+                                    ],
+                                    "droppedEventsCount": 5,
+                                    "links": [
+                                        {
+                                            "traceId": _b64(EVERY_FIELD_OTHER_TRACE),
+                                            "spanId": _b64("051581bf3cb55c13"),
+                                            "traceState": "vendor=xyz",
+                                            "attributes": [
+                                                {
+                                                    "key": "link.reason",
+                                                    "value": {"stringValue": "caused by"},
+                                                }
+                                            ],
+                                            "droppedAttributesCount": 1,
+                                            "flags": 257,
+                                        },
+                                        {
+                                            "traceId": _b64("ffffffffffffffffffffffffffffffff"),
+                                            "spanId": _b64("ffffffffffffffff"),
+                                        },
+                                    ],
+                                    "droppedLinksCount": 6,
+                                    "status": {"code": "STATUS_CODE_OK", "message": "done"},
+                                }
+                            ],
+                        },
+                        {
+                            "scope": {"name": "billing.tools"},
+                            "spans": [
+                                {
+                                    "traceId": _b64(EVERY_FIELD_TRACE),
+                                    "spanId": _b64("00f067aa0ba902b7"),
+                                    "parentSpanId": _b64("b7ad6b7169203331"),
+                                    "name": "execute_tool refund",
+                                    "kind": "SPAN_KIND_INTERNAL",
+                                    "startTimeUnixNano": "1700000000500000000",
+                                    "endTimeUnixNano": "1700000001500000000",
+                                    "status": {"code": "STATUS_CODE_ERROR", "message": "no"},
+                                }
+                            ],
+                        },
+                    ],
+                },
+                {
+                    "resource": {
+                        "attributes": [{"key": "service.name", "value": {"stringValue": "ledger"}}]
+                    },
+                    "scopeSpans": [
+                        {
+                            "scope": {},
+                            "spans": [
+                                {
+                                    "traceId": _b64(EVERY_FIELD_OTHER_TRACE),
+                                    "spanId": _b64("051581bf3cb55c13"),
+                                    "name": "ledger write",
+                                    "kind": "SPAN_KIND_CONSUMER",
+                                    "startTimeUnixNano": "1700000000200000000",
+                                    "endTimeUnixNano": "1700000000300000000",
+                                    "attributes": [
+                                        {
+                                            "key": "gen_ai.conversation.id",
+                                            "value": {"stringValue": "conv-links"},
+                                        }
+                                    ],
+                                }
+                            ],
+                        }
+                    ],
+                },
+            ]
+        },
+        ExportTraceServiceRequest(),
+    )
+
+
+def _b64(hex_id: str) -> str:
+    return base64.b64encode(bytes.fromhex(hex_id)).decode("ascii")

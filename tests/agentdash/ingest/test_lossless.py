@@ -22,7 +22,10 @@ from agentdash.dashboard.exports.session_export import (
     session_otlp_proto_parts,
 )
 from agentdash.spans.models import Span, SpanSource
-from tests.agentdash.ingest.otlp_bodies import JSON, PROTOBUF
+from tests.agentdash.ingest.otlp_bodies import (
+    EVERY_FIELD_TRACE as TRACE,
+)
+from tests.agentdash.ingest.otlp_bodies import JSON, PROTOBUF, every_field_request
 from tests.agentdash.ingest.test_otlp_ingest import new_key, partial, post
 from tests.agentdash.otlp_receiver import otlp_parse
 
@@ -36,8 +39,6 @@ SENT = [
     "openinference_langchain.json",
     "genai_semconv.json",
 ]
-TRACE = "0af7651916cd43dd8448eb211c80319c"
-OTHER_TRACE = "5b8efff798038103d269b633813fc60c"
 
 
 def request_of(name: str) -> ExportTraceServiceRequest:
@@ -99,156 +100,6 @@ def test_what_ingest_adds_is_named_on_the_stored_span_and_left_out_of_exports(
     back = per_span(exported(AgentSession.objects.get()))[llm.span_id]["span"]
     keys = {pair["key"] for pair in back["attributes"]}
     assert "agentdash.ingest.added" not in keys and not keys & set(added)
-
-
-def every_field_request() -> ExportTraceServiceRequest:
-    """One export using every field OTLP defines for resources, scopes, spans, events and
-    links, two resources and three scopes."""
-    return json_format.ParseDict(
-        {
-            "resourceSpans": [
-                {
-                    "resource": {
-                        "attributes": [
-                            {"key": "service.name", "value": {"stringValue": "billing"}},
-                            {"key": "service.version", "value": {"stringValue": "4.2.0"}},
-                            {"key": "host.name", "value": {"stringValue": "worker-7"}},
-                            {"key": "process.pid", "value": {"intValue": "4242"}},
-                            {
-                                "key": "deployment.zones",
-                                "value": {
-                                    "arrayValue": {
-                                        "values": [
-                                            {"stringValue": "eu-1"},
-                                            {"stringValue": "eu-2"},
-                                        ]
-                                    }
-                                },
-                            },
-                        ],
-                        "droppedAttributesCount": 3,
-                    },
-                    "schemaUrl": "https://opentelemetry.io/schemas/1.26.0",
-                    "scopeSpans": [
-                        {
-                            "scope": {
-                                "name": "billing.agent",
-                                "version": "0.9.1",
-                                "attributes": [
-                                    {"key": "scope.team", "value": {"stringValue": "payments"}}
-                                ],
-                                "droppedAttributesCount": 1,
-                            },
-                            "schemaUrl": "https://opentelemetry.io/schemas/1.27.0",
-                            "spans": [
-                                {
-                                    "traceId": _b64(TRACE),
-                                    "spanId": _b64("b7ad6b7169203331"),
-                                    "traceState": "vendor=abc,other=1",
-                                    "flags": 769,
-                                    "name": "invoke_agent billing",
-                                    "kind": "SPAN_KIND_SERVER",
-                                    "startTimeUnixNano": "1700000000000000000",
-                                    "endTimeUnixNano": "1700000002000000000",
-                                    "attributes": [
-                                        {
-                                            "key": "gen_ai.operation.name",
-                                            "value": {"stringValue": "invoke_agent"},
-                                        },
-                                        {
-                                            "key": "gen_ai.conversation.id",
-                                            "value": {"stringValue": "conv-links"},
-                                        },
-                                    ],
-                                    "droppedAttributesCount": 2,
-                                    "events": [
-                                        {
-                                            "timeUnixNano": "1700000001000000000",
-                                            "name": "retry",
-                                            "attributes": [
-                                                {"key": "attempt", "value": {"intValue": "2"}}
-                                            ],
-                                            "droppedAttributesCount": 4,
-                                        }
-                                    ],
-                                    "droppedEventsCount": 5,
-                                    "links": [
-                                        {
-                                            "traceId": _b64(OTHER_TRACE),
-                                            "spanId": _b64("051581bf3cb55c13"),
-                                            "traceState": "vendor=xyz",
-                                            "attributes": [
-                                                {
-                                                    "key": "link.reason",
-                                                    "value": {"stringValue": "caused by"},
-                                                }
-                                            ],
-                                            "droppedAttributesCount": 1,
-                                            "flags": 257,
-                                        },
-                                        {
-                                            "traceId": _b64("ffffffffffffffffffffffffffffffff"),
-                                            "spanId": _b64("ffffffffffffffff"),
-                                        },
-                                    ],
-                                    "droppedLinksCount": 6,
-                                    "status": {"code": "STATUS_CODE_OK", "message": "done"},
-                                }
-                            ],
-                        },
-                        {
-                            "scope": {"name": "billing.tools"},
-                            "spans": [
-                                {
-                                    "traceId": _b64(TRACE),
-                                    "spanId": _b64("00f067aa0ba902b7"),
-                                    "parentSpanId": _b64("b7ad6b7169203331"),
-                                    "name": "execute_tool refund",
-                                    "kind": "SPAN_KIND_INTERNAL",
-                                    "startTimeUnixNano": "1700000000500000000",
-                                    "endTimeUnixNano": "1700000001500000000",
-                                    "status": {"code": "STATUS_CODE_ERROR", "message": "no"},
-                                }
-                            ],
-                        },
-                    ],
-                },
-                {
-                    "resource": {
-                        "attributes": [{"key": "service.name", "value": {"stringValue": "ledger"}}]
-                    },
-                    "scopeSpans": [
-                        {
-                            "scope": {},
-                            "spans": [
-                                {
-                                    "traceId": _b64(OTHER_TRACE),
-                                    "spanId": _b64("051581bf3cb55c13"),
-                                    "name": "ledger write",
-                                    "kind": "SPAN_KIND_CONSUMER",
-                                    "startTimeUnixNano": "1700000000200000000",
-                                    "endTimeUnixNano": "1700000000300000000",
-                                    "attributes": [
-                                        {
-                                            "key": "gen_ai.conversation.id",
-                                            "value": {"stringValue": "conv-links"},
-                                        }
-                                    ],
-                                }
-                            ],
-                        }
-                    ],
-                },
-            ]
-        },
-        ExportTraceServiceRequest(),
-    )
-
-
-def _b64(hex_id: str) -> str:
-    import base64
-
-    return base64.b64encode(bytes.fromhex(hex_id)).decode("ascii")
 
 
 @pytest.mark.parametrize("content_type", [PROTOBUF, JSON])

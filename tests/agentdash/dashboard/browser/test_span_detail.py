@@ -476,3 +476,58 @@ def test_the_details_pane_is_resized_by_its_handle_and_keeps_its_size(browser: B
     page.keyboard.press("Enter")
     assert page.locator(".detail-split").get_attribute("aria-valuenow") == "45"
     browser.console.assert_clean()
+
+
+# ── A span sent from outside ───────────────────────────────────────────────────────────────
+def test_a_span_from_outside_shows_who_sent_it_and_its_links_lead_to_stored_spans(
+    browser: Browser,
+) -> None:
+    """An OTLP export using every field: the agent span's details list its links (the one to a
+    stored span opens it, on the same page; the other says it is not stored), and, collapsed,
+    the service, scope, resource attributes, flags and trace state it was sent with."""
+    import urllib.request
+
+    from tests.agentdash.ingest.ingest_server import key_create
+    from tests.agentdash.ingest.otlp_bodies import every_field_request
+
+    key = key_create(browser.server.env, "alice", "billing")
+    request = urllib.request.Request(
+        f"{browser.server.url}/v1/traces",
+        data=every_field_request().SerializeToString(),
+        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        assert answer.status == 200
+    browser.log_in("alice")
+    page = browser.page
+    path = page.locator("a.session-title[href*='/sessions/otlp-']").first.get_attribute("href")
+    assert path
+    browser.goto(path)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    pane = open_span(browser, ".span[data-span-id='b7ad6b7169203331']")
+    links = pane.locator(".detail-links")
+    links.locator("li").first.wait_for(timeout=LIVE_TIMEOUT)
+    heading = links.locator("h4").text_content() or ""
+    assert heading == "Links (2, 6 dropped by the sender)", heading
+    assert links.locator("li").nth(1).inner_text().endswith("(not stored here)")
+    sender = pane.locator("details.detail-sender")
+    assert (sender.locator("summary").text_content() or "") == "Sent by billing · billing.agent"
+    sender.locator("summary").click()
+    resource = sender.locator('table[aria-label="resource attributes"]')
+    assert "worker-7" in resource.inner_text()
+    scope = sender.locator('table[aria-label="instrumentation scope"]').inner_text()
+    assert "0.9.1" in scope and "schemas/1.27.0" in scope
+    span_facts = sender.locator('table[aria-label="span as sent"]').inner_text()
+    assert "0x0301 (sampled, remote parent)" in span_facts and "vendor=abc,other=1" in span_facts
+    screenshot(browser, "span-detail-outside.png")
+    before = page.url
+    links.locator("a").first.click()  # the stored one: opens here, the address follows
+    details_drawn(browser, "051581bf3cb55c13", timeout=LIVE_TIMEOUT)
+    assert page.url != before and "span=051581bf3cb55c13" in page.url
+    assert (page.locator("#span-detail h3").text_content() or "") == "ledger write"
+    page.go_back()
+    details_drawn(browser, "b7ad6b7169203331", timeout=LIVE_TIMEOUT)
+    page.set_viewport_size({"width": 390, "height": 844})
+    pane.locator(".detail-links").scroll_into_view_if_needed()
+    screenshot(browser, "span-detail-outside-phone.png")
+    browser.console.assert_clean()

@@ -671,9 +671,11 @@ def utf8(text: str) -> str:
 def ingested_export(batch: tuple[Vector, ...], conversation: str, number: int) -> bytes:
     """An OTLP export with each vector wherever a sender may put text: the agent's and the
     tool's names, span names, a model call's messages, a tool call's arguments and result,
-    a guardrail's decision (name, reason, policy), a status message, an event. Every other
-    span names the probe agent, so its guardrails page lists them too."""
-    from tests.agentdash.ingest.otlp_bodies import request_of, span
+    a guardrail's decision (name, reason, policy), a status message, an event, a link's trace
+    state and attributes (the link leads to a stored span: drawn as an anchor), the resource's
+    attributes and the instrumentation scope. Every other span names the probe agent, so its
+    guardrails page lists them too."""
+    from tests.agentdash.ingest.otlp_bodies import request_of, span, value
 
     spans = []
     for i, vector in enumerate(batch):
@@ -705,7 +707,18 @@ def ingested_export(batch: tuple[Vector, ...], conversation: str, number: int) -
         spans[-1].status.code = 2  # ERROR, with the vector as its message
         spans[-1].status.message = vector.text
         spans[-1].events.add(name=vector.text[:200], time_unix_nano=1_700_000_000_500_000_000)
-    return request_of(*spans, service="xss ingest").SerializeToString()
+        link = spans[-1].links.add(
+            trace_id=bytes.fromhex(trace), span_id=bytes.fromhex(sid[2]), trace_state=vector.text
+        )
+        link.attributes.add(key=vector.text[:200] or "empty", value=value(vector.text))
+    request = request_of(*spans, service="xss ingest")
+    resource_spans = request.resource_spans[0]
+    for i, vector in enumerate(batch):
+        resource_spans.resource.attributes.add(key=f"xss.{i}", value=value(utf8(vector.text)))
+    scope = resource_spans.scope_spans[0].scope
+    scope.name, scope.version = utf8(batch[0].text)[:300], utf8(batch[-1].text)[:300]
+    scope.attributes.add(key=utf8(batch[0].text)[:200] or "empty", value=value(batch[0].id))
+    return request.SerializeToString()
 
 
 def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: XssWatch) -> None:

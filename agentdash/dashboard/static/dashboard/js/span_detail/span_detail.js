@@ -4,8 +4,8 @@
  * endpoint) — a view made for its kind (a model call as the conversation the model saw, a
  * tool call's arguments and result, a callback's outcome and what it returned:
  * span_detail_model.js, span_detail_tool.js, span_detail_callback.js) under what a guardrail
- * decided on it (any kind: span_detail_parts.js guardrailSection), its events, and its
- * raw attributes (a table labelled "attributes", in a collapsed section for the kinds that
+ * decided on it (any kind: span_detail_parts.js guardrailSection), its events, for a span
+ * from outside its links and who sent it (span_detail_source.js), and its raw attributes (a table labelled "attributes", in a collapsed section for the kinds that
  * have a view). Under the header, the span's status and duration come first, its ids after
  * its content. All span text is untrusted: textContent only, and never more of a value than
  * span_detail_value.js allows.
@@ -19,6 +19,7 @@ import { callbackView } from "./span_detail_callback.js";
 import { modelView } from "./span_detail_model.js";
 import { facts, guardrailSection, notice } from "./span_detail_parts.js";
 import { attributesTable, eventsList, plainTable } from "./span_detail_tables.js";
+import { sourceSections } from "./span_detail_source.js";
 import { toolView } from "./span_detail_tool.js";
 import { spanKind } from "../common/span_summary.js";
 import { SpanVersions } from "../timeline/span_versions.js";
@@ -249,7 +250,11 @@ export class SpanDetail {
       }
     }
     const guardrail = guardrailSection({ attrs, expanded: this.expanded });
-    this.attrsPart.replaceChildren(.../** @type {Node[]} */ ([guardrail, ...parts].filter(Boolean)), ...eventsList(data.events, this.expanded));
+    this.attrsPart.replaceChildren(
+      .../** @type {Node[]} */ ([guardrail, ...parts].filter(Boolean)),
+      ...eventsList(data.events, this.expanded),
+      ...sourceSections(data, this.expanded),
+    );
     this.rawPart.replaceChildren(this.rawSection(attrs, failed || !view));
     if (focused) {
       const again = this.root.querySelector(`[data-focus="${CSS.escape(focused)}"]`);
@@ -283,8 +288,10 @@ export class SpanDetail {
   load(node) {
     const kept = this.cache.get(node.key);
     if (!this.fetchSpan || this.loading.has(node.key)) return;
-    // A live version is enough, but for an ended model call: the server adds its usage.
-    const enough = kept && kept.seq >= node.seq && (kept.fetched || node.spanKind !== "model" || node.end === null);
+    // A live version is enough, but for an ended model call (the server adds its usage) and
+    // a span from outside (the server adds who sent it and where its links lead).
+    const outside = kept && kept.data && kept.data.source_id !== null && kept.data.source_id !== undefined;
+    const enough = kept && kept.seq >= node.seq && (kept.fetched || ((node.spanKind !== "model" || node.end === null) && !outside));
     if (enough) return;
     const job = Promise.resolve()
       .then(() => /** @type {(traceId: string, spanId: string) => Promise<any>} */ (this.fetchSpan)(node.trace, node.id))

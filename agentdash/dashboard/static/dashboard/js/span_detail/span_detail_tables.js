@@ -42,26 +42,28 @@ export function plainTable(rows, label) {
  *
  * @param {Record<string, unknown>} attrs
  * @param {Set<string>} expanded the value blocks the reader expanded
+ * @param {{label?: string, prefix?: string}} [options] the table's accessible name; its
+ *   value blocks' keys in `expanded` start with `prefix:`
  * @returns {HTMLTableElement}
  */
-export function attributesTable(attrs, expanded) {
+export function attributesTable(attrs, expanded, { label = "attributes", prefix = "raw" } = {}) {
   const entries = Object.entries(attrs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (!entries.length) {
     return /** @type {HTMLTableElement} */ (
-      el("table", { class: "kv", attrs: { "aria-label": "attributes" }, children: [el("caption", { class: "muted", text: "None." })] })
+      el("table", { class: "kv", attrs: { "aria-label": label }, children: [el("caption", { class: "muted", text: "None." })] })
     );
   }
   return /** @type {HTMLTableElement} */ (
     el("table", {
       class: "kv",
-      attrs: { "aria-label": "attributes" },
+      attrs: { "aria-label": label },
       children: [
         el("tbody", {
           children: entries.map(([key, value]) =>
             el("tr", {
               children: [
                 el("th", { text: key, attrs: { scope: "row" } }),
-                el("td", { children: [valueBlock(value ?? "", { key: `raw:${key}`, expanded, mono: true })] }),
+                el("td", { children: [valueBlock(value ?? "", { key: `${prefix}:${key}`, expanded, mono: true })] }),
               ],
             }),
           ),
