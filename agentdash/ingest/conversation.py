@@ -14,16 +14,14 @@ sanitized once, announced live):
 Their ids are derived from the trace (``otlp-<trace>-question``, ``otlp-<trace>-answer``), so
 a span sent again, or a batch split differently, never tells them twice. Message content is
 read from the OpenTelemetry GenAI conventions (``gen_ai.input.messages`` /
-``gen_ai.output.messages``), ADK's legacy ``gcp.vertex.agent.llm_request`` /
-``llm_response`` and OpenInference's ``llm.input_messages.*`` / ``llm.output_messages.*``; a
-sender that records no content (ADK's default) gives no events.
+``gen_ai.output.messages``), which ingest has read every known sender's layout into
+(``ingest.messages``); a sender that records no content (ADK's default) gives no events.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -43,7 +41,6 @@ from runtime.telemetry.attributes import AgentDash, GenAI
 logger = logging.getLogger(__name__)
 
 TEXT_MAX = 100_000  # characters of one told message (a bigger one is cut, saying so)
-_OPENINFERENCE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(role|content)$")
 
 
 def conversation_record(versions: Iterable[SpanVersion]) -> int:
@@ -188,17 +185,6 @@ def question_text(attributes: Mapping[str, Any]) -> str | None:
                 text = _semconv_text(message.get("parts"))
                 if text:
                     return text
-    request = _json(attributes.get("gcp.vertex.agent.llm_request"))
-    if isinstance(request, dict) and isinstance(request.get("contents"), list):
-        for content in reversed(request["contents"]):
-            if isinstance(content, dict) and content.get("role") == "user":
-                text = _genai_text(content.get("parts"))
-                if text:
-                    return text
-    turns = _openinference(attributes, "input")
-    for role, content in reversed(turns):
-        if role == "user" and content.strip():
-            return content
     return None
 
 
@@ -212,14 +198,6 @@ def answer_text(attributes: Mapping[str, Any]) -> str | None:
         found = next((t for t in texts if t), None)
         if found:
             return found
-    response = _json(attributes.get("gcp.vertex.agent.llm_response"))
-    if isinstance(response, dict) and isinstance(response.get("content"), dict):
-        text = _genai_text(response["content"].get("parts"))
-        if text:
-            return text
-    for role, content in _openinference(attributes, "output"):
-        if role in ("assistant", "model", "") and content.strip():
-            return content
     return None
 
 
@@ -260,25 +238,3 @@ def _semconv_text(parts: Any) -> str:
         if isinstance(p, dict) and p.get("type") == "text" and p.get("content")
     ]
     return "\n\n".join(texts).strip()
-
-
-def _genai_text(parts: Any) -> str:
-    """The text parts (not thoughts) of a google.genai ``Content``'s parts."""
-    if not isinstance(parts, list):
-        return ""
-    texts = [
-        str(p.get("text"))
-        for p in parts
-        if isinstance(p, dict) and isinstance(p.get("text"), str) and not p.get("thought")
-    ]
-    return "\n\n".join(t for t in texts if t.strip()).strip()
-
-
-def _openinference(attributes: Mapping[str, Any], side: str) -> list[tuple[str, str]]:
-    """OpenInference's flattened messages of one side, in order: (role, content)."""
-    found: dict[int, dict[str, str]] = defaultdict(dict)
-    for key, value in attributes.items():
-        match = _OPENINFERENCE.match(key)
-        if match and match.group(1) == side and isinstance(value, str):
-            found[int(match.group(2))][match.group(3)] = value
-    return [(found[i].get("role", "").lower(), found[i].get("content", "")) for i in sorted(found)]

@@ -1,9 +1,13 @@
 """What an outside span is, in the timeline's terms: the OpenTelemetry GenAI conventions,
-OpenInference's and ADK's attributes mapped onto the runtime's own (agent, model, tool; the
-agent's, model's and tool's names; token counts; a tool's arguments and result) so the tree,
-the detail views, the token totals and search treat them alike.
+OpenInference's, OpenLLMetry's, any-agent's and ADK's attributes mapped onto the runtime's own
+(agent, model, tool; the agent's, model's and tool's names; token counts; a model call's
+conversation and a tool's arguments and result: ``ingest.messages``) so the tree, the detail
+views, the token totals and search treat them alike.
 
-Only keys a span does not carry already are added; nothing sent is removed or changed.
+Keys a span does not carry are added (ingest lists them in ``agentdash.ingest.added``). A key
+it carries in another shape than the conventions' (messages in OpenAI's chat shape under
+``gen_ai.input.messages``) is replaced by the conventions' shape, what was sent kept under
+``agentdash.ingest.sent.<key>``; an OTLP export puts it back.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from agentdash.ingest.messages import conversation_read
 from runtime.telemetry.attributes import AgentDash, GenAI, StepKind
 
 # gen_ai.operation.name → kind
@@ -24,6 +29,14 @@ _OPERATION_KINDS = {
     "embeddings": StepKind.MODEL,
     "execute_tool": StepKind.TOOL,
     "retrieval": StepKind.TOOL,
+    "call_llm": StepKind.MODEL,  # any-agent's
+}
+_TRACELOOP_REQUESTS = ("chat", "completion", "embedding", "rerank")
+# traceloop.span.kind (OpenLLMetry's decorators) → kind
+_TRACELOOP_KINDS = {
+    "workflow": StepKind.AGENT,
+    "agent": StepKind.AGENT,
+    "tool": StepKind.TOOL,
 }
 # openinference.span.kind → kind
 _OPENINFERENCE_KINDS = {
@@ -45,12 +58,18 @@ _NAME_KINDS = (
     ("chat", StepKind.MODEL),
     ("execute_tool", StepKind.TOOL),
 )
+_TRACELOOP_SESSION = "traceloop.association.properties.session_id"
+SENT_PREFIX = AgentDash.INGEST_SENT
+
 # Same meaning, other names: (ours, theirs in order of preference)
 _ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (GenAI.CONVERSATION_ID, ("session.id", "gcp.vertex.agent.session_id")),
+    (
+        GenAI.CONVERSATION_ID,
+        ("session.id", "gcp.vertex.agent.session_id", _TRACELOOP_SESSION),
+    ),
     (AgentDash.INVOCATION_ID, ("gcp.vertex.agent.invocation_id",)),
     (AgentDash.EVENT_ID, ("gcp.vertex.agent.event_id",)),
-    (AgentDash.USER_ID, ("user.id", "enduser.id")),
+    (AgentDash.USER_ID, ("user.id", "enduser.id", "traceloop.association.properties.user_id")),
     (GenAI.AGENT_NAME, ("agent.name",)),
     (GenAI.REQUEST_MODEL, ("llm.model_name", "gen_ai.response.model")),
     (GenAI.PROVIDER_NAME, ("gen_ai.system", "llm.provider", "llm.system")),
@@ -67,7 +86,12 @@ _ALIASES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (GenAI.TOOL_ARGS, ("gcp.vertex.agent.tool_call_args",)),
     (GenAI.TOOL_OUTPUT, ("gcp.vertex.agent.tool_response",)),
 )
-CONVERSATION_KEYS = (GenAI.CONVERSATION_ID, "session.id", "gcp.vertex.agent.session_id")
+CONVERSATION_KEYS = (
+    GenAI.CONVERSATION_ID,
+    "session.id",
+    "gcp.vertex.agent.session_id",
+    _TRACELOOP_SESSION,
+)
 """Where a sender puts the conversation a span belongs to, in order of preference."""
 
 
@@ -82,6 +106,11 @@ def span_kind(attributes: Mapping[str, Any], name: str) -> str | None:
     openinference = attributes.get("openinference.span.kind")
     if isinstance(openinference, str) and openinference.upper() in _OPENINFERENCE_KINDS:
         return _OPENINFERENCE_KINDS[openinference.upper()]
+    traceloop = attributes.get("traceloop.span.kind")
+    if isinstance(traceloop, str) and traceloop in _TRACELOOP_KINDS:
+        return _TRACELOOP_KINDS[traceloop]
+    if attributes.get("llm.request.type") in _TRACELOOP_REQUESTS:  # OpenLLMetry before 0.5x
+        return StepKind.MODEL
     first = name.split(" ", 1)[0]
     for prefix, kind in _NAME_KINDS:
         if first == prefix:
@@ -98,8 +127,11 @@ def conversation_id(attributes: Mapping[str, Any]) -> str | None:
     return None
 
 
-def mapped(attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """``attributes`` with the runtime's keys added where a known other name carries them."""
+def mapped(
+    attributes: Mapping[str, Any], name: str, events: list[Any] | None = None
+) -> dict[str, Any]:
+    """``attributes`` with the runtime's keys added where a known other name (or shape, or
+    ``events``) carries them (module docstring)."""
     found = dict(attributes)
     for ours, theirs in _ALIASES:
         if ours in found:
@@ -124,4 +156,12 @@ def mapped(attributes: Mapping[str, Any], name: str) -> dict[str, Any]:
                     found.setdefault(GenAI.TOOL_ARGS, found[key])
             if "output.value" in found:
                 found.setdefault(GenAI.TOOL_OUTPUT, found["output.value"])
+        if kind == "agent" and "traceloop.entity.name" in found:
+            found.setdefault(GenAI.AGENT_NAME, found["traceloop.entity.name"])
+        if kind == "tool" and "traceloop.entity.name" in found:
+            found.setdefault(GenAI.TOOL_NAME, found["traceloop.entity.name"])
+    for key, value in conversation_read(found, events or [], kind).items():
+        if key in found:
+            found[SENT_PREFIX + key] = found[key]
+        found[key] = value
     return found

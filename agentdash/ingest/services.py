@@ -285,11 +285,15 @@ def _stored_call_llm_uncount(versions: list[SpanVersion]) -> None:
 
 
 def _version(span: IncomingSpan, session_id: str, source_id: int) -> SpanVersion:
-    attributes = semconv.mapped(span.attributes, span.name)
+    attributes = semconv.mapped(span.attributes, span.name, span.events)
     service = span.resource.get(SERVICE_NAME)
     if service is not None:
         attributes.setdefault(SERVICE_NAME, service)
-    added = [key for key in attributes if key not in span.attributes]
+    added = [
+        key
+        for key in attributes
+        if key not in span.attributes and not key.startswith(semconv.SENT_PREFIX)
+    ]
     if added:
         attributes[AgentDash.INGEST_ADDED] = added
     return SpanVersion(

@@ -134,6 +134,8 @@ def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
         for key in added:
             if isinstance(key, str):
                 attributes.pop(key, None)
+    for key in [k for k in attributes if k.startswith(AgentDash.INGEST_SENT)]:
+        attributes[key.removeprefix(AgentDash.INGEST_SENT)] = attributes.pop(key)
     if trace_derived:
         attributes[ORIGINAL_TRACE_ID] = str(span.get("trace_id") or "")
     if span_derived:

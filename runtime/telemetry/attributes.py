@@ -135,6 +135,10 @@ class AgentDash:
     """Set by OTLP ingest on a span from outside: the keys it added (the runtime's names for
     what the sender named otherwise, e.g. ``gen_ai.request.model`` from ``llm.model_name``).
     An OTLP export leaves them, and this key, out: the sender's attributes go back as sent."""
+    INGEST_SENT = "agentdash.ingest.sent."
+    """Prefix of what a sender set under a key OTLP ingest replaced (a value in another shape
+    than the GenAI conventions'): ``agentdash.ingest.sent.<key>``. An OTLP export puts it
+    back under ``<key>``."""
 
 
 class Decision:

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 
 from agentdash.agent_sessions.models import SessionEvent
 from agentdash.ingest.conversation import answer_text, plain_value, question_text
+from agentdash.ingest.semconv import mapped
 from tests.agentdash.ingest.otlp_bodies import JSON, PROTOBUF
 from tests.agentdash.ingest.test_otlp_ingest import T1, new_key, partial, post
 from tests.agentdash.ingest.test_senders import FIXTURES
@@ -108,10 +109,13 @@ def test_message_content_in_each_convention() -> None:
         {"role": "model", "parts": [{"text": "ok"}]},
         {"role": "user", "parts": [{"function_response": {"name": "f"}}]},
     ]}  # fmt: skip
-    # The last user message *with text*: a tool's response is not the question.
-    assert question_text({"gcp.vertex.agent.llm_request": json.dumps(legacy)}) == "first"
+    # The last user message *with text*: a tool's response is not the question. ADK's legacy
+    # layout is read as ingest reads it (into the GenAI conventions).
+    request = mapped({"gcp.vertex.agent.llm_request": json.dumps(legacy)}, "call_llm")
+    assert question_text(request) == "first"
     thought = {"content": {"parts": [{"text": "hmm", "thought": True}, {"text": "Done."}]}}
-    assert answer_text({"gcp.vertex.agent.llm_response": json.dumps(thought)}) == "Done."
+    response = mapped({"gcp.vertex.agent.llm_response": json.dumps(thought)}, "call_llm")
+    assert answer_text(response) == "Done."
     calls_only = [{"role": "assistant", "parts": [{"type": "tool_call", "name": "f"}]}]
     assert answer_text({"gen_ai.output.messages": json.dumps(calls_only)}) is None
     assert plain_value('{"input": "hi"}', ("input",)) == "hi"

@@ -38,6 +38,12 @@ SENT = [
     "adk_2.13.0_legacy.pb",
     "openinference_langchain.json",
     "genai_semconv.json",
+    "openinference_openai.pb",
+    "genai_openai_v2.pb",
+    "any_agent.pb",
+    "traceloop_openai.pb",
+    "traceloop_legacy_openai.pb",
+    "pydantic_ai.pb",
 ]
 
 
