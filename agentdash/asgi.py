@@ -18,6 +18,7 @@ from agentdash.core.conf import agentdash_setting  # noqa: E402
 from agentdash.core.gc_tuning import gc_tune  # noqa: E402
 from agentdash.core.static_serving import StaticFiles  # noqa: E402
 from agentdash.http_limits import http_limits_apply  # noqa: E402
+from agentdash.ingest.grpc_server import grpc_serve_here  # noqa: E402
 from agentdash.live.daphne_limits import daphne_limits_apply  # noqa: E402
 from agentdash.live.outage_guard import SocketOutageGuard  # noqa: E402
 from agentdash.routing import websocket_urlpatterns  # noqa: E402
@@ -44,6 +45,10 @@ router = ProtocolTypeRouter(
     }
 )
 application = RunHostStarter(router)
+
+# OTLP/gRPC beside HTTP, from this process (AGENTDASH_OTLP_GRPC; docs/INGEST.md): spans it
+# stores reach this process's sockets as HTTP-ingested ones do.
+grpc_serve_here()
 
 # Start-up is done: what it made lives as long as the process (agentdash/core/gc_tuning.py).
 gc_tune(threshold=agentdash_setting("GC_THRESHOLD"))

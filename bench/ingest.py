@@ -310,6 +310,52 @@ def post_all(url: str, headers: dict[str, str], batches: Batches, senders: int) 
     return sorted(sent, key=lambda s: s.sent_ns)
 
 
+def grpc_send_all(address: str, key: str, batches: Batches, senders: int) -> list[Sent]:
+    """The same bodies over OTLP/gRPC (the TraceService's Export, raw bytes: the exporter
+    would only serialize them again), ``senders`` threads each on a channel of its own."""
+    import grpc
+
+    lock, queue = threading.Lock(), list(range(len(batches.bodies)))[::-1]
+    sent: list[Sent] = []
+    errors: list[BaseException] = []
+    method = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+    def sender() -> None:
+        channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1)])
+        export = channel.unary_unary(method)
+        try:
+            while True:
+                with lock:
+                    if not queue or errors:
+                        return
+                    index = queue.pop()
+                at = time.time_ns()
+                answer = export(
+                    batches.bodies[index],
+                    metadata=[("authorization", f"Bearer {key}")],
+                    timeout=120,
+                )
+                done = time.time_ns()
+                rejected = ExportTraceServiceResponse.FromString(answer).partial_success
+                if rejected.rejected_spans:
+                    raise RuntimeError(f"export {index}: {rejected.error_message}")
+                with lock:
+                    sent.append(Sent(index, at, done))
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            channel.close()
+
+    threads = [threading.Thread(target=sender) for _ in range(senders)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return sorted(sent, key=lambda s: s.sent_ns)
+
+
 # ── Measurements ───────────────────────────────────────────────────────────────────────────
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
@@ -371,6 +417,7 @@ class Ours:
     key: str
     db: Path
     pid: int
+    grpc_address: str = ""
     session_id: str = ""
     client: LiveClient | None = None
 
@@ -404,7 +451,9 @@ async def ours_open(ours: Ours, warm_up: Batches) -> None:
     await ours.client.wait_for(lambda _: arrivals.count() >= warm_up.spans, "the warm-up batch")
 
 
-async def ours_round(ours: Ours, batches: Batches, senders: int) -> dict[str, Any]:
+async def ours_round(
+    ours: Ours, batches: Batches, senders: int, grpc: bool = False
+) -> dict[str, Any]:
     client = ours.client
     assert client is not None
     client.received.clear()  # the last round's are all in: nothing is in flight
@@ -412,7 +461,10 @@ async def ours_round(ours: Ours, batches: Batches, senders: int) -> dict[str, An
     arrivals = Arrivals(client, set(batches.traces))
     before = ours.stored()
     cpu0, own0 = cpu_s(ours.pid), time.process_time()
-    sent = await asyncio.to_thread(post_all, ours.url, ours.headers, batches, senders)
+    if grpc:
+        sent = await asyncio.to_thread(grpc_send_all, ours.grpc_address, ours.key, batches, senders)
+    else:
+        sent = await asyncio.to_thread(post_all, ours.url, ours.headers, batches, senders)
     await client.wait_for(lambda _: arrivals.count() >= total, "every span", timeout=WAIT_S)
     visible = max(arrivals.first.values())
     wall = (visible - sent[0].sent_ns) / 1e9
@@ -629,12 +681,14 @@ def servers(tmp: Path, peer: str, debug: bool) -> Iterator[tuple[Ours, Phoenix |
     procs = Processes(tmp)
     try:
         served = dict(env)
+        grpc_address = f"127.0.0.1:{free_port()}"
+        served["AGENTDASH_OTLP_GRPC"] = grpc_address  # the same process serves OTLP/gRPC
         if not debug:  # what DEBUG's query log costs (the embedded default has it on)
             served.update(DEBUG="0", SECRET_KEY="bench-ingest-secret-key-" + "x" * 40)
         url = procs.daphne("daphne", served)
         pid = next(p.pid for name, p in procs.procs if name == "daphne")
         phoenix = phoenix_start(procs, tmp) if peer == "phoenix" else None
-        yield Ours(url, key, db, pid), phoenix, procs
+        yield Ours(url, key, db, pid, grpc_address), phoenix, procs
     finally:
         procs.stop()
 
@@ -659,10 +713,16 @@ async def measure(
     for r in range(args.rounds):
         for senders in args.senders:
             batches = batches_make(args.batches, args.spans, seed)
+            # Over gRPC, other traces of the same shape: the same spans again would be spans
+            # already stored (taken, not written again, not sent to the socket).
+            other = batches_make(args.batches, args.spans, seed + 50_000)
             seed += 1
-            sides = ["agentdash", "phoenix"] if phoenix is not None else ["agentdash"]
+            sides = ["agentdash", "agentdash-grpc"]
+            sides += ["phoenix"] if phoenix is not None else []
             for side in sides if r % 2 == 0 else sides[::-1]:
-                if side == "agentdash":
+                if side == "agentdash-grpc":
+                    found = await ours_round(ours, other, senders, grpc=True)
+                elif side == "agentdash":
                     found = await ours_round(ours, batches, senders)
                 else:
                     assert phoenix is not None
@@ -709,8 +769,11 @@ def results_markdown(results: dict[tuple[str, int], list[dict[str, Any]]], args:
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for (side, senders), rows in results.items():
-        name = "AgentDash (live client)" if side == "agentdash" else "Phoenix (API count)"
-        goal = verdict(rows) if side == "agentdash" else "—"
+        name = {
+            "agentdash": "AgentDash, OTLP/HTTP (live client)",
+            "agentdash-grpc": "AgentDash, OTLP/gRPC (live client)",
+        }.get(side, "Phoenix, OTLP/HTTP (API count)")
+        goal = verdict(rows) if side.startswith("agentdash") else "—"
         lines.append(
             f"| {name} | {senders} | {med(rows, 'visible_per_s'):,.0f} | "
             f"{med(rows, 'post_per_s'):,.0f} | {med(rows, 'p50'):,.0f} ms | "
@@ -718,8 +781,16 @@ def results_markdown(results: dict[tuple[str, int], list[dict[str, Any]]], args:
             f"{med(rows, 'server_cpu'):.2f}, {med(rows, 'server_us'):,.0f} µs | "
             f"{med(rows, 'client_cpu'):.2f} | {goal} |"
         )
+    lines += ["", "| senders | visible spans/s, gRPC / HTTP | server µs per span, gRPC / HTTP |"]
+    lines.append("| ---: | ---: | ---: |")
+    for senders in args.senders:
+        http_rows, grpc_rows = results[("agentdash", senders)], results[("agentdash-grpc", senders)]
+        lines.append(
+            f"| {senders} | {med(grpc_rows, 'visible_per_s') / med(http_rows, 'visible_per_s'):.2f}"
+            f" | {med(grpc_rows, 'server_us') / med(http_rows, 'server_us'):.2f} |"
+        )
     if args.peer:
-        lines += ["", "| senders | visible spans/s, ours / Phoenix | p50, Phoenix / ours |"]
+        lines += ["", "| senders | visible spans/s, ours (HTTP) / Phoenix | p50, Phoenix / ours |"]
         lines.append("| ---: | ---: | ---: |")
         for senders in args.senders:
             ours, peer_rows = results[("agentdash", senders)], results[("phoenix", senders)]
@@ -736,10 +807,12 @@ def history_rows(results: dict[tuple[str, int], list[dict[str, Any]]], args: Any
     rows = []
     for senders in args.senders:
         ours = results[("agentdash", senders)]
+        over_grpc = results[("agentdash-grpc", senders)]
         peer = results.get(("phoenix", senders))
         rows.append(
             f"| {day} | {box} | {senders} | {med(ours, 'visible_per_s'):,.0f} | "
             f"{med(ours, 'p50'):,.0f} / {med(ours, 'p99'):,.0f} | "
+            f"{med(over_grpc, 'visible_per_s'):,.0f} | "
             + (f"{med(peer, 'visible_per_s'):,.0f} |" if peer else "— |")
         )
     return "\n".join(rows)

@@ -17,6 +17,11 @@ from typing import Any
 
 import pytest
 
+# Servers the tests start (daphne, in a process of its own) serve no OTLP/gRPC unless a test
+# asks for it: they all share this machine's port 4317 otherwise. Their environment is this
+# process's.
+os.environ.setdefault("AGENTDASH_OTLP_GRPC", "off")
+
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(

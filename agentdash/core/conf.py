@@ -184,6 +184,29 @@ SETTINGS: tuple[Setting, ...] = (
         "The largest OTLP request body taken at /v1/traces, before and after gunzip (413).",
     ),
     Setting(
+        "OTLP_GRPC",
+        "localhost:4317",
+        "AGENTDASH_OTLP_GRPC",
+        _parse_str,
+        "Where the server process serves OTLP/gRPC (host:port; 'off': nowhere). At scale serve "
+        "it from its own process instead: manage.py otlp_grpc (docs/INGEST.md).",
+    ),
+    Setting(
+        "OTLP_GRPC_WORKERS",
+        4,
+        "AGENTDASH_OTLP_GRPC_WORKERS",
+        _parse_int,
+        "Threads handling OTLP/gRPC exports at once (16 times as many may wait).",
+    ),
+    Setting(
+        "OTLP_OUT_INGESTED",
+        False,
+        "AGENTDASH_OTLP_OUT_INGESTED",
+        _parse_bool,
+        "Pass the exports OTLP ingest takes on, as sent, to the collector the standard "
+        "OTEL_EXPORTER_OTLP_* variables name (as AgentDash's own spans are copied there).",
+    ),
+    Setting(
         "HTTP_MAX_BODY_BYTES",
         4 * 1024 * 1024,
         "AGENTDASH_HTTP_MAX_BODY_BYTES",

@@ -24,12 +24,8 @@ from agentdash.core.conf import agentdash_setting
 from agentdash.core.middleware import RETRY_AFTER_SECONDS, takes_no_form
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
-from agentdash.ingest.keys import ingest_key_check, ingest_key_used
-from agentdash.ingest.limits import limiter
-from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_decode import JSON, IngestRefused
-from agentdash.ingest.otlp_spans import unpack
-from agentdash.ingest.services import spans_ingest
+from agentdash.ingest.receive import export_store, key_required, rate_wait
 
 logger = logging.getLogger(__name__)
 
@@ -69,18 +65,6 @@ def _raw_key(request: HttpRequest) -> str:
     return ""
 
 
-def _key(request: HttpRequest) -> IngestKey:
-    raw = _raw_key(request)
-    if not raw:
-        raise IngestRefused(
-            401, "no ingest key: send the header 'Authorization: Bearer <ingest key>'"
-        )
-    key = ingest_key_check(raw)
-    if key is None:
-        raise IngestRefused(401, "the ingest key is unknown or revoked")
-    return key
-
-
 def _body(request: HttpRequest, limit: int) -> bytes:
     declared = request.META.get("CONTENT_LENGTH") or ""
     if declared.isdigit() and int(declared) > limit:
@@ -116,13 +100,9 @@ def _export(request: HttpRequest) -> HttpResponse:
             response = _refused(IngestRefused(405, "send traces with POST"), kind)
             response["Allow"] = "POST"
             return response
-        key = _key(request)
+        key = key_required(_raw_key(request))
         kind = otlp_decode.media_type(request.headers.get("Content-Type", ""))
-        wait = limiter.take(
-            key.prefix,
-            rate=agentdash_setting("INGEST_RATE_PER_S"),
-            burst=agentdash_setting("INGEST_BURST"),
-        )
+        wait = rate_wait(key)
         if wait is not None:
             response = _refused(IngestRefused(429, "too many requests for this key"), kind)
             response["Retry-After"] = str(max(1, math.ceil(wait)))
@@ -135,7 +115,5 @@ def _export(request: HttpRequest) -> HttpResponse:
     except IngestRefused as error:
         logger.info("OTLP ingest refused (%s): %s", error.status, error.message)
         return _refused(error, kind)
-    unpacked = unpack(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
-    result = spans_ingest(key=key, unpacked=unpacked)
-    ingest_key_used(key)
+    result = export_store(key, message)
     return _answer(200, otlp_decode.success(result.rejected, result.error_message, kind), kind)

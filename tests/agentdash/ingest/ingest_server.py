@@ -18,14 +18,17 @@ from tests.agentdash.live_harness import (
     LiveClient,
     Processes,
     embedded_env,
+    free_port,
     sqlite_prepared,
 )
 
 
 @contextmanager
 def embedded_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    """(daphne's base URL, its environment)."""
+    """(daphne's base URL, its environment), OTLP/gRPC served too, at the address its
+    environment's ``AGENTDASH_OTLP_GRPC`` names."""
     env = embedded_env(tmp_path)
+    env["AGENTDASH_OTLP_GRPC"] = f"127.0.0.1:{free_port()}"
     sqlite_prepared(env)  # migrated and seeded, copied from the run's template
     procs = Processes(tmp_path)
     try:

@@ -1,13 +1,14 @@
 """OTLP in, end to end, on the embedded default: daphne in its own process, an ingest key made
 with ``manage.py ingest_key``, an OpenTelemetry SDK app exporting with the official OTLP/HTTP
 exporter; the key's owner sees the session in her list and, on its socket, the next trace's
-spans arrive live."""
+spans arrive live — sent by the official OTLP/gRPC exporter to the same process."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from grpc import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
@@ -24,6 +25,23 @@ def sdk_app(url: str, key: str) -> TracerProvider:
     provider = TracerProvider(resource=Resource.create({"service.name": "shop-agent"}))
     exporter = OTLPSpanExporter(
         endpoint=f"{url}/v1/traces", headers={"Authorization": f"Bearer {key}"}
+    )
+    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
+    return provider
+
+
+def grpc_app(address: str, key: str) -> TracerProvider:
+    """The same app exporting over OTLP/gRPC (gzip), its key in the metadata."""
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+        OTLPSpanExporter as GrpcExporter,
+    )
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop-agent"}))
+    exporter = GrpcExporter(
+        endpoint=address,
+        insecure=True,
+        headers={"authorization": f"Bearer {key}"},
+        compression=Compression.Gzip,
     )
     provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=50))
     return provider
@@ -52,6 +70,7 @@ def test_an_sdk_app_streams_into_its_owners_session(server: tuple[str, dict[str,
     url, env = server
     key = key_create(env, "alice", "shop")
     provider = sdk_app(url, key)
+    over_grpc = grpc_app(env["AGENTDASH_OTLP_GRPC"], key)
     try:
         agent_run(provider.get_tracer("shop"), "live-1")
         assert provider.force_flush(30_000)
@@ -59,13 +78,14 @@ def test_an_sdk_app_streams_into_its_owners_session(server: tuple[str, dict[str,
         alice.log_in("alice")
         (session_id,) = external_sessions(alice)  # the ingested session is in her list
         assert alice.snapshot(session_id)["spans_total"] == 3
-        asyncio.run(asyncio.wait_for(watch(alice, session_id, provider), 120))
+        asyncio.run(asyncio.wait_for(watch(alice, session_id, over_grpc), 120))
         assert alice.snapshot(session_id)["spans_total"] == 6
         bob = Browserless(url)
         bob.log_in("bob")
         assert external_sessions(bob) == []
     finally:
         provider.shutdown()
+        over_grpc.shutdown()
 
 
 async def watch_a_span_run(alice: Browserless, session_id: str, provider: TracerProvider) -> None:

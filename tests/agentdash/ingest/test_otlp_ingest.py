@@ -405,7 +405,7 @@ def test_a_database_outage_is_a_503_status_to_retry_and_stores_nothing(
     with ``Retry-After`` is what the exporters retry."""
     from django.db import OperationalError
 
-    from agentdash.ingest import views
+    from agentdash.ingest import receive
 
     def unreachable(**kwargs: Any) -> Any:
         raise OperationalError("server closed the connection unexpectedly")
@@ -415,7 +415,7 @@ def test_a_database_outage_is_a_503_status_to_retry_and_stores_nothing(
     body = message.SerializeToString()
     if content_type != PROTOBUF:
         body = json_of(message)
-    monkeypatch.setattr(views, "spans_ingest", unreachable)
+    monkeypatch.setattr(receive, "spans_ingest", unreachable)
     answer = post(body, key, content_type=content_type)
     assert (answer.status_code, answer["Retry-After"]) == (503, "5")
     assert answer["Content-Type"] == content_type

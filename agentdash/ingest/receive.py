@@ -1,0 +1,50 @@
+"""What every OTLP transport does with an export, whichever carried it (``views`` for
+OTLP/HTTP, ``grpc_server`` for OTLP/gRPC): check the key, hold back a key past its rate, and
+store the request's spans."""
+
+from __future__ import annotations
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from agentdash.core.conf import agentdash_setting
+from agentdash.ingest.forward import forward_ingested
+from agentdash.ingest.keys import ingest_key_check, ingest_key_used
+from agentdash.ingest.limits import limiter
+from agentdash.ingest.models import IngestKey
+from agentdash.ingest.otlp_decode import IngestRefused
+from agentdash.ingest.otlp_spans import unpack
+from agentdash.ingest.services import IngestResult, spans_ingest
+
+NO_KEY = "no ingest key: send the header 'Authorization: Bearer <ingest key>'"
+
+
+def key_required(raw: str) -> IngestKey:
+    """The live key ``raw`` is; :class:`IngestRefused` (401) for none, an unknown or a
+    revoked one."""
+    if not raw:
+        raise IngestRefused(401, NO_KEY)
+    key = ingest_key_check(raw)
+    if key is None:
+        raise IngestRefused(401, "the ingest key is unknown or revoked")
+    return key
+
+
+def rate_wait(key: IngestKey) -> float | None:
+    """Seconds ``key`` must wait before its next export is taken (``None``: take it now)."""
+    return limiter.take(
+        key.prefix,
+        rate=agentdash_setting("INGEST_RATE_PER_S"),
+        burst=agentdash_setting("INGEST_BURST"),
+    )
+
+
+def export_store(key: IngestKey, message: ExportTraceServiceRequest) -> IngestResult:
+    """Store the spans of ``message`` for ``key`` (``services.spans_ingest``); when some were
+    taken, pass it on as sent to the collector OTLP out names, if asked to
+    (``forward``)."""
+    unpacked = unpack(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
+    result = spans_ingest(key=key, unpacked=unpacked)
+    ingest_key_used(key)
+    if result.stored:
+        forward_ingested(message)
+    return result
