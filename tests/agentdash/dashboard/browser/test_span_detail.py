@@ -531,3 +531,44 @@ def test_a_span_from_outside_shows_who_sent_it_and_its_links_lead_to_stored_span
     pane.locator(".detail-links").scroll_into_view_if_needed()
     screenshot(browser, "span-detail-outside-phone.png")
     browser.console.assert_clean()
+
+
+@pytest.mark.parametrize("sender", ["any_agent", "openinference_openai", "traceloop_legacy_openai"])
+def test_an_outside_model_call_reads_as_the_conversation_whoever_recorded_it(
+    browser: Browser, sender: str
+) -> None:
+    """A real library's export (tests/agentdash/ingest/fixtures): its first model call shows
+    the system instruction, the user's question and the tool call the model made — not
+    "(no parts)" — and its tool call the arguments."""
+    import urllib.request
+    from pathlib import Path
+
+    from tests.agentdash.ingest.ingest_server import key_create
+
+    fixtures = Path(__file__).parents[2] / "ingest" / "fixtures"
+    key = key_create(browser.server.env, "bob", f"weather-{sender}")
+    request = urllib.request.Request(
+        f"{browser.server.url}/v1/traces",
+        data=(fixtures / f"{sender}.pb").read_bytes(),
+        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        assert answer.status == 200
+    browser.log_in("bob")
+    page = browser.page
+    path = page.locator("a.session-title[href*='/sessions/otlp-']").first.get_attribute("href")
+    assert path
+    browser.goto(path)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    pane = open_span(browser, ".span[data-kind='model']", first=True)
+    request_view = pane.locator("section[aria-label='Request']")
+    assert "(no parts)" not in request_view.inner_text()
+    assert "You answer questions about the weather." in request_view.inner_text()
+    user = request_view.locator(".turn[data-role='user']").last
+    assert user.inner_text().endswith("What is the weather in Paris?")
+    response = pane.locator("section[aria-label='Response']")
+    assert "get_weather" in response.locator(".part-call").first.inner_text()
+    screenshot(browser, f"outside-model-{sender}.png")
+    tool = open_span(browser, ".span[data-kind='tool']")
+    assert "Paris" in tool.inner_text() and "No arguments recorded" not in tool.inner_text()
+    browser.console.assert_clean()
