@@ -17,5 +17,6 @@ urlpatterns = [
     path("theme/", theme_set, name="theme"),  # the theme toggle without a script
     path("health/", health, name="health"),  # load balancers and operators (runs/views.py)
     path("", include("agentdash.ingest.urls")),  # OTLP/HTTP from agents elsewhere
+    path("", include("agentdash.remote.urls")),  # their processes take controls
     path("", include("agentdash.dashboard.urls")),
 ]

@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "agentdash.ingest",
     "agentdash.live",
     "agentdash.evals",
+    "agentdash.remote",
     "agentdash.demo",
     "agentdash.dashboard",
 ]

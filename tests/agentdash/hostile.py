@@ -114,6 +114,7 @@ def world_make(owner: Any) -> None:
     from agentdash.controls.services import callback_setting_set, policy_create
     from agentdash.ingest.keys import ingest_key_create
     from agentdash.registry.services import agents_mirror
+    from agentdash.remote.services import remote_process_register
     from agentdash.runs.services import run_enqueue
     from agentdash.spans.prices import model_price_set
     from agentdash.spans.services import span_upsert
@@ -143,7 +144,12 @@ def world_make(owner: Any) -> None:
         agent_name="capital_agent", kind="before_tool", tool_name="get_capital",
         session_id=session.id, actor=owner,
     )  # fmt: skip
-    ingest_key_create(name="hostile tests", project="elsewhere", owner=owner, actor=owner)
+    key, _ = ingest_key_create(name="hostile tests", project="elsewhere", owner=owner, actor=owner)
+    remote_process_register(
+        key=key, host="elsewhere", pid=42, versions={"google-adk": "2.13.0"},
+        agents=[{"name": "capitals", "callbacks": [{"slot": "before_model", "name": "f"}]}],
+        root_agent="capitals",
+    )  # fmt: skip
     sources_ensure(sources=[Source(resource={"service.name": "elsewhere"}, scope_name="tests")])
     # A price of its own: the migrations' rows are gone after any transactional test's flush.
     model_price_set(

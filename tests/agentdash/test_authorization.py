@@ -218,6 +218,16 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(UNAUTHENTICATED), method="post"),
         Case(everyone(NOT_ALLOWED)),
     ],
+    # Remote processes' controls: the app's ingest key, not a login (the rest:
+    # tests/agentdash/remote/test_remote_api.py).
+    "v1/agentdash/processes": [
+        Case(everyone(UNAUTHENTICATED), method="post"),
+        Case(everyone(NOT_ALLOWED)),
+    ],
+    "v1/agentdash/processes/<str:token>/controls": [
+        Case(everyone(UNAUTHENTICATED), kwargs=lambda users: {"token": "0" * 32}),
+        Case(everyone(NOT_ALLOWED), method="post", kwargs=lambda users: {"token": "0" * 32}),
+    ],
     "session-rows/": [  # dashboard:session_rows (the list kept live: each reader's own rows)
         Case(signed_in(OK)),
         Case(signed_in(OK), data={"id": "s-alice"}),

@@ -63,13 +63,15 @@ def test_the_routes_are_found() -> None:
 
 @pytest.mark.parametrize("route", [route for route in ROUTES if "<" in route])
 def test_junk_in_every_url_parameter(prober: Prober, route: str) -> None:
+    # The APIs of agents elsewhere ask for their key before they read the path: 401.
+    allowed = (302, 404, 405, 401) if route.startswith("v1/") else (302, 404, 405)
     for junk in JUNK_IN_PATH:
         path = "/" + _PARAM.sub(junk, route)
         for response in (prober.get(path), prober.post(path)):
             if junk == "%00":
                 assert response.status_code == 404, path  # the middleware: names nothing
             else:
-                assert response.status_code in (302, 404, 405), (path, response.status_code)
+                assert response.status_code in allowed, (path, response.status_code)
 
 
 @pytest.mark.parametrize("route", ROUTES)

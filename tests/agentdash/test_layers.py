@@ -32,12 +32,12 @@ ROOT = Path(settings.BASE_DIR).resolve()
 PACKAGE = "agentdash"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("otel",),
+    ("otel", "client"),
     ("core",),
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls"),
     ("runs", "ingest"),
-    ("live", "evals"),
+    ("live", "evals", "remote"),
     ("demo", "dashboard"),
     ("site",),
 )
@@ -48,13 +48,15 @@ WITHIN_LAYER = frozenset(
     {
         ("controls", "agent_sessions"),  # a callback switch may be scoped to one session
         ("dashboard", "demo"),  # the pages show the demo's login hint
+        ("client", "otel"),  # the remote client streams the app's spans with otel
     }
 )
 """The imports allowed between apps of one layer; every other pair of peers is independent."""
 
-LIBRARIES = frozenset({"otel"})
+LIBRARIES = frozenset({"otel", "client"})
 """Modules of the package that are no Django app: plain Python for other programs too (the
-span processor external agents install), importing nothing of the package."""
+span processor external agents install, the client that puts them under the controls),
+importing nothing of the package but each other."""
 
 ORDER: tuple[str, ...] = tuple(app for layer in LAYERS for app in layer)
 """The apps bottom to top, as ``INSTALLED_APPS`` lists them (the libraries aside)."""
@@ -148,7 +150,10 @@ def test_no_circle_of_files() -> None:
 
 
 def test_the_libraries_import_nothing_of_the_package() -> None:
-    assert [i for i in IMPORTS if app_of(i.source) in LIBRARIES] == []
+    """Nothing but each other (the client streams spans with otel) and themselves."""
+    assert [
+        i for i in IMPORTS if app_of(i.source) in LIBRARIES and app_of(i.target) not in LIBRARIES
+    ] == []
     for library in LIBRARIES:
         assert f"{PACKAGE}.{library}" in modules_under(ROOT), f"{library} is a module"
 

@@ -18,6 +18,7 @@ from agentdash.controls.selectors import callback_settings_snapshot
 from agentdash.core.permissions import can_edit_state, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_callbacks, agent_get, agent_model_of
+from agentdash.remote.selectors import remote_callbacks
 from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.selectors import link_sessions
 from agentdash.spans.summaries import span_count
@@ -44,17 +45,26 @@ def session_callback_switches(*, session: AgentSession) -> list[dict[str, Any]]:
     ``global`` and ``session`` (``True``/``False``, or ``None`` when unset) and ``enabled``,
     what applies to this session (the session's switch, else the global one, else on).
 
-    An agent that is no longer configured has no callbacks to offer: ``[]``."""
+    An agent that runs elsewhere offers the callbacks its latest process registered
+    (``remote``); an agent that is no longer configured has none to offer: ``[]``."""
     try:
         root = agent_get(name=session.app_name)
     except AgentNotRegisteredError:
-        return []
+        if not session.is_external:
+            return []
+        return _with_switches(
+            session, remote_callbacks(owner_id=session.owner_id, project=session.app_name)
+        )
     callbacks = agent_callbacks(name=session.app_name)
     llm_agents = [agent.name for agent in root.walk() if isinstance(agent, LlmAgent)]
     callbacks += [
         {"agent": name, "slot": BUILT_IN_SLOT, "name": CONTENT_CAPTURE, "style": BUILT_IN_SLOT}
         for name in llm_agents
     ]
+    return _with_switches(session, callbacks)
+
+
+def _with_switches(session: AgentSession, callbacks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     switches = callback_settings_snapshot()
     out = []
     for callback in callbacks:

@@ -1,0 +1,145 @@
+"""The controls an app's process takes from AgentDash: it registers what it runs, then asks,
+about once a second from a thread of its own, which callback switches apply — globally and
+for the sessions it has run lately — and keeps the answer for its callbacks to read.
+
+Nothing here ever blocks or slows the agent: a callback reads the last answer (a dict
+lookup); when AgentDash is away the last answer stands (all on until there is one), and the
+thread tries again with backoff (1 s, doubling, at most 30 s), registering again when
+AgentDash no longer knows the process (a restart of AgentDash's database, say).
+
+Standard library only (``urllib``, ``threading``, ``json``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import platform
+import socket
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import OrderedDict
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+PROCESSES_PATH = "/v1/agentdash/processes"
+RECENT_SESSIONS = 50
+MAX_BACKOFF_S = 30.0
+TIMEOUT_S = 10.0
+
+
+class Controls:
+    """One process's connection: what it registered and the switches that apply.
+
+    ``agents``: ``[{name, callbacks: [{slot, name}], tools: [name]}]`` (what
+    :func:`agentdash.client.adk.describe` makes of an agent tree)."""
+
+    def __init__(
+        self, *, url: str, key: str, agents: list[dict[str, Any]], root_agent: str,
+        versions: dict[str, str] | None = None, poll_s: float = 1.0,
+    ) -> None:  # fmt: skip
+        self.url = url.rstrip("/")
+        self.key = key
+        self.agents = agents
+        self.root_agent = root_agent
+        self.versions = {"python": platform.python_version(), **(versions or {})}
+        self.poll_s = poll_s
+        self.token: str | None = None
+        self.connected = threading.Event()  # set after the first answer
+        self._switches: dict[tuple[str, str, str | None], bool] = {}
+        self._sessions: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # ── what callbacks read ────────────────────────────────────────────────────────────────
+    def enabled(self, *, agent: str, callback: str, session: str | None) -> bool:
+        """Whether ``callback`` of ``agent`` runs now in ``session``: the session's switch,
+        else the global one, else on. Remembers ``session`` as one to ask about."""
+        if session:
+            with self._lock:
+                self._sessions[session] = None
+                self._sessions.move_to_end(session)
+                while len(self._sessions) > RECENT_SESSIONS:
+                    self._sessions.popitem(last=False)
+        switches = self._switches  # replaced whole, never changed in place
+        found = switches.get((agent, callback, session)) if session else None
+        if found is None:
+            found = switches.get((agent, callback, None))
+        return True if found is None else found
+
+    # ── the thread ─────────────────────────────────────────────────────────────────────────
+    def start(self) -> Controls:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name="agentdash-controls", daemon=True
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _run(self) -> None:
+        delay = 1.0
+        while not self._stop.is_set():
+            try:
+                if self.token is None:
+                    self._register()
+                self._poll()
+                delay = 1.0
+                self._stop.wait(self.poll_s)
+            except _Gone:
+                self.token = None
+            except Exception as exc:  # AgentDash away: keep the last answer, try again
+                logger.info("AgentDash controls unreachable (%s): again in %.0f s", exc, delay)
+                self._stop.wait(delay)
+                delay = min(delay * 2, MAX_BACKOFF_S)
+
+    def _register(self) -> None:
+        body = {
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "versions": self.versions,
+            "root_agent": self.root_agent,
+            "agents": self.agents,
+        }
+        answer = self._request("POST", PROCESSES_PATH, body)
+        self.token = str(answer["process"])
+        self.poll_s = float(answer.get("poll_s") or self.poll_s)
+
+    def _poll(self) -> None:
+        with self._lock:
+            sessions = list(self._sessions)
+        query = urllib.parse.urlencode([("session", s) for s in sessions])
+        path = f"{PROCESSES_PATH}/{urllib.parse.quote(str(self.token))}/controls"
+        answer = self._request("GET", f"{path}?{query}" if query else path, None)
+        self._switches = {
+            (str(s["agent"]), str(s["callback"]), s.get("session")): bool(s["enabled"])
+            for s in answer.get("switches", [])
+        }
+        self.connected.set()
+
+    def _request(self, method: str, path: str, body: Any) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={"Authorization": f"Bearer {self.key}", "Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
+                return json.loads(answer.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            if exc.code == 404 and method == "GET":
+                raise _Gone() from None
+            raise
+
+
+class _Gone(Exception):
+    """AgentDash does not know the process (any more): register again."""

@@ -1,0 +1,70 @@
+"""Reads of remote processes: the one a token names, the callbacks an external session's app
+registered, and the switches a process must obey."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Q
+from django.utils import timezone
+
+from agentdash.controls.models import CallbackSetting
+from agentdash.ingest.models import IngestKey
+from agentdash.ingest.services import session_id_for
+from agentdash.remote.models import RemoteProcess
+
+CONNECTED_S = 30.0
+"""A process heard from this recently counts as connected (it asks every second or so)."""
+
+
+def remote_process_find(*, key: IngestKey, token: str) -> RemoteProcess | None:
+    """The process ``token`` names, if ``key`` registered it."""
+    return RemoteProcess.objects.filter(key=key, token=token).first()
+
+
+def remote_processes_of(*, owner_id: int | None, project: str) -> list[RemoteProcess]:
+    """The processes of an app (its keys' owner and project), the latest heard first."""
+    return list(
+        RemoteProcess.objects.filter(key__owner_id=owner_id, key__project=project)
+        .select_related("key")
+        .order_by("-last_seen")[:50]
+    )
+
+
+def is_connected(process: RemoteProcess) -> bool:
+    return timezone.now() - process.last_seen <= timedelta(seconds=CONNECTED_S)
+
+
+def remote_callbacks(*, owner_id: int | None, project: str) -> list[dict[str, Any]]:
+    """The callbacks the app's latest process registered, as the session page lists a local
+    agent's (``{agent, slot, name, style}``); ``[]`` when no process ever connected."""
+    processes = remote_processes_of(owner_id=owner_id, project=project)
+    if not processes:
+        return []
+    return [
+        {"agent": agent["name"], "slot": callback["slot"], "name": callback["name"],
+         "style": "any-agent" if callback["slot"] == "callbacks" else "adk"}
+        for agent in processes[0].agents
+        for callback in agent.get("callbacks", [])
+    ]  # fmt: skip
+
+
+def remote_switches(*, process: RemoteProcess, sessions: list[str]) -> list[dict[str, Any]]:
+    """The callback switches ``process`` must obey: the global ones of its agents' callbacks,
+    and those of the sessions it names (its own ids for them, as it sends spans): ``[{agent,
+    callback, session (its id, or None), enabled}]``."""
+    agents = [agent["name"] for agent in process.agents]
+    ours = {session_id_for(process.key, session): session for session in sessions[:100]}
+    rows = CallbackSetting.objects.filter(agent_name__in=agents).filter(
+        Q(session_id__isnull=True) | Q(session_id__in=list(ours))
+    )
+    return [
+        {
+            "agent": row.agent_name,
+            "callback": row.callback_name,
+            "session": ours.get(row.session_id) if row.session_id else None,
+            "enabled": row.enabled,
+        }
+        for row in rows
+    ]

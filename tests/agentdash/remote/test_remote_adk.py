@@ -1,0 +1,122 @@
+"""An agent that runs elsewhere, debugged, not only watched: the real google-adk (its own venv,
+bench/.venv-adk) runs an app that calls ``agentdash.client.connect`` against a real daphne;
+its session page offers the app's callbacks to an operator, a switch turned off there for one
+session is skipped at the app's next callback in that session (and only there), and the
+process is listed as connected."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agentdash.ingest.ingest_server import external_sessions, key_create
+from tests.agentdash.live_harness import Browserless, LiveClient
+
+pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
+
+ROOT = Path(__file__).resolve().parents[3]
+ADK_PYTHON = ROOT / "bench" / ".venv-adk" / "bin" / "python"
+APP = Path(__file__).parent / "adk_remote_app.py"
+
+
+@pytest.fixture(scope="module")
+def adk_venv() -> None:
+    made = subprocess.run(
+        [sys.executable, "-c", "import run; run.ensure_adk_venv()"],
+        cwd=ROOT / "bench", capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert made.returncode == 0, f"bench/.venv-adk could not be made:\n{made.stderr[-3000:]}"
+
+
+class App:
+    """The app's process: a command in, its JSON answer out."""
+
+    def __init__(self, url: str, key: str, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [str(ADK_PYTHON), str(APP)],
+            env={**env, "AGENTDASH_URL": url, "AGENTDASH_INGEST_KEY": key},
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    def answer(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line:
+            assert self.proc.stderr is not None
+            raise AssertionError(f"the app ended: {self.proc.stderr.read()[-3000:]}")
+        found: dict[str, Any] = json.loads(line)
+        return found
+
+    def ask(self, command: str) -> dict[str, Any]:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        return self.answer()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                self.ask("quit")
+                self.proc.wait(30)
+            except (AssertionError, OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+
+
+@pytest.fixture
+def app(server: tuple[str, dict[str, str]], adk_venv: None) -> Iterator[tuple[App, str]]:
+    url, env = server
+    key = key_create(env, "alice", "capitals-app")
+    running = App(url, key, {k: v for k, v in env.items() if not k.startswith("OTEL_")})
+    try:
+        assert running.answer() == {"connected": True}
+        yield running, url
+    finally:
+        running.close()
+
+
+async def toggle(operator: Browserless, session_id: str, **request: Any) -> dict[str, Any]:
+    client = LiveClient(operator, session_id)
+    try:
+        await client.open()
+        await client.hello(after_seq=operator.snapshot(session_id)["seq"])
+        await client.send({"type": "callback.toggle", **request})
+        return await client.message("ack", "the switch's answer")
+    finally:
+        await client.close()
+
+
+def test_a_callback_switched_off_in_the_dashboard_is_skipped_in_the_app(
+    app: tuple[App, str],
+) -> None:
+    running, url = app
+    first = running.ask("run s1")
+    assert first["answer"] == "The capital of France is Paris."
+    assert first["model_calls"] == 2  # the callback ran before each model call
+    alice = Browserless(url)
+    alice.log_in("alice")
+    (session_id,) = external_sessions(alice)
+    operator = Browserless(url)
+    operator.log_in("operator")
+    offered = operator.snapshot(session_id)["callbacks"]
+    assert {(c["agent"], c["slot"], c["name"]) for c in offered} >= {
+        ("capitals", "before_model", "before_model")
+    }
+    ack = asyncio.run(
+        toggle(operator, session_id, agent="capitals", callback="before_model",
+               enabled=False, scope="session", reason="skip it in s1")
+    )  # fmt: skip
+    assert ack["type"] == "ack", ack
+    assert running.ask("expect capitals before_model s1 off") == {"ok": True}
+    again = running.ask("run s1")
+    assert again["answer"] == "The capital of France is Paris."
+    assert again["model_calls"] == 2  # skipped: the count did not move
+    other = running.ask("run s2")  # another session: the switch is s1's alone
+    assert other["model_calls"] == 2
+    assert operator.snapshot(session_id)["callbacks"][0]["enabled"] is False
