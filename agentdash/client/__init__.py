@@ -5,6 +5,9 @@ offers the same callback switches as for a local agent. ::
     connect(root_agent, url="http://localhost:8000", key="agd_...")
     # then run the agent as usual (its Runner, its sessions)
 
+``root_agent`` is a google-adk agent, or an any-agent ``AgentConfig`` (connected before
+``AnyAgent.create(framework, config)``: its callbacks are the config's).
+
 :func:`connect` streams the app's spans to AgentDash as they start and end
 (``agentdash.otel``), registers the agent tree (its agents, callbacks and tools) and keeps its
 callbacks under the dashboard's switches (``agentdash.client.adk``). It imports the
@@ -19,7 +22,7 @@ import importlib.metadata
 import os
 from typing import Any
 
-from agentdash.client import adk
+from agentdash.client import adk, any_agent
 from agentdash.client.control import Controls
 
 URL_ENV = "AGENTDASH_URL"
@@ -37,8 +40,9 @@ def connect(
     live_spans: bool = True,
     poll_s: float = 1.0,
 ) -> Controls:
-    """Put ``agent`` (a google-adk root agent) under AgentDash's controls; the running
-    :class:`Controls` (``controls.connected`` is set once AgentDash first answered).
+    """Put ``agent`` (a google-adk root agent, or an any-agent ``AgentConfig``) under
+    AgentDash's controls; the running :class:`Controls` (``controls.connected`` is set once
+    AgentDash first answered).
 
     ``url``/``key``: AgentDash's address and an ingest key (defaults ``$AGENTDASH_URL``,
     ``$AGENTDASH_INGEST_KEY``; ``ValueError`` without a key). ``live_spans``: also stream
@@ -48,20 +52,22 @@ def connect(
     if not key:
         raise ValueError(f"no ingest key: pass key= or set {KEY_ENV}")
     versions = {}
-    for package in ("google-adk", "opentelemetry-sdk"):
+    for package in ("google-adk", "any-agent", "opentelemetry-sdk"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[package] = importlib.metadata.version(package)
+    kind = any_agent if any_agent.is_config(agent) else adk
+    root = any_agent.agent_name(agent) if kind is any_agent else str(agent.name)
     controls = Controls(
         url=url,
         key=key,
-        agents=adk.describe(agent),
-        root_agent=str(agent.name),
+        agents=kind.describe(agent),
+        root_agent=root,
         versions=versions,
         poll_s=poll_s,
     )
-    adk.instrument(agent, controls)
+    kind.instrument(agent, controls)
     if live_spans:
-        _spans_streamed(url, key, service=str(agent.name))
+        _spans_streamed(url, key, service=root)
     return controls.start()
 
 

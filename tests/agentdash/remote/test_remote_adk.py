@@ -10,6 +10,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,19 +39,24 @@ def adk_venv() -> None:
 class App:
     """The app's process: a command in, its JSON answer out."""
 
-    def __init__(self, url: str, key: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, url: str, key: str, env: dict[str, str], *, python: Path = ADK_PYTHON,
+        script: Path = APP,
+    ) -> None:  # fmt: skip
+        # Its log to a file: a pipe nobody reads would stop a chatty app when it fills.
+        self.log = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed in close())
         self.proc = subprocess.Popen(
-            [str(ADK_PYTHON), str(APP)],
+            [str(python), str(script)],
             env={**env, "AGENTDASH_URL": url, "AGENTDASH_INGEST_KEY": key},
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, text=True,
         )  # fmt: skip
 
     def answer(self) -> dict[str, Any]:
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
-            assert self.proc.stderr is not None
-            raise AssertionError(f"the app ended: {self.proc.stderr.read()[-3000:]}")
+            self.log.seek(0)
+            raise AssertionError(f"the app ended: {self.log.read()[-3000:]}")
         found: dict[str, Any] = json.loads(line)
         return found
 
@@ -67,6 +73,7 @@ class App:
                 self.proc.wait(30)
             except (AssertionError, OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
+        self.log.close()
 
 
 @pytest.fixture

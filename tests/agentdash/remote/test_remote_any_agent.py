@@ -1,0 +1,74 @@
+"""The same controls for an any-agent app: the real any-agent 1.18 (its own venv) connects a
+config with a callback of its own; an operator sees the callbacks on the run's session page and
+switches the app's callback off for every session: the next run does not call it."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agentdash.ingest.ingest_server import external_sessions, key_create
+from tests.agentdash.live_harness import Browserless
+from tests.agentdash.remote.test_remote_adk import App, toggle
+
+pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
+
+ROOT = Path(__file__).resolve().parents[3]
+APP = Path(__file__).parent / "any_agent_remote_app.py"
+
+
+@pytest.fixture(scope="module")
+def any_agent_python() -> Path:
+    """The any-agent venv's Python (made once per machine: bench/sender_fixtures.py)."""
+    made = subprocess.run(
+        [sys.executable, "-c",
+         "import sender_fixtures as s; print(s.venv('any_agent', s.SENDERS['any_agent']))"],
+        cwd=ROOT / "bench", capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert made.returncode == 0, f"the any-agent venv could not be made:\n{made.stderr[-3000:]}"
+    return Path(made.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def app(server: tuple[str, dict[str, str]], any_agent_python: Path) -> Iterator[tuple[App, str]]:
+    url, env = server
+    key = key_create(env, "alice", "weather-app")
+    clean = {k: v for k, v in env.items() if not k.startswith("OTEL_")}
+    running = App(url, key, clean, python=any_agent_python, script=APP)
+    try:
+        assert running.answer() == {"connected": True}
+        yield running, url
+    finally:
+        running.close()
+
+
+def test_an_any_agent_callback_switched_off_is_skipped_in_the_app(
+    app: tuple[App, str],
+) -> None:
+    running, url = app
+    first = running.ask("run")
+    assert first["answer"] == "It is sunny in Paris, 21 °C."
+    assert first["llm_calls"] == 2  # a call, then the answer
+    alice = Browserless(url)
+    alice.log_in("alice")
+    (session_id,) = external_sessions(alice)
+    operator = Browserless(url)
+    operator.log_in("operator")
+    offered = {
+        (c["agent"], c["slot"], c["name"]) for c in operator.snapshot(session_id)["callbacks"]
+    }
+    assert ("weather_agent", "callbacks", "CountLlmCalls") in offered
+    ack = asyncio.run(
+        toggle(operator, session_id, agent="weather_agent", callback="CountLlmCalls",
+               enabled=False, scope="global", reason="not while debugging")
+    )  # fmt: skip
+    assert ack["type"] == "ack", ack
+    assert running.ask("expect weather_agent CountLlmCalls off") == {"ok": True}
+    again = running.ask("run")
+    assert again["answer"] == "It is sunny in Paris, 21 °C."
+    assert again["llm_calls"] == 2  # skipped: the count did not move
