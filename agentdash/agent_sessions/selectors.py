@@ -303,3 +303,27 @@ def session_events_batched(
         yield found
         if len(found) < batch:
             return
+
+
+OPERATOR = "operator"
+
+
+def operator_edits_after(*, session_id: str, after_seq: int) -> list[tuple[int, dict[str, Any]]]:
+    """The session's operator state edits after event ``after_seq``, in order: (their event's
+    seq, their state delta)."""
+    rows = SessionEvent.objects.filter(
+        session_id=session_id, author=OPERATOR, seq__gt=after_seq
+    ).order_by("seq")
+    found = []
+    for seq, data in rows.values_list("seq", "data")[:100]:
+        actions = data.get("actions") if isinstance(data, dict) else None
+        delta = actions.get("state_delta") if isinstance(actions, dict) else None
+        if isinstance(delta, dict) and delta:
+            found.append((seq, delta))
+    return found
+
+
+def session_last_event_seq(*, session_id: str) -> int:
+    """The seq of the session's latest event (0 when it has none)."""
+    last = SessionEvent.objects.filter(session_id=session_id).order_by("-seq").first()
+    return last.seq if last is not None else 0

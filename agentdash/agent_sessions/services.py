@@ -32,6 +32,7 @@ from agentdash.agent_sessions.models import (
     StoredArtifact,
 )
 from agentdash.agent_sessions.titles import first_message_of, title_clean, title_from_message
+from agentdash.core.hygiene import storable
 from agentdash.core.services import audit_record
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
@@ -251,6 +252,23 @@ def session_state_update(
         version=appended.version,
         state=appended.state,
     )
+
+
+def session_state_mirror(*, session_id: str, author: str, delta: dict[str, Any]) -> int:
+    """State an agent that runs elsewhere reports it has (``remote``): an event authored by
+    the agent whose ``actions.state_delta`` is ``delta`` (made storable: values JSON cannot
+    carry become their text), appended with no check — the app's state is what it is.
+    Returns the session version it produced; ``SessionNotFoundError`` for an unknown
+    session."""
+    values, _ = storable(json.loads(json.dumps(delta, default=str)))
+    event = Event(
+        author=author[:128] or "agent",
+        actions=EventActions(
+            state_delta={k: v for k, v in values.items() if not k.startswith(State.TEMP_PREFIX)}
+        ),
+    )
+    appended = event_append(session_id=session_id, event_data=event_serialize(event))
+    return appended.version
 
 
 def _validate_edit(delta: Any, reason: Any, expected_version: Any) -> None:

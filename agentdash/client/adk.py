@@ -1,6 +1,11 @@
 """A google-adk agent tree under AgentDash's controls: what it runs, described for
 registration, and each of its callbacks wrapped so that a switch turned off in the dashboard
-skips it at its next call — as AgentDash's own runtime does for local agents.
+skips it at its next call — as AgentDash's own runtime does for local agents. A step hook of
+AgentDash's own runs first before each agent and each model call, and last after each agent:
+it applies the operators' pending state edits to the session's state
+(``callback_context.state``, which ADK records in the step's event) and keeps the state to
+report — so an edit is seen by the agent's next instruction, and the page shows the state a
+turn ended with.
 
 A skipped callback returns ``None``: ADK goes on as if it had done nothing (a ``before_*``
 callback that would have answered or blocked does not). The wrapper reads the session from
@@ -28,6 +33,8 @@ SLOTS = (
     ("on_tool_error_callback", "on_tool_error"),
 )
 _WRAPPED = "__agentdash_controlled__"
+_STEP = "__agentdash_step__"
+STEP_SLOTS = ("before_agent_callback", "before_model_callback", "after_agent_callback")
 
 
 def walk(agent: Any) -> Iterator[Any]:
@@ -56,6 +63,7 @@ def describe(agent: Any) -> list[dict[str, Any]]:
             {"slot": slot, "name": callback_name(callback)}
             for attribute, slot in SLOTS
             for callback in _callables(getattr(node, attribute, None))
+            if not getattr(callback, _STEP, False)
         ]
         tools = [
             str(getattr(tool, "name", None) or getattr(tool, "__name__", None) or tool)
@@ -90,15 +98,39 @@ def _controlled(callback: Any, agent: str, controls: Controls) -> Any:
     return call
 
 
+def _step_hook(controls: Controls) -> Any:
+    def agentdash_step(*args: Any, **kwargs: Any) -> None:
+        context = kwargs.get("callback_context") or (args[0] if args else None)
+        session = _session_of(args, kwargs)
+        state = getattr(context, "state", None)
+        if session is None or state is None:
+            return None
+        current = state.to_dict() if callable(getattr(state, "to_dict", None)) else dict(state)
+        controls.step(session=session, state=current, apply=state.__setitem__)
+        return None  # never answers for the step: the agent goes on
+
+    setattr(agentdash_step, _STEP, True)
+    setattr(agentdash_step, _WRAPPED, True)
+    return agentdash_step
+
+
 def instrument(agent: Any, controls: Controls) -> None:
-    """Wrap every callback of the tree (in place; a second call changes nothing)."""
+    """Wrap every callback of the tree and put the step hook first before each agent and
+    model call (in place; a second call changes nothing)."""
+    step = _step_hook(controls)
     for node in walk(agent):
         for attribute, _ in SLOTS:
             value = getattr(node, attribute, None)
-            if value is None:
+            if value is None and attribute not in STEP_SLOTS:
                 continue
-            if isinstance(value, (list, tuple)):
-                wrapped: Any = [_controlled(c, str(node.name), controls) for c in value]
+            if not hasattr(node, attribute):
+                continue  # an agent with no model calls has no before_model_callback
+            found = [_controlled(c, str(node.name), controls) for c in _callables(value)]
+            if attribute in STEP_SLOTS and not any(getattr(c, _STEP, False) for c in found):
+                # before a step: first (the app's callbacks see the edits); after the agent:
+                # last (the state it ends with is reported).
+                found.insert(len(found) if attribute.startswith("after") else 0, step)
+            if isinstance(value, (list, tuple)) or len(found) != 1:
+                setattr(node, attribute, found)
             else:
-                wrapped = _controlled(value, str(node.name), controls)
-            setattr(node, attribute, wrapped)
+                setattr(node, attribute, found[0])

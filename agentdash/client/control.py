@@ -1,6 +1,9 @@
 """The controls an app's process takes from AgentDash: it registers what it runs, then asks,
 about once a second from a thread of its own, which callback switches apply — globally and
-for the sessions it has run lately — and keeps the answer for its callbacks to read.
+for the sessions it has run lately — and which state edits operators made, and keeps the
+answer for its callbacks and steps to read. With each question it reports the state each of
+those sessions had at its last step (when it changed), so the session page shows it, and the
+edits it applied.
 
 Nothing here ever blocks or slows the agent: a callback reads the last answer (a dict
 lookup); when AgentDash is away the last answer stands (all on until there is one), and the
@@ -52,6 +55,10 @@ class Controls:
         self.connected = threading.Event()  # set after the first answer
         self._switches: dict[tuple[str, str, str | None], bool] = {}
         self._sessions: OrderedDict[str, None] = OrderedDict()
+        self._states: dict[str, str] = {}  # session → its state's JSON at its last step
+        self._reported: dict[str, str] = {}  # session → the JSON last reported
+        self._edits: dict[str, list[dict[str, Any]]] = {}  # session → edits to apply
+        self._applied: dict[str, int] = {}  # session → the last edit applied
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -61,16 +68,46 @@ class Controls:
         """Whether ``callback`` of ``agent`` runs now in ``session``: the session's switch,
         else the global one, else on. Remembers ``session`` as one to ask about."""
         if session:
-            with self._lock:
-                self._sessions[session] = None
-                self._sessions.move_to_end(session)
-                while len(self._sessions) > RECENT_SESSIONS:
-                    self._sessions.popitem(last=False)
+            self._remember(session)
         switches = self._switches  # replaced whole, never changed in place
         found = switches.get((agent, callback, session)) if session else None
         if found is None:
             found = switches.get((agent, callback, None))
         return True if found is None else found
+
+    def step(self, *, session: str, state: dict[str, Any], apply: Any) -> int:
+        """A step of ``session`` begins (the agent's, or a model call's): the operators'
+        pending edits are applied, oldest first, with ``apply(key, value)``, and the state
+        (``state`` after them) is kept to report. Returns how many edits were applied."""
+        self._remember(session)
+        with self._lock:
+            pending = [
+                e for e in self._edits.get(session, []) if e["id"] > self._applied.get(session, 0)
+            ]
+        applied = 0
+        for edit in sorted(pending, key=lambda e: e["id"]):
+            for key, value in edit["delta"].items():
+                apply(key, value)
+                state = {**state, key: value}
+            applied += 1
+            with self._lock:
+                self._applied[session] = max(self._applied.get(session, 0), edit["id"])
+        try:
+            text = json.dumps(state, default=str, sort_keys=True)
+        except (TypeError, ValueError):
+            return applied  # a state JSON cannot carry even as text: not reported
+        with self._lock:
+            self._states[session] = text
+        return applied
+
+    def _remember(self, session: str) -> None:
+        with self._lock:
+            self._sessions[session] = None
+            self._sessions.move_to_end(session)
+            while len(self._sessions) > RECENT_SESSIONS:
+                gone, _ = self._sessions.popitem(last=False)
+                for kept in (self._states, self._reported, self._edits, self._applied):
+                    kept.pop(gone, None)
 
     # ── the thread ─────────────────────────────────────────────────────────────────────────
     def start(self) -> Controls:
@@ -115,13 +152,27 @@ class Controls:
     def _poll(self) -> None:
         with self._lock:
             sessions = list(self._sessions)
-        query = urllib.parse.urlencode([("session", s) for s in sessions])
+            changed = {s: t for s, t in self._states.items() if self._reported.get(s) != t}
+            applied = dict(self._applied)
+        body = {
+            "sessions": sessions,
+            "states": {s: json.loads(t) for s, t in changed.items()},
+            "applied": applied,
+        }
         path = f"{PROCESSES_PATH}/{urllib.parse.quote(str(self.token))}/controls"
-        answer = self._request("GET", f"{path}?{query}" if query else path, None)
+        answer = self._request("POST", path, body)
         self._switches = {
             (str(s["agent"]), str(s["callback"]), s.get("session")): bool(s["enabled"])
             for s in answer.get("switches", [])
         }
+        edits: dict[str, list[dict[str, Any]]] = {}
+        for edit in answer.get("edits", []):
+            if isinstance(edit.get("delta"), dict) and isinstance(edit.get("id"), int):
+                edits.setdefault(str(edit["session"]), []).append(edit)
+        waiting = set(answer.get("waiting") or ())
+        with self._lock:
+            self._edits = edits
+            self._reported.update({s: t for s, t in changed.items() if s not in waiting})
         self.connected.set()
 
     def _request(self, method: str, path: str, body: Any) -> Any:
@@ -136,7 +187,7 @@ class Controls:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:
                 return json.loads(answer.read() or b"{}")
         except urllib.error.HTTPError as exc:
-            if exc.code == 404 and method == "GET":
+            if exc.code == 404 and path != PROCESSES_PATH:
                 raise _Gone() from None
             raise
 

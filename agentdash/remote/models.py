@@ -22,6 +22,12 @@ class RemoteProcess(models.Model):
         help_text="What it registered: [{name, callbacks: [{slot, name}], tools: [name]}].",
     )
     root_agent = models.CharField(max_length=255, blank=True)
+    cursors = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="AgentDash session → the last operator edit (event seq) it was sent and "
+        "applied, or that was there when it first named the session.",
+    )
     connected_at = models.DateTimeField(auto_now_add=True)
     last_seen = models.DateTimeField(db_index=True)
 

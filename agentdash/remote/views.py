@@ -4,9 +4,14 @@ ingest key (``Authorization: Bearer <key>``), JSON in and out:
 - ``POST /v1/agentdash/processes`` — ``{"host", "pid", "versions", "root_agent", "agents":
   [{name, callbacks: [{slot, name}], tools: [name]}]}`` → 201 ``{"process": token,
   "poll_s"}``;
-- ``GET /v1/agentdash/processes/<token>/controls?session=<id>…`` → ``{"switches": [{agent,
-  callback, session, enabled}]}``: what the process must obey now; 404 for a token the key
-  did not register (the client registers again).
+- ``POST /v1/agentdash/processes/<token>/controls`` — ``{"sessions": [its session ids],
+  "states": {session: state}, "applied": {session: edit id}}`` (all optional) → ``{"switches":
+  [{agent, callback, session, enabled}], "edits": [{id, session, delta}], "waiting":
+  [session]}``: what the process must obey now and the operators' state edits it has yet to
+  apply; the states it reports are mirrored into its sessions
+  (``services.remote_states_record``), but for those AgentDash has no session of yet
+  (``waiting``: report them again). 404 for a token the
+  key did not register (the client registers again).
 
 Errors are ``{"error": {"code", "message"}}``: 400 bad input, 401 no or bad key, 405, 413,
 429 (``Retry-After``), 503 database unreachable (``Retry-After``)."""
@@ -27,7 +32,14 @@ from agentdash.core.outages import caused_by_outage
 from agentdash.ingest.otlp_decode import IngestRefused
 from agentdash.ingest.receive import key_required, rate_wait
 from agentdash.remote.selectors import remote_process_find, remote_switches
-from agentdash.remote.services import remote_process_register, remote_process_seen
+from agentdash.remote.services import (
+    MAX_SESSIONS,
+    remote_edits,
+    remote_edits_applied,
+    remote_process_register,
+    remote_process_seen,
+    remote_states_record,
+)
 
 POLL_S = 1.0
 MAX_BODY = 1024 * 1024
@@ -71,14 +83,9 @@ def _guarded(handler: Any, method: str) -> Any:
 
 
 def _register(request: HttpRequest, key: Any) -> JsonResponse:
-    if len(request.body) > MAX_BODY:
-        return _error(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
-    try:
-        found = json.loads(request.body)
-    except (ValueError, RecursionError):
-        return _error(400, "bad_json", "the body is not JSON")
-    if not isinstance(found, dict):
-        return _error(400, "bad_request", "the body must be a JSON object")
+    found = _json_body(request)
+    if isinstance(found, JsonResponse):
+        return found
     process = remote_process_register(
         key=key,
         host=str(found.get("host") or ""),
@@ -90,14 +97,42 @@ def _register(request: HttpRequest, key: Any) -> JsonResponse:
     return JsonResponse({"process": process.token, "poll_s": POLL_S}, status=201)
 
 
+def _json_body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    if len(request.body) > MAX_BODY:
+        return _error(413, "too_large", f"the body is larger than {MAX_BODY} bytes")
+    if not request.body:
+        return {}
+    try:
+        found = json.loads(request.body)
+    except (ValueError, RecursionError):
+        return _error(400, "bad_json", "the body is not JSON")
+    if not isinstance(found, dict):
+        return _error(400, "bad_request", "the body must be a JSON object")
+    return found
+
+
 def _controls(request: HttpRequest, key: Any, token: str) -> JsonResponse:
     process = remote_process_find(key=key, token=token)
     if process is None:
         return _error(404, "not_found", "no such process for this key: register again")
+    found = _json_body(request)
+    if isinstance(found, JsonResponse):
+        return found
+    sessions = found.get("sessions") or []
+    if not isinstance(sessions, list) or not all(isinstance(s, str) for s in sessions):
+        return _error(400, "bad_request", "sessions must be a list of session ids")
+    sessions = [s[:200] for s in sessions if s.strip()][:MAX_SESSIONS]
     remote_process_seen(process=process)
-    sessions = [s[:200] for s in request.GET.getlist("session") if s.strip()]
-    return JsonResponse({"switches": remote_switches(process=process, sessions=sessions)})
+    remote_edits_applied(process=process, applied=found.get("applied") or {})
+    waiting = remote_states_record(process=process, states=found.get("states") or {})
+    return JsonResponse(
+        {
+            "switches": remote_switches(process=process, sessions=sessions),
+            "edits": remote_edits(process=process, sessions=sessions),
+            "waiting": waiting,
+        }
+    )
 
 
 processes = _guarded(_register, "POST")
-controls = _guarded(_controls, "GET")
+controls = _guarded(_controls, "POST")

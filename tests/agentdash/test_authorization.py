@@ -225,8 +225,8 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(NOT_ALLOWED)),
     ],
     "v1/agentdash/processes/<str:token>/controls": [
-        Case(everyone(UNAUTHENTICATED), kwargs=lambda users: {"token": "0" * 32}),
-        Case(everyone(NOT_ALLOWED), method="post", kwargs=lambda users: {"token": "0" * 32}),
+        Case(everyone(UNAUTHENTICATED), method="post", kwargs=lambda users: {"token": "0" * 32}),
+        Case(everyone(NOT_ALLOWED), kwargs=lambda users: {"token": "0" * 32}),
     ],
     "session-rows/": [  # dashboard:session_rows (the list kept live: each reader's own rows)
         Case(signed_in(OK)),

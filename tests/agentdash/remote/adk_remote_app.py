@@ -10,6 +10,8 @@ Commands (one JSON line answers each):
   "model_calls"}`` (the callback's count in the session's state);
 - ``expect AGENT CALLBACK SESSION|- on|off``: wait (≤ 30 s) until the switches the process
   obeys say so → ``{"ok": bool}``;
+- ``edits SESSION``: wait (≤ 30 s) until an operator's state edit for SESSION has reached the
+  process → ``{"ok": bool}``;
 - ``quit``: flush the spans and exit.
 """
 
@@ -49,6 +51,15 @@ async def main() -> None:
 
     app = load_agent_module()
     agent = app.build_agent()
+    # The instruction names a state key, and a second callback of the app's records each
+    # model call's system instruction: what the next turn sees of an operator's edit.
+    agent.instruction = "Answer with the capital city of the country asked about. City: {city?}"
+    instructions: list[str] = []
+
+    def record_instruction(callback_context: Any, llm_request: Any) -> None:
+        instructions.append(str(llm_request.config.system_instruction or ""))
+
+    agent.before_model_callback = [agent.before_model_callback, record_instruction]
     controls = connect(
         agent, url=os.environ["AGENTDASH_URL"], key=os.environ["AGENTDASH_INGEST_KEY"],
         poll_s=0.2,
@@ -78,7 +89,7 @@ async def main() -> None:
                 app_name=app.APP_NAME, user_id=app.USER_ID, session_id=session_id
             )
             calls = session.state.get("model_calls", 0) if session else None
-            say({"answer": answer, "model_calls": calls})
+            say({"answer": answer, "model_calls": calls, "instruction": instructions[-1]})
         elif words[0] == "expect":
             agent_name, callback, session, wanted = words[1:5]
             deadline = time.monotonic() + 30
@@ -89,6 +100,11 @@ async def main() -> None:
                     break
                 await asyncio.sleep(0.05)
             say({"ok": now == (wanted == "on")})
+        elif words[0] == "edits":
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and not controls._edits.get(words[1]):
+                await asyncio.sleep(0.05)
+            say({"ok": bool(controls._edits.get(words[1]))})
         elif words[0] == "quit":
             break
     controls.stop()

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,12 +90,23 @@ def app(server: tuple[str, dict[str, str]], adk_venv: None) -> Iterator[tuple[Ap
 
 
 async def toggle(operator: Browserless, session_id: str, **request: Any) -> dict[str, Any]:
+    return await ask(operator, session_id, {"type": "callback.toggle", **request})
+
+
+async def ask(operator: Browserless, session_id: str, request: dict[str, Any]) -> dict[str, Any]:
+    """Send one request over the session's socket, as the page does; its answer."""
     client = LiveClient(operator, session_id)
     try:
         await client.open()
         await client.hello(after_seq=operator.snapshot(session_id)["seq"])
-        await client.send({"type": "callback.toggle", **request})
-        return await client.message("ack", "the switch's answer")
+        await client.send(request)
+        return await client.wait_for(
+            lambda received: next(
+                (r.message for r in received if r.message.get("type") in ("ack", "error")),
+                None,
+            ),
+            "the request's answer",
+        )
     finally:
         await client.close()
 
@@ -127,3 +139,36 @@ def test_a_callback_switched_off_in_the_dashboard_is_skipped_in_the_app(
     other = running.ask("run s2")  # another session: the switch is s1's alone
     assert other["model_calls"] == 2
     assert operator.snapshot(session_id)["callbacks"][0]["enabled"] is False
+
+
+def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
+    app: tuple[App, str],
+) -> None:
+    running, url = app
+    first = running.ask("run s1")
+    assert "City: \n" in first["instruction"]  # no city in the state yet
+    alice = Browserless(url)
+    alice.log_in("alice")
+    (session_id,) = external_sessions(alice)
+    operator = Browserless(url)
+    operator.log_in("operator")
+    # The page shows the state the app runs with (reported at its steps, mirrored).
+    snapshot = operator.snapshot(session_id)
+    for _ in range(300):
+        if snapshot["state"].get("model_calls") == 2:
+            break
+        time.sleep(0.1)
+        snapshot = operator.snapshot(session_id)
+    assert snapshot["state"]["model_calls"] == 2, snapshot["state"]
+    answer = asyncio.run(
+        ask(operator, session_id, {"type": "state.edit", "delta": {"city": "Oslo"},
+                                   "expected_version": snapshot["version"],
+                                   "reason": "try another city"})
+    )  # fmt: skip
+    assert answer["type"] == "ack", answer
+    assert running.ask("edits s1") == {"ok": True}
+    second = running.ask("run s1")
+    assert "City: Oslo\n" in second["instruction"]  # the edit, at the next step
+    assert second["model_calls"] == 4  # the app's own state went on from where it was
+    third = running.ask("run s1")  # applied once: the app's state is its own again
+    assert "City: Oslo\n" in third["instruction"] and third["model_calls"] == 6

@@ -42,10 +42,12 @@ def register(client: Client, key: str | None, body: Any) -> Any:
     )
 
 
-def controls(client: Client, key: str, token: str, *sessions: str) -> Any:
-    query = "&".join(f"session={s}" for s in sessions)
-    return client.get(
-        f"/v1/agentdash/processes/{token}/controls?{query}", HTTP_AUTHORIZATION=f"Bearer {key}"
+def controls(client: Client, key: str, token: str, *sessions: str, **body: Any) -> Any:
+    return client.post(
+        f"/v1/agentdash/processes/{token}/controls",
+        data=json.dumps({"sessions": list(sessions), **body}),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {key}",
     )
 
 
@@ -59,7 +61,7 @@ def test_a_process_registers_and_reads_its_switches(alice: User) -> None:
     token = answer.json()["process"]
     process = RemoteProcess.objects.get(token=token)
     assert (process.host, process.pid, process.key.owner) == ("box", 7, alice)
-    assert controls(client, key, token).json() == {"switches": []}
+    assert controls(client, key, token).json() == {"switches": [], "edits": [], "waiting": []}
     # The session the app knows as "s1" is the one ingest made of its spans.
     sent = request_of(span("1" * 32, "1" * 16, "invoke_agent capitals",
                            gen_ai__conversation__id="s1"))  # fmt: skip
@@ -220,18 +222,97 @@ def test_wrapped_callbacks_run_until_switched_off_sync_async_and_in_lists() -> N
 
     child = _Agent("child", before_tool_callback=[audit])
     root = _Agent("root", before_model_callback=log_model, sub_agents=[child])
-    assert adk.describe(root) == [
+    described = [
         {"name": "root", "callbacks": [{"slot": "before_model", "name": "log_model"}], "tools": []},
         {"name": "child", "callbacks": [{"slot": "before_tool", "name": "audit"}], "tools": []},
     ]
+    assert adk.describe(root) == described
     switches = _Switches()
     adk.instrument(root, switches)
     adk.instrument(root, switches)  # a second time changes nothing
-    assert root.before_model_callback(callback_context=_Context(), llm_request=None) == "answered"
+    assert adk.describe(root) == described  # the step hook is AgentDash's own: not listed
+    step, log = root.before_model_callback  # the step hook first, then the app's
+    assert root.before_agent_callback is step  # where the app had none
+    assert root.after_agent_callback is step
+    assert log(callback_context=_Context(), llm_request=None) == "answered"
     tool_call = child.before_tool_callback[0](tool=None, args={}, tool_context=_Context())
     assert asyncio.run(tool_call) == "checked"
     switches.off = {("root", "log_model"), ("child", "audit")}
-    assert root.before_model_callback(callback_context=_Context(), llm_request=None) is None
+    assert log(callback_context=_Context(), llm_request=None) is None
     assert child.before_tool_callback[0](tool=None, args={}, tool_context=_Context()) is None
     assert calls == ["log_model", "audit"]  # each ran once: before it was switched off
-    assert adk.describe(root)[0]["callbacks"][0]["name"] == "log_model"  # still its own name
+
+
+@pytest.mark.django_db
+def test_reported_states_are_mirrored_and_operators_edits_sent_until_applied(
+    alice: User, operator_user: User
+) -> None:
+    from agentdash.agent_sessions.selectors import session_state_view
+    from agentdash.agent_sessions.services import session_state_update
+
+    client, key = Client(), new_key(alice)
+    token = register(client, key, {"agents": AGENTS, "root_agent": "capitals"}).json()["process"]
+    # Before AgentDash has the session (its spans are on their way): reported again later.
+    early = controls(client, key, token, "s1", states={"s1": {"step": 1}}).json()
+    assert early["waiting"] == ["s1"]
+    sent = request_of(span("3" * 32, "3" * 16, "invoke_agent capitals",
+                           gen_ai__conversation__id="s1"))  # fmt: skip
+    post(sent.SerializeToString(), key)
+    session_id = session_id_for(IngestKey.objects.get(), "s1")
+    # An edit made before the process named the session is not this process's to apply.
+    session_state_update(session_id=session_id, delta={"old": 1}, expected_version=0,
+                         actor=operator_user, reason="before")  # fmt: skip
+    states = {"s1": {"step": 2, "temp:scratch": "x", "user:tier": "gold"}}
+    answer = controls(client, key, token, "s1", states=states).json()
+    assert answer["waiting"] == [] and answer["edits"] == []
+    view = session_state_view(session_id=session_id)
+    assert view.state["step"] == 2 and view.state["user:tier"] == "gold"
+    assert "temp:scratch" not in view.state
+    # The same state again: nothing new is written.
+    controls(client, key, token, "s1", states=states)
+    assert session_state_view(session_id=session_id).version == view.version
+    edit = session_state_update(session_id=session_id, delta={"city": "Oslo"},
+                                expected_version=view.version, actor=operator_user,
+                                reason="try Oslo")  # fmt: skip
+    pending = controls(client, key, token, "s1").json()["edits"]
+    assert pending == [{"id": edit.seq, "session": "s1", "delta": {"city": "Oslo"}}]
+    assert controls(client, key, token, "s1").json()["edits"] == pending  # until applied
+    done = controls(client, key, token, "s1", applied={"s1": edit.seq}).json()
+    assert done["edits"] == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"sessions": "s1"},
+        {"sessions": [1]},
+        {"states": ["x"]},
+        {"states": {"s1": "not an object"}},
+        {"applied": {"s1": "x"}},
+        {"applied": {"s1": -1}},
+    ],
+)
+def test_bad_control_requests_say_what_is_wrong(alice: User, body: dict[str, Any]) -> None:
+    client, key = Client(), new_key(alice)
+    token = register(client, key, {"agents": AGENTS}).json()["process"]
+    answer = client.post(
+        f"/v1/agentdash/processes/{token}/controls",
+        data=json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {key}",
+    )
+    assert answer.status_code == 400 and answer.json()["error"]["message"]
+
+
+def test_a_step_applies_pending_edits_once_and_keeps_the_state_to_report() -> None:
+    found = Controls(url="http://unused", key="k", agents=[], root_agent="root")
+    found._edits = {"s1": [
+        {"id": 7, "session": "s1", "delta": {"city": "Oslo"}},
+        {"id": 5, "session": "s1", "delta": {"city": "Rome", "n": 1}},
+    ]}  # fmt: skip
+    state: dict[str, Any] = {"n": 0}
+    assert found.step(session="s1", state=dict(state), apply=state.__setitem__) == 2
+    assert state == {"n": 1, "city": "Oslo"}  # oldest first: the later edit wins
+    assert json.loads(found._states["s1"]) == {"n": 1, "city": "Oslo"}
+    assert found.step(session="s1", state=dict(state), apply=state.__setitem__) == 0
