@@ -774,3 +774,53 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
             shown = browser.page.locator(".decision-list tbody tr").count()
             assert shown >= rows // 2, (surface, shown)
         check(watch, browser, surface)
+    remote_controls(browser, watch)
+
+
+def name_of(vector: Vector) -> str:
+    """A vector as a name the controls API takes (1 to 128 characters, not blank)."""
+    text = utf8(vector.text)[:128]
+    return text if text.strip() else f"blank {vector.id}"
+
+
+def remote_controls(browser: Browser, watch: XssWatch) -> None:
+    """An app elsewhere registers the sample as its agents', callbacks' and tools' names: an
+    operator opens its session's page (the callbacks under Controls) and the admin's list of
+    remote processes."""
+    import json
+    import urllib.request
+
+    from tests.agentdash.ingest.ingest_server import key_create
+    from tests.agentdash.ingest.otlp_bodies import request_of, span
+
+    key = key_create(browser.server.env, "alice", "xss-remote")
+    headers = {"Authorization": f"Bearer {key}"}
+    export = request_of(span("7" * 32, "7" * 16, "invoke_agent remote",
+                             gen_ai__conversation__id="xss-remote"))  # fmt: skip
+    for path, data, kind in [
+        ("/v1/traces", export.SerializeToString(), "application/x-protobuf"),
+        ("/v1/agentdash/processes", json.dumps({
+            "host": name_of(SAMPLE[0]), "root_agent": name_of(SAMPLE[1]),
+            "versions": {name_of(v)[:60]: name_of(v)[:60] for v in SAMPLE[:20]},
+            "agents": [{"name": name_of(v), "tools": [name_of(v)],
+                        "callbacks": [{"slot": "before_tool", "name": name_of(v)}]}
+                       for v in SAMPLE[:200]],
+        }).encode(), "application/json"),
+    ]:  # fmt: skip
+        request = urllib.request.Request(
+            f"{browser.server.url}{path}", data=data,
+            headers={**headers, "Content-Type": kind},
+        )  # fmt: skip
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            assert answer.status in (200, 201), path
+    browser.goto("/")
+    link = browser.page.locator("a.session-title[href*='/sessions/otlp-']").first
+    path = link.get_attribute("href")
+    assert path
+    browser.goto(path)
+    browser.page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    shown = browser.page.locator("#callbacks li").count()
+    assert shown >= min(len(SAMPLE), 200) // 2, shown  # the names are there to be shown
+    check(watch, browser, "a remote app's callbacks under the operator's controls")
+    browser.goto("/admin/remote/remoteprocess/")
+    check(watch, browser, "the admin's remote processes")
