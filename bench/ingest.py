@@ -265,64 +265,17 @@ class Sent:
     done_ns: int
 
 
-def post_all(url: str, headers: dict[str, str], batches: Batches, senders: int) -> list[Sent]:
-    """POST every body, ``senders`` threads each on a keep-alive connection, in order of the
-    batches; raises unless every answer is 200 with nothing rejected."""
-    parts = urllib.parse.urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+def send_all(batches: Batches, senders: int, connect: Any) -> list[Sent]:
+    """Send every body, ``senders`` threads each with a connection of its own, in order of
+    the batches: ``connect()`` gives a thread ``(send, close)``, ``send(body)`` returning the
+    serialized ``ExportTraceServiceResponse`` (raising on an error answer). Raises unless every
+    answer rejected nothing."""
     lock, queue = threading.Lock(), list(range(len(batches.bodies)))[::-1]
     sent: list[Sent] = []
     errors: list[BaseException] = []
 
     def sender() -> None:
-        conn = http.client.HTTPConnection(host, port, timeout=120)
-        try:
-            while True:
-                with lock:
-                    if not queue or errors:
-                        return
-                    index = queue.pop()
-                body = batches.bodies[index]
-                at = time.time_ns()
-                conn.request("POST", "/v1/traces", body, {**headers, "Content-Type": PROTOBUF})
-                response = conn.getresponse()
-                answer = response.read()
-                done = time.time_ns()
-                if response.status != 200:
-                    raise RuntimeError(f"POST {index}: {response.status} {answer[:300]!r}")
-                rejected = ExportTraceServiceResponse.FromString(answer).partial_success
-                if rejected.rejected_spans:
-                    raise RuntimeError(f"POST {index}: {rejected.error_message}")
-                with lock:
-                    sent.append(Sent(index, at, done))
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            conn.close()
-
-    threads = [threading.Thread(target=sender) for _ in range(senders)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        raise errors[0]
-    return sorted(sent, key=lambda s: s.sent_ns)
-
-
-def grpc_send_all(address: str, key: str, batches: Batches, senders: int) -> list[Sent]:
-    """The same bodies over OTLP/gRPC (the TraceService's Export, raw bytes: the exporter
-    would only serialize them again), ``senders`` threads each on a channel of its own."""
-    import grpc
-
-    lock, queue = threading.Lock(), list(range(len(batches.bodies)))[::-1]
-    sent: list[Sent] = []
-    errors: list[BaseException] = []
-    method = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-
-    def sender() -> None:
-        channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1)])
-        export = channel.unary_unary(method)
+        send, close = connect()
         try:
             while True:
                 with lock:
@@ -330,11 +283,7 @@ def grpc_send_all(address: str, key: str, batches: Batches, senders: int) -> lis
                         return
                     index = queue.pop()
                 at = time.time_ns()
-                answer = export(
-                    batches.bodies[index],
-                    metadata=[("authorization", f"Bearer {key}")],
-                    timeout=120,
-                )
+                answer = send(batches.bodies[index])
                 done = time.time_ns()
                 rejected = ExportTraceServiceResponse.FromString(answer).partial_success
                 if rejected.rejected_spans:
@@ -344,7 +293,7 @@ def grpc_send_all(address: str, key: str, batches: Batches, senders: int) -> lis
         except BaseException as exc:
             errors.append(exc)
         finally:
-            channel.close()
+            close()
 
     threads = [threading.Thread(target=sender) for _ in range(senders)]
     for thread in threads:
@@ -354,6 +303,47 @@ def grpc_send_all(address: str, key: str, batches: Batches, senders: int) -> lis
     if errors:
         raise errors[0]
     return sorted(sent, key=lambda s: s.sent_ns)
+
+
+def post_all(url: str, headers: dict[str, str], batches: Batches, senders: int) -> list[Sent]:
+    """Every body over OTLP/HTTP, each sender on a keep-alive connection."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 80
+
+    def connect() -> Any:
+        conn = http.client.HTTPConnection(host, port, timeout=120)
+
+        def send(body: bytes) -> bytes:
+            conn.request("POST", "/v1/traces", body, {**headers, "Content-Type": PROTOBUF})
+            response = conn.getresponse()
+            answer = response.read()
+            if response.status != 200:
+                raise RuntimeError(f"POST: {response.status} {answer[:300]!r}")
+            return answer
+
+        return send, conn.close
+
+    return send_all(batches, senders, connect)
+
+
+def grpc_send_all(address: str, key: str, batches: Batches, senders: int) -> list[Sent]:
+    """The same bodies over OTLP/gRPC (the TraceService's Export, raw bytes: the exporter
+    would only serialize them again), each sender on a channel of its own."""
+    import grpc
+
+    method = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+    def connect() -> Any:
+        channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1)])
+        export = channel.unary_unary(method)
+
+        def send(body: bytes) -> bytes:
+            answer: bytes = export(body, metadata=[("authorization", f"Bearer {key}")], timeout=120)
+            return answer
+
+        return send, channel.close
+
+    return send_all(batches, senders, connect)
 
 
 # ── Measurements ───────────────────────────────────────────────────────────────────────────

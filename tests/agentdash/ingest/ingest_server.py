@@ -58,3 +58,17 @@ def external_sessions(user: Browserless) -> list[str]:
 def span_names(client: LiveClient) -> dict[str, Any]:
     """The latest version received of each span, by name."""
     return {item["data"]["name"]: item["data"] for _, item in client.items("span")}
+
+
+def otlp_send(url: str, key: str, body: bytes, path: str = "/v1/traces") -> int:
+    """POST ``body`` (an OTLP/protobuf export, or JSON to another ``path``) to the server at
+    ``url`` with ``key``; its status, which must be 200 or 201."""
+    import urllib.request
+
+    kind = "application/x-protobuf" if path == "/v1/traces" else "application/json"
+    request = urllib.request.Request(
+        f"{url}{path}", data=body, headers={"Content-Type": kind, "Authorization": f"Bearer {key}"}
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        assert answer.status in (200, 201), (path, answer.status)
+        return int(answer.status)

@@ -485,19 +485,11 @@ def test_a_span_from_outside_shows_who_sent_it_and_its_links_lead_to_stored_span
     """An OTLP export using every field: the agent span's details list its links (the one to a
     stored span opens it, on the same page; the other says it is not stored), and, collapsed,
     the service, scope, resource attributes, flags and trace state it was sent with."""
-    import urllib.request
-
-    from tests.agentdash.ingest.ingest_server import key_create
+    from tests.agentdash.ingest.ingest_server import key_create, otlp_send
     from tests.agentdash.ingest.otlp_bodies import every_field_request
 
     key = key_create(browser.server.env, "alice", "billing")
-    request = urllib.request.Request(
-        f"{browser.server.url}/v1/traces",
-        data=every_field_request().SerializeToString(),
-        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as answer:
-        assert answer.status == 200
+    otlp_send(browser.server.url, key, every_field_request().SerializeToString())
     browser.log_in("alice")
     page = browser.page
     path = page.locator("a.session-title[href*='/sessions/otlp-']").first.get_attribute("href")
@@ -540,20 +532,13 @@ def test_an_outside_model_call_reads_as_the_conversation_whoever_recorded_it(
     """A real library's export (tests/agentdash/ingest/fixtures): its first model call shows
     the system instruction, the user's question and the tool call the model made — not
     "(no parts)" — and its tool call the arguments."""
-    import urllib.request
     from pathlib import Path
 
-    from tests.agentdash.ingest.ingest_server import key_create
+    from tests.agentdash.ingest.ingest_server import key_create, otlp_send
 
     fixtures = Path(__file__).parents[2] / "ingest" / "fixtures"
     key = key_create(browser.server.env, "bob", f"weather-{sender}")
-    request = urllib.request.Request(
-        f"{browser.server.url}/v1/traces",
-        data=(fixtures / f"{sender}.pb").read_bytes(),
-        headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
-    )
-    with urllib.request.urlopen(request, timeout=60) as answer:
-        assert answer.status == 200
+    otlp_send(browser.server.url, key, (fixtures / f"{sender}.pb").read_bytes())
     browser.log_in("bob")
     page = browser.page
     path = page.locator("a.session-title[href*='/sessions/otlp-']").first.get_attribute("href")

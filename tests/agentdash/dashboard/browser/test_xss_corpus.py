@@ -728,9 +728,7 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
     every vector, the rest's conversation too), the comparison of the session with itself.
     (Every vector through the timeline and the span details is the agent-output tests' work:
     the same views, on the probe agent's spans.)"""
-    import urllib.request
-
-    from tests.agentdash.ingest.ingest_server import key_create
+    from tests.agentdash.ingest.ingest_server import key_create, otlp_send
 
     # Its project is the probe agent's name: the agent's guardrails page lists its sessions.
     key = key_create(browser.server.env, "alice", AGENT_NAME)
@@ -738,13 +736,7 @@ def test_ingested_spans_on_every_page_that_shows_them(browser: Browser, watch: X
     sent = [(batch, "xss-ingested-rest") for batch in batches(rest, BATCH)]
     sent.append((SAMPLE, "xss-ingested"))  # last: the newest session, first on her list
     for n, (batch, conversation) in enumerate(sent):
-        request = urllib.request.Request(
-            f"{browser.server.url}/v1/traces",
-            data=ingested_export(batch, conversation, n),
-            headers={"Content-Type": "application/x-protobuf", "Authorization": f"Bearer {key}"},
-        )
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            assert answer.status == 200, n
+        otlp_send(browser.server.url, key, ingested_export(batch, conversation, n))
     browser.log_in("alice")
     link = browser.page.locator("a.session-title[href*='/sessions/otlp-']").first
     path = link.get_attribute("href")
@@ -787,32 +779,22 @@ def remote_controls(browser: Browser, watch: XssWatch) -> None:
     """An app elsewhere registers the sample as its agents', callbacks' and tools' names: an
     operator opens its session's page (the callbacks under Controls) and the admin's list of
     remote processes."""
-    import json
-    import urllib.request
-
-    from tests.agentdash.ingest.ingest_server import key_create
+    from tests.agentdash.ingest.ingest_server import key_create, otlp_send
     from tests.agentdash.ingest.otlp_bodies import request_of, span
 
     key = key_create(browser.server.env, "alice", "xss-remote")
-    headers = {"Authorization": f"Bearer {key}"}
     export = request_of(span("7" * 32, "7" * 16, "invoke_agent remote",
                              gen_ai__conversation__id="xss-remote"))  # fmt: skip
-    for path, data, kind in [
-        ("/v1/traces", export.SerializeToString(), "application/x-protobuf"),
-        ("/v1/agentdash/processes", json.dumps({
-            "host": name_of(SAMPLE[0]), "root_agent": name_of(SAMPLE[1]),
-            "versions": {name_of(v)[:60]: name_of(v)[:60] for v in SAMPLE[:20]},
-            "agents": [{"name": name_of(v), "tools": [name_of(v)],
-                        "callbacks": [{"slot": "before_tool", "name": name_of(v)}]}
-                       for v in SAMPLE[:200]],
-        }).encode(), "application/json"),
-    ]:  # fmt: skip
-        request = urllib.request.Request(
-            f"{browser.server.url}{path}", data=data,
-            headers={**headers, "Content-Type": kind},
-        )  # fmt: skip
-        with urllib.request.urlopen(request, timeout=60) as answer:
-            assert answer.status in (200, 201), path
+    otlp_send(browser.server.url, key, export.SerializeToString())
+    registration = {
+        "host": name_of(SAMPLE[0]), "root_agent": name_of(SAMPLE[1]),
+        "versions": {name_of(v)[:60]: name_of(v)[:60] for v in SAMPLE[:20]},
+        "agents": [{"name": name_of(v), "tools": [name_of(v)],
+                    "callbacks": [{"slot": "before_tool", "name": name_of(v)}]}
+                   for v in SAMPLE[:200]],
+    }  # fmt: skip
+    body = json.dumps(registration).encode()
+    otlp_send(browser.server.url, key, body, path="/v1/agentdash/processes")
     browser.goto("/")
     link = browser.page.locator("a.session-title[href*='/sessions/otlp-']").first
     path = link.get_attribute("href")

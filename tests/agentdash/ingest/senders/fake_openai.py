@@ -12,6 +12,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 MODEL = "gpt-4o-mini-2024-07-18"
+SYSTEM = "You answer questions about the weather."
+QUESTION = "What is the weather in Paris?"
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city now.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
+                   "required": ["city"]}}}]  # fmt: skip
+"""The one tool the apps declare, in OpenAI's shape."""
 CALL_ID = "call_Wx9pQ2weather"
 ANSWER = "It is sunny in Paris, 21 °C."
 

@@ -16,16 +16,12 @@ from _app import finish, provider
 tracer_provider = provider("genai-weather-app", service__version="1.0.0")
 
 import openai  # noqa: E402
-from fake_openai import MODEL, serve  # noqa: E402
+from fake_openai import MODEL, QUESTION, SYSTEM, TOOLS, serve  # noqa: E402
 from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor  # noqa: E402
 
 OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
 tracer = tracer_provider.get_tracer("weather_app", "1.0.0")
 client = openai.OpenAI(base_url=serve(), api_key="sk-fake")
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "The weather in a city now.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}]  # fmt: skip
 CONVERSATION = {"gen_ai.conversation.id": "genai-session-1"}
 
 with tracer.start_as_current_span(
@@ -34,8 +30,8 @@ with tracer.start_as_current_span(
                 **CONVERSATION},
 ):  # fmt: skip
     messages: list[dict[str, object]] = [
-        {"role": "system", "content": "You answer questions about the weather."},
-        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": QUESTION},
     ]
     first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
     call = first.choices[0].message.tool_calls[0]

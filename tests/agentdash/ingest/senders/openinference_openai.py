@@ -13,17 +13,13 @@ from _app import finish, provider
 tracer_provider = provider("oi-weather-app", openinference__project__name="weather")
 
 import openai  # noqa: E402
-from fake_openai import MODEL, serve  # noqa: E402
+from fake_openai import MODEL, QUESTION, SYSTEM, TOOLS, serve  # noqa: E402
 from openinference.instrumentation import OITracer, TraceConfig, using_session, using_user  # noqa: E402
 from openinference.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 
 OpenAIInstrumentor().instrument(tracer_provider=tracer_provider)
 tracer = OITracer(tracer_provider.get_tracer("weather_app"), config=TraceConfig())
 client = openai.OpenAI(base_url=serve(), api_key="sk-fake")
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "The weather in a city now.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}]  # fmt: skip
 
 
 @tracer.tool(name="get_weather", description="The weather in a city now.")
@@ -36,10 +32,10 @@ with (
     using_user("oi-user-7"),
     tracer.start_as_current_span("weather_agent", openinference_span_kind="agent") as agent,
 ):
-    question = "What is the weather in Paris?"
+    question = QUESTION
     agent.set_input(question)
     messages: list[dict[str, object]] = [
-        {"role": "system", "content": "You answer questions about the weather."},
+        {"role": "system", "content": SYSTEM},
         {"role": "user", "content": question},
     ]
     first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)

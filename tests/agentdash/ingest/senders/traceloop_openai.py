@@ -10,7 +10,7 @@ import sys
 
 import openai
 from _app import FAILURES, finish
-from fake_openai import MODEL, serve
+from fake_openai import MODEL, QUESTION, SYSTEM, TOOLS, serve
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
@@ -29,10 +29,6 @@ class Exporter(OTLPSpanExporter):
 Traceloop.init(app_name="traceloop-weather", exporter=Exporter(), telemetry_enabled=False)
 Traceloop.set_association_properties({"session_id": "traceloop-session-1", "user_id": "u-7"})
 client = openai.OpenAI(base_url=serve(), api_key="sk-fake")
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "The weather in a city now.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                   "required": ["city"]}}}]  # fmt: skip
 
 
 @tool(name="get_weather")
@@ -43,7 +39,7 @@ def get_weather(city: str) -> dict[str, object]:
 @agent(name="weather_agent")
 def weather_agent(question: str) -> str | None:
     messages: list[dict[str, object]] = [
-        {"role": "system", "content": "You answer questions about the weather."},
+        {"role": "system", "content": SYSTEM},
         {"role": "user", "content": question},
     ]
     first = client.chat.completions.create(model=MODEL, messages=messages, tools=TOOLS)
@@ -57,5 +53,5 @@ def weather_agent(question: str) -> str | None:
     return second.choices[0].message.content
 
 
-weather_agent("What is the weather in Paris?")
+weather_agent(QUESTION)
 finish(trace.get_tracer_provider(), *sys.argv[1:])  # type: ignore[arg-type]
