@@ -39,7 +39,8 @@ from tests.agentdash.otlp_receiver import otlp_print  # noqa: E402
 
 APPS = ROOT / "tests" / "agentdash" / "ingest" / "senders"
 FIXTURES = ROOT / "tests" / "agentdash" / "ingest" / "fixtures"
-OTLP_HTTP = ("opentelemetry-sdk", "opentelemetry-exporter-otlp-proto-http")
+OTLP_HTTP = ("opentelemetry-sdk==1.45.2", "opentelemetry-exporter-otlp-proto-http==1.45.2")
+OPENAI = ("openai==3.57.0", "httpx==0.28.1")
 
 
 @dataclass(frozen=True)
@@ -53,13 +54,13 @@ class Sender:
 SENDERS: dict[str, Sender] = {
     "openinference_openai": Sender(
         "openinference_openai.py",
-        ("openai", "openinference-instrumentation-openai==0.1.66",
+        (*OPENAI, "openinference-instrumentation-openai==0.1.66",
          "openinference-instrumentation==0.1.72", *OTLP_HTTP),
         packages=("openai", "openinference-instrumentation-openai"),
     ),
     "genai_openai_v2": Sender(
         "genai_openai_v2.py",
-        ("openai", "httpx", "opentelemetry-instrumentation-openai-v2==2.4b0",
+        (*OPENAI, "opentelemetry-instrumentation-openai-v2==2.4b0",
          "opentelemetry-util-genai==0.4b0", *OTLP_HTTP),
         env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
              "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
@@ -67,25 +68,25 @@ SENDERS: dict[str, Sender] = {
     ),
     "any_agent": Sender(
         "any_agent_app.py",
-        ("any-agent==1.18.0", "any-llm-sdk[openai]", "mcp<2", *OTLP_HTTP),
+        ("any-agent==1.18.0", "any-llm-sdk[openai]==1.40.2", "mcp==1.30.0", *OPENAI, *OTLP_HTTP),
         packages=("any-agent", "any-llm-sdk"),
     ),
     "traceloop_openai": Sender(
         "traceloop_openai.py",
-        ("traceloop-sdk==0.62.4", "openai", "httpx"),
+        ("traceloop-sdk==0.62.4", *OPENAI),
         env={"TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_TELEMETRY": "false"},
         packages=("traceloop-sdk", "opentelemetry-instrumentation-openai", "openai"),
     ),
     "traceloop_legacy_openai": Sender(
         "traceloop_openai.py",
-        ("traceloop-sdk==0.47.5", "openai==1.109.1", "httpx", "opentelemetry-sdk==1.36.0",
+        ("traceloop-sdk==0.47.5", "openai==1.109.1", "httpx==0.28.1", "opentelemetry-sdk==1.36.0",
          "opentelemetry-exporter-otlp-proto-http==1.36.0"),
         env={"TRACELOOP_TRACE_CONTENT": "true", "TRACELOOP_TELEMETRY": "false"},
         packages=("traceloop-sdk", "opentelemetry-instrumentation-openai", "openai"),
     ),
     "pydantic_ai": Sender(
         "pydantic_ai_app.py",
-        ("pydantic-ai-slim[openai]==2.68.0", *OTLP_HTTP),
+        ("pydantic-ai-slim[openai]==2.68.0", *OPENAI, *OTLP_HTTP),
         packages=("pydantic-ai-slim", "openai"),
     ),
 }  # fmt: skip

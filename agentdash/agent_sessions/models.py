@@ -100,6 +100,10 @@ class AgentSession(models.Model):
         return self.id.startswith(EXTERNAL_SESSION_PREFIX)
 
 
+OPERATOR_AUTHOR = "operator"
+"""The author of an operator's state edit (an event of its own)."""
+
+
 class SessionEvent(models.Model):
     """One stored runtime ``Event``, whole, in session order (``seq`` from 1)."""
 

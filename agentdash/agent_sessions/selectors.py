@@ -11,7 +11,13 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from agentdash.agent_sessions.change_items import event_item
-from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
+from agentdash.agent_sessions.models import (
+    OPERATOR_AUTHOR,
+    AgentSession,
+    AppState,
+    SessionEvent,
+    UserState,
+)
 from agentdash.core.permissions import is_operator
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import GetSessionConfig, SessionNotFoundError
@@ -305,14 +311,11 @@ def session_events_batched(
             return
 
 
-OPERATOR = "operator"
-
-
 def operator_edits_after(*, session_id: str, after_seq: int) -> list[tuple[int, dict[str, Any]]]:
     """The session's operator state edits after event ``after_seq``, in order: (their event's
     seq, their state delta)."""
     rows = SessionEvent.objects.filter(
-        session_id=session_id, author=OPERATOR, seq__gt=after_seq
+        session_id=session_id, author=OPERATOR_AUTHOR, seq__gt=after_seq
     ).order_by("seq")
     found = []
     for seq, data in rows.values_list("seq", "data")[:100]:

@@ -26,6 +26,7 @@ from agentdash.agent_sessions._state_store import (
 from agentdash.agent_sessions.errors import KeyConflict, StateConflictError
 from agentdash.agent_sessions.event_data import event_serialize
 from agentdash.agent_sessions.models import (
+    OPERATOR_AUTHOR,
     AgentSession,
     MemoryRecord,
     SessionEvent,
@@ -38,8 +39,6 @@ from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.sessions.base_session_service import SessionExistsError
 from runtime.sessions.state import State, scope_of
-
-OPERATOR_AUTHOR = "operator"
 
 
 @dataclass(frozen=True)
@@ -259,10 +258,14 @@ def session_state_mirror(*, session_id: str, author: str, delta: dict[str, Any])
     the agent whose ``actions.state_delta`` is ``delta`` (made storable: values JSON cannot
     carry become their text), appended with no check — the app's state is what it is.
     Returns the session version it produced; ``SessionNotFoundError`` for an unknown
-    session."""
+    session. An author that names a person (``operator``, ``user``) is marked as the app's:
+    an agent's report never passes for an operator's edit."""
     values, _ = storable(json.loads(json.dumps(delta, default=str)))
+    author = author.strip()[:120] or "agent"
+    if author in (OPERATOR_AUTHOR, "user"):
+        author = f"{author} (app)"
     event = Event(
-        author=author[:128] or "agent",
+        author=author,
         actions=EventActions(
             state_delta={k: v for k, v in values.items() if not k.startswith(State.TEMP_PREFIX)}
         ),

@@ -316,3 +316,21 @@ def test_a_step_applies_pending_edits_once_and_keeps_the_state_to_report() -> No
     assert state == {"n": 1, "city": "Oslo"}  # oldest first: the later edit wins
     assert json.loads(found._states["s1"]) == {"n": 1, "city": "Oslo"}
     assert found.step(session="s1", state=dict(state), apply=state.__setitem__) == 0
+
+
+@pytest.mark.django_db
+def test_an_app_named_operator_cannot_pass_its_state_for_an_operators_edit(alice: User) -> None:
+    from agentdash.agent_sessions.models import SessionEvent
+
+    client, key = Client(), new_key(alice)
+    token = register(client, key, {"agents": AGENTS, "root_agent": "operator"}).json()["process"]
+    sent = request_of(span("4" * 32, "4" * 16, "invoke_agent x", gen_ai__conversation__id="s1"))
+    post(sent.SerializeToString(), key)
+    controls(client, key, token, "s1")  # names the session: edits start after what is there
+    controls(client, key, token, "s1", states={"s1": {"city": "Rome"}})
+    session_id = session_id_for(IngestKey.objects.get(), "s1")
+    authors = set(
+        SessionEvent.objects.filter(session_id=session_id).values_list("author", flat=True)
+    )
+    assert "operator" not in authors and "operator (app)" in authors
+    assert controls(client, key, token, "s1").json()["edits"] == []
