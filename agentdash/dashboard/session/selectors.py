@@ -18,7 +18,7 @@ from agentdash.controls.selectors import callback_settings_snapshot
 from agentdash.core.permissions import can_edit_state, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_callbacks, agent_get, agent_model_of
-from agentdash.remote.selectors import remote_callbacks
+from agentdash.remote.selectors import is_connected, remote_callbacks, remote_processes_of
 from agentdash.runs.selectors import session_runs_latest
 from agentdash.spans.selectors import link_sessions
 from agentdash.spans.summaries import span_count
@@ -62,6 +62,26 @@ def session_callback_switches(*, session: AgentSession) -> list[dict[str, Any]]:
         for name in llm_agents
     ]
     return _with_switches(session, callbacks)
+
+
+def session_remote_processes(*, session: AgentSession) -> list[dict[str, Any]]:
+    """For an external session: the processes of its app that registered with AgentDash
+    (``agentdash.client``), the latest heard from first, each with ``connected`` (heard from
+    within ``remote.selectors.CONNECTED_S``); ``[]`` for a local session."""
+    if not session.is_external:
+        return []
+    return [
+        {
+            "root_agent": process.root_agent,
+            "host": process.host,
+            "pid": process.pid,
+            "versions": ", ".join(f"{k} {v}" for k, v in sorted(process.versions.items())),
+            "connected_at": process.connected_at,
+            "last_seen": process.last_seen,
+            "connected": is_connected(process),
+        }
+        for process in remote_processes_of(owner_id=session.owner_id, project=session.app_name)[:10]
+    ]
 
 
 def _with_switches(session: AgentSession, callbacks: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -23,7 +23,11 @@ from agentdash.agent_sessions.services import session_title_update
 from agentdash.core.permissions import is_operator
 from agentdash.core.views import local_path
 from agentdash.dashboard.session.forms import SessionRenameForm
-from agentdash.dashboard.session.selectors import session_page_data, session_snapshot_data
+from agentdash.dashboard.session.selectors import (
+    session_page_data,
+    session_remote_processes,
+    session_snapshot_data,
+)
 from agentdash.dashboard.sessions_list.reads import session_contents
 from agentdash.runs.services import SessionBusy, session_delete_idle
 
@@ -115,12 +119,14 @@ def session_detail(request: HttpRequest, session_id: str) -> HttpResponse:
     starts from comes with it (no round trip before the latest messages show)."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     snapshot = session_snapshot_data(session=session, user=request.user)
+    operator = is_operator(request.user)
     return render(
         request,
         "dashboard/session.html",
         {
             "session": session,
-            "is_operator": is_operator(request.user),
+            "is_operator": operator,
+            "remote_processes": session_remote_processes(session=session) if operator else [],
             "page_data": session_page_data(session=session, user=request.user, snapshot=snapshot),
             "snapshot": snapshot,
             "fork_links": session_fork_links(user=request.user, session=session),

@@ -334,3 +334,24 @@ def test_an_app_named_operator_cannot_pass_its_state_for_an_operators_edit(alice
     )
     assert "operator" not in authors and "operator (app)" in authors
     assert controls(client, key, token, "s1").json()["edits"] == []
+
+
+@pytest.mark.django_db
+def test_operators_see_which_processes_of_the_app_are_connected(
+    alice: User, operator_user: User
+) -> None:
+    client, key = Client(), new_key(alice)
+    sent = request_of(span("5" * 32, "5" * 16, "invoke_agent x", gen_ai__conversation__id="s1"))
+    post(sent.SerializeToString(), key)
+    session_id = session_id_for(IngestKey.objects.get(), "s1")
+    client.force_login(operator_user)
+    page = client.get(f"/sessions/{session_id}/").content.decode()
+    assert "No process of this app has connected" in page
+    register(client, key, {"agents": AGENTS, "root_agent": "capitals", "pid": 4242,
+                           "host": "<b>box</b>", "versions": {"google-adk": "2.13.0"}})  # fmt: skip
+    page = client.get(f"/sessions/{session_id}/").content.decode()
+    assert 'data-connected="true"' in page and "(pid 4242)" in page
+    assert "&lt;b&gt;box&lt;/b&gt;" in page and "<b>box</b>" not in page  # text, escaped
+    assert "google-adk 2.13.0" in page
+    client.force_login(alice)  # the owner, not an operator: no controls at all
+    assert "Processes of this app" not in client.get(f"/sessions/{session_id}/").content.decode()
