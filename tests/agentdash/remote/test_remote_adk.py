@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.ingest.ingest_server import external_sessions, key_create
+from tests.agentdash.ingest.ingest_server import embedded_server, key_create
 from tests.agentdash.live_harness import Browserless, LiveClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
@@ -77,7 +78,14 @@ class App:
         self.log.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """One real daphne for the module's tests (each works in sessions of its own)."""
+    with embedded_server(tmp_path_factory.mktemp("remote-adk")) as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
 def app(server: tuple[str, dict[str, str]], adk_venv: None) -> Iterator[tuple[App, str]]:
     url, env = server
     key = key_create(env, "alice", "capitals-app")
@@ -87,6 +95,16 @@ def app(server: tuple[str, dict[str, str]], adk_venv: None) -> Iterator[tuple[Ap
         yield running, url
     finally:
         running.close()
+
+
+def session_named(user: Browserless, conversation: str) -> str:
+    """The id of ``user``'s ingested session of ``conversation`` (its title ends with it)."""
+    with user.opener.open(f"{user.url}/", timeout=30) as page:
+        html = page.read().decode()
+    for session_id, title in re.findall(r'href="/sessions/(otlp-[0-9a-f]+)/"[^>]*>([^<]*)<', html):
+        if title.endswith(f" · {conversation}"):
+            return str(session_id)
+    raise AssertionError(f"no session of {conversation!r} in the list")
 
 
 async def toggle(operator: Browserless, session_id: str, **request: Any) -> dict[str, Any]:
@@ -120,7 +138,7 @@ def test_a_callback_switched_off_in_the_dashboard_is_skipped_in_the_app(
     assert first["model_calls"] == 2  # the callback ran before each model call
     alice = Browserless(url)
     alice.log_in("alice")
-    (session_id,) = external_sessions(alice)
+    session_id = session_named(alice, "s1")
     operator = Browserless(url)
     operator.log_in("operator")
     offered = operator.snapshot(session_id)["callbacks"]
@@ -145,11 +163,11 @@ def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
     app: tuple[App, str],
 ) -> None:
     running, url = app
-    first = running.ask("run s1")
+    first = running.ask("run s3")
     assert "City: \n" in first["instruction"]  # no city in the state yet
     alice = Browserless(url)
     alice.log_in("alice")
-    (session_id,) = external_sessions(alice)
+    session_id = session_named(alice, "s3")
     operator = Browserless(url)
     operator.log_in("operator")
     # The page shows the state the app runs with (reported at its steps, mirrored).
@@ -166,9 +184,9 @@ def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
                                    "reason": "try another city"})
     )  # fmt: skip
     assert answer["type"] == "ack", answer
-    assert running.ask("edits s1") == {"ok": True}
-    second = running.ask("run s1")
+    assert running.ask("edits s3") == {"ok": True}
+    second = running.ask("run s3")
     assert "City: Oslo\n" in second["instruction"]  # the edit, at the next step
     assert second["model_calls"] == 4  # the app's own state went on from where it was
-    third = running.ask("run s1")  # applied once: the app's state is its own again
+    third = running.ask("run s3")  # applied once: the app's state is its own again
     assert "City: Oslo\n" in third["instruction"] and third["model_calls"] == 6
