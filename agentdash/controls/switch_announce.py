@@ -49,13 +49,33 @@ def switch_announce_on_commit(
 def switch_announce(key: SettingKey) -> None:
     """Send the switch ``key`` as stored now to every listener, from sync code in any thread
     (not on a running event loop's thread); a failure is logged and retried in the
-    background. Never raises."""
+    background. Never raises.
+
+    Called from a thread an event loop handed work to (a socket's ``callback.toggle`` runs
+    its write in a pool thread), the send is handed back to that loop and not waited for:
+    the loop's channel layer is the one its listener hears, and the write's answer must not
+    hang on a publish (a blocking ``async_to_sync`` there left toggles unanswered)."""
     try:
         change = switch_current(key)
+        loop = getattr(SyncToAsync.threadlocal, "main_event_loop", None)
+        if loop is not None and loop.is_running():
+            future = asyncio.run_coroutine_threadsafe(_publish_or_retry(key, change), loop)
+            with _pending_lock:
+                _pending.add(future)
+            future.add_done_callback(_forget)
+            return
         async_to_sync(callback_change_publish)(change)
     except Exception as exc:
         logger.warning("switch %s not announced (%s); retrying in the background", key, exc)
         _retry_later(key)
+
+
+async def _publish_or_retry(key: SettingKey, change: CallbackSettingChange) -> None:
+    try:
+        await callback_change_publish(change)
+    except Exception as exc:
+        logger.warning("switch %s not announced (%s); retrying in the background", key, exc)
+        await _announce_later(key)
 
 
 def switch_current(key: SettingKey) -> CallbackSettingChange:
