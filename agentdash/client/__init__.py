@@ -22,8 +22,13 @@ import importlib.metadata
 import os
 from typing import Any
 
+from opentelemetry import trace
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import TracerProvider
+
 from agentdash.client import adk, any_agent
 from agentdash.client.control import Controls
+from agentdash.otel import install
 
 URL_ENV = "AGENTDASH_URL"
 KEY_ENV = "AGENTDASH_INGEST_KEY"
@@ -75,12 +80,6 @@ def _spans_streamed(url: str, key: str, *, service: str) -> None:
     """Stream the global provider's spans (``agentdash.otel``); with no provider set yet, one
     is made whose service is the root agent (unless ``OTEL_SERVICE_NAME`` names another):
     the session's title then names the app, not ``unknown_service``."""
-    from opentelemetry import trace
-    from opentelemetry.sdk.resources import SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
-
-    from agentdash.otel import install
-
     if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
         resource = Resource.create({SERVICE_NAME: service})
         trace.set_tracer_provider(TracerProvider(resource=resource))
