@@ -16,6 +16,7 @@ class SessionChange(models.Model):
         EVENT = "event"
         SPAN = "span"
         RUN = "run"
+        PAUSE = "pause"  # a remote app's step paused for a person (remote.RemotePause)
 
     session = models.ForeignKey(
         "agent_sessions.AgentSession",

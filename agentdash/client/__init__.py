@@ -1,5 +1,6 @@
 """Debug an agent that runs elsewhere: three lines in the app, and its AgentDash session page
-offers the same callback switches as for a local agent. ::
+offers the same controls as for a local agent — callback switches, state edits,
+breakpoints and tool confirmations answered there. ::
 
     from agentdash.client import connect
     connect(root_agent, url="http://localhost:8000", key="agd_...")
@@ -28,6 +29,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.client import adk, any_agent
 from agentdash.client.control import Controls
+from agentdash.client.pauses import Pauses
 from agentdash.otel import install
 
 URL_ENV = "AGENTDASH_URL"
@@ -44,6 +46,9 @@ def connect(
     key: str | None = None,
     live_spans: bool = True,
     poll_s: float = 1.0,
+    pause_timeout_s: float | None = 600.0,
+    pause_default: str = "deny",
+    confirmations: bool = True,
 ) -> Controls:
     """Put ``agent`` (a google-adk root agent, or an any-agent ``AgentConfig``) under
     AgentDash's controls; the running :class:`Controls` (``controls.connected`` is set once
@@ -51,7 +56,13 @@ def connect(
 
     ``url``/``key``: AgentDash's address and an ingest key (defaults ``$AGENTDASH_URL``,
     ``$AGENTDASH_INGEST_KEY``; ``ValueError`` without a key). ``live_spans``: also stream
-    the global tracer provider's spans at start and end (``agentdash.otel.install``)."""
+    the global tracer provider's spans at start and end (``agentdash.otel.install``).
+
+    A step paused at a breakpoint or an ADK tool confirmation waits for the dashboard's
+    answer by the app's rule: at most ``pause_timeout_s`` seconds (``None``: for as long as
+    it takes), then it goes on with ``pause_default`` (``"deny"`` or ``"approve"``).
+    ``confirmations=False`` leaves ADK's tool confirmations to the app (its own client
+    answers them); breakpoints still pause."""
     url = url or os.environ.get(URL_ENV) or DEFAULT_URL
     key = key or os.environ.get(KEY_ENV, "")
     if not key:
@@ -69,6 +80,8 @@ def connect(
         root_agent=root,
         versions=versions,
         poll_s=poll_s,
+        pauses=Pauses(root_agent=root, timeout_s=pause_timeout_s, default=pause_default),
+        confirmations=confirmations,
     )
     kind.instrument(agent, controls)
     if live_spans:

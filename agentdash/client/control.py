@@ -27,11 +27,15 @@ import urllib.request
 from collections import OrderedDict
 from typing import Any
 
+from agentdash.client.pauses import Pauses
+
 logger = logging.getLogger(__name__)
 
 PROCESSES_PATH = "/v1/agentdash/processes"
 RECENT_SESSIONS = 50
 MAX_BACKOFF_S = 30.0
+PAUSED_POLL_S = 0.25  # while a step waits for its answer
+PAUSED_BACKOFF_S = 5.0  # the longest retry while a step waits (a person waits for it too)
 TIMEOUT_S = 10.0
 
 
@@ -44,6 +48,7 @@ class Controls:
     def __init__(
         self, *, url: str, key: str, agents: list[dict[str, Any]], root_agent: str,
         versions: dict[str, str] | None = None, poll_s: float = 1.0,
+        pauses: Pauses | None = None, confirmations: bool = True,
     ) -> None:  # fmt: skip
         self.url = url.rstrip("/")
         self.key = key
@@ -51,6 +56,8 @@ class Controls:
         self.root_agent = root_agent
         self.versions = {"python": platform.python_version(), **(versions or {})}
         self.poll_s = poll_s
+        self.pauses = pauses or Pauses(root_agent=root_agent)
+        self.confirmations = confirmations  # ADK tool confirmations are answered here
         self.token: str | None = None
         self.connected = threading.Event()  # set after the first answer
         self._switches: dict[tuple[str, str, str | None], bool] = {}
@@ -100,6 +107,11 @@ class Controls:
             self._states[session] = text
         return applied
 
+    def pause_reason(self, *, session: str, agent: str, tool: str | None) -> str | None:
+        """Why the step about to start pauses (``Pauses.reason``), or ``None``."""
+        self._remember(session)
+        return self.pauses.reason(session=session, agent=agent, tool=tool)
+
     def _remember(self, session: str) -> None:
         with self._lock:
             self._sessions[session] = None
@@ -120,6 +132,7 @@ class Controls:
 
     def stop(self) -> None:
         self._stop.set()
+        self.pauses.wake.set()
 
     def _run(self) -> None:
         delay = 1.0
@@ -129,13 +142,19 @@ class Controls:
                     self._register()
                 self._poll()
                 delay = 1.0
-                self._stop.wait(self.poll_s)
+                self._sleep(PAUSED_POLL_S if self.pauses.any_waiting else self.poll_s)
             except _Gone:
                 self.token = None
             except Exception as exc:  # AgentDash away: keep the last answer, try again
                 logger.info("AgentDash controls unreachable (%s): again in %.0f s", exc, delay)
-                self._stop.wait(delay)
-                delay = min(delay * 2, MAX_BACKOFF_S)
+                self._sleep(delay)
+                most = PAUSED_BACKOFF_S if self.pauses.any_waiting else MAX_BACKOFF_S
+                delay = min(delay * 2, most)
+
+    def _sleep(self, seconds: float) -> None:
+        """Until ``seconds`` pass, a step pauses (its question goes at once) or stop."""
+        self.pauses.wake.wait(seconds)
+        self.pauses.wake.clear()
 
     def _register(self) -> None:
         body = {
@@ -154,10 +173,12 @@ class Controls:
             sessions = list(self._sessions)
             changed = {s: t for s, t in self._states.items() if self._reported.get(s) != t}
             applied = dict(self._applied)
+        pauses = self.pauses.report()
         body = {
             "sessions": sessions,
             "states": {s: json.loads(t) for s, t in changed.items()},
             "applied": applied,
+            **pauses,
         }
         path = f"{PROCESSES_PATH}/{urllib.parse.quote(str(self.token))}/controls"
         answer = self._request("POST", path, body)
@@ -169,6 +190,7 @@ class Controls:
         for edit in answer.get("edits", []):
             if isinstance(edit.get("delta"), dict) and isinstance(edit.get("id"), int):
                 edits.setdefault(str(edit["session"]), []).append(edit)
+        self.pauses.reported(pauses, answer)
         waiting = set(answer.get("waiting") or ())
         with self._lock:
             self._edits = edits

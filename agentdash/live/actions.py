@@ -49,6 +49,7 @@ from agentdash.live.protocol import (
     read_frame,
     unknown_type,
 )
+from agentdash.remote.pauses import is_remote_request, pause_answer
 from agentdash.runs.confirmations import confirmation_answer
 from agentdash.runs.models import Run
 from agentdash.runs.services import RunNotCancellable, arun_enqueue, run_cancel_request
@@ -163,8 +164,10 @@ def _confirmation_answer(request: ConfirmationAnswer, access: Access) -> dict[st
     # Who may answer is the service's rule (the owner or an operator), checked there.
     ref = "confirmation.answer"
     assert access.session is not None
+    # A remote app's pause (remote.pauses) is answered the same way; the app goes on.
+    answer = pause_answer if is_remote_request(request.request_id) else confirmation_answer
     try:
-        run = confirmation_answer(
+        found = answer(
             session=access.session,
             request_id=request.request_id,
             decision=request.decision,
@@ -176,7 +179,8 @@ def _confirmation_answer(request: ConfirmationAnswer, access: Access) -> dict[st
         problem = problem_of(exc)
         assert problem is not None
         raise ProtocolError.of(problem, ref=ref, request_id=request.request_id) from None
-    return ack_message(ref, request_id=request.request_id, decision=request.decision, run_id=run.pk)
+    run_id = found.pk if isinstance(found, Run) else None
+    return ack_message(ref, request_id=request.request_id, decision=request.decision, run_id=run_id)
 
 
 def _describe(exc: Exception) -> str:

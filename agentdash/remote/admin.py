@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from agentdash.core.admin_base import ReadOnlyModelAdmin
-from agentdash.remote.models import RemoteProcess
+from agentdash.remote.models import RemotePause, RemoteProcess
 from agentdash.remote.selectors import is_connected
 
 
@@ -26,3 +26,16 @@ class RemoteProcessAdmin(ReadOnlyModelAdmin):
     @admin.display(boolean=True, description="Connected")
     def connected(self, obj: RemoteProcess) -> bool:
         return is_connected(obj)
+
+
+@admin.register(RemotePause)
+class RemotePauseAdmin(ReadOnlyModelAdmin):
+    """Steps of remote apps that paused for a person: answered on the session's page (where
+    the answer is checked and audited), listed here with what became of them."""
+
+    list_display = ("asked_at", "kind", "tool", "agent", "app_session", "status", "answered_by",
+                    "answered_at")  # fmt: skip
+    list_filter = ("status", "kind")
+    list_select_related = ("answered_by",)
+    search_fields = ("tool", "agent", "app_session", "request_id")
+    ordering = ("-asked_at",)

@@ -4,6 +4,7 @@ were last heard from."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 
@@ -36,3 +37,65 @@ class RemoteProcess(models.Model):
 
     def __str__(self) -> str:
         return f"{self.root_agent or '(no agent)'} on {self.host or '?'} (pid {self.pid})"
+
+
+class RemotePause(models.Model):
+    """A step of a remote app's agent paused for a person: at a breakpoint set in the
+    dashboard, or at an ADK tool confirmation. The app's process asked (and waits, by its
+    own rule); the answer is kept until the process that waits has taken it.
+
+    The app names a pause (``pause_id``: the kind and the tool call's id), so a process that
+    asks again — after AgentDash or the app restarted — finds the same pause, and its answer
+    if one was given meanwhile."""
+
+    class Kind(models.TextChoices):
+        BREAKPOINT = "breakpoint"
+        CONFIRMATION = "confirmation"
+
+    class Status(models.TextChoices):
+        WAITING = "waiting", "waits for an answer"
+        ANSWERED = "answered", "answered, not yet taken by the app"
+        TAKEN = "taken", "the app went on with the answer"
+        ENDED = "ended", "the app ended it by its own rule"
+
+    key = models.ForeignKey("ingest.IngestKey", on_delete=models.CASCADE, related_name="pauses")
+    process = models.ForeignKey(
+        RemoteProcess, null=True, blank=True, on_delete=models.SET_NULL, related_name="pauses"
+    )
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession", on_delete=models.CASCADE, related_name="remote_pauses"
+    )
+    app_session = models.CharField(max_length=200, help_text="The app's own session id.")
+    pause_id = models.CharField(max_length=200, help_text="The app's name for the pause.")
+    request_id = models.CharField(max_length=64, unique=True, help_text="The page's id.")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    agent = models.CharField(max_length=128, blank=True)
+    tool = models.CharField(max_length=255, blank=True)
+    call_id = models.CharField(max_length=200, blank=True)
+    args = models.JSONField(default=dict, blank=True)
+    hint = models.TextField(blank=True)
+    payload = models.JSONField(null=True, blank=True)
+    asked_at = models.DateTimeField()
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.WAITING, db_index=True
+    )
+    answer = models.JSONField(
+        null=True, blank=True, help_text="{decision, payload, reason} as the app receives it."
+    )
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    answered_at = models.DateTimeField(null=True, blank=True)
+    ended_why = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["asked_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["key", "app_session", "pause_id"], name="remote_pause_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["session", "status"], name="remote_pause_session")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.tool or 'model call'} in {self.app_session} ({self.status})"

@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import Q
 from django.utils import timezone
 
-from agentdash.controls.models import CallbackSetting
+from agentdash.controls.models import Breakpoint, CallbackSetting
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.services import session_id_for
 from agentdash.remote.models import RemoteProcess
@@ -20,7 +20,10 @@ CONNECTED_S = 30.0
 
 def remote_process_find(*, key: IngestKey, token: str) -> RemoteProcess | None:
     """The process ``token`` names, if ``key`` registered it."""
-    return RemoteProcess.objects.filter(key=key, token=token).first()
+    process = RemoteProcess.objects.filter(key=key, token=token).first()
+    if process is not None:
+        process.key = key  # read already: not again for each use
+    return process
 
 
 def remote_processes_of(*, owner_id: int | None, project: str) -> list[RemoteProcess]:
@@ -68,3 +71,34 @@ def remote_switches(*, process: RemoteProcess, sessions: list[str]) -> list[dict
         }
         for row in rows
     ]
+
+
+def remote_breakpoints(*, process: RemoteProcess, sessions: list[str]) -> list[dict[str, Any]]:
+    """The breakpoints ``process`` must pause at: those set for its app (the key's project,
+    as the session page sets them) or one of its agents, in every session or in one it
+    names: ``[{agent (None: any of its agents), session (its id, or None), kind, tool,
+    outcome}]``."""
+    agents = {agent["name"] for agent in process.agents}
+    project = process.key.project
+    ours = {session_id_for(process.key, session): session for session in sessions[:100]}
+    rows = Breakpoint.objects.filter(agent_name__in=agents | {project}, enabled=True).filter(
+        Q(session_id__isnull=True) | Q(session_id__in=list(ours))
+    )
+    return [
+        {
+            "agent": None if row.agent_name == project else row.agent_name,
+            "session": ours.get(row.session_id) if row.session_id else None,
+            "kind": row.kind,
+            "tool": row.tool_name,
+            "outcome": row.outcome,
+        }
+        for row in rows
+    ]
+
+
+def remote_tools(*, owner_id: int | None, project: str) -> list[str]:
+    """The tools the app's latest process registered (the breakpoints form's choices)."""
+    processes = remote_processes_of(owner_id=owner_id, project=project)
+    if not processes:
+        return []
+    return sorted({tool for agent in processes[0].agents for tool in agent.get("tools", [])})

@@ -5,13 +5,16 @@ ingest key (``Authorization: Bearer <key>``), JSON in and out:
   [{name, callbacks: [{slot, name}], tools: [name]}]}`` → 201 ``{"process": token,
   "poll_s"}``;
 - ``POST /v1/agentdash/processes/<token>/controls`` — ``{"sessions": [its session ids],
-  "states": {session: state}, "applied": {session: edit id}}`` (all optional) → ``{"switches":
-  [{agent, callback, session, enabled}], "edits": [{id, session, delta}], "waiting":
-  [session]}``: what the process must obey now and the operators' state edits it has yet to
-  apply; the states it reports are mirrored into its sessions
-  (``services.remote_states_record``), but for those AgentDash has no session of yet
-  (``waiting``: report them again). 404 for a token the
-  key did not register (the client registers again).
+  "states": {session: state}, "applied": {session: edit id}, "pauses": [{id, session, kind,
+  agent, tool, call_id, args, hint, payload}], "taken": [{id, session}], "ended": [{id,
+  session, why}]}`` (all optional) → ``{"switches": [{agent, callback, session, enabled}],
+  "edits": [{id, session, delta}], "waiting": [session], "breakpoints": [{agent, session,
+  kind, tool, outcome}], "answers": [{id, session, decision, payload, reason}]}``: what the
+  process must obey now, the operators' state edits it has yet to apply, where it must
+  pause and the answers to the pauses it waits in (``pauses``); the states it reports are
+  mirrored into its sessions (``services.remote_states_record``), but for those AgentDash
+  has no session of yet (``waiting``: report them again). 404 for a token the key did not
+  register (the client registers again, and names its pauses again).
 
 Errors are ``{"error": {"code", "message"}}``: 400 bad input, 401 no or bad key, 405, 413,
 429 (``Retry-After``), 503 database unreachable (``Retry-After``)."""
@@ -31,7 +34,12 @@ from agentdash.core.middleware import RETRY_AFTER_SECONDS, takes_no_form
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest.otlp_decode import IngestRefused
 from agentdash.ingest.receive import key_required, rate_wait
-from agentdash.remote.selectors import remote_process_find, remote_switches
+from agentdash.remote.pauses import pauses_ended, pauses_record, pauses_taken
+from agentdash.remote.selectors import (
+    remote_breakpoints,
+    remote_process_find,
+    remote_switches,
+)
 from agentdash.remote.services import (
     MAX_SESSIONS,
     remote_edits,
@@ -125,11 +133,16 @@ def _controls(request: HttpRequest, key: Any, token: str) -> JsonResponse:
     remote_process_seen(process=process)
     remote_edits_applied(process=process, applied=found.get("applied") or {})
     waiting = remote_states_record(process=process, states=found.get("states") or {})
+    pauses_taken(process=process, taken=found.get("taken") or [])
+    pauses_ended(process=process, ended=found.get("ended") or [])
+    answers = pauses_record(process=process, pauses=found.get("pauses") or [])
     return JsonResponse(
         {
             "switches": remote_switches(process=process, sessions=sessions),
             "edits": remote_edits(process=process, sessions=sessions),
             "waiting": waiting,
+            "breakpoints": remote_breakpoints(process=process, sessions=sessions),
+            "answers": answers,
         }
     )
 

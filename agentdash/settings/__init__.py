@@ -42,9 +42,9 @@ INSTALLED_APPS = [
     "agentdash.controls",
     "agentdash.runs",
     "agentdash.ingest",
+    "agentdash.remote",
     "agentdash.live",
     "agentdash.evals",
-    "agentdash.remote",
     "agentdash.demo",
     "agentdash.dashboard",
 ]

@@ -215,9 +215,9 @@ class Processes:
         self.procs.append((name, proc))
         return proc
 
-    def daphne(self, name: str, env: dict[str, str]) -> str:
-        """Start daphne on a free port; its base URL once it answers."""
-        port = free_port()
+    def daphne(self, name: str, env: dict[str, str], port: int | None = None) -> str:
+        """Start daphne on ``port`` (a free one unless given); its base URL once it answers."""
+        port = port or free_port()
         args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
         proc = self.spawn(name, [*args, "agentdash.asgi:application"], env)
         url = f"http://127.0.0.1:{port}"

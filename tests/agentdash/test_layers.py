@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls"),
     ("runs", "ingest"),
-    ("live", "evals", "remote"),
+    ("remote", "live", "evals"),
     ("demo", "dashboard"),
     ("site",),
 )
@@ -49,6 +49,7 @@ WITHIN_LAYER = frozenset(
         ("controls", "agent_sessions"),  # a callback switch may be scoped to one session
         ("dashboard", "demo"),  # the pages show the demo's login hint
         ("client", "otel"),  # the remote client streams the app's spans with otel
+        ("live", "remote"),  # a socket's confirmation answer may be a remote app's pause
     }
 )
 """The imports allowed between apps of one layer; every other pair of peers is independent."""

@@ -20,6 +20,7 @@ from agentdash.controls.selectors import BREAKPOINT_KINDS, BREAKPOINT_OUTCOMES, 
 from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
+from agentdash.remote.selectors import remote_tools
 
 
 def _tool_names(agent_name: str) -> list[str]:
@@ -60,7 +61,11 @@ def session_breakpoints(request: HttpRequest, session_id: str) -> HttpResponse:
     context = {
         "session": session,
         "points": points,
-        "tools": _tool_names(session.app_name),
+        "tools": (
+            remote_tools(owner_id=session.owner_id, project=session.app_name)
+            if session.is_external
+            else _tool_names(session.app_name)
+        ),
         "kinds": BREAKPOINT_KINDS,
         "outcomes": BREAKPOINT_OUTCOMES,
         "is_operator": True,

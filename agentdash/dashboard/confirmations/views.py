@@ -2,13 +2,16 @@
 
 ``GET  sessions/<id>/confirmations/`` → ``{"pending": [{request_id, invocation_id, agent,
 tool, args, hint, payload, call_id, asked_at, span}]}`` (``span``: the waiting tool call's
-``{trace_id, span_id}``, or null).
+``{trace_id, span_id}``, or null); a session of an agent that runs elsewhere lists its app's
+pauses too (``remote``: the process that waits, ``{host, pid, connected}``).
 ``GET  waiting/`` (operators): every run that waits on a person, across sessions, oldest
 request first.
 ``POST sessions/<id>/confirmations/<request_id>/`` with ``decision`` (``approve`` or
 ``deny``), optionally ``payload`` (JSON text, replacing the requested payload) and ``reason``
-→ 202 ``{"run": <id>}``; 400 with the field's problem, 403 for someone who may not answer,
-404 for a session they cannot see, 409 for a request answered already.
+→ 202 ``{"run": <id>}`` (a remote app's pause, ``remote-…``: ``{"run": null, "remote":
+"answered"}``, the app goes on when it takes the answer); 400 with the field's problem, 403
+for someone who may not answer, 404 for a session they cannot see, 409 for a request
+answered already.
 """
 
 from __future__ import annotations
@@ -28,6 +31,12 @@ from agentdash.core.conf import agentdash_setting
 from agentdash.core.hygiene import json_loads_bounded
 from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.core.problems import ConflictError, problem_of
+from agentdash.remote.pauses import (
+    is_remote_request,
+    pause_answer,
+    pauses_waiting,
+    session_pauses_pending,
+)
 from agentdash.runs.confirmation_requests import pending_confirmations, waiting_requests
 from agentdash.runs.confirmations import confirmation_answer
 from agentdash.spans.selectors import tool_call_spans
@@ -40,14 +49,16 @@ PAYLOAD_MAX_CHARS = 200_000
 @never_cache
 def session_confirmations(request: HttpRequest, session_id: str) -> JsonResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
-    pending = pending_confirmations(session_id=session.pk)
-    spans = tool_call_spans(session_id=session.pk, call_ids={p.call_id for p in pending})
+    pending = [dataclasses.asdict(r) for r in pending_confirmations(session_id=session.pk)]
+    if session.is_external:  # its app's pauses wait in the app's process
+        pending += session_pauses_pending(session_id=session.pk)
+    spans = tool_call_spans(session_id=session.pk, call_ids={p["call_id"] for p in pending})
     found = []
     for request_ in pending:
-        span = spans.get(request_.call_id)
+        span = spans.get(request_["call_id"])
         where = {"trace_id": span[0], "span_id": span[1]} if span else None
-        found.append({**dataclasses.asdict(request_), "span": where})
-    return JsonResponse({"pending": found})
+        found.append({**request_, "span": where})
+    return JsonResponse({"pending": sorted(found, key=lambda p: p["asked_at"])})
 
 
 @login_required
@@ -61,6 +72,7 @@ def waiting_runs(request: HttpRequest) -> HttpResponse:
         "dashboard/waiting.html",
         {
             "waiting": waiting_requests(),
+            "remote_waiting": pauses_waiting(),
             "timeout_s": agentdash_setting("CONFIRMATION_TIMEOUT_S"),
             "is_operator": True,
         },
@@ -91,8 +103,10 @@ def confirmation_answer_view(
             payload = json_loads_bounded(text, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
             return _problem("payload", f"is not JSON: {exc}")
+    remote = is_remote_request(request_id)  # a remote app's pause: the app goes on
+    answer = pause_answer if remote else confirmation_answer
     try:
-        run = confirmation_answer(
+        found = answer(
             session=session,
             request_id=request_id,
             decision=decision,
@@ -105,4 +119,6 @@ def confirmation_answer_view(
         assert problem is not None
         field = problem.field or {"forbidden": "session", "conflict": "request_id"}[problem.code]
         return _problem(field, problem.message, status=problem.status)
-    return JsonResponse({"run": run.pk}, status=202)
+    if remote:
+        return JsonResponse({"run": None, "remote": found.status}, status=202)
+    return JsonResponse({"run": found.pk}, status=202)

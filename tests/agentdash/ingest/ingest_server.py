@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,44 @@ from tests.agentdash.live_harness import (
 def embedded_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """(daphne's base URL, its environment), OTLP/gRPC served too, at the address its
     environment's ``AGENTDASH_OTLP_GRPC`` names."""
+    with restartable_server(tmp_path) as server:
+        yield server.url, server.env
+
+
+@dataclass
+class Dashboard:
+    """A running embedded server that a test may kill and start again (same port, same
+    database): what an app that runs elsewhere sees of an AgentDash restart."""
+
+    procs: Processes
+    env: dict[str, str]
+    url: str = ""
+    runs: int = 0
+
+    def start(self) -> None:
+        port = int(self.url.rsplit(":", 1)[1]) if self.url else None
+        self.runs += 1
+        self.url = self.procs.daphne(f"daphne-{self.runs}", self.env, port=port)
+
+    def kill(self) -> None:
+        """SIGKILL: nothing of it is left to answer or to finish."""
+        for _, proc in self.procs.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(20)
+
+
+@contextmanager
+def restartable_server(tmp_path: Path) -> Iterator[Dashboard]:
     env = embedded_env(tmp_path)
     env["AGENTDASH_OTLP_GRPC"] = f"127.0.0.1:{free_port()}"
     sqlite_prepared(env)  # migrated and seeded, copied from the run's template
-    procs = Processes(tmp_path)
+    server = Dashboard(Processes(tmp_path), env)
     try:
-        yield procs.daphne("daphne", env), env
+        server.start()
+        yield server
     finally:
-        procs.stop()
+        server.procs.stop()
 
 
 def key_create(env: dict[str, str], owner: str, project: str) -> str:

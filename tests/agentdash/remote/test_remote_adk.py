@@ -1,8 +1,10 @@
 """An agent that runs elsewhere, debugged, not only watched: the real google-adk (its own venv,
 bench/.venv-adk) runs an app that calls ``agentdash.client.connect`` against a real daphne;
 its session page offers the app's callbacks to an operator, a switch turned off there for one
-session is skipped at the app's next callback in that session (and only there), and the
-process is listed as connected."""
+session is skipped at the app's next callback in that session (and only there), an
+operator's state edit is seen by the app's next instruction, a breakpoint pauses the app's
+tool until answered on the page (the edited arguments are what the tool receives), ADK's tool
+confirmation is answered there, and a pause outlives AgentDash killed and started again."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.agentdash.ingest.ingest_server import embedded_server, key_create
+from tests.agentdash.ingest.ingest_server import Dashboard, key_create, restartable_server
 from tests.agentdash.live_harness import Browserless, LiveClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
@@ -79,15 +81,16 @@ class App:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    """One real daphne for the module's tests (each works in sessions of its own)."""
-    with embedded_server(tmp_path_factory.mktemp("remote-adk")) as found:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One real daphne for the module's tests (each works in sessions of its own); the last
+    test kills it and starts it again."""
+    with restartable_server(tmp_path_factory.mktemp("remote-adk")) as found:
         yield found
 
 
 @pytest.fixture(scope="module")
-def app(server: tuple[str, dict[str, str]], adk_venv: None) -> Iterator[tuple[App, str]]:
-    url, env = server
+def app(server: Dashboard, adk_venv: None) -> Iterator[tuple[App, str]]:
+    url, env = server.url, server.env
     key = key_create(env, "alice", "capitals-app")
     running = App(url, key, {k: v for k, v in env.items() if not k.startswith("OTEL_")})
     try:
@@ -190,3 +193,103 @@ def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
     assert second["model_calls"] == 4  # the app's own state went on from where it was
     third = running.ask("run s3")  # applied once: the app's state is its own again
     assert "City: Oslo\n" in third["instruction"] and third["model_calls"] == 6
+
+
+def pending(user: Browserless, session_id: str, count: int = 1) -> list[dict[str, Any]]:
+    """The session's pending requests as its page reads them, once there are ``count``."""
+    found: list[dict[str, Any]] = []
+    for _ in range(600):
+        with user.opener.open(f"{user.url}/sessions/{session_id}/confirmations/", timeout=30) as r:
+            found = json.loads(r.read())["pending"]
+        if len(found) >= count:
+            return found
+        time.sleep(0.1)
+    raise AssertionError(f"{count} pending requests never showed: {found}")
+
+
+def answer(user: Browserless, session_id: str, request_id: str, decision: str,
+           **more: Any) -> dict[str, Any]:  # fmt: skip
+    request = {"type": "confirmation.answer", "request_id": request_id, "decision": decision,
+               "reason": more.pop("reason", ""), **more}  # fmt: skip
+    return asyncio.run(ask(user, session_id, request))
+
+
+def test_a_breakpoint_pauses_the_apps_tool_and_the_edited_args_are_what_it_receives(
+    app: tuple[App, str],
+) -> None:
+    running, url = app
+    assert running.ask("run s4")["received"] == ["France"]
+    alice = Browserless(url)
+    alice.log_in("alice")
+    session_id = session_named(alice, "s4")
+    operator = Browserless(url)
+    operator.log_in("operator")
+    where = f"/sessions/{session_id}/breakpoints/"
+    operator.post(where, where, {"kind": "before_tool", "tool_name": "get_capital_city",
+                                 "scope": "session", "reason": "check the country"})  # fmt: skip
+    assert running.ask("breakpoints 1") == {"ok": True}
+    assert running.ask("start s4") == {"started": True}
+    [paused] = pending(alice, session_id)
+    assert paused["request_id"].startswith("remote-")
+    assert (paused["tool"], paused["args"]) == ("get_capital_city", {"country": "France"})
+    assert paused["payload"]["args"] == {"country": "France"} and paused["remote"]["connected"]
+    assert running.ask("waiting") == {"waiting": 1}  # the tool has not run
+    edited = {**paused["payload"], "args": {"country": "Japan"}}
+    ack = answer(alice, session_id, paused["request_id"], "approve", payload=edited)
+    assert ack["type"] == "ack", ack
+    # Japan needs ADK's tool confirmation: the edited call is what its gate sees, and the
+    # page asks for it next.
+    [confirm] = [p for p in pending(alice, session_id) if p["request_id"] != paused["request_id"]]
+    assert (confirm["tool"], confirm["args"]) == ("get_capital_city", {"country": "Japan"})
+    assert "breakpoint" not in (confirm["payload"] or {})
+    assert answer(alice, session_id, confirm["request_id"], "approve")["type"] == "ack"
+    done = running.ask("finish")
+    assert done["received"] == ["Japan"]
+    assert done["answer"] == "The capital of Japan is Tokyo."
+    again = answer(alice, session_id, confirm["request_id"], "deny", reason="too late")
+    assert again["type"] == "error" and again["code"] == "conflict", again
+
+
+def test_a_denied_confirmation_never_runs_the_tool(app: tuple[App, str]) -> None:
+    running, url = app
+    assert running.ask("start s5 Japan") == {"started": True}
+    alice = Browserless(url)
+    alice.log_in("alice")
+    session_id = session_named_soon(alice, "s5")
+    [asked] = pending(alice, session_id)
+    assert asked["payload"] is None and "get_capital_city" in asked["hint"]
+    refused = answer(alice, session_id, asked["request_id"], "deny", reason="not Japan")
+    assert refused["type"] == "ack", refused
+    done = running.ask("finish")
+    assert done["received"] == []  # ADK's gate answered the model instead
+    assert pending(alice, session_id, count=0) == []
+
+
+def test_a_pause_outlives_agentdash_killed_and_takes_the_answer_given_after(
+    app: tuple[App, str], server: Dashboard
+) -> None:
+    running, url = app
+    assert running.ask("start s6 Japan") == {"started": True}
+    alice = Browserless(url)
+    alice.log_in("alice")
+    session_id = session_named_soon(alice, "s6")
+    [asked] = pending(alice, session_id)
+    server.kill()
+    assert running.ask("waiting") == {"waiting": 1}  # the app waits; its thread retries
+    server.start()
+    assert server.url == url
+    [again] = pending(alice, session_id)  # the same pause, kept (the login too)
+    assert again["request_id"] == asked["request_id"]
+    assert answer(alice, session_id, again["request_id"], "approve")["type"] == "ack"
+    done = running.ask("finish")
+    assert done["received"] == ["Japan"] and done["answer"] == "The capital of Japan is Tokyo."
+
+
+def session_named_soon(user: Browserless, conversation: str) -> str:
+    """:func:`session_named`, once the app's first spans have made the session."""
+    for _ in range(300):
+        try:
+            return session_named(user, conversation)
+        except AssertionError:
+            time.sleep(0.1)
+    return session_named(user, conversation)

@@ -61,7 +61,13 @@ def test_a_process_registers_and_reads_its_switches(alice: User) -> None:
     token = answer.json()["process"]
     process = RemoteProcess.objects.get(token=token)
     assert (process.host, process.pid, process.key.owner) == ("box", 7, alice)
-    assert controls(client, key, token).json() == {"switches": [], "edits": [], "waiting": []}
+    assert controls(client, key, token).json() == {
+        "switches": [],
+        "edits": [],
+        "waiting": [],
+        "breakpoints": [],
+        "answers": [],
+    }
     # The session the app knows as "s1" is the one ingest made of its spans.
     sent = request_of(span("1" * 32, "1" * 16, "invoke_agent capitals",
                            gen_ai__conversation__id="s1"))  # fmt: skip
@@ -231,15 +237,20 @@ def test_wrapped_callbacks_run_until_switched_off_sync_async_and_in_lists() -> N
     adk.instrument(root, switches)
     adk.instrument(root, switches)  # a second time changes nothing
     assert adk.describe(root) == described  # the step hook is AgentDash's own: not listed
-    step, log = root.before_model_callback  # the step hook first, then the app's
+    # The step hook first, then the pause hook, then the app's (once each, however often
+    # instrumented).
+    step, pause, log = root.before_model_callback
     assert root.before_agent_callback is step  # where the app had none
     assert root.after_agent_callback is step
+    assert pause.__name__ == "agentdash_model_pause"
+    assert [h.__name__ for h in child.before_tool_callback[:1]] == ["agentdash_tool_pause"]
     assert log(callback_context=_Context(), llm_request=None) == "answered"
-    tool_call = child.before_tool_callback[0](tool=None, args={}, tool_context=_Context())
+    audit_hook = child.before_tool_callback[1]
+    tool_call = audit_hook(tool=None, args={}, tool_context=_Context())
     assert asyncio.run(tool_call) == "checked"
     switches.off = {("root", "log_model"), ("child", "audit")}
     assert log(callback_context=_Context(), llm_request=None) is None
-    assert child.before_tool_callback[0](tool=None, args={}, tool_context=_Context()) is None
+    assert audit_hook(tool=None, args={}, tool_context=_Context()) is None
     assert calls == ["log_model", "audit"]  # each ran once: before it was switched off
 
 

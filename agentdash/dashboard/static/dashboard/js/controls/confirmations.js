@@ -25,6 +25,8 @@ const CLOCK_MS = 1_000;
  * @property {any} payload
  * @property {number} asked_at Unix seconds
  * @property {{trace_id: string, span_id: string}|null} span the paused tool call
+ * @property {{host: string, pid: number|null, connected: boolean}} [remote] the process of
+ *   an app that runs elsewhere, where the step waits (its id begins `remote-`)
  */
 
 /**
@@ -288,6 +290,7 @@ function cardLayout(request, c) {
           el("dd", { children: [el("pre", { class: "json", text: formatJson(request.args ?? {}) })] }),
         ],
       }),
+      request.remote ? remoteLine(request.remote) : null,
       el("label", { class: "confirm-label", text: "Payload (JSON, editable)", children: [c.payload] }),
       el("label", { class: "confirm-label", text: "Reason", children: [c.reason] }),
       c.problem,
@@ -295,4 +298,17 @@ function cardLayout(request, c) {
       c.status,
     ],
   });
+}
+
+/**
+ * Where a remote app's step waits, and whether its process still asks.
+ *
+ * @param {{host: string, pid: number|null, connected: boolean}} remote
+ */
+function remoteLine(remote) {
+  const where = `${remote.host || "?"} (pid ${remote.pid ?? "?"})`;
+  const text = remote.connected
+    ? `Waits in the app's process on ${where}; it goes on when it takes your answer.`
+    : `The app's process on ${where} is not connected: your answer is kept until it asks again.`;
+  return el("p", { class: `confirm-remote muted small${remote.connected ? "" : " form-error"}`, text });
 }

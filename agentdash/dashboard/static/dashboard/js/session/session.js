@@ -164,6 +164,8 @@ function socketHandlers(page, socket) {
           controls?.applyState(item.data);
         } else if (item.kind === "run") {
           applyRun(page, item.data);
+        } else if (item.kind === "pause") {
+          page.confirmations.refresh(); // a remote app's step paused, was answered or went on
         }
       }
       if (spans.length) timeline.applySpans(spans);
