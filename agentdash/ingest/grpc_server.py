@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -161,6 +162,13 @@ def grpc_server_start(
 _served: list[grpc.Server] = []  # this process's server, kept alive with the process
 
 
+def _a_command_that_serves_nothing() -> bool:
+    """``manage.py migrate``, ``check`` and the rest import the application (a system check
+    reads it): of the commands, only ``runserver`` serves."""
+    program = os.path.basename(sys.argv[0]) if sys.argv else ""
+    return program in ("manage.py", "django-admin") and sys.argv[1:2] != ["runserver"]
+
+
 def grpc_serve_here() -> grpc.Server | None:
     """Serve OTLP/gRPC from this (server) process where ``AGENTDASH_OTLP_GRPC`` says, unless it
     says ``off``; at most once per process. The ASGI application calls it as daphne loads it."""
@@ -169,6 +177,8 @@ def grpc_serve_here() -> grpc.Server | None:
         return None
     if "pytest" in sys.modules:
         return None  # a test imported the application to look at it: not the machine's port
+    if _a_command_that_serves_nothing():
+        return None
     if _served:
         return _served[0]
     server = grpc_server_start(address)

@@ -6,7 +6,11 @@ process, on a free port, with the test database."""
 from __future__ import annotations
 
 import gzip
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -29,6 +33,7 @@ from agentdash.ingest.keys import ingest_key_create, ingest_key_revoke
 from agentdash.ingest.models import IngestKey
 from agentdash.spans.models import Span
 from tests.agentdash.ingest.otlp_bodies import agent_run, every_field_request, request_of, span
+from tests.agentdash.live_harness import ROOT, free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -229,3 +234,18 @@ def test_every_field_is_kept_over_grpc_too(grpc_port: int, alice: User) -> None:
 
 def test_a_second_server_on_a_taken_port_says_so_and_serves_nothing(grpc_port: int) -> None:
     assert grpc_server_start(f"127.0.0.1:{grpc_port}", workers=1) is None
+
+
+@pytest.mark.slow  # a manage.py of its own
+def test_a_management_command_never_serves_the_machines_port(tmp_path: Path) -> None:
+    # A system check imports the ASGI application; only a server process may serve gRPC.
+    port = free_port()
+    env = {**os.environ, "AGENTDASH_OTLP_GRPC": f"127.0.0.1:{port}",
+           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}  # fmt: skip
+    env.pop("PYTEST_CURRENT_TEST", None)
+    ran = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    assert "OTLP/gRPC: serving" not in ran.stdout + ran.stderr
