@@ -182,6 +182,21 @@ def tool_call_spans(*, session_id: str, call_ids: set[str]) -> dict[str, tuple[s
     return {call_id: (trace_id, span_id) for call_id, trace_id, span_id in rows}
 
 
+def running_tool_spans(*, session_id: str, tools: set[str]) -> dict[str, tuple[str, str]]:
+    """The latest running ``execute_tool <name>`` span of each of these tools in the session:
+    tool → (trace id, span id). A sender that names the call only when it ends (ADK) is found
+    so while its tool call waits."""
+    if not tools:
+        return {}
+    rows = (
+        Span.objects.filter(session_id=session_id, end_time__isnull=True)
+        .filter(name__in=[f"execute_tool {tool}" for tool in sorted(tools)])
+        .order_by("start_time", "id")
+        .values_list("name", "trace_id", "span_id")
+    )
+    return {name.removeprefix("execute_tool "): (trace, span) for name, trace, span in rows}
+
+
 # ── reads for the pages (dashboard/) ──────────────────────────────────────────────────────
 def trace_invocations(*, session_id: str) -> dict[str, Any]:
     """Each trace of the session → the invocation id its root span carries (``None`` when

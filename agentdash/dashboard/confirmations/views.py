@@ -39,7 +39,7 @@ from agentdash.remote.pauses import (
 )
 from agentdash.runs.confirmation_requests import pending_confirmations, waiting_requests
 from agentdash.runs.confirmations import confirmation_answer
-from agentdash.spans.selectors import tool_call_spans
+from agentdash.spans.selectors import running_tool_spans, tool_call_spans
 
 PAYLOAD_MAX_CHARS = 200_000
 
@@ -53,9 +53,13 @@ def session_confirmations(request: HttpRequest, session_id: str) -> JsonResponse
     if session.is_external:  # its app's pauses wait in the app's process
         pending += session_pauses_pending(session_id=session.pk)
     spans = tool_call_spans(session_id=session.pk, call_ids={p["call_id"] for p in pending})
+    unnamed = {p["tool"] for p in pending if "remote" in p and p["call_id"] not in spans}
+    running = running_tool_spans(session_id=session.pk, tools=unnamed)
     found = []
     for request_ in pending:
-        span = spans.get(request_["call_id"])
+        span = spans.get(request_["call_id"]) or (
+            running.get(request_["tool"]) if "remote" in request_ else None
+        )
         where = {"trace_id": span[0], "span_id": span[1]} if span else None
         found.append({**request_, "span": where})
     return JsonResponse({"pending": sorted(found, key=lambda p: p["asked_at"])})

@@ -195,13 +195,16 @@ def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
     assert "City: Oslo\n" in third["instruction"] and third["model_calls"] == 6
 
 
-def pending(user: Browserless, session_id: str, count: int = 1) -> list[dict[str, Any]]:
-    """The session's pending requests as its page reads them, once there are ``count``."""
+def pending(
+    user: Browserless, session_id: str, count: int = 1, *, placed: bool = False
+) -> list[dict[str, Any]]:
+    """The session's pending requests as its page reads them, once there are ``count`` (and,
+    ``placed``, each has its tool call's span to show on the timeline)."""
     found: list[dict[str, Any]] = []
     for _ in range(600):
         with user.opener.open(f"{user.url}/sessions/{session_id}/confirmations/", timeout=30) as r:
             found = json.loads(r.read())["pending"]
-        if len(found) >= count:
+        if len(found) >= count and (not placed or all(p["span"] for p in found)):
             return found
         time.sleep(0.1)
     raise AssertionError(f"{count} pending requests never showed: {found}")
@@ -229,7 +232,9 @@ def test_a_breakpoint_pauses_the_apps_tool_and_the_edited_args_are_what_it_recei
                                  "scope": "session", "reason": "check the country"})  # fmt: skip
     assert running.ask("breakpoints 1") == {"ok": True}
     assert running.ask("start s4") == {"started": True}
-    [paused] = pending(alice, session_id)
+    # Its card shows where it waits: the running tool call (ADK names the call only at its
+    # end: the running span of that tool).
+    [paused] = pending(alice, session_id, placed=True)
     assert paused["request_id"].startswith("remote-")
     assert (paused["tool"], paused["args"]) == ("get_capital_city", {"country": "France"})
     assert paused["payload"]["args"] == {"country": "France"} and paused["remote"]["connected"]
