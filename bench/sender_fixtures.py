@@ -30,6 +30,10 @@ sys.path.insert(0, str(BENCH))
 sys.path.insert(0, str(ROOT))
 
 from adk_fixtures import HEADER, Receiver, keys_by_span  # noqa: E402
+from google.protobuf.json_format import MessageToDict  # noqa: E402
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (  # noqa: E402
+    ExportLogsServiceRequest,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
     ExportTraceServiceRequest,
 )
@@ -49,6 +53,7 @@ class Sender:
     requirements: tuple[str, ...]
     env: dict[str, str] = field(default_factory=dict)
     packages: tuple[str, ...] = ()  # whose versions the app reports
+    logs: bool = False  # it exports logs too: captured beside, as ``<name>.logs.pb``
 
 
 SENDERS: dict[str, Sender] = {
@@ -65,6 +70,25 @@ SENDERS: dict[str, Sender] = {
         env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_ONLY",
              "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
         packages=("openai", "opentelemetry-instrumentation-openai-v2"),
+    ),
+    # Messages as log records, per message (the conventions' first events, the default of
+    # these releases with content capture on) and as one inference event (the latest).
+    "genai_openai_v2_log_events": Sender(
+        "genai_openai_v2.py",
+        (*OPENAI, "opentelemetry-instrumentation-openai-v2==2.4b0",
+         "opentelemetry-util-genai==0.4b0", *OTLP_HTTP),
+        env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
+        packages=("openai", "opentelemetry-instrumentation-openai-v2"),
+        logs=True,
+    ),
+    "genai_openai_v2_event_only": Sender(
+        "genai_openai_v2.py",
+        (*OPENAI, "opentelemetry-instrumentation-openai-v2==2.4b0",
+         "opentelemetry-util-genai==0.4b0", *OTLP_HTTP),
+        env={"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "EVENT_ONLY",
+             "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
+        packages=("openai", "opentelemetry-instrumentation-openai-v2"),
+        logs=True,
     ),
     "any_agent": Sender(
         "any_agent_app.py",
@@ -107,13 +131,17 @@ def venv(name: str, sender: Sender) -> Path:
     return python
 
 
-def capture(name: str, sender: Sender, port: int) -> bytes:
-    """Run ``sender``'s app; the one body it POSTed."""
+def capture(name: str, sender: Sender, port: int) -> tuple[bytes, bytes | None]:
+    """Run ``sender``'s app; the one body it POSTed to ``/v1/traces`` (and to ``/v1/logs``
+    when it exports logs)."""
     Receiver.bodies.clear()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_"))}
     env.update(sender.env)
     env["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = f"http://127.0.0.1:{port}/v1/traces"
     env["OTEL_EXPORTER_OTLP_TRACES_HEADERS"] = f"{HEADER[0]}={HEADER[1]}"
+    if sender.logs:
+        env["OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"] = f"http://127.0.0.1:{port}/v1/logs"
+        env["OTEL_EXPORTER_OTLP_LOGS_HEADERS"] = f"{HEADER[0]}={HEADER[1]}"
     env["PYTHONPATH"] = str(APPS)
     python = venv(name, sender)
     done = subprocess.run(
@@ -127,9 +155,10 @@ def capture(name: str, sender: Sender, port: int) -> bytes:
         raise SystemExit(f"{sender.app} failed ({done.returncode}):\n{done.stderr[-5000:]}")
     print(done.stdout.strip().splitlines()[-1], flush=True)
     bodies = [body for path, _, body in Receiver.bodies if path == "/v1/traces"]
-    if len(bodies) != 1:
-        raise SystemExit(f"{name}: expected one POST, got {len(bodies)}")
-    return bodies[0]
+    logs = [body for path, _, body in Receiver.bodies if path == "/v1/logs"]
+    if len(bodies) != 1 or len(logs) != (1 if sender.logs else 0):
+        raise SystemExit(f"{name}: expected one POST each, got {len(bodies)} and {len(logs)}")
+    return bodies[0], (logs[0] if logs else None)
 
 
 def main(names: list[str]) -> None:
@@ -138,7 +167,12 @@ def main(names: list[str]) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         for name in names or list(SENDERS):
-            body = capture(name, SENDERS[name], server.server_address[1])
+            body, logs = capture(name, SENDERS[name], server.server_address[1])
+            if logs is not None:
+                (FIXTURES / f"{name}.logs.pb").write_bytes(logs)
+                rendered = MessageToDict(ExportLogsServiceRequest.FromString(logs))
+                text = json.dumps(rendered, indent=1, ensure_ascii=False)
+                (FIXTURES / f"{name}.logs.json").write_text(text + "\n", encoding="utf-8")
             message = ExportTraceServiceRequest.FromString(body)
             (FIXTURES / f"{name}.pb").write_bytes(body)
             document = json.dumps(otlp_print(message), indent=1, ensure_ascii=False)

@@ -43,10 +43,12 @@ logger = logging.getLogger(__name__)
 TEXT_MAX = 100_000  # characters of one told message (a bigger one is cut, saying so)
 
 
-def conversation_record(versions: Iterable[SpanVersion]) -> int:
+def conversation_record(versions: Iterable[SpanVersion], *, amended: bool = False) -> int:
     """Tell the chats of the sessions these stored span versions belong to what their runs
     were asked and answered (module docstring). Returns how many events were stored; a
-    failure is logged, never raised (the spans are stored already)."""
+    failure is logged, never raised (the spans are stored already). ``amended``: versions
+    of spans that had ended (their log records arrived since): a trace whose root span is
+    stored ended is told its answer too."""
     by_trace: dict[tuple[str, str], list[SpanVersion]] = defaultdict(list)
     for version in versions:
         if version.session_id:
@@ -54,19 +56,21 @@ def conversation_record(versions: Iterable[SpanVersion]) -> int:
     told = 0
     for (session_id, trace_id), group in by_trace.items():
         try:
-            told += _trace_tell(session_id, trace_id, group)
+            told += _trace_tell(session_id, trace_id, group, amended)
         except Exception:
             logger.exception("could not tell the conversation of trace %s", trace_id)
     return told
 
 
-def _trace_tell(session_id: str, trace_id: str, group: list[SpanVersion]) -> int:
+def _trace_tell(session_id: str, trace_id: str, group: list[SpanVersion], amended: bool) -> int:
     models = [
         v
         for v in group
         if v.attributes.get(AgentDash.SPAN_KIND) == "model" or _legacy_call(v.attributes)
     ]
     ended = [v for v in group if not v.parent_span_id and v.end_time is not None]
+    if amended and not ended:
+        ended = _root_ended(session_id, trace_id)
     if not models and not ended:
         return 0
     ids = {f"otlp-{trace_id}-question", f"otlp-{trace_id}-answer"}
@@ -126,6 +130,26 @@ def _answer(session_id: str, trace_id: str) -> tuple[str, SpanVersion] | None:
             )
             return text, version
     return None
+
+
+def _root_ended(session_id: str, trace_id: str) -> list[SpanVersion]:
+    """The trace's root span, if it is stored ended (as a version, for its text)."""
+    row = (
+        Span.objects.filter(
+            session_id=session_id, trace_id=trace_id, parent_span_id="", end_time__isnull=False
+        )
+        .values("span_id", "name", "start_time", "end_time", "attributes")
+        .first()
+    )
+    if row is None:
+        return []
+    attributes = row["attributes"] if isinstance(row["attributes"], dict) else {}
+    return [
+        SpanVersion(
+            trace_id=trace_id, span_id=row["span_id"], name=row["name"],
+            start_time=row["start_time"], end_time=row["end_time"], attributes=attributes,
+        )
+    ]  # fmt: skip
 
 
 def _legacy_call(attributes: Mapping[str, Any]) -> bool:

@@ -1,13 +1,14 @@
-"""OTLP/gRPC: the ``opentelemetry.proto.collector.trace.v1.TraceService`` ``Export`` method, on
-port 4317 by default (``AGENTDASH_OTLP_GRPC``), the same ingest as ``POST /v1/traces``.
+"""OTLP/gRPC: the ``Export`` methods of ``opentelemetry.proto.collector.trace.v1.TraceService``
+and ``...logs.v1.LogsService``, on port 4317 by default (``AGENTDASH_OTLP_GRPC``), the same
+ingest as ``POST /v1/traces`` and ``POST /v1/logs``.
 
 The key comes from the ``authorization`` metadata (``Bearer <key>``, as the exporters'
 ``OTEL_EXPORTER_OTLP_HEADERS`` send it), gzip is gRPC's own (``grpc-encoding``), and the
 limits are OTLP/HTTP's: a message larger than ``AGENTDASH_INGEST_MAX_BODY_BYTES`` (as sent
 or decompressed) is refused by gRPC itself. Answers, as the OTLP specification asks:
 
-- ``OK`` with an ``ExportTraceServiceResponse``, its ``partial_success`` naming the spans
-  not taken;
+- ``OK`` with an ``ExportTraceServiceResponse`` (``ExportLogsServiceResponse``), its
+  ``partial_success`` naming the spans (log records) not taken;
 - ``UNAUTHENTICATED`` no, unknown or revoked key; ``INVALID_ARGUMENT`` not an
   ``ExportTraceServiceRequest`` (what is wrong in the message); ``RESOURCE_EXHAUSTED`` too
   large, or (with ``google.rpc.RetryInfo``, which exporters honour) a key past its rate;
@@ -35,19 +36,19 @@ import grpc
 from django.db import close_old_connections
 from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.middleware import RETRY_AFTER_SECONDS
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.otlp_decode import PROTOBUF, IngestRefused
-from agentdash.ingest.receive import export_store, key_required, rate_wait
+from agentdash.ingest.receive import export_store, key_required, logs_store, rate_wait
 
 logger = logging.getLogger(__name__)
 
 SERVICE = "opentelemetry.proto.collector.trace.v1.TraceService"
 EXPORT = f"/{SERVICE}/Export"
+LOGS_EXPORT = "/opentelemetry.proto.collector.logs.v1.LogsService/Export"
 DETAILS_KEY = "grpc-status-details-bin"
 _CODES = {
     400: grpc.StatusCode.INVALID_ARGUMENT,
@@ -60,22 +61,34 @@ _CODES = {
 
 
 def export(body: bytes, context: grpc.ServicerContext) -> bytes:
-    """The ``Export`` method: ``body`` is the serialized request; the serialized response."""
+    """The traces' ``Export``: ``body`` is the serialized request; the serialized response."""
     close_old_connections()
     try:
-        return _export(body, context)
+        return _export(body, context, logs=False)
     finally:
         close_old_connections()
 
 
-def _export(body: bytes, context: grpc.ServicerContext) -> bytes:
+def export_logs(body: bytes, context: grpc.ServicerContext) -> bytes:
+    """The logs' ``Export``, as :func:`export`."""
+    close_old_connections()
+    try:
+        return _export(body, context, logs=True)
+    finally:
+        close_old_connections()
+
+
+def _export(body: bytes, context: grpc.ServicerContext, *, logs: bool) -> bytes:
     retry: float | None = None
     try:
         key = key_required(_raw_key(context.invocation_metadata()))
         retry = rate_wait(key)
         if retry is not None:
             raise IngestRefused(429, "too many requests for this key")
-        result = export_store(key, otlp_decode.request_parse(body, PROTOBUF))
+        if logs:
+            result = logs_store(key, otlp_decode.logs_request_parse(body, PROTOBUF))
+        else:
+            result = export_store(key, otlp_decode.request_parse(body, PROTOBUF))
     except IngestRefused as error:
         logger.info("OTLP/gRPC ingest refused (%s): %s", error.status, error.message)
         _abort(context, error, retry=retry)
@@ -86,11 +99,7 @@ def _export(body: bytes, context: grpc.ServicerContext) -> bytes:
         logger.warning("OTLP/gRPC ingest: the database is unreachable: %s", exc)
         refused = IngestRefused(503, "the database is unreachable: try again shortly")
         _abort(context, refused, retry=RETRY_AFTER_SECONDS)
-    response = ExportTraceServiceResponse()
-    if result.rejected or result.error_message:
-        response.partial_success.rejected_spans = result.rejected
-        response.partial_success.error_message = result.error_message
-    return response.SerializeToString()
+    return otlp_decode.success(result.rejected, result.error_message, PROTOBUF, logs=logs)
 
 
 def _raw_key(metadata: Any) -> str:
@@ -123,6 +132,8 @@ class _Handler(grpc.GenericRpcHandler):
     def service(self, handler_call_details: Any) -> grpc.RpcMethodHandler | None:
         if handler_call_details.method == EXPORT:
             return grpc.unary_unary_rpc_method_handler(export)
+        if handler_call_details.method == LOGS_EXPORT:
+            return grpc.unary_unary_rpc_method_handler(export_logs)
         return None  # UNIMPLEMENTED
 
 

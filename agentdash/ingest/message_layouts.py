@@ -12,6 +12,7 @@ from typing import Any
 from runtime.telemetry.attributes import GenAI
 
 INPUT, OUTPUT = GenAI.INPUT_MESSAGES, "gen_ai.output.messages"
+INFERENCE_EVENT = "gen_ai.client.inference.operation.details"
 SYSTEM, TOOLS = GenAI.SYSTEM_INSTRUCTIONS, GenAI.TOOL_DEFINITIONS
 ARGS, RESULT = GenAI.TOOL_ARGS, GenAI.TOOL_OUTPUT
 
@@ -233,11 +234,15 @@ def _gemini_content(content: dict[str, Any]) -> dict[str, Any]:
 def from_events(events: list[Any]) -> dict[str, Any]:
     """The conventions' per-message span events: ``gen_ai.{system,user,assistant,tool}
     .message`` (the message in attributes, or JSON in ``gen_ai.event.content``) and
-    ``gen_ai.choice`` (``message``, ``finish_reason``)."""
+    ``gen_ai.choice`` (``message``, ``finish_reason``); or their latest single event,
+    ``gen_ai.client.inference.operation.details``, holding the messages in the conventions'
+    own shape (sent as a log record: ``span_logs``)."""
     inputs, outputs = [], []
     for event in events:
         if not isinstance(event, dict) or not isinstance(event.get("attributes"), dict):
             continue
+        if event.get("name") == INFERENCE_EVENT:
+            return _inference_details(event["attributes"])
         body = dict(event["attributes"])
         content = json_value(body.pop("gen_ai.event.content", None))
         if isinstance(content, dict):
@@ -260,6 +265,15 @@ def from_events(events: list[Any]) -> dict[str, Any]:
         found[INPUT] = inputs
     if outputs:
         found[OUTPUT] = outputs
+    return found
+
+
+def _inference_details(attributes: dict[str, Any]) -> dict[str, Any]:
+    found = {}
+    for key in (INPUT, OUTPUT, SYSTEM, TOOLS):
+        value = json_value(attributes.get(key))
+        if isinstance(value, list):
+            found[key] = value
     return found
 
 

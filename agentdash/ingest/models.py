@@ -48,3 +48,22 @@ class IngestKey(models.Model):
     @property
     def active(self) -> bool:
         return self.revoked_at is None
+
+
+class PendingLog(models.Model):
+    """An outside sender's log record of a span AgentDash has not stored ended yet (logs and
+    spans travel apart, often logs first): it becomes an event of the span when the span's
+    final version is stored, and is dropped after ``span_logs.PENDING_FOR`` without one."""
+
+    key = models.ForeignKey(IngestKey, on_delete=models.CASCADE, related_name="pending_logs")
+    trace_id = models.CharField(max_length=32)
+    span_id = models.CharField(max_length=16)
+    event = models.JSONField(help_text="The record as the span's event: {name, time, attributes}.")
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [models.Index(fields=["trace_id", "span_id"], name="pending_log_span")]
+
+    def __str__(self) -> str:
+        return f"{self.event.get('name', 'log')} of {self.trace_id}:{self.span_id}"

@@ -1,5 +1,6 @@
-"""OTLP/HTTP request bodies read into ``ExportTraceServiceRequest`` (the official
-``opentelemetry-proto`` classes), and answers written back in the request's own encoding.
+"""OTLP/HTTP request bodies read into ``ExportTraceServiceRequest`` or
+``ExportLogsServiceRequest`` (the official ``opentelemetry-proto`` classes), and answers
+written back in the request's own encoding.
 
 Both encodings of the OTLP specification: binary protobuf (``application/x-protobuf``) and
 the JSON mapping (``application/json``) — protobuf's JSON mapping except that trace and span
@@ -21,6 +22,10 @@ from typing import Any
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError, Message
 from google.rpc import status_pb2
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
+    ExportLogsServiceRequest,
+    ExportLogsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -87,17 +92,28 @@ def inflate(body: bytes, content_encoding: str, max_bytes: int) -> bytes:
 
 
 def request_parse(data: bytes, kind: str) -> ExportTraceServiceRequest:
-    """The request ``data`` encodes in ``kind``; :class:`IngestRefused` (400) saying what is
-    wrong otherwise."""
+    """The trace export ``data`` encodes in ``kind``; :class:`IngestRefused` (400) saying
+    what is wrong otherwise."""
     message = ExportTraceServiceRequest()
+    _parse(data, kind, message)
+    return message
+
+
+def logs_request_parse(data: bytes, kind: str) -> ExportLogsServiceRequest:
+    """The log export ``data`` encodes in ``kind``, as :func:`request_parse` reads traces."""
+    message = ExportLogsServiceRequest()
+    _parse(data, kind, message)
+    return message
+
+
+def _parse(data: bytes, kind: str, message: Message) -> None:
+    what = type(message).__name__
     if kind == PROTOBUF:
         try:
             message.ParseFromString(data)
         except (DecodeError, RecursionError, ValueError) as exc:
-            raise IngestRefused(
-                400, f"the body is not a protobuf ExportTraceServiceRequest: {exc}"
-            ) from None
-        return message
+            raise IngestRefused(400, f"the body is not a protobuf {what}: {exc}") from None
+        return
     try:
         document = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -107,19 +123,19 @@ def request_parse(data: bytes, kind: str) -> ExportTraceServiceRequest:
     except ValueError as exc:
         raise IngestRefused(400, f"the body is not JSON: {exc}") from None
     if not isinstance(document, dict):
-        raise IngestRefused(400, "the JSON body is not an object (ExportTraceServiceRequest)")
+        raise IngestRefused(400, f"the JSON body is not an object ({what})")
     if _ESCAPED_SURROGATE.search(data):
         # Protobuf strings are UTF-8 and cannot hold a lone surrogate, which JSON can (as an
         # escape): it becomes U+FFFD rather than costing the whole batch.
-        document = _surrogates_replaced(document)
+        try:
+            document = _surrogates_replaced(document)
+        except RecursionError:
+            raise IngestRefused(400, "the JSON body is nested too deeply") from None
     _ids_to_base64(document)
     try:
         json_format.ParseDict(document, message, ignore_unknown_fields=True)
     except (json_format.ParseError, RecursionError, ValueError, TypeError) as exc:
-        raise IngestRefused(
-            400, f"the JSON body is not an OTLP ExportTraceServiceRequest: {exc}"
-        ) from None
-    return message
+        raise IngestRefused(400, f"the JSON body is not an OTLP {what}: {exc}") from None
 
 
 def _surrogates_replaced(value: Any) -> Any:
@@ -134,7 +150,11 @@ def _surrogates_replaced(value: Any) -> Any:
 
 def _ids_to_base64(document: dict[str, Any]) -> None:
     """OTLP/JSON's hex ids, turned into protobuf JSON's base64 in place (where they are:
-    spans and their links); an id that is not hex says where it is."""
+    spans and their links, log records); an id that is not hex says where it is."""
+    for r, resource_logs in enumerate(_list(document.get("resourceLogs"))):
+        for s, scope_logs in enumerate(_list(_dict(resource_logs).get("scopeLogs"))):
+            for n, record in enumerate(_list(_dict(scope_logs).get("logRecords"))):
+                _id_fields(_dict(record), f"resourceLogs[{r}].scopeLogs[{s}].logRecords[{n}]")
     for r, resource_spans in enumerate(_list(document.get("resourceSpans"))):
         for s, scope_spans in enumerate(_list(_dict(resource_spans).get("scopeSpans"))):
             for n, span in enumerate(_list(_dict(scope_spans).get("spans"))):
@@ -176,9 +196,17 @@ def encoded(message: Message, kind: str) -> bytes:
     return json.dumps(json_format.MessageToDict(message)).encode()
 
 
-def success(rejected: int, error_message: str, kind: str) -> bytes:
-    """An ``ExportTraceServiceResponse``: ``partial_success`` set only when spans were
-    rejected (or there is something to say), as the specification asks."""
+def success(rejected: int, error_message: str, kind: str, *, logs: bool = False) -> bytes:
+    """An ``ExportTraceServiceResponse`` (``logs``: an ``ExportLogsServiceResponse``):
+    ``partial_success`` set only when spans (log records) were rejected, or there is
+    something to say, as the specification asks."""
+    response: Message
+    if logs:
+        response = ExportLogsServiceResponse()
+        if rejected or error_message:
+            response.partial_success.rejected_log_records = rejected
+            response.partial_success.error_message = error_message
+        return encoded(response, kind)
     response = ExportTraceServiceResponse()
     if rejected or error_message:
         response.partial_success.rejected_spans = rejected

@@ -80,7 +80,10 @@ class Unpacked:
     problems: list[str]
 
 
-class _Caps:
+class Caps:
+    """Values of one span or log record as plain values, cut where they are too large (what
+    was cut and dropped is counted, for the item's own record of it)."""
+
     def __init__(self, max_value_chars: int) -> None:
         self.max_value_chars = max_value_chars
         self.truncated: list[str] = []
@@ -89,7 +92,7 @@ class _Caps:
     def value(self, value: AnyValue, key: str) -> Any:
         which = value.WhichOneof("value")
         if which == "string_value":
-            return self._text(value.string_value, key)
+            return self.text(value.string_value, key)
         if which == "bool_value":
             return value.bool_value
         if which == "int_value":
@@ -98,7 +101,7 @@ class _Caps:
             number = value.double_value
             return number if math.isfinite(number) else str(number)
         if which == "bytes_value":
-            return self._text(base64.b64encode(value.bytes_value).decode("ascii"), key)
+            return self.text(base64.b64encode(value.bytes_value).decode("ascii"), key)
         if which == "array_value":
             items = value.array_value.values
             if len(items) > MAX_ITEMS:
@@ -111,7 +114,7 @@ class _Caps:
             return {kv.key: self.value(kv.value, key) for kv in pairs[:MAX_ITEMS]}
         return None  # an empty AnyValue
 
-    def _text(self, text: str, key: str) -> str:
+    def text(self, text: str, key: str) -> str:
         if len(text) <= self.max_value_chars:
             return text
         self.truncated.append(key)
@@ -123,7 +126,7 @@ class _Caps:
             if len(found) >= limit:
                 self.dropped += 1
                 continue
-            key = self._text(kv.key, "(attribute name)") if kv.key else "(no name)"
+            key = self.text(kv.key, "(attribute name)") if kv.key else "(no name)"
             found[key] = self.value(kv.value, key)
         return found
 
@@ -172,25 +175,25 @@ def unpack(request: ExportTraceServiceRequest, *, max_value_chars: int) -> Unpac
 
 def _source(resource_spans: Any, scope_spans: Any, max_value_chars: int) -> Source:
     resource, scope = resource_spans.resource, scope_spans.scope
-    caps = _Caps(max_value_chars)
+    caps = Caps(max_value_chars)
     resource_attributes = caps.attributes(resource.attributes)
     resource_dropped = resource.dropped_attributes_count + caps.dropped
-    caps = _Caps(max_value_chars)
+    caps = Caps(max_value_chars)
     scope_attributes = caps.attributes(scope.attributes)
     return Source(
         resource=resource_attributes,
-        resource_schema_url=caps._text(resource_spans.schema_url, "(schema url)"),
+        resource_schema_url=caps.text(resource_spans.schema_url, "(schema url)"),
         resource_dropped=resource_dropped,
-        scope_name=caps._text(scope.name, "(scope name)"),
-        scope_version=caps._text(scope.version, "(scope version)"),
+        scope_name=caps.text(scope.name, "(scope name)"),
+        scope_version=caps.text(scope.version, "(scope version)"),
         scope_attributes=scope_attributes,
-        scope_schema_url=caps._text(scope_spans.schema_url, "(schema url)"),
+        scope_schema_url=caps.text(scope_spans.schema_url, "(schema url)"),
         scope_dropped=scope.dropped_attributes_count + caps.dropped,
     )
 
 
 def _incoming(span: ProtoSpan, source: Source, max_value_chars: int) -> IncomingSpan:
-    caps = _Caps(max_value_chars)
+    caps = Caps(max_value_chars)
     attributes = caps.attributes(span.attributes)
     events = []
     for index, event in enumerate(span.events):
@@ -198,7 +201,7 @@ def _incoming(span: ProtoSpan, source: Source, max_value_chars: int) -> Incoming
             caps.dropped += 1
             continue
         found = {
-            "name": caps._text(event.name, "(event name)"),
+            "name": caps.text(event.name, "(event name)"),
             "time": event.time_unix_nano,
             "attributes": caps.attributes(event.attributes, limit=64),
         }
@@ -221,7 +224,7 @@ def _incoming(span: ProtoSpan, source: Source, max_value_chars: int) -> Incoming
         start_time=span.start_time_unix_nano,
         end_time=end,
         status=_STATUSES.get(span.status.code, "unset"),
-        status_message=caps._text(span.status.message, "(status message)"),
+        status_message=caps.text(span.status.message, "(status message)"),
         attributes=attributes,
         events=events,
         source=source,
@@ -229,14 +232,14 @@ def _incoming(span: ProtoSpan, source: Source, max_value_chars: int) -> Incoming
     )
 
 
-def _otlp_rest(span: ProtoSpan, caps: _Caps) -> dict[str, Any]:
+def _otlp_rest(span: ProtoSpan, caps: Caps) -> dict[str, Any]:
     """What of ``span`` the span store has no column for, in OTLP/JSON's names, only when
     set (links beyond :data:`MAX_LINKS` count as dropped by AgentDash)."""
     found: dict[str, Any] = {}
     if span.flags:
         found["flags"] = span.flags
     if span.trace_state:
-        found["traceState"] = caps._text(span.trace_state, "(trace state)")
+        found["traceState"] = caps.text(span.trace_state, "(trace state)")
     links = []
     for index, link in enumerate(span.links):
         if index >= MAX_LINKS:
@@ -244,7 +247,7 @@ def _otlp_rest(span: ProtoSpan, caps: _Caps) -> dict[str, Any]:
             continue
         item: dict[str, Any] = {"traceId": _hex(link.trace_id), "spanId": _hex(link.span_id)}
         if link.trace_state:
-            item["traceState"] = caps._text(link.trace_state, "(trace state)")
+            item["traceState"] = caps.text(link.trace_state, "(trace state)")
         if link.attributes:
             item["attributes"] = caps.attributes(link.attributes, limit=64)
         if link.dropped_attributes_count:

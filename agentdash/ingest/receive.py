@@ -1,9 +1,10 @@
 """What every OTLP transport does with an export, whichever carried it (``views`` for
 OTLP/HTTP, ``grpc_server`` for OTLP/gRPC): check the key, hold back a key past its rate, and
-store the request's spans."""
+store the request's spans, or its log records (with their spans)."""
 
 from __future__ import annotations
 
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentdash.core.conf import agentdash_setting
@@ -12,8 +13,10 @@ from agentdash.ingest.keys import ingest_key_check, ingest_key_used
 from agentdash.ingest.limits import limiter
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_decode import IngestRefused
+from agentdash.ingest.otlp_logs import unpack_logs
 from agentdash.ingest.otlp_spans import unpack
-from agentdash.ingest.services import IngestResult, spans_ingest
+from agentdash.ingest.services import IngestResult, problems_said, spans_ingest
+from agentdash.ingest.span_logs import logs_ingest
 
 NO_KEY = "no ingest key: send the header 'Authorization: Bearer <ingest key>'"
 
@@ -48,3 +51,12 @@ def export_store(key: IngestKey, message: ExportTraceServiceRequest) -> IngestRe
     if result.stored:
         forward_ingested(message)
     return result
+
+
+def logs_store(key: IngestKey, message: ExportLogsServiceRequest) -> IngestResult:
+    """Store the log records of ``message`` for ``key`` as events of their spans
+    (``span_logs``)."""
+    unpacked = unpack_logs(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
+    kept, rejected, problems = logs_ingest(key=key, unpacked=unpacked)
+    ingest_key_used(key)
+    return IngestResult(kept, rejected, problems_said(rejected, problems, "log record"), ())

@@ -37,12 +37,13 @@ from agentdash.ingest.conversation import conversation_record
 from agentdash.ingest.limits import sessions_limiter
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
+from agentdash.ingest.span_logs import pending_drop, pending_take
+from agentdash.ingest.versions import span_version_of
 from agentdash.spans.rehome import children_named, trace_sessions, traces_rehome, usage_uncount
 from agentdash.spans.selectors import spans_stored
 from agentdash.spans.services import spans_store_isolating
 from agentdash.spans.sources import sources_ensure
 from agentdash.spans.span_version import SpanVersion
-from runtime.telemetry.attributes import AgentDash
 
 SESSION_PREFIX = EXTERNAL_SESSION_PREFIX
 SERVICE_NAME = "service.name"
@@ -96,7 +97,7 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     rejected = unpacked.rejected
     spans = unpacked.spans
     if not spans:
-        return IngestResult(0, rejected, _message(rejected, problems), ())
+        return IngestResult(0, rejected, problems_said(rejected, problems), ())
     stored_sessions = _stored_sessions(spans)
     mine = {
         identity: session
@@ -116,6 +117,7 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     with transaction.atomic():
         _sessions_ensure(key, taken, targets)
         moved = _traces_rehome(key, targets)
+    with_logs = pending_take(key=key, spans=taken)  # their log records, sent before them
     sources = list({id(span.source): span.source for span in taken}.values())
     source_ids = dict(zip(map(id, sources), sources_ensure(sources=sources), strict=True))
     versions = []
@@ -124,13 +126,14 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
         identity = (span.trace_id, span.span_id)
         if identity in mine and span.trace_id not in moved:
             session_id = mine[identity]
-        versions.append(_version(span, session_id, source_ids[id(span.source)]))
+        versions.append(span_version_of(span, session_id, source_ids[id(span.source)]))
     versions = _usage_counted_once(versions)
     writes = spans_store_isolating(versions=versions)
     _stored_call_llm_uncount(versions)
     touched = sorted({v.session_id for v in versions if v.session_id})
     sessions_touch(ids=touched)
     conversation_record(versions)
+    pending_drop(key=key, identities=with_logs)
     stored = sum(1 for w in writes if w.stored)
     # Taken, yet the database would not hold them (a span sent again after it ended — an
     # exporter's retry — is already stored: not rejected).
@@ -140,15 +143,16 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
             f"{dropped} span(s) could not be stored (each replaced in its session by an error "
             "span named 'span not stored' saying why)"
         )
-    return IngestResult(stored, rejected, _message(rejected, problems), tuple(touched))
+    return IngestResult(stored, rejected, problems_said(rejected, problems), tuple(touched))
 
 
-def _message(rejected: int, problems: list[str]) -> str:
+def problems_said(rejected: int, problems: list[str], what: str = "span") -> str:
+    """A partial success's message: how many ``what`` were rejected, and the first reasons."""
     if not rejected:
         return ""
     shown = "; ".join(problems[:5])
     more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-    return f"{rejected} span(s) rejected: {shown}{more}"
+    return f"{rejected} {what}(s) rejected: {shown}{more}"
 
 
 def _stored_sessions(
@@ -282,33 +286,3 @@ def _stored_call_llm_uncount(versions: list[SpanVersion]) -> None:
         and (v.trace_id, v.parent_span_id) not in in_batch
     }
     usage_uncount(spans=parents, name=_LEGACY_STEP)
-
-
-def _version(span: IncomingSpan, session_id: str, source_id: int) -> SpanVersion:
-    attributes = semconv.mapped(span.attributes, span.name, span.events)
-    service = span.resource.get(SERVICE_NAME)
-    if service is not None:
-        attributes.setdefault(SERVICE_NAME, service)
-    added = [
-        key
-        for key in attributes
-        if key not in span.attributes and not key.startswith(semconv.SENT_PREFIX)
-    ]
-    if added:
-        attributes[AgentDash.INGEST_ADDED] = added
-    return SpanVersion(
-        trace_id=span.trace_id,
-        span_id=span.span_id,
-        parent_span_id=span.parent_span_id,
-        name=span.name,
-        kind=span.kind,
-        start_time=span.start_time,
-        end_time=span.end_time,
-        status=span.status,
-        status_message=span.status_message,
-        attributes=attributes,
-        events=span.events,
-        session_id=session_id,
-        otlp=span.otlp,
-        source_id=source_id,
-    )

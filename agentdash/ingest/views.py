@@ -1,9 +1,11 @@
 """``POST /v1/traces`` (and Langfuse's ``/api/public/otel/v1/traces``): OTLP/HTTP trace
-export, authenticated by an ingest key (``Authorization: Bearer <key>``, or HTTP Basic with
-the key as user or password, as Langfuse-style clients send it).
+export, and ``POST /v1/logs``: log export (each record kept as an event of its span,
+``span_logs``), authenticated by an ingest key (``Authorization: Bearer <key>``, or HTTP
+Basic with the key as user or password, as Langfuse-style clients send it).
 
-Answers as the OTLP specification says: 200 with an ``ExportTraceServiceResponse`` (its
-``partial_success`` naming rejected spans), or an error status with a ``google.rpc.Status``
+Answers as the OTLP specification says: 200 with an ``ExportTraceServiceResponse`` or
+``ExportLogsServiceResponse`` (its ``partial_success`` naming rejected spans or records),
+or an error status with a ``google.rpc.Status``
 whose message says what is wrong — 400 malformed, 401 no or bad key, 405, 413 too large, 415
 not OTLP, 429 too fast (with ``Retry-After``) — each in the request's encoding. A database
 that cannot be reached answers 503 (the project's middleware), which exporters retry.
@@ -25,7 +27,7 @@ from agentdash.core.middleware import RETRY_AFTER_SECONDS, takes_no_form
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.otlp_decode import JSON, IngestRefused
-from agentdash.ingest.receive import export_store, key_required, rate_wait
+from agentdash.ingest.receive import export_store, key_required, logs_store, rate_wait
 
 logger = logging.getLogger(__name__)
 
@@ -79,8 +81,19 @@ def _body(request: HttpRequest, limit: int) -> bytes:
 @csrf_exempt
 @never_cache
 def traces(request: HttpRequest) -> HttpResponse:
+    return _guarded(request, logs=False)
+
+
+@takes_no_form
+@csrf_exempt
+@never_cache
+def logs(request: HttpRequest) -> HttpResponse:
+    return _guarded(request, logs=True)
+
+
+def _guarded(request: HttpRequest, *, logs: bool) -> HttpResponse:
     try:
-        return _export(request)
+        return _export(request, logs=logs)
     except Exception as exc:
         if not caused_by_outage(exc):
             raise
@@ -93,11 +106,12 @@ def traces(request: HttpRequest) -> HttpResponse:
         return response
 
 
-def _export(request: HttpRequest) -> HttpResponse:
+def _export(request: HttpRequest, *, logs: bool) -> HttpResponse:
     kind = JSON
     try:
         if request.method != "POST":
-            response = _refused(IngestRefused(405, "send traces with POST"), kind)
+            what = "logs" if logs else "traces"
+            response = _refused(IngestRefused(405, f"send {what} with POST"), kind)
             response["Allow"] = "POST"
             return response
         key = key_required(_raw_key(request))
@@ -111,9 +125,13 @@ def _export(request: HttpRequest) -> HttpResponse:
         data = otlp_decode.inflate(
             _body(request, limit), request.headers.get("Content-Encoding", ""), limit
         )
-        message = otlp_decode.request_parse(data, kind)
+        if logs:
+            records = otlp_decode.logs_request_parse(data, kind)
+        else:
+            message = otlp_decode.request_parse(data, kind)
     except IngestRefused as error:
         logger.info("OTLP ingest refused (%s): %s", error.status, error.message)
         return _refused(error, kind)
-    result = export_store(key, message)
-    return _answer(200, otlp_decode.success(result.rejected, result.error_message, kind), kind)
+    result = logs_store(key, records) if logs else export_store(key, message)
+    answer = otlp_decode.success(result.rejected, result.error_message, kind, logs=logs)
+    return _answer(200, answer, kind)

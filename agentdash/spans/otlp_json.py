@@ -124,11 +124,10 @@ def key_values(attributes: Any, *, depth: int = 0) -> list[dict[str, Any]]:
     return found
 
 
-def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
-    """One stored span as an OTLP ``Span`` (see the module docstring)."""
-    trace_id, trace_derived = otlp_id(span.get("trace_id") or "", size=32)
-    span_id, span_derived = otlp_id(span.get("span_id") or "", size=16)
-    attributes = dict(span.get("attributes") or {}) if _is_map(span.get("attributes")) else {}
+def attributes_as_sent(stored: Any) -> dict[str, Any]:
+    """A span's stored attributes as its sender sent them: what ingest added left out, what
+    it replaced put back (``agentdash.ingest.added``, ``agentdash.ingest.sent.<key>``)."""
+    attributes = dict(stored) if _is_map(stored) else {}
     added = attributes.pop(AgentDash.INGEST_ADDED, None)
     if isinstance(added, list):
         for key in added:
@@ -136,6 +135,20 @@ def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
                 attributes.pop(key, None)
     for key in [k for k in attributes if k.startswith(AgentDash.INGEST_SENT)]:
         attributes[key.removeprefix(AgentDash.INGEST_SENT)] = attributes.pop(key)
+    return attributes
+
+
+def _sent_as_event(event: Any) -> bool:
+    """Whether a stored event was sent as one (not a log record ingest made one of)."""
+    attributes = event.get("attributes") if _is_map(event) else None
+    return _is_map(event) and not (_is_map(attributes) and attributes.get(AgentDash.INGEST_LOG))
+
+
+def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
+    """One stored span as an OTLP ``Span`` (see the module docstring)."""
+    trace_id, trace_derived = otlp_id(span.get("trace_id") or "", size=32)
+    span_id, span_derived = otlp_id(span.get("span_id") or "", size=16)
+    attributes = attributes_as_sent(span.get("attributes"))
     if trace_derived:
         attributes[ORIGINAL_TRACE_ID] = str(span.get("trace_id") or "")
     if span_derived:
@@ -155,7 +168,7 @@ def otlp_span(span: Mapping[str, Any]) -> dict[str, Any]:
     _put_time(out, "endTimeUnixNano", span.get("end_time"))
     if attributes:
         out["attributes"] = key_values(attributes)
-    events = [_event(e) for e in span.get("events") or () if _is_map(e)]
+    events = [_event(e) for e in span.get("events") or () if _sent_as_event(e)]
     if events:
         out["events"] = events
     status: dict[str, Any] = {}

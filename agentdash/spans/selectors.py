@@ -182,6 +182,18 @@ def tool_call_spans(*, session_id: str, call_ids: set[str]) -> dict[str, tuple[s
     return {call_id: (trace_id, span_id) for call_id, trace_id, span_id in rows}
 
 
+def spans_ended(*, identities: Collection[tuple[str, str]]) -> dict[tuple[str, str], Span]:
+    """The stored spans of ``identities`` that have ended (their final version)."""
+    if not identities:
+        return {}
+    wanted = set(identities)
+    rows = Span.objects.filter(
+        trace_id__in={t for t, _ in wanted}, span_id__in={s for _, s in wanted},
+        end_time__isnull=False,
+    )  # fmt: skip
+    return {(r.trace_id, r.span_id): r for r in rows if (r.trace_id, r.span_id) in wanted}
+
+
 def running_tool_spans(*, session_id: str, tools: set[str]) -> dict[str, tuple[str, str]]:
     """The latest running ``execute_tool <name>`` span of each of these tools in the session:
     tool → (trace id, span id). A sender that names the call only when it ends (ADK) is found

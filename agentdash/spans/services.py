@@ -147,16 +147,34 @@ def _version_upsert(version: SpanVersion, announce: bool) -> SpanWrite:
             except IntegrityError:  # inserted concurrently: overwrite it only if still open
                 open_span = Span.objects.filter(**identity, end_time__isnull=True)
                 stored = open_span.update(**fields) == 1
-        if not stored or session_id is None:
-            return SpanWrite(stored=stored, seq=None)
-        seq = session_change_next(
-            session_id=session_id,
-            kind=SessionChange.Kind.SPAN,
-            ref=f"{trace_id}:{span_id}",
-            announce=announce,
-        )
-        Span.objects.filter(**identity).update(seq=seq)
+        return _written(version, stored, announce)
+
+
+def _written(version: SpanVersion, stored: bool, announce: bool) -> SpanWrite:
+    """A span version written (``stored``): its session's change recorded, its seq kept."""
+    if not stored or version.session_id is None:
+        return SpanWrite(stored=stored, seq=None)
+    seq = session_change_next(
+        session_id=version.session_id,
+        kind=SessionChange.Kind.SPAN,
+        ref=f"{version.trace_id}:{version.span_id}",
+        announce=announce,
+    )
+    Span.objects.filter(trace_id=version.trace_id, span_id=version.span_id).update(seq=seq)
     return SpanWrite(stored=True, seq=seq)
+
+
+def span_amend(*, version: SpanVersion, announce: bool = True) -> SpanWrite:
+    """Replace a stored span's final version by ``version``: what was learnt of the span
+    after it ended (an outside sender's log records of it, as its events). ``stored`` False
+    when it is not stored or not ended yet (its own final version is still to come)."""
+    fields = {field_name: getattr(version, field_name) for field_name in _SPAN_FIELDS}
+    identity = {"trace_id": version.trace_id, "span_id": version.span_id}
+    with transaction.atomic():
+        if version.session_id:
+            seqs_hold([version.session_id])
+        stored = Span.objects.filter(**identity, end_time__isnull=False).update(**fields) == 1
+        return _written(version, stored, announce)
 
 
 def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> list[SpanWrite]:

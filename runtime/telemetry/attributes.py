@@ -139,6 +139,9 @@ class AgentDash:
     """Prefix of what a sender set under a key OTLP ingest replaced (a value in another shape
     than the GenAI conventions'): ``agentdash.ingest.sent.<key>``. An OTLP export puts it
     back under ``<key>``."""
+    INGEST_LOG = "agentdash.ingest.log"
+    """True on a span event that came as an OTLP log record of that span (``/v1/logs``): an
+    OTLP export of the span leaves it out (it was a log, not an event of the span)."""
 
 
 class Decision:

@@ -218,6 +218,10 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(UNAUTHENTICATED), method="post"),
         Case(everyone(NOT_ALLOWED)),
     ],
+    "v1/logs": [  # log records of ingested spans (tests/agentdash/ingest/test_logs_ingest.py)
+        Case(everyone(UNAUTHENTICATED), method="post"),
+        Case(everyone(NOT_ALLOWED)),
+    ],
     # Remote processes' controls: the app's ingest key, not a login (the rest:
     # tests/agentdash/remote/test_remote_api.py).
     "v1/agentdash/processes": [

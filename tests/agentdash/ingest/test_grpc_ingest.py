@@ -18,6 +18,7 @@ import pytest
 from django.contrib.auth.models import User
 from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
@@ -28,7 +29,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.ingest.grpc_server import DETAILS_KEY, EXPORT, grpc_server_start
+from agentdash.ingest.grpc_server import DETAILS_KEY, EXPORT, LOGS_EXPORT, grpc_server_start
 from agentdash.ingest.keys import ingest_key_create, ingest_key_revoke
 from agentdash.ingest.models import IngestKey
 from agentdash.spans.models import Span
@@ -249,3 +250,27 @@ def test_a_management_command_never_serves_the_machines_port(tmp_path: Path) -> 
     )  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     assert "OTLP/gRPC: serving" not in ran.stdout + ran.stderr
+
+
+def test_log_records_over_grpc_become_their_spans_events(grpc_port: int, alice: User) -> None:
+    fixtures = Path(__file__).parent / "fixtures"
+    name = "genai_openai_v2_event_only"  # the instrumentation's latest: one event a call
+    key = new_key(alice)
+    spans = ExportTraceServiceRequest.FromString((fixtures / f"{name}.pb").read_bytes())
+    assert call(grpc_port, spans.SerializeToString(), key=key)[0] is grpc.StatusCode.OK
+    logs = (fixtures / f"{name}.logs.pb").read_bytes()
+    with grpc.insecure_channel(f"127.0.0.1:{grpc_port}") as channel:
+        stub = channel.unary_unary(LOGS_EXPORT)
+        metadata = [("authorization", f"Bearer {key}")]
+        answer = ExportLogsServiceResponse.FromString(stub(logs, metadata=metadata, timeout=30))
+        assert not answer.HasField("partial_success")
+        with pytest.raises(grpc.RpcError) as bad:
+            stub(b"\x0a\xff", metadata=metadata, timeout=30)
+        assert bad.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+        assert "ExportLogsServiceRequest" in str(bad.value.details())
+        with pytest.raises(grpc.RpcError) as keyless:
+            stub(logs, timeout=30)
+        assert keyless.value.code() is grpc.StatusCode.UNAUTHENTICATED
+    chats = Span.objects.filter(name__startswith="chat").order_by("start_time")
+    assert [len(s.events) for s in chats] == [1, 1]
+    assert all("gen_ai.input.messages" in s.attributes for s in chats)

@@ -1,12 +1,15 @@
 """What every sender app shares (standard library and the OpenTelemetry SDK only): the
 tracer provider, exporting with the official OTLP/HTTP exporter configured by the standard
 variables alone (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``..._HEADERS``), set as the global
-one before any instrumented library is imported; the closing line the runner reads."""
+one before any instrumented library is imported; with ``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT``
+set, a logger provider too (the OTLP/HTTP log exporter: where instrumentations that record
+messages as log events send them); the closing line the runner reads."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import sys
 from typing import Any
 
@@ -17,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExportResult
 
 FAILURES: list[str] = []
+_LOGS: list[Any] = []  # the logger provider, when the app exports logs
 
 
 class _Exporter(OTLPSpanExporter):
@@ -34,6 +38,18 @@ def provider(service: str, **resource: Any) -> TracerProvider:
     found = TracerProvider(resource=Resource.create(attributes))
     found.add_span_processor(BatchSpanProcessor(_Exporter(), schedule_delay_millis=60_000))
     trace.set_tracer_provider(found)
+    if os.environ.get("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"):
+        from opentelemetry._logs import set_logger_provider
+        from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
+        from opentelemetry.sdk._logs import LoggerProvider
+        from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+        logs = LoggerProvider(resource=Resource.create(attributes))
+        logs.add_log_record_processor(
+            BatchLogRecordProcessor(OTLPLogExporter(), schedule_delay_millis=60_000)
+        )
+        set_logger_provider(logs)
+        _LOGS.append(logs)
     return found
 
 
@@ -42,6 +58,9 @@ def finish(found: TracerProvider, *packages: str) -> None:
     versions of ``packages`` as one JSON line; exit 1 if an export failed."""
     found.force_flush()
     found.shutdown()
+    for logs in _LOGS:
+        logs.force_flush()
+        logs.shutdown()
     versions = {}
     for name in packages:
         try:
