@@ -121,17 +121,32 @@ class Pauses:
 
     # ── waiting ────────────────────────────────────────────────────────────────────────────
     async def wait(self, pause: Pause) -> dict[str, Any]:
-        """Wait for ``pause``'s answer — ``{decision, payload, reason}`` — by the app's rule."""
-        with self._lock:
-            self._waiting[(pause.session, pause.id)] = pause
-        self.wake.set()
-        deadline = None if self.timeout_s is None else time.monotonic() + self.timeout_s
+        """Wait for ``pause``'s answer — ``{decision, payload, reason}`` — by the app's rule
+        (awaiting: the app's event loop goes on meanwhile)."""
+        deadline = self._asked(pause)
         while not pause.done.is_set():
             if deadline is not None and time.monotonic() >= deadline:
                 return self._timed_out(pause)
             await asyncio.sleep(WAIT_STEP_S)
         assert pause.answer is not None
         return pause.answer
+
+    def wait_here(self, pause: Pause) -> dict[str, Any]:
+        """:meth:`wait`, holding the calling thread (for a framework that calls its
+        callbacks synchronously)."""
+        deadline = self._asked(pause)
+        while not pause.done.wait(WAIT_STEP_S):
+            if deadline is not None and time.monotonic() >= deadline:
+                return self._timed_out(pause)
+        assert pause.answer is not None
+        return pause.answer
+
+    def _asked(self, pause: Pause) -> float | None:
+        """Name ``pause`` in the next poll, at once; its deadline by the app's rule."""
+        with self._lock:
+            self._waiting[(pause.session, pause.id)] = pause
+        self.wake.set()
+        return None if self.timeout_s is None else time.monotonic() + self.timeout_s
 
     def _timed_out(self, pause: Pause) -> dict[str, Any]:
         why = f"no answer within {self.timeout_s:g} s: {self.default} by the app's rule"

@@ -109,11 +109,14 @@ def replaced(data: FormData, name: str, value: str) -> list[tuple[str, str]]:
 def world_make(owner: Any) -> None:
     """At least one row of every model the admin shows, written through the services (the
     executor must be the test's recorder: the run is queued, never executed)."""
+    from agentdash.agent_sessions.external import external_session_ensure
     from agentdash.agent_sessions.services import session_create
     from agentdash.controls.breakpoints import breakpoint_add
     from agentdash.controls.services import callback_setting_set, policy_create
     from agentdash.ingest.keys import ingest_key_create
+    from agentdash.ingest.services import session_id_for
     from agentdash.registry.services import agents_mirror
+    from agentdash.remote.pauses import pauses_record
     from agentdash.remote.services import remote_process_register
     from agentdash.runs.services import run_enqueue
     from agentdash.spans.prices import model_price_set
@@ -145,11 +148,18 @@ def world_make(owner: Any) -> None:
         session_id=session.id, actor=owner,
     )  # fmt: skip
     key, _ = ingest_key_create(name="hostile tests", project="elsewhere", owner=owner, actor=owner)
-    remote_process_register(
+    process = remote_process_register(
         key=key, host="elsewhere", pid=42, versions={"google-adk": "2.13.0"},
         agents=[{"name": "capitals", "callbacks": [{"slot": "before_model", "name": "f"}]}],
         root_agent="capitals",
     )  # fmt: skip
+    external_session_ensure(
+        session_id=session_id_for(key, "paused"), app_name="elsewhere", owner_id=owner.pk,
+        title="paused elsewhere", first_message="",
+    )  # fmt: skip
+    pauses_record(process=process, pauses=[
+        {"id": "breakpoint:c1", "session": "paused", "kind": "breakpoint", "tool": "t"},
+    ])  # fmt: skip
     sources_ensure(sources=[Source(resource={"service.name": "elsewhere"}, scope_name="tests")])
     # A price of its own: the migrations' rows are gone after any transactional test's flush.
     model_price_set(

@@ -158,9 +158,38 @@ class _Run:
         return [self.setup.prlimit, *found, "--"]
 
     async def start(self) -> None:
-        """Start the gated sandbox, put it in the run's cgroup, let it go."""
-        setup = self.setup
+        """Start the gated sandbox, put it in the run's cgroup, let it go. A gate that ended
+        before it was let go (nothing of the code ran) is said in the log with what it left,
+        and started once more; ``RuntimeError`` if that one ends too."""
         self.channels.open()
+        for attempt in (1, 2):
+            ended = await self._start_gated()
+            if ended is None:
+                return
+            if attempt == 2:
+                raise RuntimeError(f"the sandbox's gate ended before the run began: {ended}")
+            log.warning("the sandbox's gate ended before the run began (%s): once more", ended)
+
+    def _gate_ended(self) -> str:
+        """What a gate that ended early left: its exit status and standard error."""
+        assert self.child is not None
+        code = processes.reap(self.child.pidfd, block=True)
+        self.child.popen.returncode = -9 if code is None else code
+        said = b""
+        with contextlib.suppress(OSError, ValueError):
+            said = self.child.stderr.read(2000) or b""
+        os.close(self.child.pidfd)
+        for stream in (self.child.popen.stdout, self.child.popen.stderr):
+            if stream is not None:
+                stream.close()
+        self.child = None
+        os.close(self.info)
+        self.info = -1
+        return f"status {code}, stderr {said.decode(errors='replace').strip()!r}"
+
+    async def _start_gated(self) -> str | None:
+        """One start: ``None`` once the gate is let go, else what the gate that ended left."""
+        setup = self.setup
         self.info, info_write = os.pipe()
         gate_read, gate_write = os.pipe()
         seccomp_fd = _sealed(setup.seccomp.program, "agentdash-seccomp")
@@ -191,8 +220,11 @@ class _Run:
             if self.cgroup is not None:
                 self.cgroup.attach(self.child.pid)
             os.write(gate_write, b"go\n")
+        except BrokenPipeError:
+            return self._gate_ended()
         finally:
             os.close(gate_write)  # without "go", the gate ends and nothing starts
+        return None
 
     async def _init(self) -> None:
         """bubblewrap says the sandbox's PID 1 on the info fd; keep a pidfd on it (to reap it

@@ -4,8 +4,12 @@ any-agent 1.18, tinyagent, the model through any-llm against senders/fake_openai
 config has one callback of its own, ``CountLlmCalls``, which counts model calls; the config
 is put under the controls with ``connect(config, url=..., key=...)`` before the agent is made.
 
-Commands (one JSON line answers each): ``run`` → ``{"answer", "llm_calls"}`` (the count so
-far); ``expect AGENT CALLBACK on|off`` (a global switch) → ``{"ok"}``; ``quit``.
+Commands (one JSON line answers each): ``run`` → ``{"answer", "llm_calls", "received"}``
+(the count so far, the cities the tool received in the run, or ``stopped``: why the run
+ended early); ``start`` begins the same run in a thread → ``{"started"}``, ``finish`` waits
+for it → what ``run`` answers; ``breakpoints N`` waits (≤ 30 s) until the process knows N
+breakpoints → ``{"ok"}``; ``expect AGENT CALLBACK on|off`` (a global switch) → ``{"ok"}``;
+``quit``.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -24,13 +29,14 @@ ROOT = Path(__file__).resolve().parents[3]
 sys.path.append(str(ROOT))  # after site-packages: the venv's packages win
 sys.path.append(str(ROOT / "tests" / "agentdash" / "ingest" / "senders"))
 
-from any_agent import AgentConfig, AnyAgent  # noqa: E402
+from any_agent import AgentCancel, AgentConfig, AnyAgent  # noqa: E402
 from any_agent.callbacks import Callback, Context, get_default_callbacks  # noqa: E402
 from fake_openai import serve  # noqa: E402
 
 from agentdash.client import connect  # noqa: E402
 
 CALLS = {"llm": 0}
+RECEIVED: list[str] = []
 
 
 class CountLlmCalls(Callback):
@@ -45,6 +51,7 @@ def get_weather(city: str) -> dict[str, object]:
     Args:
         city: The city's name.
     """
+    RECEIVED.append(city)
     return {"city": city, "sky": "sunny"}
 
 
@@ -66,13 +73,40 @@ controls = connect(
 )
 say({"connected": controls.connected.wait(30)})
 agent = AnyAgent.create("tinyagent", config)
+
+
+def run() -> dict[str, object]:
+    before = len(RECEIVED)
+    try:
+        trace = agent.run("What is the weather in Paris?")
+    except AgentCancel as stopped:
+        return {"stopped": str(stopped), "llm_calls": CALLS["llm"], "received": RECEIVED[before:]}
+    return {"answer": str(trace.final_output), "llm_calls": CALLS["llm"],
+            "received": RECEIVED[before:]}  # fmt: skip
+
+
+background: list[dict[str, object]] = []
+runner: threading.Thread | None = None
 for line in sys.stdin:
     words = line.split()
     if not words:
         continue
     if words[0] == "run":
-        trace = agent.run("What is the weather in Paris?")
-        say({"answer": str(trace.final_output), "llm_calls": CALLS["llm"]})
+        say(run())
+    elif words[0] == "start":
+        background.clear()
+        runner = threading.Thread(target=lambda: background.append(run()))
+        runner.start()
+        say({"started": True})
+    elif words[0] == "finish":
+        assert runner is not None
+        runner.join(120)
+        say(background[0] if background else {"stopped": "still running"})
+    elif words[0] == "breakpoints":
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(controls.pauses.breakpoints) < int(words[1]):
+            time.sleep(0.05)
+        say({"ok": len(controls.pauses.breakpoints) >= int(words[1])})
     elif words[0] == "expect":
         name, callback, wanted = words[1:4]
         deadline = time.monotonic() + 30

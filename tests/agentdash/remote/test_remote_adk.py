@@ -100,6 +100,22 @@ def app(server: Dashboard, adk_venv: None) -> Iterator[tuple[App, str]]:
         running.close()
 
 
+def signed_in(url: str) -> tuple[Browserless, Browserless]:
+    """The app's owner (alice) and an operator, signed in to the server at ``url``."""
+    alice, operator = Browserless(url), Browserless(url)
+    alice.log_in("alice")
+    operator.log_in("operator")
+    return alice, operator
+
+
+def breakpoint_set(operator: Browserless, session_id: str, tool: str, *, scope: str) -> None:
+    """A breakpoint before ``tool``, set on the session's Breakpoints page as a person does
+    (``scope``: ``session``, or ``agent``: every session of the app)."""
+    where = f"/sessions/{session_id}/breakpoints/"
+    operator.post(where, where, {"kind": "before_tool", "tool_name": tool, "scope": scope,
+                                 "reason": "look at the call"})  # fmt: skip
+
+
 def session_named(user: Browserless, conversation: str) -> str:
     """The id of ``user``'s ingested session of ``conversation`` (its title ends with it)."""
     with user.opener.open(f"{user.url}/", timeout=30) as page:
@@ -139,11 +155,8 @@ def test_a_callback_switched_off_in_the_dashboard_is_skipped_in_the_app(
     first = running.ask("run s1")
     assert first["answer"] == "The capital of France is Paris."
     assert first["model_calls"] == 2  # the callback ran before each model call
-    alice = Browserless(url)
-    alice.log_in("alice")
+    alice, operator = signed_in(url)
     session_id = session_named(alice, "s1")
-    operator = Browserless(url)
-    operator.log_in("operator")
     offered = operator.snapshot(session_id)["callbacks"]
     assert {(c["agent"], c["slot"], c["name"]) for c in offered} >= {
         ("capitals", "before_model", "before_model")
@@ -168,11 +181,8 @@ def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
     running, url = app
     first = running.ask("run s3")
     assert "City: \n" in first["instruction"]  # no city in the state yet
-    alice = Browserless(url)
-    alice.log_in("alice")
+    alice, operator = signed_in(url)
     session_id = session_named(alice, "s3")
-    operator = Browserless(url)
-    operator.log_in("operator")
     # The page shows the state the app runs with (reported at its steps, mirrored).
     snapshot = operator.snapshot(session_id)
     for _ in range(300):
@@ -222,14 +232,9 @@ def test_a_breakpoint_pauses_the_apps_tool_and_the_edited_args_are_what_it_recei
 ) -> None:
     running, url = app
     assert running.ask("run s4")["received"] == ["France"]
-    alice = Browserless(url)
-    alice.log_in("alice")
+    alice, operator = signed_in(url)
     session_id = session_named(alice, "s4")
-    operator = Browserless(url)
-    operator.log_in("operator")
-    where = f"/sessions/{session_id}/breakpoints/"
-    operator.post(where, where, {"kind": "before_tool", "tool_name": "get_capital_city",
-                                 "scope": "session", "reason": "check the country"})  # fmt: skip
+    breakpoint_set(operator, session_id, "get_capital_city", scope="session")
     assert running.ask("breakpoints 1") == {"ok": True}
     assert running.ask("start s4") == {"started": True}
     # Its card shows where it waits: the running tool call (ADK names the call only at its

@@ -1,12 +1,15 @@
 """The same controls for an any-agent app: the real any-agent 1.18 (its own venv) connects a
 config with a callback of its own; an operator sees the callbacks on the run's session page and
-switches the app's callback off for every session: the next run does not call it."""
+switches the app's callback off for every session: the next run does not call it. A
+breakpoint set there pauses the app's next tool call until answered on the new run's page:
+the edited arguments are what the tool receives; a denied one ends the run."""
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +17,14 @@ import pytest
 
 from tests.agentdash.ingest.ingest_server import external_sessions, key_create
 from tests.agentdash.live_harness import Browserless
-from tests.agentdash.remote.test_remote_adk import App, toggle
+from tests.agentdash.remote.test_remote_adk import (
+    App,
+    answer,
+    breakpoint_set,
+    pending,
+    signed_in,
+    toggle,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
@@ -54,11 +64,8 @@ def test_an_any_agent_callback_switched_off_is_skipped_in_the_app(
     first = running.ask("run")
     assert first["answer"] == "It is sunny in Paris, 21 °C."
     assert first["llm_calls"] == 2  # a call, then the answer
-    alice = Browserless(url)
-    alice.log_in("alice")
+    alice, operator = signed_in(url)
     (session_id,) = external_sessions(alice)
-    operator = Browserless(url)
-    operator.log_in("operator")
     offered = {
         (c["agent"], c["slot"], c["name"]) for c in operator.snapshot(session_id)["callbacks"]
     }
@@ -72,3 +79,42 @@ def test_an_any_agent_callback_switched_off_is_skipped_in_the_app(
     again = running.ask("run")
     assert again["answer"] == "It is sunny in Paris, 21 °C."
     assert again["llm_calls"] == 2  # skipped: the count did not move
+
+
+def test_a_breakpoint_pauses_an_any_agent_tool_and_its_edited_args_reach_it(
+    app: tuple[App, str],
+) -> None:
+    running, url = app
+    assert running.ask("run")["received"] == ["Paris"]
+    alice, operator = signed_in(url)
+    (first,) = external_sessions(alice)
+    breakpoint_set(operator, first, "get_weather", scope="agent")
+    assert running.ask("breakpoints 1") == {"ok": True}
+    assert running.ask("start") == {"started": True}
+    paused_in = next_session(alice, first)  # a run is a trace: a session of its own
+    [paused] = pending(alice, paused_in)
+    assert (paused["tool"], paused["args"]) == ("get_weather", {"city": "Paris"})
+    edited = {**paused["payload"], "args": {"city": "Oslo"}}
+    assert (
+        answer(alice, paused_in, paused["request_id"], "approve", payload=edited)["type"] == "ack"
+    )
+    done = running.ask("finish")
+    assert done["received"] == ["Oslo"] and done["answer"] == "It is sunny in Paris, 21 °C."
+    # Denied, the run ends there: any-agent cannot refuse one call.
+    assert running.ask("start") == {"started": True}
+    denied_in = next_session(alice, first, paused_in)
+    [asked] = pending(alice, denied_in)
+    refused = answer(alice, denied_in, asked["request_id"], "cancel", reason="enough")
+    assert refused["type"] == "ack", refused
+    stopped = running.ask("finish")
+    assert stopped["received"] == [] and "enough" in str(stopped["stopped"])
+
+
+def next_session(user: Browserless, *known: str) -> str:
+    """The id of ``user``'s newest external session not among ``known``, once there is one."""
+    for _ in range(300):
+        found = [s for s in external_sessions(user) if s not in known]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError("no new session")

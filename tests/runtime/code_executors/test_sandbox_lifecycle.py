@@ -437,3 +437,28 @@ def test_a_worker_starting_on_the_host_leaves_the_runs_in_flight_alone() -> None
         other.wait()
     for outcome in outcomes:
         assert outcome.exit_code == 0 and outcome.stdout == "42\n", outcome
+
+
+def test_a_gate_that_ends_before_it_is_let_go_is_started_again(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The sandbox's gate (the shell that waits for "go" before the run begins) killed the
+    instant it started, once — as something of the host did to it now and then: nothing of
+    the code ran, so the run is started again, and the log says what the gate left."""
+    from runtime.code_executors.sandbox import processes
+
+    spawn = processes.spawn
+    killed: list[int] = []
+
+    async def spawn_then_kill_once(*args: Any, **kwargs: Any) -> Any:
+        child = await spawn(*args, **kwargs)
+        if not killed:
+            processes.send_kill(child.pidfd)
+            await processes.pidfd_exited(child.pidfd)
+            killed.append(child.pid)
+        return child
+
+    monkeypatch.setattr(processes, "spawn", spawn_then_kill_once)
+    outcome = run("print('ran once')")
+    assert killed and outcome.stdout.strip() == "ran once" and outcome.exit_code == 0
+    assert "gate ended before the run began (status -9" in caplog.text
