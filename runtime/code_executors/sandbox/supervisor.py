@@ -14,21 +14,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
 import logging
 import os
 import time
-from collections.abc import Awaitable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from runtime.code_executors.sandbox import processes
 from runtime.code_executors.sandbox.cgroups import CgroupTree, RunCgroup
 from runtime.code_executors.sandbox.channels import Channels
 from runtime.code_executors.sandbox.command import bwrap_command, gate_command
 from runtime.code_executors.sandbox.evidence import limit_reached, stopped_and_usage
+from runtime.code_executors.sandbox.host_io import (
+    children_of,
+    parent_of,
+    read_all,
+    sealed,
+    within,
+)
 from runtime.code_executors.sandbox.limits import SandboxLimits, SandboxOutcome
 from runtime.code_executors.sandbox.output import RunOutput
 from runtime.code_executors.sandbox.seccomp import SeccompFilter
@@ -41,7 +44,6 @@ log = logging.getLogger(__name__)
 POLL_S = 0.025
 REAP_WAIT_S = 5.0
 RELEASE_WAIT_S = 2.0
-SEALS = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
 
 
 @dataclass(frozen=True)
@@ -57,59 +59,6 @@ class SandboxSetup:
     seccomp: SeccompFilter
     slots: SlotPool
     host_files: bool
-
-
-def _sealed(data: bytes, name: str) -> int:
-    """A memfd holding ``data``, sealed against change, at offset 0."""
-    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
-    os.lseek(fd, 0, os.SEEK_SET)
-    return fd
-
-
-def _parent_of(pid: int) -> int | None:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("PPid:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        return None
-    return None
-
-
-def _children_of(pid: int) -> list[int]:
-    try:
-        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except (OSError, ValueError):
-        return []
-
-
-async def _read_all(fd: int, *, first: bool = False) -> bytes:
-    """Everything written to pipe ``fd`` until its writers close it (``first``: as soon as
-    something came)."""
-    loop = asyncio.get_running_loop()
-    ready = asyncio.Event()
-    os.set_blocking(fd, False)
-    loop.add_reader(fd, ready.set)
-    data = b""
-    try:
-        while True:
-            await ready.wait()
-            ready.clear()
-            try:
-                chunk = os.read(fd, 4096)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                return data
-            data += chunk
-            if first:
-                return data
-    finally:
-        loop.remove_reader(fd)
 
 
 class _Run:
@@ -192,7 +141,7 @@ class _Run:
         setup = self.setup
         self.info, info_write = os.pipe()
         gate_read, gate_write = os.pipe()
-        seccomp_fd = _sealed(setup.seccomp.program, "agentdash-seccomp")
+        seccomp_fd = sealed(setup.seccomp.program, "agentdash-seccomp")
         try:
             command = bwrap_command(
                 bwrap=setup.bwrap,
@@ -230,11 +179,11 @@ class _Run:
         """bubblewrap says the sandbox's PID 1 on the info fd; keep a pidfd on it (to reap it
         should it become ours, as when the worker is PID 1 and bubblewrap is killed first)."""
         assert self.child is not None
-        data = await _read_all(self.info)
+        data = await read_all(self.info)
         with contextlib.suppress(ValueError, KeyError, TypeError, OSError):
             pid = int(json.loads(data)["child-pid"])
             pidfd = os.pidfd_open(pid)
-            if _parent_of(pid) == self.child.pid:  # checked after the pidfd was opened
+            if parent_of(pid) == self.child.pid:  # checked after the pidfd was opened
                 self.init_pid, self.init_pidfd = pid, pidfd
             else:
                 os.close(pidfd)
@@ -249,7 +198,7 @@ class _Run:
         """Whether a process of the run other than bubblewrap and PID 1 is alive."""
         assert self.child is not None
         if self.cgroup is None:
-            return self.init_pid is not None and bool(_children_of(self.init_pid))
+            return self.init_pid is not None and bool(children_of(self.init_pid))
         others = set(self.cgroup.members()) - {self.child.pid}
         if self.init_pid is None:
             return len(others) > 1
@@ -269,7 +218,7 @@ class _Run:
         exited.add_done_callback(lambda _: wake.set())
         init = asyncio.ensure_future(self._init())
         feeding = asyncio.ensure_future(self._feed(init, code))
-        ended = asyncio.ensure_future(_read_all(self.channels.report, first=True))
+        ended = asyncio.ensure_future(read_all(self.channels.report, first=True))
         ended.add_done_callback(lambda _: wake.set())
         deadline = loop.time() + self.limits.wall_seconds
         sampled = loop.time()
@@ -280,7 +229,7 @@ class _Run:
                     held = self.channels.hold >= 0
                     self.stopped_by = "wall_clock" if held else "left_running"
                     break
-                await _within(min(POLL_S, left), wake.wait())
+                await within(min(POLL_S, left), wake.wait())
                 wake.clear()
                 if output.over:
                     self.stopped_by = "output"
@@ -291,7 +240,7 @@ class _Run:
                         self.stopped_by = reached
                         break
                 if ended.done() and self.channels.hold >= 0:
-                    await _within(1.0, asyncio.shield(init))
+                    await within(1.0, asyncio.shield(init))
                     if self._left_running():
                         # A limit the code met on its way out names the stop (a fork bomb
                         # ends on a refused fork, its children still forking), before what
@@ -306,7 +255,7 @@ class _Run:
             exited.cancel()
             ended.cancel()
             feeding.cancel()
-            await _within(1.0, init)
+            await within(1.0, init)
             init.cancel()
             await self.end()
         self.exit_code = await self.reap()
@@ -322,7 +271,7 @@ class _Run:
         self.killed = True
         if self.init_pidfd is not None:
             processes.send_kill(self.init_pidfd)
-            await _within(1.0, processes.pidfd_exited(self.child.pidfd))
+            await within(1.0, processes.pidfd_exited(self.child.pidfd))
         if self.cgroup is not None:
             await self.cgroup.kill()
         else:
@@ -332,7 +281,7 @@ class _Run:
         """Reap bubblewrap (our child), then the sandbox's PID 1 should it have become ours
         (bubblewrap killed first while we are PID 1 or a subreaper): no zombie is left."""
         assert self.child is not None
-        await _within(REAP_WAIT_S, processes.pidfd_exited(self.child.pidfd))
+        await within(REAP_WAIT_S, processes.pidfd_exited(self.child.pidfd))
         code = processes.reap(self.child.pidfd, block=False)
         if code is None:  # still there after the kill: not ours to wait for any longer
             processes.send_kill(self.child.pidfd)
@@ -340,7 +289,7 @@ class _Run:
         self.child.popen.returncode = -9 if code is None else code
         # Bubblewrap is reaped, so its child was handed on by now: to us, or to another.
         if self.init_pidfd is not None and processes.reap(self.init_pidfd, block=False) is None:
-            await _within(1.0, processes.pidfd_exited(self.init_pidfd))
+            await within(1.0, processes.pidfd_exited(self.init_pidfd))
             processes.reap(self.init_pidfd, block=False)
         return self.child.popen.returncode
 
@@ -408,12 +357,3 @@ async def supervise(setup: SandboxSetup, code: str, limits: SandboxLimits) -> Sa
         containment=setup.containment,
         usage=usage,
     )
-
-
-async def _within(seconds: float, awaitable: Awaitable[Any]) -> None:
-    """Await ``awaitable`` for at most ``seconds``; running out is no error here (the caller
-    looks at what happened). ``asyncio.timeout``: it keeps a cancellation that ``wait_for``
-    on Python 3.11 can lose."""
-    with contextlib.suppress(TimeoutError):
-        async with asyncio.timeout(seconds):
-            await awaitable
