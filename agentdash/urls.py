@@ -18,5 +18,6 @@ urlpatterns = [
     path("health/", health, name="health"),  # load balancers and operators (runs/views.py)
     path("", include("agentdash.ingest.urls")),  # OTLP/HTTP from agents elsewhere
     path("", include("agentdash.remote.urls")),  # their processes take controls
+    path("", include("agentdash.monitor.urls")),  # /metrics for Prometheus
     path("", include("agentdash.dashboard.urls")),
 ]

@@ -207,6 +207,22 @@ SETTINGS: tuple[Setting, ...] = (
         "OTEL_EXPORTER_OTLP_* variables name (as AgentDash's own spans are copied there).",
     ),
     Setting(
+        "METRICS_TOKEN",
+        "",
+        "AGENTDASH_METRICS_TOKEN",
+        _parse_secret,
+        "A bearer token that lets a Prometheus scraper read /metrics from any address "
+        "('': only the addresses of AGENTDASH_METRICS_ALLOW may).",
+    ),
+    Setting(
+        "METRICS_ALLOW",
+        "127.0.0.1/32,::1/128",
+        "AGENTDASH_METRICS_ALLOW",
+        _parse_str,
+        "The networks (comma-separated CIDRs) whose clients read /metrics without a token "
+        "('': none).",
+    ),
+    Setting(
         "HTTP_MAX_BODY_BYTES",
         4 * 1024 * 1024,
         "AGENTDASH_HTTP_MAX_BODY_BYTES",

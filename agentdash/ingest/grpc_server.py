@@ -38,6 +38,7 @@ from google.protobuf import any_pb2, duration_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.metrics import INGEST_REFUSALS
 from agentdash.core.middleware import RETRY_AFTER_SECONDS
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
@@ -86,9 +87,11 @@ def _export(body: bytes, context: grpc.ServicerContext, *, logs: bool) -> bytes:
         if retry is not None:
             raise IngestRefused(429, "too many requests for this key")
         if logs:
-            result = logs_store(key, otlp_decode.logs_request_parse(body, PROTOBUF))
+            result = logs_store(
+                key, otlp_decode.logs_request_parse(body, PROTOBUF), transport="grpc"
+            )
         else:
-            result = export_store(key, otlp_decode.request_parse(body, PROTOBUF))
+            result = export_store(key, otlp_decode.request_parse(body, PROTOBUF), transport="grpc")
     except IngestRefused as error:
         logger.info("OTLP/gRPC ingest refused (%s): %s", error.status, error.message)
         _abort(context, error, retry=retry)
@@ -115,6 +118,7 @@ def _abort(
 ) -> NoReturn:
     """End the call with ``error``'s status; with ``retry``, a ``google.rpc.RetryInfo``
     saying when to come back (how OTLP/gRPC asks an exporter to retry). Raises."""
+    INGEST_REFUSALS.labels("grpc", str(error.status)).inc()
     code = _CODES.get(error.status, grpc.StatusCode.INTERNAL)
     if retry is not None:
         delay = duration_pb2.Duration(seconds=max(1, math.ceil(retry)))

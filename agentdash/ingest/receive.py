@@ -8,6 +8,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.metrics import INGEST_LOG_RECORDS, INGEST_REJECTED, INGEST_SPANS
 from agentdash.ingest.forward import forward_ingested
 from agentdash.ingest.keys import ingest_key_check, ingest_key_used
 from agentdash.ingest.limits import limiter
@@ -41,22 +42,30 @@ def rate_wait(key: IngestKey) -> float | None:
     )
 
 
-def export_store(key: IngestKey, message: ExportTraceServiceRequest) -> IngestResult:
+def export_store(
+    key: IngestKey, message: ExportTraceServiceRequest, *, transport: str = "http"
+) -> IngestResult:
     """Store the spans of ``message`` for ``key`` (``services.spans_ingest``); when some were
     taken, pass it on as sent to the collector OTLP out names, if asked to
     (``forward``)."""
     unpacked = unpack(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
     result = spans_ingest(key=key, unpacked=unpacked)
     ingest_key_used(key)
+    INGEST_SPANS.labels(transport).inc(result.stored)
+    INGEST_REJECTED.labels(transport, "spans").inc(result.rejected)
     if result.stored:
         forward_ingested(message)
     return result
 
 
-def logs_store(key: IngestKey, message: ExportLogsServiceRequest) -> IngestResult:
+def logs_store(
+    key: IngestKey, message: ExportLogsServiceRequest, *, transport: str = "http"
+) -> IngestResult:
     """Store the log records of ``message`` for ``key`` as events of their spans
     (``span_logs``)."""
     unpacked = unpack_logs(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
     kept, rejected, problems = logs_ingest(key=key, unpacked=unpacked)
     ingest_key_used(key)
+    INGEST_LOG_RECORDS.labels(transport).inc(kept)
+    INGEST_REJECTED.labels(transport, "logs").inc(rejected)
     return IngestResult(kept, rejected, problems_said(rejected, problems, "log record"), ())

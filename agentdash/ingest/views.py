@@ -23,6 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.metrics import INGEST_REFUSALS
 from agentdash.core.middleware import RETRY_AFTER_SECONDS, takes_no_form
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
@@ -37,6 +38,7 @@ def _answer(status: int, body: bytes, kind: str) -> HttpResponse:
 
 
 def _refused(error: IngestRefused, kind: str) -> HttpResponse:
+    INGEST_REFUSALS.labels("http", str(error.status)).inc()
     body = otlp_decode.failure(error.message, kind, status=error.status)
     response = _answer(error.status, body, kind)
     if error.status == 401:

@@ -20,6 +20,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from agentdash.changes.items import Item, items_after
 from agentdash.changes.selectors import session_last_seq
 from agentdash.controls.switch_broadcast import CONTROLS_GROUP
+from agentdash.core.metrics import SOCKETS_OPEN
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.access import Access, access_for
@@ -94,12 +95,17 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         if not access.may_see:
             await self.close(code=CLOSE_FORBIDDEN)
             return
+        SOCKETS_OPEN.inc()
+        self.counted = True
         # daphne has no lifespan: the first client starts the pipeline and the executor (its
         # reaper and control listener recover runs orphaned by a restart before anyone chats).
         live_pipeline().launch()
         await executor_start()
 
     async def disconnect(self, code: int) -> None:
+        if getattr(self, "counted", False):
+            SOCKETS_OPEN.dec()
+            self.counted = False
         if getattr(self, "joined", False):
             await self.channel_layer.group_discard(self.group, self.channel_name)
         if getattr(self, "hears_controls", False):

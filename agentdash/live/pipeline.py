@@ -39,6 +39,7 @@ from channels.layers import get_channel_layer
 from agentdash.changes.announcements import ItemsMaker
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.loop_thread import LoopThread
+from agentdash.core.metrics import FLUSH_SECONDS
 from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
@@ -304,7 +305,8 @@ class LivePipeline(FlusherLifecycle):
             self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.faults.failures
             try:
-                await self.flush()
+                with FLUSH_SECONDS.time():
+                    await self.flush()
             except Exception:  # never let the flusher die
                 logger.exception("live pipeline: flush failed")
                 self.faults.failures += 1

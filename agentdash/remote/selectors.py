@@ -12,7 +12,7 @@ from django.utils import timezone
 from agentdash.controls.models import Breakpoint, CallbackSetting
 from agentdash.ingest.models import IngestKey
 from agentdash.ingest.services import session_id_for
-from agentdash.remote.models import RemoteProcess
+from agentdash.remote.models import RemotePause, RemoteProcess
 
 CONNECTED_S = 30.0
 """A process heard from this recently counts as connected (it asks every second or so)."""
@@ -102,3 +102,10 @@ def remote_tools(*, owner_id: int | None, project: str) -> list[str]:
     if not processes:
         return []
     return sorted({tool for agent in processes[0].agents for tool in agent.get("tools", [])})
+
+
+def remote_counts() -> tuple[int, int]:
+    """(processes heard from within :data:`CONNECTED_S`, pauses waiting for an answer)."""
+    since = timezone.now() - timedelta(seconds=CONNECTED_S)
+    connected = RemoteProcess.objects.filter(last_seen__gte=since).count()
+    return connected, RemotePause.objects.filter(status=RemotePause.Status.WAITING).count()

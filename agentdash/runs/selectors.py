@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 
 from agentdash.changes.items import Item
 from agentdash.runs.change_items import run_item
@@ -93,3 +93,9 @@ def sessions_with_runs_in(*, statuses: Iterable[str]) -> QuerySet[Run, Any]:
     """The ids (``session_id``) of the sessions with a run in one of ``statuses`` — for a
     ``pk__in`` filter that starts from the few runs in progress (the index on status)."""
     return Run.objects.filter(status__in=list(statuses)).values("session_id")
+
+
+def runs_by_status_and_agent() -> list[tuple[str, str, int]]:
+    """How many runs are stored, by ``(status, agent)`` (one grouped query: /metrics)."""
+    rows = Run.objects.values_list("status", "agent_name").annotate(n=Count("id"))
+    return [(str(status), str(agent), int(n)) for status, agent, n in rows.order_by()]

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "agentdash.evals",
     "agentdash.demo",
     "agentdash.dashboard",
+    "agentdash.monitor",
 ]
 
 MIDDLEWARE = [

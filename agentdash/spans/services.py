@@ -29,6 +29,7 @@ from agentdash.changes.services import (
 from agentdash.core.outages import caused_by_outage
 from agentdash.spans.change_items import span_change_item
 from agentdash.spans.decisions import DECISION_COLUMNS
+from agentdash.spans.measures import spans_measured
 from agentdash.spans.models import Span
 from agentdash.spans.selectors import spans_stored
 from agentdash.spans.span_version import SpanVersion
@@ -125,7 +126,10 @@ def span_upsert(
         session_id=session_id,
         run_id=run_id,
     )  # made storable on construction
-    return _version_upsert(version, announce)
+    write = _version_upsert(version, announce)
+    if write.stored:
+        spans_measured([version])
+    return write
 
 
 def _version_upsert(version: SpanVersion, announce: bool) -> SpanWrite:
@@ -193,9 +197,11 @@ def spans_store(*, versions: Sequence[SpanVersion], announce: bool = True) -> li
         return []
     try:
         with transaction.atomic():
-            return _store_batch(latest, announce)
+            writes = _store_batch(latest, announce)
     except IntegrityError:
-        return [_version_upsert(v, announce) for v in latest]
+        writes = [_version_upsert(v, announce) for v in latest]
+    spans_measured(v for v, w in zip(latest, writes, strict=True) if w.stored)
+    return writes
 
 
 def _coalesced(versions: Sequence[SpanVersion]) -> list[SpanVersion]:

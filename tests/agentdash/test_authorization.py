@@ -218,6 +218,12 @@ ACCESS: dict[str, list[Case]] = {
         Case(everyone(UNAUTHENTICATED), method="post"),
         Case(everyone(NOT_ALLOWED)),
     ],
+    # Prometheus: no login; loopback (the test client's address) or the metrics token
+    # (tests/agentdash/monitor/test_metrics.py: other addresses, the token).
+    "metrics": [
+        Case(everyone(OK)),
+        Case(everyone(NOT_ALLOWED), method="post"),
+    ],
     "v1/logs": [  # log records of ingested spans (tests/agentdash/ingest/test_logs_ingest.py)
         Case(everyone(UNAUTHENTICATED), method="post"),
         Case(everyone(NOT_ALLOWED)),

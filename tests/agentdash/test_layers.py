@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("agent_sessions", "spans", "registry", "controls"),
     ("runs", "ingest"),
     ("remote", "live", "evals"),
-    ("demo", "dashboard"),
+    ("demo", "dashboard", "monitor"),
     ("site",),
 )
 """Bottom first. An app imports apps of the layers below its own; within its layer, only the

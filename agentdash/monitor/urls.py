@@ -1,0 +1,5 @@
+from django.urls import path
+
+from agentdash.monitor import views
+
+urlpatterns = [path("metrics", views.metrics, name="metrics")]
