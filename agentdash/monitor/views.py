@@ -1,4 +1,8 @@
-"""``GET /metrics``: the service's metrics in Prometheus' text format (docs/MONITOR.md) — what
+"""``GET /monitor/stats.json``: the agents' numbers over a time range (``stats``), for a
+signed-in person (operators: every session; others: their own), 400 with each field's
+problem for a range or filter that cannot be.
+
+``GET /metrics``: the service's metrics in Prometheus' text format (docs/MONITOR.md) — what
 each process counted (``agentdash.core.metrics``; summed over a host's processes in
 multiprocess mode) and what the database says now (``collectors.DatabaseCollector``).
 
@@ -15,8 +19,11 @@ import os
 from collections.abc import Iterator
 from functools import cache
 
-from django.http import HttpRequest, HttpResponse
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
 from prometheus_client.core import Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -25,6 +32,7 @@ from prometheus_client.registry import Collector
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.middleware import takes_no_form
 from agentdash.monitor.collectors import DatabaseCollector
+from agentdash.monitor.stats import stats, stats_query
 
 MULTIPROCESS = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -91,3 +99,15 @@ def metrics(request: HttpRequest) -> HttpResponse:
     if refused is not None:
         return refused
     return HttpResponse(generate_latest(_registry()), content_type=CONTENT_TYPE_LATEST)
+
+
+@login_required
+@require_GET
+@never_cache
+def stats_json(request: HttpRequest) -> JsonResponse:
+    try:
+        query = stats_query(request.GET.dict())
+    except ValidationError as exc:
+        problems = {field: " ".join(messages) for field, messages in exc.message_dict.items()}
+        return JsonResponse({"error": {"fields": problems}}, status=400)
+    return JsonResponse(stats(query, viewer=request.user))

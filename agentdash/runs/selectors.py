@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from datetime import datetime
+from typing import Any, NamedTuple
 
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 
@@ -99,3 +100,25 @@ def runs_by_status_and_agent() -> list[tuple[str, str, int]]:
     """How many runs are stored, by ``(status, agent)`` (one grouped query: /metrics)."""
     rows = Run.objects.values_list("status", "agent_name").annotate(n=Count("id"))
     return [(str(status), str(agent), int(n)) for status, agent, n in rows.order_by()]
+
+
+class RunRow(NamedTuple):
+    created_at: datetime
+    status: str
+    agent: str
+    seconds: float | None  # from its start to its end; None while it runs or never ran
+
+
+def runs_between(
+    *, start: datetime, end: datetime, sessions: QuerySet[Any] | None = None
+) -> list[RunRow]:
+    """The runs created in ``[start, end)`` (of the sessions of ``sessions`` when given)."""
+    rows = Run.objects.filter(created_at__gte=start, created_at__lt=end)
+    if sessions is not None:
+        rows = rows.filter(session_id__in=sessions.values("pk"))
+    return [
+        RunRow(created, status, agent, (done - began).total_seconds() if began and done else None)
+        for created, status, agent, began, done in rows.order_by("created_at").values_list(
+            "created_at", "status", "agent_name", "started_at", "finished_at"
+        )
+    ]

@@ -223,3 +223,51 @@ def spans_of_outer_session(*, errors_only: bool = False) -> QuerySet[Span]:
     ended in an error."""
     spans = Span.objects.filter(session_id=OuterRef("pk"))
     return spans.filter(status=Span.Status.ERROR) if errors_only else spans
+
+
+class StepSpan(NamedTuple):
+    """An ended step of a kind the Monitor charts: when it started, how long, how it ended."""
+
+    start_time: int
+    kind: str
+    name: str  # the tool's name, the model's
+    seconds: float
+    error: bool
+    tokens_in: int
+    tokens_out: int
+
+
+def step_spans_between(
+    *, start_ns: int, end_ns: int, kinds: Collection[str], sessions: QuerySet[Any] | None = None
+) -> list[StepSpan]:
+    """The ended spans of these step kinds that started in ``[start_ns, end_ns)`` (of the
+    sessions of ``sessions`` when given), oldest first."""
+    rows = (
+        Span.objects.filter(start_time__gte=start_ns, start_time__lt=end_ns)
+        .filter(end_time__isnull=False)
+        .annotate(
+            step=KT(f"attributes__{AgentDash.SPAN_KIND}"),
+            tool=KT(f"attributes__{GenAI.TOOL_NAME}"),
+        )
+    )
+    # One exact lookup per kind: ``__in`` on a key's text wraps each value in JSON_EXTRACT on
+    # SQLite ("malformed JSON").
+    wanted = Q()
+    for kind in kinds:
+        wanted |= Q(**{f"attributes__{AgentDash.SPAN_KIND}": kind})
+    rows = rows.filter(wanted)
+    if sessions is not None:
+        rows = rows.filter(session_id__in=sessions.values("pk"))
+    found = []
+    for start, end, step, tool, model, status, tokens_in, tokens_out in rows.order_by(
+        "start_time"
+    ).values_list(
+        "start_time", "end_time", "step", "tool", "usage_model", "status", "tokens_in",
+        "tokens_out",
+    ):  # fmt: skip
+        name = (tool if step == "tool" else model) or ""
+        found.append(
+            StepSpan(start, str(step), str(name), max(0, (end or start) - start) / 1e9,
+                     status == Span.Status.ERROR, tokens_in or 0, tokens_out or 0)
+        )  # fmt: skip
+    return found

@@ -220,6 +220,12 @@ ACCESS: dict[str, list[Case]] = {
     ],
     # Prometheus: no login; loopback (the test client's address) or the metrics token
     # (tests/agentdash/monitor/test_metrics.py: other addresses, the token).
+    # The Monitor's numbers: anyone signed in (each their own sessions'; tests in
+    # tests/agentdash/monitor/test_stats.py).
+    "monitor/stats.json": [
+        Case(signed_in(OK)),
+        Case(signed_in(NOT_ALLOWED), method="post"),
+    ],
     "metrics": [
         Case(everyone(OK)),
         Case(everyone(NOT_ALLOWED), method="post"),

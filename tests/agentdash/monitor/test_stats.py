@@ -1,0 +1,170 @@
+"""The Monitor's numbers (``/monitor/stats.json``, ``manage.py stats``) read against a generated
+set with known counts: runs by status, the error rate, latency percentiles, model calls and
+tokens, tool calls and errors — in total and bucket by bucket, for what each person may see,
+narrowed by each filter; bad ranges and filters get a 400 naming the field."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.runs.models import Run
+from agentdash.spans.services import span_upsert
+from tests.agentdash.stored import session_of
+
+pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+RANGE = {"from": "2026-11-20T09:00:00+00:00", "to": "2026-11-20T11:00:00+00:00"}
+
+
+def ns(moment: datetime) -> int:
+    return int(moment.timestamp() * 1e9)
+
+
+def run(session: AgentSession, n: int, status: str, minute: int, seconds: float) -> None:
+    at = T0 + timedelta(minutes=minute)
+    made = Run.objects.create(
+        session=session, agent_name=session.app_name, invocation_id=f"e-{session.pk}-{n}",
+        status=status, message={}, started_at=at, finished_at=at + timedelta(seconds=seconds),
+    )  # fmt: skip
+    Run.objects.filter(pk=made.pk).update(created_at=at)
+
+
+def step(session: AgentSession, n: int, kind: str, minute: int, seconds: float,
+         **attributes: Any) -> None:  # fmt: skip
+    start = T0 + timedelta(minutes=minute)
+    span_upsert(
+        trace_id=f"{n:032x}", span_id=f"{n:016x}", name=f"{kind} {n}", start_time=ns(start),
+        end_time=ns(start + timedelta(seconds=seconds)), session_id=session.pk,
+        status=attributes.pop("status", "ok"),
+        attributes={"agentdash.span.kind": kind, **attributes},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def generated(alice: User, bob: User) -> dict[str, AgentSession]:
+    """alice: 4 runs of capital_agent (2 succeeded, 1 failed, 1 cancelled) at 09:05–09:35,
+    3 model calls (1 s, 2 s, 4 s; 10+20+30 in, 1+2+3 out), 2 tool calls (one failed);
+    bob: 1 failed run of support_agent at 10:10, 1 tool call; an ingested session of alice's:
+    1 succeeded run."""
+    mine = session_of(alice, "s-alice", "capital_agent")
+    theirs = session_of(bob, "s-bob", "support_agent")
+    outside = session_of(alice, "otlp-" + "a" * 40, "weather-app")
+    for n, (status, minute, seconds) in enumerate(
+        [("succeeded", 5, 10), ("succeeded", 15, 20), ("failed", 25, 30), ("cancelled", 35, 5)]
+    ):
+        run(mine, n, status, minute, seconds)
+    run(theirs, 0, "failed", 70, 40)
+    run(outside, 0, "succeeded", 40, 1)
+    usage = {"gen_ai.request.model": "gemini-x"}
+    for n, (minute, seconds, tokens_in, tokens_out) in enumerate(
+        [(6, 1, 10, 1), (16, 2, 20, 2), (26, 4, 30, 3)], start=1
+    ):
+        tokens = {"gen_ai.usage.input_tokens": tokens_in, "gen_ai.usage.output_tokens": tokens_out}
+        step(mine, n, "model", minute, seconds, **usage, **tokens)
+    step(mine, 10, "tool", 7, 0.5, **{"gen_ai.tool.name": "get_capital"})
+    step(mine, 11, "tool", 27, 0.25, status="error", **{"gen_ai.tool.name": "get_capital"})
+    step(theirs, 20, "tool", 71, 1, **{"gen_ai.tool.name": "lookup_order"})
+    return {"mine": mine, "theirs": theirs, "outside": outside}
+
+
+def stats_of(user: User, **params: str) -> Any:
+    client = Client()
+    client.force_login(user)
+    answer = client.get("/monitor/stats.json", {**RANGE, **params})
+    assert answer.status_code == 200, answer.content
+    return answer.json()
+
+
+def test_an_operator_reads_every_sessions_numbers(generated: Any, operator_user: User) -> None:
+    found = stats_of(operator_user)
+    totals = found["totals"]
+    assert totals["runs"] == 6
+    assert totals["runs_by_status"] == {"succeeded": 3, "failed": 2, "cancelled": 1}
+    assert totals["error_rate"] == round(2 / 6, 4)
+    assert (totals["model_calls"], totals["tokens_in"], totals["tokens_out"]) == (3, 60, 6)
+    assert totals["model_seconds"] == {"p50": 2.0, "p95": 4.0, "p99": 4.0}
+    assert (totals["tool_calls"], totals["tool_errors"]) == (3, 1)
+    assert found["tools"] == [
+        {"name": "get_capital", "calls": 2, "errors": 1, "tokens_in": 0, "tokens_out": 0},
+        {"name": "lookup_order", "calls": 1, "errors": 0, "tokens_in": 0, "tokens_out": 0},
+    ]
+    assert found["models"][0]["name"] == "gemini-x" and found["models"][0]["calls"] == 3
+    # Two hours in buckets of 60 s: every run and call in the bucket of its start.
+    series = found["series"]
+    assert found["range"]["step_s"] == 60 and len(series) == 120
+    assert sum(b["runs"] for b in series) == 6
+    assert series[5]["runs_by_status"] == {"succeeded": 1} and series[6]["model_calls"] == 1
+    assert series[27]["tool_errors"] == 1 and series[70]["runs_by_status"] == {"failed": 1}
+
+
+def test_a_person_reads_only_their_own_sessions(generated: Any, alice: User) -> None:
+    totals = stats_of(alice)["totals"]
+    assert totals["runs"] == 5 and totals["tool_calls"] == 2  # bob's are not hers
+    assert totals["run_seconds"] == {"p50": 10.0, "p95": 30.0, "p99": 30.0}
+
+
+@pytest.mark.parametrize(
+    ("params", "runs", "tool_calls"),
+    [
+        ({"agent": "capital_agent"}, 4, 2),
+        ({"source": "ingested"}, 1, 0),
+        ({"source": "local"}, 5, 3),
+        ({"status": "failed"}, 2, 3),
+        ({"tool": "lookup_order"}, 6, 1),
+        ({"owner": "bob"}, 1, 1),
+    ],
+)
+def test_each_filter_narrows_the_numbers(
+    generated: Any, operator_user: User, params: dict[str, str], runs: int, tool_calls: int
+) -> None:
+    totals = stats_of(operator_user, **params)["totals"]
+    assert (totals["runs"], totals["tool_calls"]) == (runs, tool_calls)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"from": "2026-11-20T11:00:00+00:00", "to": "2026-11-20T09:00:00+00:00"}, "to"),
+        ({"from": "1900-01-01T00:00:00+00:00", "to": "1900-01-02T00:00:00+00:00"}, "from"),
+        ({"from": "2025-01-01T00:00:00+00:00", "to": "2026-11-20T00:00:00+00:00"}, "from"),
+        ({"from": "2026-11-20T09:00:00", "to": "2026-11-20T10:00:00"}, "from"),
+        ({"from": "yesterday", "to": "today"}, "from"),
+        ({"range": "1y"}, "range"),
+        ({"status": "sleeping"}, "status"),
+        ({"source": "mars"}, "source"),
+        ({"colour": "red"}, "filters"),
+        ({"agent": "x" * 300}, "agent"),
+    ],
+)
+def test_bad_ranges_and_filters_are_a_400_naming_the_field(
+    alice: User, params: dict[str, str], field: str
+) -> None:
+    client = Client()
+    client.force_login(alice)
+    answer = client.get("/monitor/stats.json", params)
+    assert answer.status_code == 400, answer.content
+    assert field in answer.json()["error"]["fields"]
+
+
+def test_signed_out_readers_are_sent_to_log_in() -> None:
+    answer = Client().get("/monitor/stats.json")
+    assert answer.status_code == 302 and "/login/" in answer["Location"]
+
+
+def test_the_command_gives_the_operators_numbers(generated: Any, operator_user: User) -> None:
+    out = io.StringIO()
+    call_command("stats", "--from", RANGE["from"], "--to", RANGE["to"], "--json", stdout=out)
+    assert json.loads(out.getvalue()) == stats_of(operator_user)
+    table = io.StringIO()
+    call_command("stats", "--from", RANGE["from"], "--to", RANGE["to"], stdout=table)
+    assert "runs  6" in table.getvalue() and "get_capital: 2 calls, 1 errors" in table.getvalue()
