@@ -1,4 +1,8 @@
-"""``GET /monitor/stats.json``: the agents' numbers over a time range (``stats``), for a
+"""``GET /monitor/``: the Monitor page — the agents' numbers over a range as charts (drawn in
+the browser from the page's own data, ``static/monitor/js/monitor.js``) with the same
+numbers in tables beside them; the form's problems said next to it (400).
+
+``GET /monitor/stats.json``: the agents' numbers over a time range (``stats``), for a
 signed-in person (operators: every session; others: their own), 400 with each field's
 problem for a range or filter that cannot be.
 
@@ -22,6 +26,7 @@ from functools import cache
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest, multiprocess
@@ -31,8 +36,10 @@ from prometheus_client.registry import Collector
 
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.middleware import takes_no_form
+from agentdash.core.permissions import is_operator
 from agentdash.monitor.collectors import DatabaseCollector
-from agentdash.monitor.stats import stats, stats_query
+from agentdash.monitor.stats import FILTERS, RANGES, SOURCES, stats, stats_query
+from agentdash.runs.selectors import RUN_STATUSES
 
 MULTIPROCESS = "PROMETHEUS_MULTIPROC_DIR"
 
@@ -111,3 +118,29 @@ def stats_json(request: HttpRequest) -> JsonResponse:
         problems = {field: " ".join(messages) for field, messages in exc.message_dict.items()}
         return JsonResponse({"error": {"fields": problems}}, status=400)
     return JsonResponse(stats(query, viewer=request.user))
+
+
+@login_required
+@require_GET
+@never_cache
+def monitor_page(request: HttpRequest) -> HttpResponse:
+    params = {k: v for k, v in request.GET.dict().items() if v.strip()}
+    problems: dict[str, str] = {}
+    try:
+        query = stats_query(params)
+    except ValidationError as exc:
+        problems = {field: " ".join(messages) for field, messages in exc.message_dict.items()}
+        query = stats_query({})  # the last day, unfiltered, under the problems
+    found = stats(query, viewer=request.user)
+    context = {
+        "stats": found,
+        "params": params,
+        "problems": problems,
+        "ranges": list(RANGES),
+        "range": params.get("range", "24h") if "from" not in params else "",
+        "filters": FILTERS,
+        "sources": SOURCES,
+        "statuses": RUN_STATUSES,
+        "is_operator": is_operator(request.user),
+    }
+    return render(request, "monitor/monitor.html", context, status=400 if problems else 200)

@@ -222,6 +222,10 @@ ACCESS: dict[str, list[Case]] = {
     # (tests/agentdash/monitor/test_metrics.py: other addresses, the token).
     # The Monitor's numbers: anyone signed in (each their own sessions'; tests in
     # tests/agentdash/monitor/test_stats.py).
+    "monitor/": [
+        Case(signed_in(OK)),
+        Case(signed_in(NOT_ALLOWED), method="post"),
+    ],
     "monitor/stats.json": [
         Case(signed_in(OK)),
         Case(signed_in(NOT_ALLOWED), method="post"),

@@ -168,3 +168,20 @@ def test_the_command_gives_the_operators_numbers(generated: Any, operator_user: 
     table = io.StringIO()
     call_command("stats", "--from", RANGE["from"], "--to", RANGE["to"], stdout=table)
     assert "runs  6" in table.getvalue() and "get_capital: 2 calls, 1 errors" in table.getvalue()
+
+
+def test_the_page_shows_the_numbers_beside_its_charts(generated: Any, operator_user: User) -> None:
+    client = Client()
+    client.force_login(operator_user)
+    page = client.get("/monitor/", RANGE)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert '<span class="stat-value" data-stat="runs">6</span>' in html
+    assert '<span class="stat-value" data-stat="tool_calls">3</span>' in html
+    assert "<code>get_capital</code>" in html and 'data-chart="runs"' in html
+    data = json.loads(
+        html.split('id="monitor-data" type="application/json">')[1].split("</script>")[0]
+    )
+    assert data == stats_of(operator_user)  # the charts' numbers are the API's
+    bad = client.get("/monitor/", {"range": "forever"})
+    assert bad.status_code == 400 and "range: one of" in bad.content.decode()

@@ -1,0 +1,85 @@
+/**
+ * The Monitor's charts as shapes, from the numbers alone (no DOM): a nice top for the axis,
+ * stacked bars, lines with gaps where a bucket has no value. Drawn by monitor.js; tested by
+ * tests/js/test_chart_model.mjs.
+ *
+ * @module monitor/chart_model
+ */
+
+/** Chart area, in the SVG's own units. */
+export const WIDTH = 600;
+export const HEIGHT = 180;
+
+/**
+ * The axis' top: the largest value rounded up to 1, 2 or 5 times a power of ten (1 for none).
+ *
+ * @param {number} largest
+ * @returns {number}
+ */
+export function niceTop(largest) {
+  if (!(largest > 0)) return 1;
+  const power = 10 ** Math.floor(Math.log10(largest));
+  for (const step of [1, 2, 5, 10]) {
+    if (largest <= step * power) return step * power;
+  }
+  return 10 * power;
+}
+
+/**
+ * Stacked bars, one per bucket: for each bucket, a rectangle per part with a value.
+ *
+ * @param {number[][]} parts per bucket, the value of each part (stacked in this order)
+ * @param {number} top the axis' top
+ * @returns {{bucket: number, part: number, x: number, y: number, width: number, height: number, value: number}[]}
+ */
+export function stackedBars(parts, top) {
+  const count = parts.length || 1;
+  const slot = WIDTH / count;
+  const width = Math.max(1, slot * 0.8);
+  /** @type {{bucket: number, part: number, x: number, y: number, width: number, height: number, value: number}[]} */
+  const shapes = [];
+  for (let bucket = 0; bucket < parts.length; bucket += 1) {
+    let base = HEIGHT;
+    parts[bucket].forEach((value, part) => {
+      if (!(value > 0)) return;
+      const height = (value / top) * HEIGHT;
+      base -= height;
+      shapes.push({ bucket, part, x: bucket * slot + (slot - width) / 2, y: base, width, height, value });
+    });
+  }
+  return shapes;
+}
+
+/**
+ * A line through the buckets that have a value, as polyline runs (a bucket without one ends
+ * a run: no line is drawn across it).
+ *
+ * @param {(number|null)[]} values
+ * @param {number} top
+ * @returns {string[]} each run's points, "x,y x,y …"
+ */
+export function lineRuns(values, top) {
+  const count = values.length || 1;
+  const slot = WIDTH / count;
+  /** @type {string[]} */
+  const runs = [];
+  /** @type {string[]} */
+  let points = [];
+  values.forEach((value, bucket) => {
+    if (value === null || value === undefined || Number.isNaN(value)) {
+      if (points.length) runs.push(points.join(" "));
+      points = [];
+      return;
+    }
+    const x = bucket * slot + slot / 2;
+    const y = HEIGHT - (value / top) * HEIGHT;
+    points.push(`${round(x)},${round(y)}`);
+  });
+  if (points.length) runs.push(points.join(" "));
+  return runs;
+}
+
+/** @param {number} n */
+function round(n) {
+  return Math.round(n * 100) / 100;
+}

@@ -1,0 +1,139 @@
+/**
+ * The Monitor page's charts, drawn as SVG from the page's own numbers (its JSON script, the
+ * same document as /monitor/stats.json) with DOM calls only; colours from the theme's CSS
+ * classes. Each bar and point has a title with its bucket and value; the numbers are also in
+ * the table under the charts.
+ *
+ * @module monitor/monitor
+ */
+
+import { HEIGHT, WIDTH, lineRuns, niceTop, stackedBars } from "./chart_model.js";
+
+const SVG = "http://www.w3.org/2000/svg";
+const STATUSES = ["succeeded", "failed", "cancelled", "waiting", "running", "queued"];
+
+/**
+ * @param {string} name @param {Record<string, string|number>} attrs
+ * @returns {SVGElement}
+ */
+function svg(name, attrs = {}) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  return node;
+}
+
+/** @param {SVGElement} node @param {string} text */
+function titled(node, text) {
+  const title = svg("title");
+  title.textContent = text;
+  node.append(title);
+  return node;
+}
+
+/**
+ * An axis number, short: 2.5, 250, 25k, 2.5M.
+ *
+ * @param {number} n
+ */
+function compact(n) {
+  if (n >= 1e6) return `${+(n / 1e6).toPrecision(3)}M`;
+  if (n >= 1e3) return `${+(n / 1e3).toPrecision(3)}k`;
+  return `${+n.toPrecision(3)}`;
+}
+
+/** @param {string} iso */
+function when(iso) {
+  return iso.slice(0, 16).replace("T", " ");
+}
+
+/**
+ * One chart: its frame, the axis' top and its bars or lines.
+ *
+ * @param {HTMLElement} figure @param {number} top @param {string} unit
+ * @returns {SVGElement} the group to draw in
+ */
+function frame(figure, top, unit) {
+  const root = svg("svg", { viewBox: `-50 -8 ${WIDTH + 58} ${HEIGHT + 16}`, role: "img", class: "chart-svg" });
+  root.setAttribute("aria-label", `${figure.querySelector("figcaption")?.textContent || "chart"}; the table below has its numbers`);
+  for (const fraction of [0, 0.5, 1]) {
+    const y = HEIGHT - fraction * HEIGHT;
+    root.append(svg("line", { x1: 0, x2: WIDTH, y1: y, y2: y, class: "grid" }));
+    const label = svg("text", { x: -6, y: y + 4, class: "axis", "text-anchor": "end" });
+    label.textContent = `${compact(top * fraction)}${fraction === 1 ? unit : ""}`;
+    root.append(label);
+  }
+  const plot = svg("g");
+  root.append(plot);
+  figure.append(root);
+  return plot;
+}
+
+/**
+ * The chart's key: what each colour is.
+ *
+ * @param {HTMLElement} figure @param {string[]} parts
+ */
+function legend(figure, parts) {
+  const list = document.createElement("ul");
+  list.className = "legend";
+  for (const part of parts) {
+    const item = document.createElement("li");
+    item.className = `part-${part}`;
+    item.textContent = part;
+    list.append(item);
+  }
+  figure.append(list);
+}
+
+/**
+ * @param {HTMLElement} figure @param {any[]} series @param {string[]} parts
+ * @param {(bucket: any, part: string) => number} value @param {string} unit
+ */
+function bars(figure, series, parts, value, unit) {
+  const values = series.map((b) => parts.map((p) => value(b, p)));
+  const top = niceTop(Math.max(0, ...values.map((v) => v.reduce((a, n) => a + n, 0))));
+  const plot = frame(figure, top, unit);
+  for (const shape of stackedBars(values, top)) {
+    const bucket = series[shape.bucket];
+    const rect = svg("rect", {
+      x: shape.x, y: shape.y, width: shape.width, height: shape.height,
+      class: `bar part-${parts[shape.part]}`, "data-value": shape.value,
+    });
+    plot.append(titled(rect, `${when(bucket.t)}: ${shape.value} ${parts[shape.part]}`));
+  }
+  legend(figure, parts.filter((_, i) => values.some((v) => v[i] > 0)));
+}
+
+/**
+ * @param {HTMLElement} figure @param {any[]} series @param {string[]} names
+ * @param {(bucket: any, name: string) => number|null} value @param {string} unit
+ */
+function lines(figure, series, names, value, unit) {
+  const all = series.flatMap((b) => names.map((n) => value(b, n))).filter((v) => v !== null);
+  const top = niceTop(Math.max(0, .../** @type {number[]} */ (all)));
+  const plot = frame(figure, top, unit);
+  for (const name of names) {
+    for (const points of lineRuns(series.map((b) => value(b, name)), top)) {
+      plot.append(svg("polyline", { points, class: `line part-${name}` }));
+    }
+  }
+  legend(figure, names);
+}
+
+function draw() {
+  const data = document.getElementById("monitor-data");
+  if (!data?.textContent) return;
+  const stats = JSON.parse(data.textContent);
+  const series = stats.series || [];
+  /** @type {Record<string, HTMLElement>} */
+  const figures = {};
+  for (const figure of document.querySelectorAll("figure[data-chart]")) {
+    figures[/** @type {HTMLElement} */ (figure).dataset.chart || ""] = /** @type {HTMLElement} */ (figure);
+  }
+  bars(figures.runs, series, STATUSES, (b, s) => b.runs_by_status?.[s] || 0, "");
+  lines(figures.model, series, ["p50", "p95", "p99"], (b, p) => b.model_seconds?.[p] ?? null, " s");
+  bars(figures.tokens, series, ["in", "out"], (b, p) => (p === "in" ? b.tokens_in : b.tokens_out) || 0, "");
+  bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "");
+}
+
+draw();
