@@ -122,3 +122,14 @@ def runs_between(
             "created_at", "status", "agent_name", "started_at", "finished_at"
         )
     ]
+
+
+def sessions_with_runs_created(
+    *, start: datetime, end: datetime, status: str = ""
+) -> QuerySet[Run, Any]:
+    """The ids (``session_id``) of the sessions with a run created in ``[start, end)`` (of
+    ``status`` when given): the sessions behind a bucket of the Monitor's charts."""
+    runs = Run.objects.filter(created_at__gte=start, created_at__lt=end)
+    if status:
+        runs = runs.filter(status=status)
+    return runs.values("session_id")

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { HEIGHT, WIDTH, lineRuns, niceTop, stackedBars } from "../../agentdash/monitor/static/monitor/js/chart_model.js";
+import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars } from "../../agentdash/monitor/static/monitor/js/chart_model.js";
 
 describe("niceTop", () => {
   test("1, 2 or 5 times a power of ten, at least the largest", () => {
@@ -33,5 +33,18 @@ describe("lineRuns", () => {
     const [x, y] = runs[1].split(",").map(Number);
     assert.equal(y, 0); // 4 of 4: the top
     assert.equal(x, WIDTH / 4 * 3.5);
+  });
+});
+
+describe("drillHref", () => {
+  test("the bucket's window, its outcome and the chart's agent", () => {
+    const href = drillHref("2026-11-20T09:05:00+00:00", 300, { agent: "capital_agent", tool: "x" }, "failed");
+    const params = new URLSearchParams(href.split("?")[1]);
+    assert.equal(href.split("?")[0], "/");
+    assert.equal(params.get("runs_from"), "2026-11-20T09:05:00.000Z");
+    assert.equal(params.get("runs_to"), "2026-11-20T09:10:00.000Z");
+    assert.equal(params.get("outcome"), "failed");
+    assert.equal(params.get("agent"), "capital_agent");
+    assert.equal(params.get("tool"), null); // the sessions list has no tool filter
   });
 });

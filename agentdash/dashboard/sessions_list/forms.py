@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django import forms
 
 from agentdash.dashboard.form_choices import agent_choices
 from agentdash.dashboard.sessions_list.reads import STATUS_FILTERS, Cursor, SessionListFilters
+from agentdash.runs.selectors import RUN_STATUSES
 
 
 class SessionListForm(forms.Form):
@@ -21,6 +23,11 @@ class SessionListForm(forms.Form):
     owner = forms.CharField(required=False, max_length=150)
     after = forms.CharField(required=False, max_length=200)
     before = forms.CharField(required=False, max_length=200)
+    runs_from = forms.CharField(required=False, max_length=64)
+    runs_to = forms.CharField(required=False, max_length=64)
+    outcome = forms.ChoiceField(
+        required=False, choices=[("", "any"), *zip(RUN_STATUSES, RUN_STATUSES, strict=True)]
+    )
 
     STATUS_LABELS = {
         "active": "Queued or running",
@@ -53,6 +60,9 @@ class SessionListForm(forms.Form):
         def cursor(name: str) -> Cursor | None:
             return Cursor.parse(data[name]) if data.get(name) else None
 
+        def moment(name: str) -> datetime | None:
+            return datetime.fromisoformat(data[name]) if data.get(name) else None
+
         return SessionListFilters(
             q=" ".join(str(data.get("q") or "").split()),
             agent=data.get("agent") or "",
@@ -61,4 +71,25 @@ class SessionListForm(forms.Form):
             owner=str(data.get("owner") or "").strip(),
             after=cursor("after"),
             before=cursor("before"),
+            runs_from=moment("runs_from"),
+            runs_to=moment("runs_to"),
+            outcome=data.get("outcome") or "",
         )
+
+    def clean_runs_from(self) -> str:
+        return _moment_checked(self.cleaned_data.get("runs_from") or "")
+
+    def clean_runs_to(self) -> str:
+        return _moment_checked(self.cleaned_data.get("runs_to") or "")
+
+
+def _moment_checked(value: str) -> str:
+    """An ISO 8601 time with its offset (the Monitor's drill-down links carry them)."""
+    if value:
+        try:
+            found = datetime.fromisoformat(value)
+        except ValueError:
+            raise forms.ValidationError("an ISO 8601 time with its offset") from None
+        if found.tzinfo is None:
+            raise forms.ValidationError("give its offset (Z or +01:00)")
+    return value

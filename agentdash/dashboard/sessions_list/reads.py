@@ -36,6 +36,7 @@ from agentdash.runs.selectors import (
     RUN_STATUSES,
     latest_run_status_of_outer_session,
     session_run_counts,
+    sessions_with_runs_created,
     sessions_with_runs_in,
 )
 from agentdash.spans.selectors import spans_of_outer_session
@@ -118,6 +119,9 @@ class SessionListFilters:
     owner: str = ""
     after: Cursor | None = None
     before: Cursor | None = None
+    runs_from: datetime | None = None  # with runs_to: sessions with a run created between
+    runs_to: datetime | None = None
+    outcome: str = ""  # …of this status (the Monitor's drill-down)
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,12 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
         sessions = sessions.filter(owner__username=filters.owner)
     if filters.errors:
         sessions = sessions.filter(Exists(spans_of_outer_session(errors_only=True).values("pk")))
+    if filters.runs_from and filters.runs_to:
+        sessions = sessions.filter(
+            pk__in=sessions_with_runs_created(
+                start=filters.runs_from, end=filters.runs_to, status=filters.outcome
+            )
+        )
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
     statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
     # django-stubs cannot see annotations made from a dict (COLUMNS): run_status is one.

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     pass
 
 
-_FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner")
+_FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner", "runs_from", "runs_to", "outcome")
 
 
 @login_required

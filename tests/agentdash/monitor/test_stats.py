@@ -185,3 +185,29 @@ def test_the_page_shows_the_numbers_beside_its_charts(generated: Any, operator_u
     assert data == stats_of(operator_user)  # the charts' numbers are the API's
     bad = client.get("/monitor/", {"range": "forever"})
     assert bad.status_code == 400 and "range: one of" in bad.content.decode()
+
+
+def listed(user: User, **params: str) -> set[str]:
+    """The sessions the sessions list shows ``user`` with these filters."""
+    client = Client()
+    client.force_login(user)
+    page = client.get("/", params)
+    assert page.status_code == 200
+    return {
+        s
+        for s in ("s-alice", "s-bob", "otlp-" + "a" * 40)
+        if f'data-session-id="{s}"' in page.content.decode()
+    }
+
+
+def test_a_bar_drills_down_to_exactly_its_sessions(generated: Any, operator_user: User) -> None:
+    """The runs chart's bars lead to the sessions list narrowed to their bucket's window (and
+    outcome): the failed run at 09:25 is alice's; bob's failed at 10:10."""
+    window = {"runs_from": "2026-11-20T09:25:00.000Z", "runs_to": "2026-11-20T09:30:00.000Z"}
+    assert listed(operator_user, **window, outcome="failed") == {"s-alice"}
+    assert listed(operator_user, **window, outcome="succeeded") == set()
+    whole = {"runs_from": RANGE["from"], "runs_to": RANGE["to"]}
+    assert listed(operator_user, **whole) == {"s-alice", "s-bob", "otlp-" + "a" * 40}
+    assert listed(operator_user, **whole, outcome="failed") == {"s-alice", "s-bob"}
+    # A window that cannot be is said, and left out.
+    assert len(listed(operator_user, runs_from="soon", runs_to="later")) == 3

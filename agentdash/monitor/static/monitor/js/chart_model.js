@@ -83,3 +83,23 @@ export function lineRuns(values, top) {
 function round(n) {
   return Math.round(n * 100) / 100;
 }
+
+/**
+ * Where a bar of the runs chart leads: the sessions list, narrowed to the sessions with a run
+ * created in the bucket (of that outcome), and to the chart's agent and owner.
+ *
+ * @param {string} startIso the bucket's start
+ * @param {number} stepSeconds its length
+ * @param {{agent?: string, owner?: string}} filters the chart's
+ * @param {string} outcome a run's status ("" for any)
+ * @returns {string}
+ */
+export function drillHref(startIso, stepSeconds, filters, outcome) {
+  const start = new Date(startIso);
+  const end = new Date(start.getTime() + stepSeconds * 1000);
+  const params = new URLSearchParams({ runs_from: start.toISOString(), runs_to: end.toISOString() });
+  if (outcome) params.set("outcome", outcome);
+  if (filters.agent) params.set("agent", filters.agent);
+  if (filters.owner) params.set("owner", filters.owner);
+  return `/?${params}`;
+}

@@ -7,7 +7,7 @@
  * @module monitor/monitor
  */
 
-import { HEIGHT, WIDTH, lineRuns, niceTop, stackedBars } from "./chart_model.js";
+import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars } from "./chart_model.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const STATUSES = ["succeeded", "failed", "cancelled", "waiting", "running", "queued"];
@@ -88,8 +88,9 @@ function legend(figure, parts) {
 /**
  * @param {HTMLElement} figure @param {any[]} series @param {string[]} parts
  * @param {(bucket: any, part: string) => number} value @param {string} unit
+ * @param {((bucket: any, part: string) => string) | null} [link] where a bar leads
  */
-function bars(figure, series, parts, value, unit) {
+function bars(figure, series, parts, value, unit, link = null) {
   const values = series.map((b) => parts.map((p) => value(b, p)));
   const top = niceTop(Math.max(0, ...values.map((v) => v.reduce((a, n) => a + n, 0))));
   const plot = frame(figure, top, unit);
@@ -99,7 +100,15 @@ function bars(figure, series, parts, value, unit) {
       x: shape.x, y: shape.y, width: shape.width, height: shape.height,
       class: `bar part-${parts[shape.part]}`, "data-value": shape.value,
     });
-    plot.append(titled(rect, `${when(bucket.t)}: ${shape.value} ${parts[shape.part]}`));
+    const label = `${when(bucket.t)}: ${shape.value} ${parts[shape.part]}`;
+    if (link) {
+      const anchor = svg("a", { href: link(bucket, parts[shape.part]), class: "bar-link" });
+      anchor.setAttribute("aria-label", `${label}: the sessions`);
+      anchor.append(titled(rect, `${label} (open the sessions)`));
+      plot.append(anchor);
+    } else {
+      plot.append(titled(rect, label));
+    }
   }
   legend(figure, parts.filter((_, i) => values.some((v) => v[i] > 0)));
 }
@@ -130,7 +139,10 @@ function draw() {
   for (const figure of document.querySelectorAll("figure[data-chart]")) {
     figures[/** @type {HTMLElement} */ (figure).dataset.chart || ""] = /** @type {HTMLElement} */ (figure);
   }
-  bars(figures.runs, series, STATUSES, (b, s) => b.runs_by_status?.[s] || 0, "");
+  const filters = stats.filters || {};
+  const step = stats.range?.step_s || 60;
+  bars(figures.runs, series, STATUSES, (b, s) => b.runs_by_status?.[s] || 0, "",
+    (b, s) => drillHref(b.t, step, filters, s));
   lines(figures.model, series, ["p50", "p95", "p99"], (b, p) => b.model_seconds?.[p] ?? null, " s");
   bars(figures.tokens, series, ["in", "out"], (b, p) => (p === "in" ? b.tokens_in : b.tokens_out) || 0, "");
   bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "");
