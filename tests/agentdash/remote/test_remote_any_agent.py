@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agentdash.ingest.ingest_server import external_sessions, key_create
+from tests.agentdash.ingest.ingest_server import embedded_server, external_sessions, key_create
 from tests.agentdash.live_harness import Browserless
 from tests.agentdash.remote.test_remote_adk import (
     App,
@@ -44,7 +44,14 @@ def any_agent_python() -> Path:
     return Path(made.stdout.strip().splitlines()[-1])
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    """One real daphne for the module's tests (each finds the sessions its runs made)."""
+    with embedded_server(tmp_path_factory.mktemp("remote-any-agent")) as found:
+        yield found
+
+
+@pytest.fixture(scope="module")
 def app(server: tuple[str, dict[str, str]], any_agent_python: Path) -> Iterator[tuple[App, str]]:
     url, env = server
     key = key_create(env, "alice", "weather-app")
@@ -65,7 +72,7 @@ def test_an_any_agent_callback_switched_off_is_skipped_in_the_app(
     assert first["answer"] == "It is sunny in Paris, 21 °C."
     assert first["llm_calls"] == 2  # a call, then the answer
     alice, operator = signed_in(url)
-    (session_id,) = external_sessions(alice)
+    session_id = external_sessions(alice)[0]  # the run's: the newest
     offered = {
         (c["agent"], c["slot"], c["name"]) for c in operator.snapshot(session_id)["callbacks"]
     }
@@ -87,11 +94,12 @@ def test_a_breakpoint_pauses_an_any_agent_tool_and_its_edited_args_reach_it(
     running, url = app
     assert running.ask("run")["received"] == ["Paris"]
     alice, operator = signed_in(url)
-    (first,) = external_sessions(alice)
+    known = external_sessions(alice)
+    first = known[0]  # the run's: the newest
     breakpoint_set(operator, first, "get_weather", scope="agent")
     assert running.ask("breakpoints 1") == {"ok": True}
     assert running.ask("start") == {"started": True}
-    paused_in = next_session(alice, first)  # a run is a trace: a session of its own
+    paused_in = next_session(alice, *known)  # a run is a trace: a session of its own
     [paused] = pending(alice, paused_in)
     assert (paused["tool"], paused["args"]) == ("get_weather", {"city": "Paris"})
     edited = {**paused["payload"], "args": {"city": "Oslo"}}
@@ -102,7 +110,7 @@ def test_a_breakpoint_pauses_an_any_agent_tool_and_its_edited_args_reach_it(
     assert done["received"] == ["Oslo"] and done["answer"] == "It is sunny in Paris, 21 °C."
     # Denied, the run ends there: any-agent cannot refuse one call.
     assert running.ask("start") == {"started": True}
-    denied_in = next_session(alice, first, paused_in)
+    denied_in = next_session(alice, *known, paused_in)
     [asked] = pending(alice, denied_in)
     refused = answer(alice, denied_in, asked["request_id"], "cancel", reason="enough")
     assert refused["type"] == "ack", refused
