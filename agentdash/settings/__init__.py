@@ -13,6 +13,12 @@ import dj_database_url
 
 from agentdash.core.conf import agentdash_from_environment, env_bool, env_list
 
+# gRPC (OTLP/gRPC ingest, served from the server process) must not run its fork handlers:
+# the sandbox starts each run by fork and exec from this process, and with them on, a child
+# could die between the two (its stderr said "Epoll1Poller", the run's gate never read
+# "go"). No child of ours uses gRPC, so it needs none; set before anything imports grpc.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
+
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = Path(os.environ.get("AGENTDASH_VAR_DIR", BASE_DIR / "var"))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
@@ -21,6 +27,7 @@ DEBUG = env_bool("DEBUG", True)
 SECRET_KEY = os.environ.get("SECRET_KEY") or (
     "dev-only-insecure-key-set-SECRET_KEY-in-production" if DEBUG else ""
 )
+
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

@@ -274,3 +274,32 @@ def test_log_records_over_grpc_become_their_spans_events(grpc_port: int, alice: 
     chats = Span.objects.filter(name__startswith="chat").order_by("start_time")
     assert [len(s.events) for s in chats] == [1, 1]
     assert all("gen_ai.input.messages" in s.attributes for s in chats)
+
+
+SERVE_AND_RUN_CODE = """
+import asyncio, os
+import django
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentdash.settings")
+django.setup()
+from agentdash.ingest.grpc_server import grpc_server_start
+from runtime.code_executors import sandbox_run
+assert grpc_server_start("127.0.0.1:0", workers=2) is not None
+async def runs():
+    return [await sandbox_run("print(42)") for _ in range(3)]
+print([(o.exit_code, o.stdout, o.stderr) for o in asyncio.run(runs())])
+"""
+
+
+@pytest.mark.slow  # a process that serves gRPC and runs code in the sandbox
+def test_a_process_serving_grpc_forks_its_sandboxes_without_grpcs_fork_handlers() -> None:
+    """The server process serves OTLP/gRPC and starts sandboxes by fork and exec: gRPC's
+    fork handlers (on by default) ran in the children and now and then one died before it
+    was let go. The settings turn them off; with them on, gRPC says so at every fork."""
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_ENABLE_FORK_SUPPORT"}
+    done = subprocess.run(
+        [sys.executable, "-c", SERVE_AND_RUN_CODE], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "fork" not in done.stderr.lower(), done.stderr[-3000:]
+    assert done.stdout.strip() == repr([(0, "42\n", "")] * 3)
