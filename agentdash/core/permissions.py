@@ -64,3 +64,11 @@ def can_edit_state(user: Any) -> bool:
         getattr(user, "is_authenticated", False)
         and user.has_perm("agent_sessions.edit_session_state")
     )
+
+
+def owner_or_operator_required(session: Any, actor: Any) -> None:
+    """``PermissionDenied`` unless ``actor`` owns ``session`` or is an operator: who may
+    answer what a session's run waits on (a local run's request, a remote app's pause)."""
+    owner = getattr(session, "owner_id", None)
+    if not (is_operator(actor) or (owner is not None and owner == getattr(actor, "pk", None))):
+        raise PermissionDenied("only the session's owner or an operator may answer")

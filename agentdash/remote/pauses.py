@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -24,7 +24,7 @@ from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import storable, text_storable, value_problem
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import owner_or_operator_required
 from agentdash.core.problems import ConflictError
 from agentdash.core.services import audit_record
 from agentdash.ingest.services import session_id_for
@@ -196,9 +196,7 @@ def pause_answer(
     or ``cancel``. The session's owner or an operator only (``PermissionDenied``);
     ``ValidationError`` for what cannot be; ``ConflictError`` when it has an answer already
     or the app stopped waiting. Audited (``confirmation.answer``, target ``remote.pause``)."""
-    owner = getattr(session, "owner_id", None)
-    if not (is_operator(actor) or (owner is not None and owner == getattr(actor, "pk", None))):
-        raise PermissionDenied("only the session's owner or an operator may answer")
+    owner_or_operator_required(session, actor)
     if not isinstance(decision, str) or decision not in DECISIONS:
         raise ValidationError({"decision": [f"must be one of {', '.join(sorted(DECISIONS))}"]})
     if len(reason) > REASON_MAX:

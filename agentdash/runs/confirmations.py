@@ -13,14 +13,14 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from google.genai import types
 
 from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.hygiene import value_problem
-from agentdash.core.permissions import is_operator
+from agentdash.core.permissions import owner_or_operator_required
 from agentdash.core.problems import ConflictError
 from agentdash.core.services import audit_record
 from agentdash.runs.confirmation_requests import (
@@ -71,9 +71,7 @@ def confirmation_answer(
     already. Audited (``confirmation.answer``: the request's tool, arguments, hint and
     payload before; the answer after).
     """
-    owner = getattr(session, "owner_id", None)
-    if not (is_operator(actor) or (owner is not None and owner == getattr(actor, "pk", None))):
-        raise PermissionDenied("only the session's owner or an operator may answer")
+    owner_or_operator_required(session, actor)
     return _answer(session, request_id, decision, payload, reason, actor)
 
 
