@@ -31,6 +31,11 @@ OPERATOR_PERMISSIONS = (
     "ingest.view_ingestkey",
     "ingest.add_ingestkey",
     "ingest.change_ingestkey",  # revoking is a change
+    "monitor.view_alertrule",
+    "monitor.add_alertrule",
+    "monitor.change_alertrule",
+    "monitor.delete_alertrule",
+    "monitor.view_alertevent",
 )
 
 

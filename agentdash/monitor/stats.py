@@ -1,7 +1,8 @@
 """The agents' numbers over a time range, in buckets: runs and their outcomes, the error rate,
-run and model-call latency (p50, p95, p99), tokens, tool calls and tool errors — for the
-sessions a person may see (operators: every one), narrowed by filters. The same numbers for
-the JSON endpoint (``views.stats_json``) and ``manage.py stats``.
+run and model-call latency (p50, p95, p99), tokens and their cost, tool calls and tool
+errors — for the sessions a person may see (operators: every one), narrowed by filters. The
+same numbers for the JSON endpoint (``views.stats_json``), ``manage.py stats`` and the alert
+rules (``alerts``).
 
 Read from the runs and spans themselves (``runs.selectors.runs_between``,
 ``spans.selectors.step_spans_between``): exact, and fine for the ranges a person asks about
@@ -18,8 +19,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
 
-from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX
+from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
 from agentdash.agent_sessions.selectors import session_list_for_user
 from agentdash.runs.selectors import RUN_STATUSES, RunRow, runs_between
 from agentdash.spans.selectors import StepSpan, step_spans_between
@@ -108,7 +110,33 @@ def _range(
 
 def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
     """The numbers of ``query`` for ``viewer`` (JSON-ready)."""
-    sessions = session_list_for_user(user=viewer).order_by()
+    runs, steps = _rows(query, viewer)
+    return {
+        "range": {
+            "from": query.start.isoformat(),
+            "to": query.end.isoformat(),
+            "step_s": query.step_s,
+        },
+        "filters": {k: v for k, v in asdict(query).items() if k in FILTERS and v},
+        "totals": _numbers(runs, steps),
+        "series": _series(query, runs, steps),
+        "tools": _by_name(steps, "tool"),
+        "models": _by_name(steps, "model"),
+    }
+
+
+def stats_totals(query: StatsQuery, *, viewer: Any = None) -> dict[str, Any]:
+    """The totals of ``query`` alone (``viewer`` ``None``: every session) — what an alert
+    rule reads of its window."""
+    return _numbers(*_rows(query, viewer))
+
+
+def stats_sessions(query: StatsQuery, *, viewer: Any = None) -> QuerySet[AgentSession]:
+    """The sessions ``query``'s filters keep of those ``viewer`` may see (``None``: all)."""
+    if viewer is None:
+        sessions = AgentSession.objects.order_by()
+    else:
+        sessions = session_list_for_user(user=viewer).order_by()
     if query.agent:
         sessions = sessions.filter(app_name=query.agent)
     if query.owner:
@@ -116,6 +144,11 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
     if query.source:
         external = sessions.filter(pk__startswith=EXTERNAL_SESSION_PREFIX)
         sessions = external if query.source == "ingested" else sessions.exclude(pk__in=external)
+    return sessions
+
+
+def _rows(query: StatsQuery, viewer: Any) -> tuple[list[RunRow], list[StepSpan]]:
+    sessions = stats_sessions(query, viewer=viewer)
     runs = [
         r for r in runs_between(start=query.start, end=query.end, sessions=sessions)
         if not query.status or r.status == query.status
@@ -131,18 +164,7 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
         if (s.kind != "model" or not query.model or s.name == query.model)
         and (s.kind != "tool" or not query.tool or s.name == query.tool)
     ]
-    return {
-        "range": {
-            "from": query.start.isoformat(),
-            "to": query.end.isoformat(),
-            "step_s": query.step_s,
-        },
-        "filters": {k: v for k, v in asdict(query).items() if k in FILTERS and v},
-        "totals": _numbers(runs, steps),
-        "series": _series(query, runs, steps),
-        "tools": _by_name(steps, "tool"),
-        "models": _by_name(steps, "model"),
-    }
+    return runs, steps
 
 
 def _ns(moment: datetime) -> int:
@@ -187,10 +209,21 @@ def _numbers(runs: list[RunRow], steps: list[StepSpan]) -> dict[str, Any]:
         "model_seconds": _percentiles([s.seconds for s in models]),
         "tokens_in": sum(s.tokens_in for s in models),
         "tokens_out": sum(s.tokens_out for s in models),
+        "tokens_cached": sum(s.tokens_cached for s in models),
+        "tokens_thinking": sum(s.tokens_thinking for s in models),
+        "cost_usd": _cost(models),
+        "unpriced_calls": sum(
+            1 for s in models if s.cost_usd is None and s.tokens_in + s.tokens_out
+        ),
         "tool_calls": len(tools),
         "tool_errors": sum(1 for s in tools if s.error),
         "tool_seconds": _percentiles([s.seconds for s in tools]),
     }
+
+
+def _cost(models: list[StepSpan]) -> float:
+    """US dollars of the priced model calls (rounded to a millionth of a cent)."""
+    return round(sum(s.cost_usd for s in models if s.cost_usd is not None), 8)
 
 
 def _percentiles(values: list[float]) -> dict[str, float | None]:
@@ -217,4 +250,6 @@ def _by_name(steps: list[StepSpan], kind: str) -> list[dict[str, Any]]:
         row["errors"] += int(span.error)
         row["tokens_in"] += span.tokens_in
         row["tokens_out"] += span.tokens_out
+        if kind == "model":
+            row["cost_usd"] = round(row.get("cost_usd", 0.0) + (span.cost_usd or 0.0), 8)
     return sorted(found.values(), key=lambda r: (-r["calls"], r["name"]))

@@ -3,10 +3,10 @@ registered, and the switches a process must obey."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import Min, Q, QuerySet
 from django.utils import timezone
 
 from agentdash.controls.models import Breakpoint, CallbackSetting
@@ -109,3 +109,13 @@ def remote_counts() -> tuple[int, int]:
     since = timezone.now() - timedelta(seconds=CONNECTED_S)
     connected = RemoteProcess.objects.filter(last_seen__gte=since).count()
     return connected, RemotePause.objects.filter(status=RemotePause.Status.WAITING).count()
+
+
+def oldest_pause_asked(*, sessions: QuerySet[Any] | None = None) -> datetime | None:
+    """When the remote pause that has waited longest for an answer (of the sessions of
+    ``sessions`` when given) was asked, or ``None`` when none waits."""
+    rows = RemotePause.objects.filter(status=RemotePause.Status.WAITING)
+    if sessions is not None:
+        rows = rows.filter(session_id__in=sessions.values("pk"))
+    found: datetime | None = rows.aggregate(since=Min("asked_at"))["since"]
+    return found

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Min, OuterRef, QuerySet, Subquery
 
 from agentdash.changes.items import Item
 from agentdash.runs.change_items import run_item
@@ -133,3 +133,14 @@ def sessions_with_runs_created(
     if status:
         runs = runs.filter(status=status)
     return runs.values("session_id")
+
+
+def oldest_wait_started(*, sessions: QuerySet[Any] | None = None) -> datetime | None:
+    """When the run that has waited longest for a person's answer (of the sessions of
+    ``sessions`` when given) began to wait — it stopped at a tool confirmation then —, or
+    ``None`` when no run waits."""
+    rows = Run.objects.filter(status=Run.Status.WAITING)
+    if sessions is not None:
+        rows = rows.filter(session_id__in=sessions.values("pk"))
+    found: datetime | None = rows.aggregate(since=Min("finished_at"))["since"]
+    return found

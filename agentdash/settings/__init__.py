@@ -89,6 +89,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "agentdash.core.context_processors.csp_nonce",
                 "agentdash.core.context_processors.theme",
+                "agentdash.monitor.context_processors.alerts",
             ],
         },
     }

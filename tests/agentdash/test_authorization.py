@@ -130,6 +130,29 @@ def _user(username: str) -> User:
     return User.objects.create_user(username, f"{username}@example.com", PASSWORD)
 
 
+def _operators_redirected(to: str) -> dict[str, Outcome]:
+    return roles(anonymous=LOGIN, alice=FORBIDDEN, operator=redirect(to))
+
+
+def _alert_rule() -> int:
+    from agentdash.monitor.models import AlertRule
+
+    return AlertRule.objects.create(name="errors", metric="error_rate", threshold=10).pk
+
+
+def _failed_alert_event() -> int:
+    from django.utils import timezone
+
+    from agentdash.monitor.models import AlertEvent, AlertRule
+
+    rule = AlertRule.objects.create(name="errors", metric="error_rate", threshold=10)
+    event = AlertEvent.objects.create(
+        rule=rule, rule_name=rule.name, kind="firing", at=timezone.now(), body={},
+        webhook_url="http://127.0.0.1:9/", delivery="failed", attempts=8,
+    )  # fmt: skip
+    return event.pk
+
+
 def _session_of(owner: User | None) -> str:
     """A new session of the capital agent owned by ``owner``; its id."""
     from agentdash.agent_sessions.services import session_create
@@ -229,6 +252,53 @@ ACCESS: dict[str, list[Case]] = {
     "monitor/stats.json": [
         Case(signed_in(OK)),
         Case(signed_in(NOT_ALLOWED), method="post"),
+    ],
+    # Alert rules: operators see them and, with the change permission they hold, change
+    # them (tests/agentdash/monitor/test_alerts.py).
+    "monitor/alerts/": [
+        Case(operators_only()),
+        Case(
+            operators_only()
+            | {"operator": BAD_REQUEST, "staff_operator": BAD_REQUEST, "superuser": BAD_REQUEST},
+            method="post",
+        ),
+    ],
+    "monitor/alerts.json": [
+        Case(operators_only()),
+        Case(signed_in(NOT_ALLOWED), method="post"),
+    ],
+    "monitor/alerts/<str:rule_id>/": [
+        Case(
+            operators_only()
+            | {"operator": BAD_REQUEST, "staff_operator": BAD_REQUEST, "superuser": BAD_REQUEST},
+            method="post",
+            kwargs=lambda users: {"rule_id": _alert_rule()},
+        ),
+        Case(signed_in(NOT_ALLOWED), kwargs=lambda users: {"rule_id": _alert_rule()}),
+    ],
+    "monitor/alerts/<str:rule_id>/delete": [
+        Case(
+            _operators_redirected("/monitor/alerts/"),
+            method="post",
+            kwargs=lambda users: {"rule_id": _alert_rule()},
+        ),
+        Case(signed_in(NOT_ALLOWED), kwargs=lambda users: {"rule_id": _alert_rule()}),
+    ],
+    "monitor/alerts/<str:rule_id>/check": [
+        Case(
+            _operators_redirected("/monitor/alerts/"),
+            method="post",
+            kwargs=lambda users: {"rule_id": _alert_rule()},
+        ),
+        Case(signed_in(NOT_ALLOWED), kwargs=lambda users: {"rule_id": _alert_rule()}),
+    ],
+    "monitor/alert-events/<str:event_id>/retry": [
+        Case(
+            _operators_redirected("/monitor/alerts/"),
+            method="post",
+            kwargs=lambda users: {"event_id": _failed_alert_event()},
+        ),
+        Case(signed_in(NOT_ALLOWED), kwargs=lambda users: {"event_id": _failed_alert_event()}),
     ],
     "metrics": [
         Case(everyone(OK)),

@@ -148,10 +148,15 @@ async def test_the_host_runs_the_registered_services_and_stops_them(
     assert sorted(stopped) == sorted(started)
 
 
-def test_the_runs_app_registers_the_control_listener_the_reaper_and_the_health_record() -> None:
+def test_the_apps_register_the_control_listener_the_reaper_the_health_record_and_alerts() -> None:
     from agentdash.runs.host import run_host
 
     registered = run_host()._registered
-    assert set(registered) == {"agentdash.control-listener", "agentdash.reaper", "agentdash.health"}
+    assert set(registered) == {
+        "agentdash.control-listener",
+        "agentdash.reaper",
+        "agentdash.health",
+        "agentdash.alerts",
+    }
     # Only where runs execute does the listener run; every host reaps and records its health.
     assert {name for name, s in registered.items() if s.runs_only} == {"agentdash.control-listener"}

@@ -194,7 +194,11 @@ async def test_daphne_with_the_celery_executor_reaps_but_does_not_listen(
     await CeleryExecutor().astart()
     try:
         host = run_host()
-        assert set(host.service_states()) == {"agentdash.reaper", "agentdash.health"}
+        assert set(host.service_states()) == {
+            "agentdash.reaper",
+            "agentdash.health",
+            "agentdash.alerts",
+        }
         assert not host.runs_agents
         await wait_for(lambda: _true(run.pk in recorder.submitted), what="the resubmission")
         out, err, code = await sync_to_async(health_command)()
