@@ -47,6 +47,7 @@ def rows_insert(
     rows: Iterable[Sequence[Any]],
     unique: Sequence[str] = (),
     update: Sequence[str] = (),
+    add: Sequence[str] = (),
 ) -> None:
     """Insert ``rows`` — each the values of ``fields`` (names or attnames), in that order —
     into ``model``'s table, with ``executemany`` of one ``INSERT``.
@@ -57,7 +58,9 @@ def rows_insert(
     converted as ``save()`` converts them (``get_db_prep_save``: JSON to text on SQLite, to
     jsonb on PostgreSQL; a JSON field's value may come as :class:`EncodedJson`); defaults
     and ``pre_save`` (``auto_now``…) are not applied, so every column without a database
-    default needs its value. No signals are sent.
+    default needs its value. No signals are sent. With ``add``, such a row's ``add`` fields
+    are increased by the new row's values instead (counters kept by the database: two
+    writers at once both count).
 
     Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
     times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest")."""
@@ -80,11 +83,15 @@ def rows_insert(
     names = ", ".join(quote(field.column) for field in columns)
     values = ", ".join(["%s"] * len(columns))
     sql = f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values})"
-    if update:
+    if update or add:
+        table = quote(model._meta.db_table)
         keys = ", ".join(quote(_field(model, name).column) for name in unique)
-        updated = [quote(_field(model, name).column) for name in update]
-        sets = ", ".join(f"{column} = excluded.{column}" for column in updated)
-        sql += f" ON CONFLICT ({keys}) DO UPDATE SET {sets}"
+        sets = [f"{c} = excluded.{c}" for c in (quote(_field(model, n).column) for n in update)]
+        sets += [
+            f"{c} = {table}.{c} + excluded.{c}"
+            for c in (quote(_field(model, n).column) for n in add)
+        ]
+        sql += f" ON CONFLICT ({keys}) DO UPDATE SET {', '.join(sets)}"
     with connection.cursor() as cursor:
         cursor.executemany(sql, prepared)
 

@@ -4,10 +4,10 @@ errors — for the sessions a person may see (operators: every one), narrowed by
 same numbers for the JSON endpoint (``views.stats_json``), ``manage.py stats`` and the alert
 rules (``alerts``).
 
-Read from the runs and spans themselves (``runs.selectors.runs_between``,
-``spans.selectors.step_spans_between``): exact, and fine for the ranges a person asks about
-day to day; the Monitor page's rollups, kept as spans are stored, are to come for ranges over
-millions of spans (docs/MONITOR.md).
+Runs are read from their table (``runs.selectors.runs_between``: exact); model and tool
+calls from the step rollups the span store keeps (``spans.rollups``: a few thousand rows
+whatever the number of spans; counts and tokens exact, latency percentiles within 9 %). A
+range is read in whole buckets: from the start of its first (docs/MONITOR.md).
 """
 
 from __future__ import annotations
@@ -18,13 +18,22 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 
 from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
 from agentdash.agent_sessions.selectors import session_list_for_user
+from agentdash.core.permissions import is_operator
+from agentdash.monitor.step_numbers import (
+    BucketSteps,
+    by_name,
+    step_numbers,
+    steps_by_bucket,
+    steps_total,
+)
 from agentdash.runs.selectors import RUN_STATUSES, RunRow, runs_between
-from agentdash.spans.selectors import StepSpan, step_spans_between
+from agentdash.spans.rollups import StepRead, steps_read
 
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
           "90d": 90 * 86400}  # fmt: skip
@@ -110,25 +119,47 @@ def _range(
 
 def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
     """The numbers of ``query`` for ``viewer`` (JSON-ready)."""
-    runs, steps = _rows(query, viewer)
+    first = _first(query)
+    runs = _runs(query, viewer, first)
+    read = _steps(query, viewer, first, step_s=query.step_s)
+    steps = steps_by_bucket(read)
+    count = math.ceil((query.end.timestamp() - first) / query.step_s)
+    run_buckets: list[list[RunRow]] = [[] for _ in range(count)]
+    for run in runs:
+        index = int((run.created_at.timestamp() - first) // query.step_s)
+        run_buckets[min(count - 1, max(0, index))].append(run)
+    series = []
+    for i in range(count):
+        at = first + i * query.step_s
+        series.append({
+            "t": datetime.fromtimestamp(at, tz=UTC).isoformat(),
+            **_run_numbers(run_buckets[i]),
+            **step_numbers(steps.get(at) or BucketSteps()),
+        })  # fmt: skip
     return {
         "range": {
-            "from": query.start.isoformat(),
+            "from": datetime.fromtimestamp(first, tz=UTC).isoformat(),
             "to": query.end.isoformat(),
             "step_s": query.step_s,
         },
         "filters": {k: v for k, v in asdict(query).items() if k in FILTERS and v},
-        "totals": _numbers(runs, steps),
-        "series": _series(query, runs, steps),
-        "tools": _by_name(steps, "tool"),
-        "models": _by_name(steps, "model"),
+        "totals": {**_run_numbers(runs), **step_numbers(steps_total(steps.values()))},
+        "series": series,
+        "tools": by_name(read, "tool"),
+        "models": by_name(read, "model"),
     }
 
 
 def stats_totals(query: StatsQuery, *, viewer: Any = None) -> dict[str, Any]:
     """The totals of ``query`` alone (``viewer`` ``None``: every session) — what an alert
-    rule reads of its window."""
-    return _numbers(*_rows(query, viewer))
+    rule reads of its window: its runs from its start, its calls from the minute (hour, for
+    a window over two days) it starts in."""
+    seconds = (query.end - query.start).total_seconds()
+    step = 60 if seconds <= 2 * 86400 else 3600
+    first = int(query.start.timestamp()) // step * step
+    runs = _runs(query, viewer, query.start.timestamp())
+    steps = steps_by_bucket(_steps(query, viewer, first, step_s=step))
+    return {**_run_numbers(runs), **step_numbers(steps_total(steps.values()))}
 
 
 def stats_sessions(query: StatsQuery, *, viewer: Any = None) -> QuerySet[AgentSession]:
@@ -147,55 +178,38 @@ def stats_sessions(query: StatsQuery, *, viewer: Any = None) -> QuerySet[AgentSe
     return sessions
 
 
-def _rows(query: StatsQuery, viewer: Any) -> tuple[list[RunRow], list[StepSpan]]:
+def _first(query: StatsQuery) -> int:
+    """The start of the range's first bucket: a range is read in whole buckets."""
+    return math.floor(query.start.timestamp() / query.step_s) * query.step_s
+
+
+def _runs(query: StatsQuery, viewer: Any, first: float) -> list[RunRow]:
+    start = datetime.fromtimestamp(first, tz=UTC)
     sessions = stats_sessions(query, viewer=viewer)
-    runs = [
-        r for r in runs_between(start=query.start, end=query.end, sessions=sessions)
+    return [
+        r for r in runs_between(start=start, end=query.end, sessions=sessions)
         if not query.status or r.status == query.status
     ]  # fmt: skip
-    steps = [
-        s
-        for s in step_spans_between(
-            start_ns=_ns(query.start),
-            end_ns=_ns(query.end),
-            kinds=("model", "tool"),
-            sessions=sessions,
-        )
-        if (s.kind != "model" or not query.model or s.name == query.model)
-        and (s.kind != "tool" or not query.tool or s.name == query.tool)
-    ]
-    return runs, steps
 
 
-def _ns(moment: datetime) -> int:
-    return int(moment.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+def _steps(query: StatsQuery, viewer: Any, first: int, *, step_s: int) -> StepRead:
+    owner_ids: set[int] | None = None
+    if viewer is not None and not is_operator(viewer):
+        owner_ids = {viewer.pk} if getattr(viewer, "is_authenticated", False) else set()
+    if query.owner:
+        named = set(User.objects.filter(username=query.owner).values_list("pk", flat=True))
+        owner_ids = named if owner_ids is None else owner_ids & named
+    external = {"ingested": True, "local": False}.get(query.source)
+    return steps_read(
+        start_s=first, end_s=math.ceil(query.end.timestamp()), step_s=step_s,
+        agent=query.agent, owner_ids=owner_ids, external=external, model=query.model,
+        tool=query.tool,
+    )  # fmt: skip
 
 
-def _series(query: StatsQuery, runs: list[RunRow], steps: list[StepSpan]) -> list[dict[str, Any]]:
-    step = query.step_s
-    first = math.floor(query.start.timestamp() / step) * step
-    count = math.ceil((query.end.timestamp() - first) / step)
-    run_buckets: list[list[RunRow]] = [[] for _ in range(count)]
-    step_buckets: list[list[StepSpan]] = [[] for _ in range(count)]
-    for run in runs:
-        run_buckets[min(count - 1, int((run.created_at.timestamp() - first) // step))].append(run)
-    for span in steps:
-        index = int((span.start_time / 1e9 - first) // step)
-        step_buckets[min(count - 1, max(0, index))].append(span)
-    return [
-        {
-            "t": datetime.fromtimestamp(first + i * step, tz=UTC).isoformat(),
-            **_numbers(run_buckets[i], step_buckets[i]),
-        }
-        for i in range(count)
-    ]
-
-
-def _numbers(runs: list[RunRow], steps: list[StepSpan]) -> dict[str, Any]:
+def _run_numbers(runs: list[RunRow]) -> dict[str, Any]:
     ended = [r for r in runs if r.status in ("succeeded", "failed", "cancelled")]
     failed = sum(1 for r in runs if r.status == "failed")
-    models = [s for s in steps if s.kind == "model"]
-    tools = [s for s in steps if s.kind == "tool"]
     by_status: dict[str, int] = {}
     for run in runs:
         by_status[run.status] = by_status.get(run.status, 0) + 1
@@ -204,26 +218,7 @@ def _numbers(runs: list[RunRow], steps: list[StepSpan]) -> dict[str, Any]:
         "runs_by_status": by_status,
         "error_rate": round(failed / len(ended), 4) if ended else None,
         "run_seconds": _percentiles([r.seconds for r in runs if r.seconds is not None]),
-        "model_calls": len(models),
-        "model_errors": sum(1 for s in models if s.error),
-        "model_seconds": _percentiles([s.seconds for s in models]),
-        "tokens_in": sum(s.tokens_in for s in models),
-        "tokens_out": sum(s.tokens_out for s in models),
-        "tokens_cached": sum(s.tokens_cached for s in models),
-        "tokens_thinking": sum(s.tokens_thinking for s in models),
-        "cost_usd": _cost(models),
-        "unpriced_calls": sum(
-            1 for s in models if s.cost_usd is None and s.tokens_in + s.tokens_out
-        ),
-        "tool_calls": len(tools),
-        "tool_errors": sum(1 for s in tools if s.error),
-        "tool_seconds": _percentiles([s.seconds for s in tools]),
     }
-
-
-def _cost(models: list[StepSpan]) -> float:
-    """US dollars of the priced model calls (rounded to a millionth of a cent)."""
-    return round(sum(s.cost_usd for s in models if s.cost_usd is not None), 8)
 
 
 def _percentiles(values: list[float]) -> dict[str, float | None]:
@@ -236,20 +231,3 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
             continue
         found[name] = round(ordered[max(0, math.ceil(q * len(ordered)) - 1)], 6)
     return found
-
-
-def _by_name(steps: list[StepSpan], kind: str) -> list[dict[str, Any]]:
-    found: dict[str, dict[str, Any]] = {}
-    for span in steps:
-        if span.kind != kind:
-            continue
-        name = span.name or "(unnamed)"
-        empty = {"name": name, "calls": 0, "errors": 0, "tokens_in": 0, "tokens_out": 0}
-        row = found.setdefault(name, empty)
-        row["calls"] += 1
-        row["errors"] += int(span.error)
-        row["tokens_in"] += span.tokens_in
-        row["tokens_out"] += span.tokens_out
-        if kind == "model":
-            row["cost_usd"] = round(row.get("cost_usd", 0.0) + (span.cost_usd or 0.0), 8)
-    return sorted(found.values(), key=lambda r: (-r["calls"], r["name"]))

@@ -140,6 +140,38 @@ class Span(models.Model):
         return self.name
 
 
+class StepRollup(models.Model):
+    """What the model and tool calls that ended in one minute, hour or day (``period`` s,
+    from ``bucket``, unix seconds) came to, per agent, owner, source, step, name, outcome and
+    duration bin: the Monitor reads these instead of the spans (``spans.rollups``). Kept by
+    the span store in the transaction that stores each span's final version."""
+
+    period = models.PositiveIntegerField()
+    bucket = models.BigIntegerField(help_text="Unix seconds: the period's start.")
+    kind = models.CharField(max_length=16, help_text="model or tool")
+    name = models.CharField(max_length=255, help_text="The model's or the tool's.")
+    agent = models.CharField(max_length=128, help_text="The session's agent (app).")
+    owner_id = models.BigIntegerField(default=0, help_text="The session owner's id (0: none).")
+    external = models.BooleanField(help_text="Of a session ingested from elsewhere.")
+    error = models.BooleanField()
+    bin = models.PositiveSmallIntegerField(help_text="The duration's bin (spans.rollups).")
+    calls = models.BigIntegerField(default=0)
+    seconds = models.FloatField(default=0.0, help_text="The durations' sum.")
+    tokens_in = models.BigIntegerField(default=0)
+    tokens_out = models.BigIntegerField(default=0)
+    tokens_cached = models.BigIntegerField(default=0)
+    tokens_thinking = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["period", "bucket", "kind", "name", "agent", "owner_id", "external",
+                        "error", "bin"],
+                name="step_rollup_key",
+            )
+        ]  # fmt: skip
+
+
 MODEL_PRICE_TARGET = "spans.modelprice"
 """Audit ``target_type`` of a price row."""
 

@@ -10,6 +10,7 @@ from collections.abc import Collection, Mapping
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import seqs_take, session_changes_insert
 from agentdash.spans.models import Span
+from agentdash.spans.rollups import rollups_count, rows_steps
 
 Pair = tuple[str, str]
 
@@ -87,7 +88,12 @@ def children_named(*, parents: Collection[Pair], prefix: str) -> set[Pair]:
 def usage_uncount(*, spans: Collection[Pair], name: str) -> None:
     """The stored spans ``spans`` (trace id, span id) named ``name`` stop counting usage."""
     if spans:
-        Span.objects.filter(
+        rows = Span.objects.filter(
             trace_id__in={t for t, _ in spans}, span_id__in={s for _, s in spans}, name=name
-        ).update(usage_model="", tokens_in=None, tokens_out=None, tokens_cached=None,
-                 tokens_thinking=None)  # fmt: skip
+        )
+        counted = rows_steps(rows)
+        rows.update(usage_model="", tokens_in=None, tokens_out=None, tokens_cached=None,
+                    tokens_thinking=None)  # fmt: skip
+        rollups_count(counted, sign=-1)  # and as they count now:
+        rollups_count(s._replace(name="", tokens=(0, 0, 0, 0)) if s.kind == "model" else s
+                      for s in counted)  # fmt: skip

@@ -31,6 +31,7 @@ from agentdash.spans.change_items import span_change_item
 from agentdash.spans.decisions import DECISION_COLUMNS
 from agentdash.spans.measures import spans_measured
 from agentdash.spans.models import Span
+from agentdash.spans.rollups import versions_counted
 from agentdash.spans.selectors import spans_stored
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book
@@ -151,6 +152,8 @@ def _version_upsert(version: SpanVersion, announce: bool) -> SpanWrite:
             except IntegrityError:  # inserted concurrently: overwrite it only if still open
                 open_span = Span.objects.filter(**identity, end_time__isnull=True)
                 stored = open_span.update(**fields) == 1
+        if stored:
+            versions_counted([version])
         return _written(version, stored, announce)
 
 
@@ -258,6 +261,7 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         unique=("trace_id", "span_id"),
         update=(*_SPAN_FIELDS, "seq"),
     )
+    versions_counted(writes)
     return [
         SpanWrite(stored=True, seq=written[v.identity])
         if v.identity in written

@@ -47,6 +47,7 @@ ones :data:`WITHIN_LAYER` names."""
 WITHIN_LAYER = frozenset(
     {
         ("controls", "agent_sessions"),  # a callback switch may be scoped to one session
+        ("spans", "agent_sessions"),  # a span's session names the agent and owner it counts for
         ("dashboard", "demo"),  # the pages show the demo's login hint
         ("client", "otel"),  # the remote client streams the app's spans with otel
         ("live", "remote"),  # a socket's confirmation answer may be a remote app's pause

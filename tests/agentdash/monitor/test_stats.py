@@ -17,6 +17,7 @@ from django.test import Client
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.runs.models import Run
+from agentdash.spans.rollups import bin_seconds, duration_bin
 from agentdash.spans.services import span_upsert
 from tests.agentdash.stored import session_of
 
@@ -92,13 +93,20 @@ def test_an_operator_reads_every_sessions_numbers(generated: Any, operator_user:
     assert totals["runs_by_status"] == {"succeeded": 3, "failed": 2, "cancelled": 1}
     assert totals["error_rate"] == round(2 / 6, 4)
     assert (totals["model_calls"], totals["tokens_in"], totals["tokens_out"]) == (3, 60, 6)
-    assert totals["model_seconds"] == {"p50": 2.0, "p95": 4.0, "p99": 4.0}
+    # Percentiles of calls are read from the rollups' duration bins: each is its bin's middle,
+    # within 9 % of the exact 2 s and 4 s.
+    binned = {name: round(bin_seconds(duration_bin(s)), 6) for name, s in
+              (("p50", 2.0), ("p95", 4.0), ("p99", 4.0))}  # fmt: skip
+    assert totals["model_seconds"] == binned
+    assert all(abs(v - e) / e < 0.09 for v, e in zip(binned.values(), (2, 4, 4), strict=True))
+    assert totals["cost_usd"] == 0.0 and totals["unpriced_calls"] == 3  # gemini-x has no price
     assert (totals["tool_calls"], totals["tool_errors"]) == (3, 1)
     assert found["tools"] == [
         {"name": "get_capital", "calls": 2, "errors": 1, "tokens_in": 0, "tokens_out": 0},
         {"name": "lookup_order", "calls": 1, "errors": 0, "tokens_in": 0, "tokens_out": 0},
     ]
-    assert found["models"][0]["name"] == "gemini-x" and found["models"][0]["calls"] == 3
+    assert found["models"] == [{"name": "gemini-x", "calls": 3, "errors": 0, "tokens_in": 60,
+                                "tokens_out": 6, "cost_usd": None}]  # fmt: skip
     # Two hours in buckets of 60 s: every run and call in the bucket of its start.
     series = found["series"]
     assert found["range"]["step_s"] == 60 and len(series) == 120

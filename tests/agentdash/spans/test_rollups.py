@@ -1,0 +1,171 @@
+"""The step rollups kept by the span store: every ended model and tool call counted once per
+period — by the batch write and the single upsert, an open version not at all, a final
+version sent again not twice —, under its session's agent, owner and source; the duration
+bins' promise (within 9 %); a recount from the spans equals what was kept; two writers at
+once both count."""
+
+from __future__ import annotations
+
+import io
+import threading
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.db import close_old_connections
+from django.db.models import Sum
+
+from agentdash.spans.models import StepRollup
+from agentdash.spans.rehome import usage_uncount
+from agentdash.spans.rollups import (
+    BINS,
+    PERIODS,
+    bin_seconds,
+    duration_bin,
+    rollups_rebuild,
+    steps_read,
+)
+from agentdash.spans.services import span_upsert, spans_store
+from agentdash.spans.span_version import SpanVersion
+from tests.agentdash.stored import session_of
+
+pytestmark = [pytest.mark.django_db, pytest.mark.database]
+
+T0 = 1_764_000_000  # a whole day (unix seconds)
+S = 1_000_000_000
+
+
+def call(n: int, session_id: str, kind: str, at_s: int, seconds: float, *, end: bool = True,
+         status: str = "ok", **attributes: Any) -> SpanVersion:  # fmt: skip
+    start = (T0 + at_s) * S
+    names = {"tool": {"gen_ai.tool.name": "lookup"},
+             "model": {"gen_ai.request.model": "gemini-x", "gen_ai.usage.input_tokens": 100,
+                       "gen_ai.usage.output_tokens": 10}}  # fmt: skip
+    return SpanVersion(
+        trace_id=f"{n:032x}", span_id=f"{n:016x}", name=f"{kind} {n}", start_time=start,
+        end_time=start + int(seconds * S) if end else None, status=status,
+        session_id=session_id,
+        attributes={"agentdash.span.kind": kind, **names.get(kind, {}), **attributes},
+    )  # fmt: skip
+
+
+def totals(period: int, **where: Any) -> dict[str, Any]:
+    rows = StepRollup.objects.filter(period=period, **where)
+    return rows.aggregate(calls=Sum("calls"), tokens_in=Sum("tokens_in"), seconds=Sum("seconds"))
+
+
+def test_each_ended_call_counts_once_in_every_period(alice: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    session_of(None, "otlp-" + "e" * 40, "weather-app")
+    spans_store(versions=[
+        call(1, "s-a", "model", 10, 1.5),
+        call(2, "s-a", "tool", 70, 0.2, status="error"),
+        call(3, "s-a", "model", 3700, 2.0, end=False),  # open: not yet
+        call(4, "s-a", "agent", 20, 5.0),  # not a model or tool call
+        call(5, "otlp-" + "e" * 40, "tool", 30, 0.01),
+    ])  # fmt: skip
+    spans_store(versions=[call(3, "s-a", "model", 3700, 2.0)])  # it ends
+    spans_store(versions=[call(3, "s-a", "model", 3700, 9.0)])  # sent again: final already
+    for period in PERIODS:
+        assert totals(period)["calls"] == 4
+        assert totals(period, kind="model")["tokens_in"] == 200
+        assert totals(period, kind="model")["seconds"] == pytest.approx(3.5)
+    minutes = StepRollup.objects.filter(period=60, kind="model").order_by("bucket")
+    assert [(r.bucket, r.agent, r.owner_id, r.external) for r in minutes] == [
+        (T0, "capital_agent", alice.pk, False), (T0 + 3660, "capital_agent", alice.pk, False),
+    ]  # fmt: skip
+    [tool_error] = StepRollup.objects.filter(period=3600, kind="tool", error=True)
+    assert (tool_error.name, tool_error.calls, tool_error.bucket) == ("lookup", 1, T0)
+    [outside] = StepRollup.objects.filter(period=86400, external=True)
+    assert (outside.agent, outside.owner_id, outside.bin) == ("weather-app", 0, duration_bin(0.01))
+
+
+def test_the_single_upsert_counts_too_and_a_recount_agrees(alice: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    for n, seconds in enumerate((0.0004, 0.05, 1.0, 30.0, 100_000.0), start=1):
+        version = call(n, "s-a", "tool", n * 61, seconds)
+        span_upsert(trace_id=version.trace_id, span_id=version.span_id, name=version.name,
+                    start_time=version.start_time, end_time=version.end_time,
+                    session_id="s-a", attributes=version.attributes)  # fmt: skip
+    kept = sorted(StepRollup.objects.values_list(
+        "period", "bucket", "kind", "name", "bin", "calls", "seconds"))  # fmt: skip
+    assert sum(r[5] for r in kept if r[0] == 60) == 5
+    assert {r[4] for r in kept} == {0, duration_bin(0.05), duration_bin(1.0),
+                                    duration_bin(30.0), BINS - 1}  # fmt: skip
+    assert rollups_rebuild() == 5
+    assert sorted(StepRollup.objects.values_list(
+        "period", "bucket", "kind", "name", "bin", "calls", "seconds")) == kept  # fmt: skip
+
+
+def test_a_bins_middle_is_within_nine_percent_of_every_duration_in_it() -> None:
+    seconds = 0.001
+    while seconds < 3600 * 7:
+        middle = bin_seconds(duration_bin(seconds))
+        assert abs(middle - seconds) / seconds < 0.0906, seconds
+        seconds *= 1.013
+    assert duration_bin(0) == 0 and duration_bin(10**9) == BINS - 1
+
+
+def test_reads_fold_periods_into_buckets_and_filter(alice: User, bob: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    session_of(bob, "s-b", "support_agent")
+    spans_store(versions=[call(n, "s-a" if n % 2 else "s-b", "model", n * 60, 1.0)
+                          for n in range(1, 21)])  # fmt: skip
+    read = steps_read(start_s=T0, end_s=T0 + 3600, step_s=300, owner_ids=None)
+    assert sorted({at for at, _, _ in read.by_bin}) == [T0 + i * 300 for i in range(5)]
+    assert sum(v[0] for v in read.by_bin.values()) == 20
+    mine = steps_read(start_s=T0, end_s=T0 + 3600, step_s=300, owner_ids={alice.pk})
+    assert read.by_name[("model", "gemini-x")][0] == 20
+    assert mine.by_name[("model", "gemini-x")][:4] == (10, 0, 1000, 100)
+    theirs = steps_read(start_s=T0, end_s=T0 + 3600, step_s=3600, owner_ids=None,
+                        agent="support_agent", tool="nothing")  # fmt: skip
+    assert theirs.by_name == {("model", "gemini-x"): (10, 0, 1000, 100, 0, 0)}
+    assert steps_read(start_s=T0, end_s=T0 + 3600, step_s=60, owner_ids=set()).by_bin == {}
+
+
+def test_a_legacy_step_that_stops_counting_usage_leaves_the_rollups(alice: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    spans_store(versions=[call(1, "s-a", "model", 0, 1.0)])
+    usage_uncount(spans=[(f"{1:032x}", f"{1:016x}")], name="model 1")
+    assert totals(60)["calls"] == 1 and totals(60)["tokens_in"] == 0
+    assert set(StepRollup.objects.filter(calls__gt=0).values_list("name", flat=True)) == {""}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_writers_at_once_both_count(alice: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    session_of(alice, "s-b", "capital_agent")
+    go = threading.Barrier(2)
+    failures: list[BaseException] = []
+
+    def write(session_id: str, first: int) -> None:
+        try:
+            go.wait(10)
+            for n in range(first, first + 20):
+                spans_store(versions=[call(n, session_id, "tool", 5, 0.2)])
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=write, args=(s, f)) for s, f in (("s-a", 1), ("s-b", 100))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not failures
+    [row] = StepRollup.objects.filter(period=60)
+    assert row.calls == 40
+
+
+def test_the_rebuild_command_recounts_and_asks_to_be_sure(alice: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    spans_store(versions=[call(1, "s-a", "tool", 0, 1.0), call(2, "s-a", "model", 5, 1.0)])
+    StepRollup.objects.update(calls=999)  # drifted
+    out = io.StringIO()
+    call_command("rollups", "--rebuild", stdout=out)
+    assert out.getvalue() == "2 calls counted into the rollups.\n"
+    assert totals(60)["calls"] == 2
+    with pytest.raises(CommandError, match="say --rebuild"):
+        call_command("rollups")
