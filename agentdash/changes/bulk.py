@@ -48,6 +48,7 @@ def rows_insert(
     unique: Sequence[str] = (),
     update: Sequence[str] = (),
     add: Sequence[str] = (),
+    as_given: bool = False,
 ) -> None:
     """Insert ``rows`` — each the values of ``fields`` (names or attnames), in that order —
     into ``model``'s table, with ``executemany`` of one ``INSERT``.
@@ -60,7 +61,8 @@ def rows_insert(
     and ``pre_save`` (``auto_now``…) are not applied, so every column without a database
     default needs its value. No signals are sent. With ``add``, such a row's ``add`` fields
     are increased by the new row's values instead (counters kept by the database: two
-    writers at once both count).
+    writers at once both count). ``as_given``: every value is a ``str``, ``int``, ``bool``,
+    ``float`` or ``None`` the driver takes as it is — nothing is checked or converted.
 
     Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
     times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest")."""
@@ -68,12 +70,12 @@ def rows_insert(
     # The thread's connection itself: ``django.db.connection`` is a proxy, looked up anew on
     # each attribute read (a field's conversion reads several).
     connection = connections[DEFAULT_DB_ALIAS]
-    prepared = [list(row) for row in rows]
+    prepared: list[Any] = [row if as_given else list(row) for row in rows]
     if not prepared:
         return
     if any(len(row) != len(columns) for row in prepared):
         raise ValueError(f"a row's values do not match the {len(columns)} fields")
-    for index, field in enumerate(columns):
+    for index, field in enumerate([] if as_given else columns):
         if _plain(field) and all(type(row[index]) in _PLAIN_VALUES for row in prepared):
             continue  # what the driver takes as it is: no call per value
         convert = _converter(field, connection)

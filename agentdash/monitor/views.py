@@ -132,12 +132,16 @@ def monitor_page(request: HttpRequest) -> HttpResponse:
         problems = {field: " ".join(messages) for field, messages in exc.message_dict.items()}
         query = stats_query({})  # the last day, unfiltered, under the problems
     found = stats(query, viewer=request.user)
+    custom = "from" in params or "to" in params
     context = {
         "stats": found,
         "params": params,
         "problems": problems,
         "ranges": list(RANGES),
-        "range": params.get("range", "24h") if "from" not in params else "",
+        "range": "custom" if custom else params.get("range", "24h"),
+        # The range as the form's local-time inputs show it: in the reader's zone (tz).
+        "custom_from": query.start.strftime("%Y-%m-%dT%H:%M") if custom and not problems else "",
+        "custom_to": query.end.strftime("%Y-%m-%dT%H:%M") if custom and not problems else "",
         "filters": FILTERS,
         "sources": SOURCES,
         "statuses": RUN_STATUSES,

@@ -57,6 +57,11 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["status", "heartbeat_at"]),
             models.Index(fields=["session", "-created_at"]),
+            # The Monitor's runs of a range: the range read from this index alone.
+            models.Index(
+                fields=["created_at", "status", "started_at", "finished_at", "session"],
+                name="run_created_measures",
+            ),
         ]
         permissions = [("cancel_run", "Can cancel a run")]
 

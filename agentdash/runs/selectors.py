@@ -6,7 +6,9 @@ from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from django.db import connection
 from django.db.models import Count, Min, OuterRef, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 
 from agentdash.changes.items import Item
 from agentdash.runs.change_items import run_item
@@ -103,25 +105,51 @@ def runs_by_status_and_agent() -> list[tuple[str, str, int]]:
 
 
 class RunRow(NamedTuple):
-    created_at: datetime
+    created_s: float  # unix seconds
     status: str
-    agent: str
     seconds: float | None  # from its start to its end; None while it runs or never ran
+
+
+_EPOCH = {
+    "sqlite": "ROUND((julianday({t}) - 2440587.5) * 86400.0, 3)",  # a day's float: to the ms
+    "postgresql": "EXTRACT(EPOCH FROM {t})",
+}
+"""Unix seconds of a datetime column, read by the database (the rows come back as plain
+numbers: no datetime made for each)."""
+
+
+def _epoch(column: str) -> RawSQL:
+    table = Run._meta.db_table
+    quoted = connection.ops.quote_name
+    return RawSQL(_EPOCH[connection.vendor].format(t=f"{quoted(table)}.{quoted(column)}"), ())
 
 
 def runs_between(
     *, start: datetime, end: datetime, sessions: QuerySet[Any] | None = None
 ) -> list[RunRow]:
-    """The runs created in ``[start, end)`` (of the sessions of ``sessions`` when given)."""
+    """The runs created in ``[start, end)`` (of the sessions of ``sessions`` when given):
+    when, how they stand, how long they took — read as plain numbers by one query (the
+    ORM's per-row work was most of the time for a hundred thousand runs)."""
     rows = Run.objects.filter(created_at__gte=start, created_at__lt=end)
     if sessions is not None:
         rows = rows.filter(session_id__in=sessions.values("pk"))
-    return [
-        RunRow(created, status, agent, (done - began).total_seconds() if began and done else None)
-        for created, status, agent, began, done in rows.order_by("created_at").values_list(
-            "created_at", "status", "agent_name", "started_at", "finished_at"
+    found = (
+        rows.annotate(
+            created_s=_epoch("created_at"),
+            began_s=_epoch("started_at"),
+            ended_s=_epoch("finished_at"),
         )
-    ]
+        .values_list("created_s", "status", "began_s", "ended_s")
+        .order_by()
+    )
+    sql, params = found.query.get_compiler(using=found.db).as_sql()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [
+            RunRow(float(created), status, float(done) - float(began)
+                   if began is not None and done is not None else None)
+            for created, status, began, done in cursor.fetchall()
+        ]  # fmt: skip
 
 
 def sessions_with_runs_created(

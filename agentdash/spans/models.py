@@ -140,36 +140,41 @@ class Span(models.Model):
         return self.name
 
 
+ROLLUP_BINS = 72
+"""Duration bins of a step rollup (``spans.rollups``: three per doubling from 1 ms)."""
+
+
 class StepRollup(models.Model):
-    """What the model and tool calls that ended in one minute, hour or day (``period`` s,
-    from ``bucket``, unix seconds) came to, per agent, owner, source, step, name, outcome and
-    duration bin: the Monitor reads these instead of the spans (``spans.rollups``). Kept by
-    the span store in the transaction that stores each span's final version."""
+    """What the model and tool calls that started in one minute, hour or day (``period`` s,
+    from ``bucket``, unix seconds) came to, per agent, source, step, name and outcome: how
+    many, their durations' sum and how many fell in each duration bin (``b00`` … ``b71``),
+    their tokens. The Monitor reads these instead of the spans (``spans.step_reads``). Kept
+    by the span store in the transaction that stores each span's final version."""
 
     period = models.PositiveIntegerField()
     bucket = models.BigIntegerField(help_text="Unix seconds: the period's start.")
     kind = models.CharField(max_length=16, help_text="model or tool")
     name = models.CharField(max_length=255, help_text="The model's or the tool's.")
     agent = models.CharField(max_length=128, help_text="The session's agent (app).")
-    owner_id = models.BigIntegerField(default=0, help_text="The session owner's id (0: none).")
     external = models.BooleanField(help_text="Of a session ingested from elsewhere.")
     error = models.BooleanField()
-    bin = models.PositiveSmallIntegerField(help_text="The duration's bin (spans.rollups).")
     calls = models.BigIntegerField(default=0)
     seconds = models.FloatField(default=0.0, help_text="The durations' sum.")
     tokens_in = models.BigIntegerField(default=0)
     tokens_out = models.BigIntegerField(default=0)
     tokens_cached = models.BigIntegerField(default=0)
     tokens_thinking = models.BigIntegerField(default=0)
+    for _bin in range(ROLLUP_BINS):
+        locals()[f"b{_bin:02d}"] = models.IntegerField(default=0, db_default=0)
+    del _bin
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["period", "bucket", "kind", "name", "agent", "owner_id", "external",
-                        "error", "bin"],
+                fields=["period", "bucket", "kind", "name", "agent", "external", "error"],
                 name="step_rollup_key",
             )
-        ]  # fmt: skip
+        ]
 
 
 MODEL_PRICE_TARGET = "spans.modelprice"

@@ -1,11 +1,13 @@
-"""The step rollups (``StepRollup``): the model and tool calls counted as they end, by minute,
-hour and day, so that the Monitor reads a few thousand rows for any range instead of
-millions of spans (docs/BENCHMARKS.md, "Monitor").
+"""The step rollups (``StepRollup``): the model and tool calls counted as they end, by five
+minutes, hour, six hours and day, so that the Monitor reads rows per bucket and kind of call
+instead of every span of a range (docs/BENCHMARKS.md, "Monitor"; read by ``step_reads``).
 
-Each ended step adds one to its rows — one per period — keyed by its session's agent, owner
-and source, its kind, name, outcome and **duration bin**. The bins grow by a factor of
-2^(1/4) from 1 ms (bin 0: under a millisecond; the last: 7.6 h and over), so a percentile
-read from them (the bin's geometric middle) is within 9 % of the exact one. Counts, tokens
+Each ended step adds to its rows — one per period — keyed by its session's agent and
+source, its kind, name and outcome (not by owner: one person's numbers are read from their
+sessions' spans, ``step_reads``): its count, duration and tokens, and one in the column of
+its **duration bin**. The bins grow by a factor of 2^(1/3) from 1 ms (bin 0: under a
+millisecond; the last: 2.9 h and over), so a percentile read from them (the bin's geometric
+middle) is within 12.3 % of the exact one. Counts, tokens
 and duration sums are exact. The database adds (``INSERT … ON CONFLICT DO UPDATE SET n =
 n + excluded.n``): writers at once never lose a count, and a rollup changes in the
 transaction that stores its span's final version (a final version is stored once).
@@ -18,22 +20,23 @@ no usage) is counted as it first was.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from django.db.models import F, Q, QuerySet, Sum
+from django.db.models import QuerySet
 
 from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
 from agentdash.changes.bulk import rows_insert
-from agentdash.spans.models import Span, StepRollup
+from agentdash.spans.models import ROLLUP_BINS, Span, StepRollup
 from runtime.telemetry.attributes import AgentDash, GenAI
 
-PERIODS = (60, 3600, 86400)
+PERIODS = (300, 3600, 21600, 86400)
 STEP_KINDS = ("model", "tool")
-BINS_PER_DOUBLING = 4
-BINS = 100
+BINS_PER_DOUBLING = 3
+BINS = ROLLUP_BINS
+BIN_FIELDS = tuple(f"b{n:02d}" for n in range(BINS))
 SUMS = ("calls", "seconds", "tokens_in", "tokens_out", "tokens_cached", "tokens_thinking")
-KEY = ("period", "bucket", "kind", "name", "agent", "owner_id", "external", "error", "bin")
+KEY = ("period", "bucket", "kind", "name", "agent", "external", "error")
 
 
 def duration_bin(seconds: float) -> int:
@@ -87,95 +90,33 @@ def rollups_count(
     found = list(steps)
     if not found:
         return
-    sessions = {
-        pk: (app, owner or 0)
-        for pk, app, owner in sessions_model.objects.filter(
-            pk__in={s.session_id for s in found}
-        ).values_list("pk", "app_name", "owner_id")
-    }
-    rows: dict[tuple[Any, ...], list[float]] = {}
+    sessions = dict(
+        sessions_model.objects.filter(pk__in={s.session_id for s in found}).values_list(
+            "pk", "app_name"
+        )
+    )
+    rows: dict[tuple[Any, ...], list[Any]] = {}
+    width = len(SUMS) + BINS
     for step in found:
-        agent, owner = sessions.get(step.session_id, ("", 0))
+        agent = str(sessions.get(step.session_id, ""))
         seconds = max(0, step.end_time - step.start_time) / 1e9
         external = step.session_id.startswith(EXTERNAL_SESSION_PREFIX)
-        where = (step.kind, step.name, agent[:128], owner, external, step.error,
-                 duration_bin(seconds))  # fmt: skip
+        where = (step.kind, step.name, agent[:128], external, step.error)
         start_s = step.start_time // 1_000_000_000
+        bin_column = len(SUMS) + duration_bin(seconds)
         for period in PERIODS:
             key = (period, start_s - start_s % period, *where)
-            sums = rows.setdefault(key, [0, 0.0, 0, 0, 0, 0])
+            sums = rows.setdefault(key, [0] * width)
             sums[0] += sign
             sums[1] += sign * seconds
             for i, tokens in enumerate(step.tokens, start=2):
                 sums[i] += sign * tokens
+            sums[bin_column] += sign
     rows_insert(
-        model=rollup_model, fields=(*KEY, *SUMS), unique=KEY, add=SUMS,
-        rows=[(*key, int(s[0]), float(s[1]), *(int(t) for t in s[2:])) for key, s in rows.items()],
+        model=rollup_model, fields=(*KEY, *SUMS, *BIN_FIELDS), unique=KEY,
+        add=(*SUMS, *BIN_FIELDS), as_given=True,
+        rows=[(*key, s[0], float(s[1]), *s[2:]) for key, s in rows.items()],
     )  # fmt: skip
-
-
-class StepRead(NamedTuple):
-    """The rollups of a range, folded into buckets: ``by_bin`` — (bucket, kind, bin) →
-    calls, errors, tokens in, out, cached, thinking; ``by_name`` — (kind, name) → calls,
-    errors, tokens in, out; ``model_tokens`` — (bucket, model) → calls, tokens in, out,
-    cached, thinking (for their cost)."""
-
-    by_bin: dict[tuple[int, str, int], tuple[int, int, int, int, int, int]]
-    by_name: dict[tuple[str, str], tuple[int, int, int, int, int, int]]
-    model_tokens: dict[tuple[int, str], tuple[int, int, int, int, int]]
-
-
-def period_for(step_s: int) -> int:
-    """The rollups a bucket of ``step_s`` seconds is read from: the longest period that
-    divides it."""
-    return max(p for p in PERIODS if step_s % p == 0)
-
-
-def steps_read(
-    *, start_s: int, end_s: int, step_s: int, agent: str = "", owner_ids: Collection[int] | None,
-    external: bool | None = None, model: str = "", tool: str = "",
-) -> StepRead:  # fmt: skip
-    """The calls that started in ``[start_s, end_s)`` (whole periods), in buckets of
-    ``step_s`` (a bucket's key: its start), narrowed by the filters (``owner_ids`` ``None``:
-    every owner)."""
-    period = period_for(step_s)
-    rows: QuerySet[StepRollup] = StepRollup.objects.filter(
-        period=period, bucket__gte=start_s - start_s % period, bucket__lt=end_s
-    )
-    if agent:
-        rows = rows.filter(agent=agent)
-    if owner_ids is not None:
-        rows = rows.filter(owner_id__in=list(owner_ids))
-    if external is not None:
-        rows = rows.filter(external=external)
-    kinds = Q()
-    for kind, name in (("model", model), ("tool", tool)):
-        kinds |= Q(kind=kind, name=name) if name else Q(kind=kind)
-    rows = rows.filter(kinds)
-    folded = rows.annotate(at=F("bucket") - F("bucket") % step_s)
-    tokens = {t: Sum(t) for t in ("tokens_in", "tokens_out", "tokens_cached", "tokens_thinking")}
-    sums = {"n": Sum("calls"), "errors": Sum("calls", filter=Q(error=True)), **tokens}
-    by_bin = {
-        (r["at"], r["kind"], r["bin"]): (
-            r["n"], r["errors"] or 0, r["tokens_in"], r["tokens_out"], r["tokens_cached"],
-            r["tokens_thinking"],
-        )
-        for r in folded.values("at", "kind", "bin").annotate(**sums).order_by()
-    }  # fmt: skip
-    by_name = {
-        (r["kind"], r["name"]): (
-            r["n"], r["errors"] or 0, r["tokens_in"], r["tokens_out"], r["tokens_cached"],
-            r["tokens_thinking"],
-        )
-        for r in rows.values("kind", "name").annotate(**sums).order_by()
-    }  # fmt: skip
-    model_tokens = {
-        (r["at"], r["name"]): (r["n"], r["tokens_in"], r["tokens_out"], r["tokens_cached"],
-                               r["tokens_thinking"])
-        for r in folded.filter(kind="model").values("at", "name")
-        .annotate(n=Sum("calls"), **tokens).order_by()
-    }  # fmt: skip
-    return StepRead(by_bin=by_bin, by_name=by_name, model_tokens=model_tokens)
 
 
 def versions_counted(versions: Iterable[Any]) -> None:

@@ -12,8 +12,6 @@ from django.db.models.fields.json import KT
 from agentdash.spans.change_items import span_item
 from agentdash.spans.models import Span
 from agentdash.spans.sources import source_item
-from agentdash.spans.totals import price_book
-from agentdash.spans.usage import cost_of
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 STORED_PER_QUERY = 2_000
@@ -225,63 +223,3 @@ def spans_of_outer_session(*, errors_only: bool = False) -> QuerySet[Span]:
     ended in an error."""
     spans = Span.objects.filter(session_id=OuterRef("pk"))
     return spans.filter(status=Span.Status.ERROR) if errors_only else spans
-
-
-class StepSpan(NamedTuple):
-    """An ended step of a kind the Monitor charts: when it started, how long, how it ended."""
-
-    start_time: int
-    kind: str
-    name: str  # the tool's name, the model's
-    seconds: float
-    error: bool
-    tokens_in: int
-    tokens_out: int
-    tokens_cached: int = 0
-    tokens_thinking: int = 0
-    cost_usd: float | None = None  # a model call's, priced now; None: no usage or no price
-
-
-def step_spans_between(
-    *, start_ns: int, end_ns: int, kinds: Collection[str], sessions: QuerySet[Any] | None = None
-) -> list[StepSpan]:
-    """The ended spans of these step kinds that started in ``[start_ns, end_ns)`` (of the
-    sessions of ``sessions`` when given), oldest first; model calls priced by the price table
-    as it is now."""
-    rows = (
-        Span.objects.filter(start_time__gte=start_ns, start_time__lt=end_ns)
-        .filter(end_time__isnull=False)
-        .annotate(
-            step=KT(f"attributes__{AgentDash.SPAN_KIND}"),
-            tool=KT(f"attributes__{GenAI.TOOL_NAME}"),
-        )
-    )
-    # One exact lookup per kind: ``__in`` on a key's text wraps each value in JSON_EXTRACT on
-    # SQLite ("malformed JSON").
-    wanted = Q()
-    for kind in kinds:
-        wanted |= Q(**{f"attributes__{AgentDash.SPAN_KIND}": kind})
-    rows = rows.filter(wanted)
-    if sessions is not None:
-        rows = rows.filter(session_id__in=sessions.values("pk"))
-    found = []
-    prices = price_book()
-    for start, end, step, tool, model, status, t_in, t_out, cached, thinking in rows.order_by(
-        "start_time"
-    ).values_list(
-        "start_time", "end_time", "step", "tool", "usage_model", "status", "tokens_in",
-        "tokens_out", "tokens_cached", "tokens_thinking",
-    ):  # fmt: skip
-        name = (tool if step == "tool" else model) or ""
-        cost = None
-        if t_in is not None or t_out is not None:
-            price = prices.price_of(str(model or ""))
-            if price is not None:
-                cost = float(cost_of(price, tokens_in=t_in or 0, tokens_out=t_out or 0,
-                                     cached=cached or 0, thinking=thinking or 0))  # fmt: skip
-        found.append(
-            StepSpan(start, str(step), str(name), max(0, (end or start) - start) / 1e9,
-                     status == Span.Status.ERROR, t_in or 0, t_out or 0, cached or 0,
-                     thinking or 0, cost)
-        )  # fmt: skip
-    return found

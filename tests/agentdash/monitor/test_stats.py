@@ -94,11 +94,11 @@ def test_an_operator_reads_every_sessions_numbers(generated: Any, operator_user:
     assert totals["error_rate"] == round(2 / 6, 4)
     assert (totals["model_calls"], totals["tokens_in"], totals["tokens_out"]) == (3, 60, 6)
     # Percentiles of calls are read from the rollups' duration bins: each is its bin's middle,
-    # within 9 % of the exact 2 s and 4 s.
+    # within 12.3 % of the exact 2 s and 4 s.
     binned = {name: round(bin_seconds(duration_bin(s)), 6) for name, s in
               (("p50", 2.0), ("p95", 4.0), ("p99", 4.0))}  # fmt: skip
     assert totals["model_seconds"] == binned
-    assert all(abs(v - e) / e < 0.09 for v, e in zip(binned.values(), (2, 4, 4), strict=True))
+    assert all(abs(v - e) / e < 0.1225 for v, e in zip(binned.values(), (2, 4, 4), strict=True))
     assert totals["cost_usd"] == 0.0 and totals["unpriced_calls"] == 3  # gemini-x has no price
     assert (totals["tool_calls"], totals["tool_errors"]) == (3, 1)
     assert found["tools"] == [
@@ -107,12 +107,12 @@ def test_an_operator_reads_every_sessions_numbers(generated: Any, operator_user:
     ]
     assert found["models"] == [{"name": "gemini-x", "calls": 3, "errors": 0, "tokens_in": 60,
                                 "tokens_out": 6, "cost_usd": None}]  # fmt: skip
-    # Two hours in buckets of 60 s: every run and call in the bucket of its start.
+    # Two hours in buckets of 5 min: every run and call in the bucket of its start.
     series = found["series"]
-    assert found["range"]["step_s"] == 60 and len(series) == 120
+    assert found["range"]["step_s"] == 300 and len(series) == 24
     assert sum(b["runs"] for b in series) == 6
-    assert series[5]["runs_by_status"] == {"succeeded": 1} and series[6]["model_calls"] == 1
-    assert series[27]["tool_errors"] == 1 and series[70]["runs_by_status"] == {"failed": 1}
+    assert series[1]["runs_by_status"] == {"succeeded": 1} and series[1]["model_calls"] == 1
+    assert series[5]["tool_errors"] == 1 and series[14]["runs_by_status"] == {"failed": 1}
 
 
 def test_a_person_reads_only_their_own_sessions(generated: Any, alice: User) -> None:

@@ -123,9 +123,24 @@ function lines(figure, series, names, value, unit) {
   const plot = frame(figure, top, unit);
   for (const name of names) {
     for (const points of lineRuns(series.map((b) => value(b, name)), top)) {
-      plot.append(svg("polyline", { points, class: `line part-${name}` }));
+      if (points.includes(" ")) {
+        plot.append(svg("polyline", { points, class: `line part-${name}` }));
+      } else { // a bucket alone between empty ones: a dot, or it would not show
+        const [cx, cy] = points.split(",");
+        plot.append(svg("circle", { cx, cy, r: 3.5, class: `dot part-${name}` }));
+      }
     }
   }
+  // Each bucket's values as a title on an invisible column: hover (or a screen reader)
+  // reads them.
+  const slot = WIDTH / (series.length || 1);
+  series.forEach((bucket, i) => {
+    const known = names.filter((n) => value(bucket, n) !== null);
+    if (!known.length) return;
+    const text = known.map((n) => `${n} ${value(bucket, n)}${unit}`).join(", ");
+    plot.append(titled(svg("rect", { x: i * slot, y: 0, width: slot, height: HEIGHT, class: "hover-column" }),
+      `${when(bucket.t)}: ${text}`));
+  });
   legend(figure, names);
 }
 
@@ -148,4 +163,26 @@ function draw() {
   bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "");
 }
 
+/**
+ * The range form: From and To only for a custom range (not sent otherwise, so that a named
+ * range is what is asked), read in the reader's own time zone (sent as tz).
+ */
+function rangeForm() {
+  const select = /** @type {HTMLSelectElement|null} */ (document.getElementById("monitor-range"));
+  const zone = /** @type {HTMLInputElement|null} */ (document.getElementById("monitor-tz"));
+  if (!select || !zone) return;
+  zone.value = Intl.DateTimeFormat().resolvedOptions().timeZone || "";
+  const custom = /** @type {HTMLElement[]} */ ([...document.querySelectorAll(".custom-range")]);
+  const show = () => {
+    for (const label of custom) {
+      label.hidden = select.value !== "custom";
+      const input = label.querySelector("input");
+      if (input) input.disabled = select.value !== "custom";
+    }
+  };
+  select.addEventListener("change", show);
+  show();
+}
+
+rangeForm();
 draw();

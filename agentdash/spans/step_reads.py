@@ -1,0 +1,133 @@
+"""The model and tool calls of a range, in buckets, as the Monitor reads them: from the step
+rollups (``spans.rollups``) for everyone's sessions or one agent's, tool's, model's or
+source's — or, for the sessions of one person (a user sees their own; an operator may ask
+for one owner's), from those sessions' spans themselves, folded the same way. Either way
+the answer is a :class:`StepRead`."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from django.db.models import F, Q, QuerySet, Sum
+from django.db.models.fields.json import KT
+
+from agentdash.spans.models import Span, StepRollup
+from agentdash.spans.rollups import BIN_FIELDS, BINS, PERIODS, STEP_KINDS, duration_bin
+from runtime.telemetry.attributes import AgentDash, GenAI
+
+TOKENS = ("tokens_in", "tokens_out", "tokens_cached", "tokens_thinking")
+
+
+class StepRead(NamedTuple):
+    """The calls of a range folded into buckets: ``by_bucket`` — (bucket, kind) → calls,
+    errors, tokens in, out, cached, thinking; ``bins`` — (bucket, kind) → how many fell in
+    each duration bin; ``by_name`` — (kind, name) → calls, errors and the tokens;
+    ``model_tokens`` — (bucket, model) → calls and the tokens (for their cost)."""
+
+    by_bucket: dict[tuple[int, str], tuple[int, ...]]
+    bins: dict[tuple[int, str], tuple[int, ...]]
+    by_name: dict[tuple[str, str], tuple[int, ...]]
+    model_tokens: dict[tuple[int, str], tuple[int, ...]]
+
+
+def period_for(step_s: int) -> int:
+    """The rollups a bucket of ``step_s`` seconds is read from: the longest period that
+    divides it (``ValueError`` if none does)."""
+    found = [p for p in PERIODS if step_s % p == 0]
+    if not found:
+        raise ValueError(f"no rollup period divides {step_s} s (periods: {PERIODS})")
+    return max(found)
+
+
+def steps_read(
+    *, start_s: int, end_s: int, step_s: int, agent: str = "", external: bool | None = None,
+    model: str = "", tool: str = "",
+) -> StepRead:  # fmt: skip
+    """The calls that started in ``[start_s, end_s)`` (whole periods), in buckets of
+    ``step_s`` (a bucket's key: its start), narrowed by the filters, from the rollups."""
+    period = period_for(step_s)
+    rows: QuerySet[StepRollup] = StepRollup.objects.filter(
+        period=period, bucket__gte=start_s - start_s % period, bucket__lt=end_s
+    )
+    if agent:
+        rows = rows.filter(agent=agent)
+    if external is not None:
+        rows = rows.filter(external=external)
+    kinds = Q()
+    for kind, name in (("model", model), ("tool", tool)):
+        kinds |= Q(kind=kind, name=name) if name else Q(kind=kind)
+    rows = rows.filter(kinds)
+    folded = rows.annotate(at=F("bucket") - F("bucket") % step_s)
+    tokens = {t: Sum(t) for t in TOKENS}
+    sums = {"n": Sum("calls"), "errors": Sum("calls", filter=Q(error=True)), **tokens}
+    bins = {f"{b}_n": Sum(b) for b in BIN_FIELDS}
+
+    def values(r: dict[str, Any], *names: str) -> tuple[int, ...]:
+        return tuple(int(r[n] or 0) for n in names)
+
+    buckets = list(folded.values("at", "kind").annotate(**sums, **bins).order_by())
+    return StepRead(
+        by_bucket={(r["at"], r["kind"]): values(r, "n", "errors", *TOKENS) for r in buckets},
+        bins={(r["at"], r["kind"]): values(r, *bins) for r in buckets},
+        by_name={
+            (r["kind"], r["name"]): values(r, "n", "errors", *TOKENS)
+            for r in rows.values("kind", "name").annotate(**sums).order_by()
+        },
+        model_tokens={
+            (r["at"], r["name"]): values(r, "n", *TOKENS)
+            for r in folded.filter(kind="model").values("at", "name")
+            .annotate(n=Sum("calls"), **tokens).order_by()
+        },
+    )  # fmt: skip
+
+
+def steps_read_spans(
+    *, start_s: int, end_s: int, step_s: int, sessions: QuerySet[Any], model: str = "",
+    tool: str = "",
+) -> StepRead:  # fmt: skip
+    """:func:`steps_read` of the sessions of ``sessions``, from their spans (exact counts;
+    the same bins)."""
+    rows = (
+        Span.objects.filter(
+            session_id__in=sessions.values("pk"),
+            start_time__gte=start_s * 1_000_000_000,
+            start_time__lt=end_s * 1_000_000_000,
+            end_time__isnull=False,
+        )
+        .annotate(step=KT(f"attributes__{AgentDash.SPAN_KIND}"),
+                  tool=KT(f"attributes__{GenAI.TOOL_NAME}"))
+    )  # fmt: skip
+    # One exact lookup per kind: ``__in`` on a key's text wraps each value in JSON_EXTRACT
+    # on SQLite ("malformed JSON").
+    kinds = Q()
+    for kind in STEP_KINDS:
+        kinds |= Q(**{f"attributes__{AgentDash.SPAN_KIND}": kind})
+    read = StepRead({}, {}, {}, {})
+    for start, end, step, tool_name, usage_model, status, *tokens in rows.filter(kinds).values_list(
+        "start_time", "end_time", "step", "tool", "usage_model", "status", *TOKENS
+    ):
+        name = str((tool_name if step == "tool" else usage_model) or "")
+        if (step == "model" and model and name != model) or (
+            step == "tool" and tool and name != tool
+        ):
+            continue
+        at = start // 1_000_000_000
+        at -= at % step_s
+        counts = [int(t or 0) for t in tokens]
+        error = int(status == Span.Status.ERROR)
+        bucket = (at, str(step))
+        _add(read.by_bucket, bucket, [1, error, *counts])
+        found = list(read.bins.get(bucket) or [0] * BINS)
+        found[duration_bin(max(0, end - start) / 1e9)] += 1
+        read.bins[bucket] = tuple(found)
+        _add(read.by_name, (str(step), name), [1, error, *counts])
+        if step == "model":
+            _add(read.model_tokens, (at, name), [1, *counts])
+    return read
+
+
+def _add(into: dict[Any, tuple[int, ...]], key: Any, values: list[int]) -> None:
+    found = into.get(key)
+    into[key] = (
+        tuple(values) if found is None else tuple(a + b for a, b in zip(found, values, strict=True))
+    )

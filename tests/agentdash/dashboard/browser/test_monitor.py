@@ -1,0 +1,228 @@
+"""The Monitor in a real browser (see conftest.py): each chart's bars read against the generated
+set they were drawn from (runs by outcome, tokens, tool calls and errors — bucket by bucket),
+the latency chart's lines and the table beside the charts; a bar of failed runs drills down
+to exactly its sessions; both themes keep the contrast and draw the parts in their own
+colours; a phone's page does not scroll sideways. ``AGENTDASH_SCREENSHOTS=<dir>`` saves
+screenshots there.
+
+The set is erin's — a user of this module's own —, on 2026-11-20 between 09:00 and 11:00 UTC
+(no other test writes there), made in the server's database through the real write paths
+(runs, and spans through the span store: its rollups are what the page reads).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from agentdash.spans.rollups import bin_seconds, duration_bin
+from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, screenshot
+from tests.agentdash.dashboard.browser.test_mobile_layout import assert_fits
+from tests.agentdash.dashboard.browser.test_themes import choose_theme, contrast_failures
+from tests.agentdash.live_harness import manage
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+AGENT = "monitor_probe"
+RANGE = "from=2026-11-20T09:00:00%2B00:00&to=2026-11-20T11:00:00%2B00:00"
+PAGE = f"/monitor/?{RANGE}&agent={AGENT}"
+
+# (minute after 09:00, status, seconds) of each run; each in a session of its own.
+RUNS = [(5, "succeeded", 10), (7, "succeeded", 12), (16, "failed", 3), (18, "failed", 4),
+        (31, "succeeded", 8), (47, "cancelled", 2), (62, "succeeded", 20), (63, "failed", 5),
+        (95, "succeeded", 9)]  # fmt: skip
+# (minute, kind, seconds, tokens in, tokens out, failed) of each call, in the run's session
+# of the same order.
+CALLS = [(5, "model", 1.0, 100, 10, False), (6, "tool", 0.2, 0, 0, False),
+         (16, "model", 2.0, 200, 20, False), (17, "tool", 0.3, 0, 0, True),
+         (31, "model", 4.0, 400, 40, False), (32, "tool", 0.1, 0, 0, False),
+         (62, "model", 0.5, 50, 5, False), (64, "tool", 1.5, 0, 0, True),
+         (95, "model", 3.0, 300, 30, False)]  # fmt: skip
+
+MAKE = """
+from datetime import UTC, datetime, timedelta
+from django.contrib.auth.models import User
+from agentdash.agent_sessions.services import session_create, session_first_message_record
+from agentdash.runs.models import Run
+from agentdash.spans.services import span_upsert
+
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+erin = User.objects.create_user("erin", password={password!r})
+ids = []
+for n, (minute, status, seconds) in enumerate({runs!r}):
+    session = session_create(app_name={agent!r}, user_id=str(erin.pk), owner=erin)
+    session_first_message_record(session_id=session.id, text=f"probe {{n}} ({{status}})")
+    at = T0 + timedelta(minutes=minute)
+    run = Run.objects.create(session=session, agent_name={agent!r}, status=status, message={{}},
+                             invocation_id=f"e-probe-{{n}}", started_at=at,
+                             finished_at=at + timedelta(seconds=seconds))
+    Run.objects.filter(pk=run.pk).update(created_at=at)
+    ids.append(session.id)
+for n, (minute, kind, seconds, t_in, t_out, failed) in enumerate({calls!r}):
+    start = T0 + timedelta(minutes=minute)
+    attributes = {{"agentdash.span.kind": kind}}
+    if kind == "model":
+        attributes.update({{"gen_ai.request.model": "gemini-probe",
+                           "gen_ai.usage.input_tokens": t_in,
+                           "gen_ai.usage.output_tokens": t_out}})
+    else:
+        attributes["gen_ai.tool.name"] = "probe_tool"
+    span_upsert(trace_id=f"{{0xbeef + n:032x}}", span_id=f"{{n + 1:016x}}", name=kind,
+                start_time=int(start.timestamp() * 1e9),
+                end_time=int((start + timedelta(seconds=seconds)).timestamp() * 1e9),
+                session_id=ids[n], status="error" if failed else "ok", attributes=attributes)
+open({out!r}, "w").write(json.dumps(ids))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe_sessions(
+    agentdash_server: LiveServer, tmp_path_factory: pytest.TempPathFactory
+) -> list[str]:
+    """erin's sessions, one per run of ``RUNS`` (in order), with ``CALLS`` in them."""
+    out = tmp_path_factory.mktemp("monitor") / "sessions.json"
+    code = "import json\n" + MAKE.format(
+        password=agentdash_server.password, runs=RUNS, calls=CALLS, agent=AGENT, out=str(out)
+    )
+    manage(agentdash_server.env, "shell", "-c", code)
+    found: list[str] = json.loads(out.read_text())
+    return found
+
+
+def bars(browser: Browser, chart: str) -> list[dict[str, Any]]:
+    """Each bar of a chart: its part, its value and its title (bucket and value)."""
+    found: list[dict[str, Any]] = browser.page.locator(
+        f"figure[data-chart={chart}] rect.bar"
+    ).evaluate_all(
+        """rects => rects.map((r) => ({
+            part: [...r.classList].find((c) => c.startsWith("part-")).slice(5),
+            value: Number(r.dataset.value),
+            title: r.querySelector("title").textContent,
+            fill: getComputedStyle(r).fill,
+        }))"""
+    )
+    return found
+
+
+def by_bucket(found: list[dict[str, Any]], part: str) -> dict[str, int]:
+    """``"09:05": value`` of a part's bars (the bucket read from the bar's own title)."""
+    return {b["title"][11:16]: b["value"] for b in found if b["part"] == part}
+
+
+def bucket(minute: int) -> str:
+    """The 5-minute bucket a minute after 09:00 falls in, as the titles say it."""
+    start = minute - minute % 5
+    return f"{9 + start // 60:02d}:{start % 60:02d}"
+
+
+def expected(rows: list[tuple[Any, ...]], keep: Any, value: Any) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for row in rows:
+        if keep(row):
+            found[bucket(row[0])] = found.get(bucket(row[0]), 0) + value(row)
+    return found
+
+
+def test_each_chart_shows_the_numbers_it_was_made_from(
+    browser: Browser, probe_sessions: list[str]
+) -> None:
+    browser.log_in("operator")
+    browser.goto(PAGE)
+    browser.page.wait_for_selector("figure[data-chart=runs] rect.bar")
+    runs = bars(browser, "runs")
+    for status in ("succeeded", "failed", "cancelled"):
+        assert by_bucket(runs, status) == expected(RUNS, lambda r, s=status: r[1] == s,
+                                                   lambda r: 1), status  # fmt: skip
+    tokens = bars(browser, "tokens")
+    assert by_bucket(tokens, "in") == expected(CALLS, lambda c: c[1] == "model", lambda c: c[3])
+    assert by_bucket(tokens, "out") == expected(CALLS, lambda c: c[1] == "model", lambda c: c[4])
+    tools = bars(browser, "tools")
+    assert by_bucket(tools, "errors") == expected(CALLS, lambda c: c[1] == "tool" and c[5],
+                                                  lambda c: 1)  # fmt: skip
+    assert by_bucket(tools, "ok") == expected(CALLS, lambda c: c[1] == "tool" and not c[5],
+                                              lambda c: 1)  # fmt: skip
+    # Latency: each bucket's p50/p95/p99 (one call each: all three its duration's bin).
+    columns = browser.page.locator("figure[data-chart=model] rect.hover-column title")
+    titles: list[str] = columns.evaluate_all("titles => titles.map((t) => t.textContent)")
+    latency = {t[11:16]: t[18:] for t in titles}
+    wanted = {bucket(c[0]): bin_seconds(duration_bin(c[2])) for c in CALLS if c[1] == "model"}
+    assert {k: float(v.split(",")[0].split()[1]) for k, v in latency.items()} == pytest.approx(
+        wanted
+    )
+    assert browser.page.locator("figure[data-chart=model] circle.dot").count() == 3 * len(wanted)
+    # The totals and the table beside the charts say the same numbers.
+    assert browser.page.locator("[data-stat=runs]").inner_text() == str(len(RUNS))
+    assert browser.page.locator("[data-stat=model_calls]").inner_text() == "5"
+    assert browser.page.locator("[data-stat=tool_calls]").inner_text() == "4"
+    rows = browser.page.locator("table.monitor-series tbody tr")
+    assert rows.count() == len({bucket(m) for m, *_ in RUNS} | {bucket(c[0]) for c in CALLS})
+    browser.console.assert_clean()
+
+
+def test_a_bar_of_failed_runs_drills_down_to_exactly_its_sessions(
+    browser: Browser, probe_sessions: list[str]
+) -> None:
+    browser.log_in("operator")
+    browser.goto(PAGE)
+    failed = browser.page.locator("figure[data-chart=runs] a.bar-link:has(rect.part-failed)")
+    assert failed.count() == 2  # 09:15 (two runs) and 10:00 (one)
+    with browser.page.expect_navigation():
+        failed.first.click()
+    ids = browser.page.locator("tr.session-row").evaluate_all(
+        "rows => rows.map((r) => r.dataset.sessionId)"
+    )
+    wanted = [probe_sessions[n] for n, r in enumerate(RUNS) if r[1] == "failed" and r[0] < 20]
+    assert sorted(ids) == sorted(wanted)
+    browser.console.assert_clean()
+
+
+def test_a_reader_abroad_asks_for_a_range_in_their_own_time(
+    abroad: Browser, probe_sessions: list[str]
+) -> None:
+    abroad.log_in("operator")
+    abroad.goto(f"/monitor/?agent={AGENT}")
+    page = abroad.page
+    assert page.locator("input[name=from]").is_hidden()  # a named range: no From and To
+    page.select_option("#monitor-range", "custom")
+    page.fill("input[name=from]", "2026-11-20T14:30")  # Kolkata: UTC+05:30
+    page.fill("input[name=to]", "2026-11-20T16:30")
+    with page.expect_navigation():
+        page.click(".monitor-form button[type=submit]")
+    assert re.search(r"tz=Asia%2F(Kolkata|Calcutta)&", page.url)  # Chromium: the old name
+    assert page.locator("[data-stat=runs]").inner_text() == str(len(RUNS))
+    assert page.locator("input[name=from]").input_value() == "2026-11-20T14:30"
+    page.select_option("#monitor-range", "1h")  # back to a named range: From/To not sent
+    with page.expect_navigation():
+        page.click(".monitor-form button[type=submit]")
+    assert "from=" not in page.url and page.locator("[data-stat=runs]").inner_text() == "0"
+    abroad.console.assert_clean()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_both_themes_keep_the_contrast_and_colour_the_parts(
+    browser: Browser, probe_sessions: list[str], theme: str
+) -> None:
+    choose_theme(browser, theme)
+    browser.log_in("operator")
+    browser.goto(PAGE)
+    browser.page.wait_for_selector("figure[data-chart=runs] rect.bar")
+    assert contrast_failures(browser, f"monitor ({theme})") == []
+    fills = {b["part"]: b["fill"] for b in bars(browser, "runs")}
+    assert len({fills["succeeded"], fills["failed"], fills["cancelled"]}) == 3, fills
+    screenshot(browser, f"monitor-{theme}.png")
+
+
+def test_a_phone_reads_the_monitor_without_scrolling_sideways(
+    phone: Browser, probe_sessions: list[str]
+) -> None:
+    phone.log_in("operator")
+    phone.goto(PAGE)
+    phone.page.wait_for_selector("figure[data-chart=runs] rect.bar")
+    assert_fits(phone, "the Monitor on a phone")
+    box = phone.page.locator("figure[data-chart=runs] svg").bounding_box()
+    assert box is not None and 300 < box["width"] <= 390
+    screenshot(phone, "monitor-phone.png")
+    phone.console.assert_clean()
