@@ -34,7 +34,7 @@ from agentdash.monitor.step_numbers import (
     steps_total,
 )
 from agentdash.runs.selectors import RUN_STATUSES, RunRow, runs_between
-from agentdash.spans.step_reads import StepRead, steps_read, steps_read_spans
+from agentdash.spans.step_reads import StepRead, decisions_read, steps_read, steps_read_spans
 
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
           "90d": 90 * 86400}  # fmt: skip
@@ -142,18 +142,30 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
     runs = _runs(query, viewer, first)
     read = _steps(query, viewer, first, step_s=query.step_s)
     steps = steps_by_bucket(read)
+    decided: dict[int, dict[str, int]] = {}
+    by_guardrail: dict[tuple[str, str], int] = {}
+    for (at, guardrail, decision), n in _decisions(query, viewer, first).items():
+        bucket = decided.setdefault(at, {})
+        bucket[decision] = bucket.get(decision, 0) + n
+        by_guardrail[(guardrail, decision)] = by_guardrail.get((guardrail, decision), 0) + n
     count = math.ceil((query.end.timestamp() - first) / query.step_s)
-    run_buckets: list[list[RunRow]] = [[] for _ in range(count)]
-    for run in runs:
-        index = int((run.created_s - first) // query.step_s)
-        run_buckets[min(count - 1, max(0, index))].append(run)
+    statuses: list[dict[str, int]] = [{} for _ in range(count)]
+    durations: list[list[float]] = [[] for _ in range(count)]
+    step, last = query.step_s, count - 1
+    for created, status, seconds in runs:  # one pass: a hundred thousand runs for 90 days
+        index = min(last, max(0, int((created - first) // step)))
+        found = statuses[index]
+        found[status] = found.get(status, 0) + 1
+        if seconds is not None:
+            durations[index].append(seconds)
     series = []
     for i in range(count):
         at = first + i * query.step_s
         series.append({
             "t": datetime.fromtimestamp(at, tz=UTC).isoformat(),
-            **_run_numbers(run_buckets[i]),
+            **_run_numbers(statuses[i], durations[i]),
             **step_numbers(steps.get(at) or BucketSteps()),
+            "decisions": decided.get(at, {}),
         })  # fmt: skip
     return {
         "range": {
@@ -162,8 +174,16 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
             "step_s": query.step_s,
         },
         "filters": {k: v for k, v in asdict(query).items() if k in FILTERS and v},
-        "totals": {**_run_numbers(runs), **step_numbers(steps_total(steps.values()))},
+        "totals": {
+            **_run_numbers(_summed(statuses), [d for found in durations for d in found]),
+            **step_numbers(steps_total(steps.values())),
+            "decisions": _summed(decided.values()),
+        },
         "series": series,
+        "guardrails": [
+            {"guardrail": g or "(unnamed)", "decision": d, "count": n}
+            for (g, d), n in sorted(by_guardrail.items(), key=lambda i: (-i[1], i[0]))
+        ],
         "tools": by_name(read, "tool"),
         "models": by_name(read, "model"),
     }
@@ -179,8 +199,12 @@ def stats_totals(query: StatsQuery, *, viewer: Any = None) -> dict[str, Any]:
     step = 60 if exact else 300 if seconds <= 2 * 86400 else 3600
     first = int(query.start.timestamp()) if exact else int(query.start.timestamp()) // step * step
     runs = _runs(query, viewer, query.start.timestamp())
+    statuses: dict[str, int] = {}
+    for _, status, _ in runs:
+        statuses[status] = statuses.get(status, 0) + 1
     steps = steps_by_bucket(_steps(query, viewer, first, step_s=step, exact=exact))
-    return {**_run_numbers(runs), **step_numbers(steps_total(steps.values()))}
+    numbers = _run_numbers(statuses, [r[2] for r in runs if r[2] is not None])
+    return {**numbers, **step_numbers(steps_total(steps.values()))}
 
 
 def stats_sessions(query: StatsQuery, *, viewer: Any = None) -> QuerySet[AgentSession]:
@@ -211,10 +235,26 @@ def _runs(query: StatsQuery, viewer: Any, first: float) -> list[RunRow]:
         sessions = None  # every session's: no need to ask which
     else:
         sessions = stats_sessions(query, viewer=viewer)
-    return [
-        r for r in runs_between(start=start, end=query.end, sessions=sessions)
-        if not query.status or r.status == query.status
-    ]  # fmt: skip
+    return runs_between(start=start, end=query.end, sessions=sessions, status=query.status)
+
+
+def _decisions(query: StatsQuery, viewer: Any, first: int) -> dict[tuple[int, str, str], int]:
+    everything = not (query.agent or query.owner or query.source)
+    sessions = None
+    if not everything or not (viewer is None or is_operator(viewer)):
+        sessions = stats_sessions(query, viewer=viewer)
+    return decisions_read(
+        start_s=first, end_s=math.ceil(query.end.timestamp()), step_s=query.step_s,
+        sessions=sessions,
+    )  # fmt: skip
+
+
+def _summed(counts: Any) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for found in counts:
+        for key, n in found.items():
+            total[key] = total.get(key, 0) + n
+    return total
 
 
 def _steps(
@@ -237,17 +277,14 @@ def _steps(
     )  # fmt: skip
 
 
-def _run_numbers(runs: list[RunRow]) -> dict[str, Any]:
-    ended = [r for r in runs if r.status in ("succeeded", "failed", "cancelled")]
-    failed = sum(1 for r in runs if r.status == "failed")
-    by_status: dict[str, int] = {}
-    for run in runs:
-        by_status[run.status] = by_status.get(run.status, 0) + 1
+def _run_numbers(by_status: dict[str, int], seconds: list[float]) -> dict[str, Any]:
+    """The runs' numbers from their count by status and their durations."""
+    ended = sum(by_status.get(s, 0) for s in ("succeeded", "failed", "cancelled"))
     return {
-        "runs": len(runs),
+        "runs": sum(by_status.values()),
         "runs_by_status": by_status,
-        "error_rate": round(failed / len(ended), 4) if ended else None,
-        "run_seconds": _percentiles([r.seconds for r in runs if r.seconds is not None]),
+        "error_rate": round(by_status.get("failed", 0) / ended, 4) if ended else None,
+        "run_seconds": _percentiles(seconds),
     }
 
 

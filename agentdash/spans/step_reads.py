@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from django.db.models import F, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.fields.json import KT
 
 from agentdash.spans.models import Span, StepRollup
@@ -131,3 +131,24 @@ def _add(into: dict[Any, tuple[int, ...]], key: Any, values: list[int]) -> None:
     into[key] = (
         tuple(values) if found is None else tuple(a + b for a, b in zip(found, values, strict=True))
     )
+
+
+def decisions_read(
+    *, start_s: int, end_s: int, step_s: int, sessions: QuerySet[Any] | None = None
+) -> dict[tuple[int, str, str], int]:
+    """The guardrail decisions of spans that started in ``[start_s, end_s)`` (of the sessions
+    of ``sessions`` when given): (bucket, guardrail, decision) → how many. Counted by the
+    database over the decisions' own index (the spans with a decision only)."""
+    rows = Span.objects.filter(
+        start_time__gte=start_s * 1_000_000_000, start_time__lt=end_s * 1_000_000_000
+    ).exclude(decision="")
+    if sessions is not None:
+        rows = rows.filter(session_id__in=sessions.values("pk"))
+    second = F("start_time") / 1_000_000_000  # whole seconds: integers divide as integers
+    found = (
+        rows.annotate(at=second - second % step_s)
+        .values("at", "guardrail", "decision")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    return {(int(r["at"]), r["guardrail"], r["decision"]): int(r["n"]) for r in found}

@@ -152,6 +152,9 @@ def test_each_filter_narrows_the_numbers(
         ({"source": "mars"}, "source"),
         ({"colour": "red"}, "filters"),
         ({"agent": "x" * 300}, "agent"),
+        ({"from": "2026-11-20T09:00", "to": "2026-11-20T10:00", "tz": "Mars/Olympus"}, "tz"),
+        ({"from": "2026-11-20T09:00", "to": "2026-11-20T10:00", "tz": "../../etc/passwd"}, "tz"),
+        ({"from": "2026-11-20T09:00", "to": "2026-11-20T10:00", "tz": "x" * 100}, "tz"),
     ],
 )
 def test_bad_ranges_and_filters_are_a_400_naming_the_field(
@@ -219,3 +222,39 @@ def test_a_bar_drills_down_to_exactly_its_sessions(generated: Any, operator_user
     assert listed(operator_user, **whole, outcome="failed") == {"s-alice", "s-bob"}
     # A window that cannot be is said, and left out.
     assert len(listed(operator_user, runs_from="soon", runs_to="later")) == 3
+
+
+def test_a_range_without_offsets_is_read_in_the_readers_time_zone(
+    generated: Any, operator_user: User
+) -> None:
+    kolkata = stats_of(operator_user, **{"from": "2026-11-20T14:30", "to": "2026-11-20T16:30",
+                                         "tz": "Asia/Kolkata"})  # fmt: skip
+    assert kolkata["range"]["from"] == "2026-11-20T09:00:00+00:00"
+    assert kolkata["totals"] == stats_of(operator_user)["totals"]
+
+
+def test_guardrail_decisions_are_counted_by_bucket_and_by_guardrail(
+    generated: Any, operator_user: User, alice: User
+) -> None:
+    mine, theirs = generated["mine"], generated["theirs"]
+    for n, (session, minute, guardrail, decision) in enumerate(
+        [(mine, 8, "pii", "redacted"), (mine, 9, "pii", "redacted"), (mine, 9, "budget", "limit"),
+         (theirs, 72, "refunds", "blocked"), (mine, 26, "pii", "allowed")], start=40
+    ):  # fmt: skip
+        decided = {"agentdash.guardrail.name": guardrail, "agentdash.guardrail.decision": decision}
+        step(session, n, "callback", minute, 0.01, **decided)
+    step(mine, 50, "callback", 30, 0.01, **{"agentdash.guardrail.decision": "maybe"})  # unknown
+    found = stats_of(operator_user)
+    assert found["totals"]["decisions"] == {"redacted": 2, "limit": 1, "blocked": 1, "allowed": 1}
+    series = found["series"]
+    assert series[1]["decisions"] == {"redacted": 2, "limit": 1}  # 09:05–09:10
+    assert series[14]["decisions"] == {"blocked": 1}
+    assert found["guardrails"] == [
+        {"guardrail": "pii", "decision": "redacted", "count": 2},
+        {"guardrail": "budget", "decision": "limit", "count": 1},
+        {"guardrail": "pii", "decision": "allowed", "count": 1},
+        {"guardrail": "refunds", "decision": "blocked", "count": 1},
+    ]
+    hers = stats_of(alice)  # bob's refusal is not hers
+    assert hers["totals"]["decisions"] == {"redacted": 2, "limit": 1, "allowed": 1}
+    assert stats_of(operator_user, agent="support_agent")["totals"]["decisions"] == {"blocked": 1}

@@ -41,6 +41,9 @@ CALLS = [(5, "model", 1.0, 100, 10, False), (6, "tool", 0.2, 0, 0, False),
          (31, "model", 4.0, 400, 40, False), (32, "tool", 0.1, 0, 0, False),
          (62, "model", 0.5, 50, 5, False), (64, "tool", 1.5, 0, 0, True),
          (95, "model", 3.0, 300, 30, False)]  # fmt: skip
+# (minute, guardrail, decision) of each guardrail's decision, in the first session.
+DECISIONS = [(6, "pii", "redacted"), (8, "pii", "redacted"), (33, "refunds", "blocked"),
+             (34, "budget", "limit")]  # fmt: skip
 
 MAKE = """
 from datetime import UTC, datetime, timedelta
@@ -74,6 +77,14 @@ for n, (minute, kind, seconds, t_in, t_out, failed) in enumerate({calls!r}):
                 start_time=int(start.timestamp() * 1e9),
                 end_time=int((start + timedelta(seconds=seconds)).timestamp() * 1e9),
                 session_id=ids[n], status="error" if failed else "ok", attributes=attributes)
+for n, (minute, guardrail, decision) in enumerate({decisions!r}):
+    start = T0 + timedelta(minutes=minute)
+    span_upsert(trace_id=f"{{0xd0 + n:032x}}", span_id=f"{{n + 1:016x}}", name=guardrail,
+                start_time=int(start.timestamp() * 1e9),
+                end_time=int(start.timestamp() * 1e9) + 1000, session_id=ids[0],
+                attributes={{"agentdash.span.kind": "callback",
+                             "agentdash.guardrail.name": guardrail,
+                             "agentdash.guardrail.decision": decision}})
 open({out!r}, "w").write(json.dumps(ids))
 """
 
@@ -85,7 +96,12 @@ def probe_sessions(
     """erin's sessions, one per run of ``RUNS`` (in order), with ``CALLS`` in them."""
     out = tmp_path_factory.mktemp("monitor") / "sessions.json"
     code = "import json\n" + MAKE.format(
-        password=agentdash_server.password, runs=RUNS, calls=CALLS, agent=AGENT, out=str(out)
+        password=agentdash_server.password,
+        runs=RUNS,
+        calls=CALLS,
+        agent=AGENT,
+        out=str(out),
+        decisions=DECISIONS,
     )
     manage(agentdash_server.env, "shell", "-c", code)
     found: list[str] = json.loads(out.read_text())
@@ -144,6 +160,14 @@ def test_each_chart_shows_the_numbers_it_was_made_from(
                                                   lambda c: 1)  # fmt: skip
     assert by_bucket(tools, "ok") == expected(CALLS, lambda c: c[1] == "tool" and not c[5],
                                               lambda c: 1)  # fmt: skip
+    decided = bars(browser, "decisions")
+    for decision in ("redacted", "blocked", "limit"):
+        assert by_bucket(decided, decision) == expected(
+            DECISIONS, lambda d, w=decision: d[2] == w, lambda d: 1
+        ), decision
+    guardrails = browser.page.locator("table.monitor-guardrails tbody tr").all_inner_texts()
+    assert [" ".join(r.split()) for r in guardrails] == ["pii redacted 2", "budget limit 1",
+                                                         "refunds blocked 1"]  # fmt: skip
     # Latency: each bucket's p50/p95/p99 (one call each: all three its duration's bin).
     columns = browser.page.locator("figure[data-chart=model] rect.hover-column title")
     titles: list[str] = columns.evaluate_all("titles => titles.map((t) => t.textContent)")

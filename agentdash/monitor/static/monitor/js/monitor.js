@@ -11,6 +11,7 @@ import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars } from "./char
 
 const SVG = "http://www.w3.org/2000/svg";
 const STATUSES = ["succeeded", "failed", "cancelled", "waiting", "running", "queued"];
+const DECISIONS = ["allowed", "redacted", "limit", "blocked", "unsafe"];
 
 /**
  * @param {string} name @param {Record<string, string|number>} attrs
@@ -161,6 +162,7 @@ function draw() {
   lines(figures.model, series, ["p50", "p95", "p99"], (b, p) => b.model_seconds?.[p] ?? null, " s");
   bars(figures.tokens, series, ["in", "out"], (b, p) => (p === "in" ? b.tokens_in : b.tokens_out) || 0, "");
   bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "");
+  if (figures.decisions) bars(figures.decisions, series, DECISIONS, (b, d) => b.decisions?.[d] || 0, "");
 }
 
 /**
