@@ -222,6 +222,11 @@ def main() -> None:
         "--fill-only", action="store_true", help="store the spans, print the rate, ask nothing"
     )
     parser.add_argument(
+        "--filled",
+        metavar="DATABASE_URL",
+        help="a database this script filled before: ask the questions only",
+    )
+    parser.add_argument(
         "--no-rollups",
         action="store_true",
         help="store without keeping the rollups (their cost, by difference)",

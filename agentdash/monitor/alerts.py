@@ -112,35 +112,38 @@ def rule_check(rule: AlertRule, *, now: datetime) -> AlertEvent | None:
         logger.exception("checking alert rule %s failed", rule.pk)
         AlertRule.objects.filter(pk=rule.pk).update(check_error=str(exc)[:500] or repr(exc))
         return None
-    over = breached(rule, value)
     state, since = rule.state, rule.state_since
-    target, event_kind = state, ""
-    if over and state == AlertRule.State.OK:
-        target = AlertRule.State.PENDING if rule.for_s else AlertRule.State.FIRING
-    elif over and state == AlertRule.State.PENDING:
-        if since is None or now - since >= timedelta(seconds=rule.for_s):
-            target = AlertRule.State.FIRING
-    elif not over and state in (AlertRule.State.PENDING, AlertRule.State.FIRING):
-        target = AlertRule.State.OK
-    if target == AlertRule.State.FIRING and state != target:
-        event_kind = AlertEvent.Kind.FIRING
-    elif state == AlertRule.State.FIRING and target == AlertRule.State.OK:
-        event_kind = AlertEvent.Kind.RESOLVED
+    target = _next_state(rule, over=breached(rule, value), now=now)
     fields: dict[str, Any] = {"value": value, "check_error": ""}
     if target == state:
         AlertRule.objects.filter(pk=rule.pk).update(**fields)
         return None
-    fields.update(state=target, state_since=now)
     with transaction.atomic():
-        if not AlertRule.objects.filter(pk=rule.pk, state=state).update(**fields):
+        moved = AlertRule.objects.filter(pk=rule.pk, state=state)
+        if not moved.update(**fields, state=target, state_since=now):
             return None  # another process moved it first
-        if not event_kind:
-            return None
-        fired_since = since if event_kind == AlertEvent.Kind.RESOLVED else now
-        if event_kind == AlertEvent.Kind.FIRING and state == AlertRule.State.PENDING:
-            fired_since = since or now
         rule.state, rule.state_since, rule.value = target, now, value
-        return event_record(rule, kind=event_kind, value=value, at=now, since=fired_since)
+        if target == AlertRule.State.FIRING:  # since the threshold was first crossed
+            began = since if state == AlertRule.State.PENDING and since else now
+            return event_record(rule, kind=AlertEvent.Kind.FIRING, value=value, at=now,
+                                since=began)  # fmt: skip
+        if state == AlertRule.State.FIRING:  # resolved: since it fired
+            return event_record(rule, kind=AlertEvent.Kind.RESOLVED, value=value, at=now,
+                                since=since)  # fmt: skip
+        return None  # ok ↔ pending: nobody is told
+
+
+def _next_state(rule: AlertRule, *, over: bool, now: datetime) -> str:
+    """``ok`` → ``pending`` (for a rule with ``for_s``) → ``firing`` while ``over``; any
+    state → ``ok`` once not."""
+    if not over:
+        return AlertRule.State.OK
+    if rule.state == AlertRule.State.OK:
+        return AlertRule.State.PENDING if rule.for_s else AlertRule.State.FIRING
+    if rule.state == AlertRule.State.PENDING:
+        held = rule.state_since is None or now - rule.state_since >= timedelta(seconds=rule.for_s)
+        return AlertRule.State.FIRING if held else AlertRule.State.PENDING
+    return str(rule.state)
 
 
 def alerts_check(*, now: datetime | None = None, force: bool = False) -> list[AlertEvent]:

@@ -134,6 +134,12 @@ class Span(models.Model):
                 name="span_decision",
                 condition=~models.Q(decision=""),
             ),
+            # The Monitor's decisions of a range, every session's (spans.step_reads).
+            models.Index(
+                fields=["start_time", "guardrail", "decision"],
+                name="span_decision_time",
+                condition=~models.Q(decision=""),
+            ),
         ]
 
     def __str__(self) -> str:
