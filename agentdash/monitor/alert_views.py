@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -42,6 +42,15 @@ def _rule(rule_id: str) -> AlertRule | None:
     if not value_fits(AlertRule._meta.pk, rule_id):
         return None
     return AlertRule.objects.filter(pk=rule_id).first()
+
+
+def _rule_to_change(request: HttpRequest, rule_id: str) -> AlertRule:
+    """The rule a POST names, for someone who may change rules (403), if it exists (404)."""
+    _may_change(request)
+    rule = _rule(rule_id)
+    if rule is None:
+        raise Http404("no such alert rule")
+    return rule
 
 
 def condition_text(rule: AlertRule) -> str:
@@ -116,10 +125,7 @@ def alerts_page(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def alert_rule_change(request: HttpRequest, rule_id: str) -> HttpResponse:
-    _may_change(request)
-    rule = _rule(rule_id)
-    if rule is None:
-        return HttpResponse("No such alert rule.", status=404, content_type="text/plain")
+    rule = _rule_to_change(request, rule_id)
     before = rule_snapshot(rule)
     form = AlertRuleForm(request.POST, instance=rule)
     if not form.is_valid():
@@ -131,10 +137,7 @@ def alert_rule_change(request: HttpRequest, rule_id: str) -> HttpResponse:
 @login_required
 @require_POST
 def alert_rule_delete(request: HttpRequest, rule_id: str) -> HttpResponse:
-    _may_change(request)
-    rule = _rule(rule_id)
-    if rule is None:
-        return HttpResponse("No such alert rule.", status=404, content_type="text/plain")
+    rule = _rule_to_change(request, rule_id)
     rule_delete(rule=rule, actor=request.user)
     return redirect("monitor_alerts")
 
@@ -143,10 +146,7 @@ def alert_rule_delete(request: HttpRequest, rule_id: str) -> HttpResponse:
 @require_POST
 def alert_rule_check(request: HttpRequest, rule_id: str) -> HttpResponse:
     """Check one rule now (what its metric reads; it may fire or resolve)."""
-    _may_change(request)
-    rule = _rule(rule_id)
-    if rule is None:
-        return HttpResponse("No such alert rule.", status=404, content_type="text/plain")
+    rule = _rule_to_change(request, rule_id)
     rule_check(rule, now=timezone.now())
     return redirect(reverse("monitor_alerts") + f"#rule-{rule.pk}")
 
