@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.db import models
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
@@ -44,6 +45,10 @@ class AlertRuleAdmin(SafeInputAdmin):
 
 @admin.register(AlertEvent)
 class AlertEventAdmin(ReadOnlyModelAdmin):
+    formfield_overrides = {
+        **ReadOnlyModelAdmin.formfield_overrides,
+        models.URLField: {"assume_scheme": "https"},  # as the rule form reads it
+    }
     list_display = ("at", "rule_name", "kind", "value", "delivery", "attempts", "last_error")
     list_filter = ("kind", "delivery")
     search_fields = ("rule_name", "event_id")

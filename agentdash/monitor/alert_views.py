@@ -45,7 +45,10 @@ def _rule(rule_id: str) -> AlertRule | None:
 
 
 def _rule_to_change(request: HttpRequest, rule_id: str) -> AlertRule:
-    """The rule a POST names, for someone who may change rules (403), if it exists (404)."""
+    """The rule a POST names, for someone who may change rules (403), if it exists (404).
+    An id that cannot be one names nothing, whoever asks (404 first)."""
+    if not value_fits(AlertRule._meta.pk, rule_id):
+        raise Http404("no such alert rule")
     _may_change(request)
     rule = _rule(rule_id)
     if rule is None:
@@ -155,10 +158,10 @@ def alert_rule_check(request: HttpRequest, rule_id: str) -> HttpResponse:
 @require_POST
 def alert_delivery_retry(request: HttpRequest, event_id: str) -> HttpResponse:
     """Send a failed delivery again, with its attempts from the start."""
+    if not value_fits(AlertEvent._meta.pk, event_id):
+        raise Http404("no such alert event")  # names nothing, whoever asks
     _may_change(request)
-    event = None
-    if value_fits(AlertEvent._meta.pk, event_id):
-        event = AlertEvent.objects.filter(pk=event_id).first()
+    event = AlertEvent.objects.filter(pk=event_id).first()
     if event is None:
         return HttpResponse("No such alert event.", status=404, content_type="text/plain")
     if not delivery_retry(event=event, actor=request.user):

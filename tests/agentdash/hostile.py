@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.http import HttpResponse
 from django.test import Client
+from django.utils import timezone
 from google.genai import types
 
 NUL = "a\x00b"
@@ -115,6 +116,9 @@ def world_make(owner: Any) -> None:
     from agentdash.controls.services import callback_setting_set, policy_create
     from agentdash.ingest.keys import ingest_key_create
     from agentdash.ingest.services import session_id_for
+    from agentdash.monitor.alerts import rule_check
+    from agentdash.monitor.models import AlertRule
+    from agentdash.monitor.services import rule_save
     from agentdash.registry.services import agents_mirror
     from agentdash.remote.pauses import pauses_record
     from agentdash.remote.services import remote_process_register
@@ -166,6 +170,9 @@ def world_make(owner: Any) -> None:
         model="hostile-tests-model", input_per_mtok=Decimal("1.5"), output_per_mtok=Decimal("3"),
         as_of=date(2026, 1, 1), source="hostile tests", actor=owner,
     )  # fmt: skip
+    rule = AlertRule(name="hostile tests", metric="runs", comparison="below", threshold=1000)
+    rule_save(rule=rule, actor=owner)
+    rule_check(rule, now=timezone.now())  # fewer runs than that: it fires (an event)
     for scope in (None, session.id):
         callback_setting_set(
             agent_name="capital_agent", callback_name="add_disclaimer", enabled=False,

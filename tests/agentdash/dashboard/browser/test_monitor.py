@@ -5,7 +5,7 @@ to exactly its sessions; both themes keep the contrast and draw the parts in the
 colours; a phone's page does not scroll sideways. ``AGENTDASH_SCREENSHOTS=<dir>`` saves
 screenshots there.
 
-The set is erin's — a user of this module's own —, on 2026-11-20 between 09:00 and 11:00 UTC
+The set is mona's — a user of this module's own —, on 2026-11-20 between 09:00 and 11:00 UTC
 (no other test writes there), made in the server's database through the real write paths
 (runs, and spans through the span store: its rollups are what the page reads).
 """
@@ -53,10 +53,10 @@ from agentdash.runs.models import Run
 from agentdash.spans.services import span_upsert
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-erin = User.objects.create_user("erin", password={password!r})
+mona = User.objects.create_user("mona", password={password!r})
 ids = []
 for n, (minute, status, seconds) in enumerate({runs!r}):
-    session = session_create(app_name={agent!r}, user_id=str(erin.pk), owner=erin)
+    session = session_create(app_name={agent!r}, user_id=str(mona.pk), owner=mona)
     session_first_message_record(session_id=session.id, text=f"probe {{n}} ({{status}})")
     at = T0 + timedelta(minutes=minute)
     run = Run.objects.create(session=session, agent_name={agent!r}, status=status, message={{}},
@@ -93,7 +93,7 @@ open({out!r}, "w").write(json.dumps(ids))
 def probe_sessions(
     agentdash_server: LiveServer, tmp_path_factory: pytest.TempPathFactory
 ) -> list[str]:
-    """erin's sessions, one per run of ``RUNS`` (in order), with ``CALLS`` in them."""
+    """mona's sessions, one per run of ``RUNS`` (in order), with ``CALLS`` in them."""
     out = tmp_path_factory.mktemp("monitor") / "sessions.json"
     code = "import json\n" + MAKE.format(
         password=agentdash_server.password,
