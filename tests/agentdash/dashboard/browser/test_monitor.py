@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from agentdash.spans.rollups import bin_seconds, duration_bin
-from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, screenshot
+from tests.agentdash.dashboard.browser.harness import Browser, Console, LiveServer, screenshot
 from tests.agentdash.dashboard.browser.test_mobile_layout import assert_fits
 from tests.agentdash.dashboard.browser.test_themes import choose_theme, contrast_failures
 from tests.agentdash.live_harness import manage
@@ -250,3 +250,33 @@ def test_a_phone_reads_the_monitor_without_scrolling_sideways(
     assert box is not None and 300 < box["width"] <= 390
     screenshot(phone, "monitor-phone.png")
     phone.console.assert_clean()
+
+
+def test_a_range_that_ends_now_grows_while_a_run_ends(
+    browser: Browser, probe_sessions: list[str]
+) -> None:
+    browser.log_in("operator")
+    browser.goto("/monitor/?range=1h&agent=capital_agent")
+    page = browser.page
+    page.locator("#monitor-live[data-state=live]").wait_for()
+    before = int(page.locator("[data-stat=runs]").inner_text())
+    bars_before = sum(b["value"] for b in bars(browser, "runs"))
+    assert bars_before == before
+    # The same operator chats in another tab: the Monitor, never reloaded, counts the run.
+    chat = Browser(page=page.context.new_page(), console=Console(), server=browser.server)
+    chat.new_chat("capital_agent", first="What is the capital of France?")
+    chat.page.locator(".msg-agent .msg-body.md", has_text="Paris").first.wait_for(timeout=30_000)
+    page.locator("[data-stat=runs]", has_text=str(before + 1)).wait_for(timeout=30_000)
+    page.wait_for_function(
+        """(n) => [...document.querySelectorAll("figure[data-chart=runs] rect.bar")]
+            .reduce((sum, r) => sum + Number(r.dataset.value), 0) === n""",
+        arg=before + 1,
+    )
+    assert page.locator("[data-stat=model_calls]").inner_text() != "0"
+    browser.console.assert_clean()
+
+
+def test_a_custom_range_is_not_live(browser: Browser, probe_sessions: list[str]) -> None:
+    browser.log_in("operator")
+    browser.goto(PAGE)
+    assert browser.page.locator("#monitor-live").count() == 0

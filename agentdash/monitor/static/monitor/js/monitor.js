@@ -8,6 +8,7 @@
  */
 
 import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars } from "./chart_model.js";
+import { keepCurrent } from "./monitor_live.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const STATUSES = ["succeeded", "failed", "cancelled", "waiting", "running", "queued"];
@@ -145,24 +146,36 @@ function lines(figure, series, names, value, unit) {
   legend(figure, names);
 }
 
-function draw() {
-  const data = document.getElementById("monitor-data");
-  if (!data?.textContent) return;
-  const stats = JSON.parse(data.textContent);
+/**
+ * Every chart of ``stats`` (what was drawn before is cleared), and the totals' numbers.
+ *
+ * @param {any} stats the document of /monitor/stats.json
+ */
+function draw(stats) {
   const series = stats.series || [];
   /** @type {Record<string, HTMLElement>} */
   const figures = {};
   for (const figure of document.querySelectorAll("figure[data-chart]")) {
+    for (const child of [...figure.children]) if (child.tagName !== "FIGCAPTION") child.remove();
     figures[/** @type {HTMLElement} */ (figure).dataset.chart || ""] = /** @type {HTMLElement} */ (figure);
   }
   const filters = stats.filters || {};
-  const step = stats.range?.step_s || 60;
+  const step = stats.range?.step_s || 300;
   bars(figures.runs, series, STATUSES, (b, s) => b.runs_by_status?.[s] || 0, "",
     (b, s) => drillHref(b.t, step, filters, s));
   lines(figures.model, series, ["p50", "p95", "p99"], (b, p) => b.model_seconds?.[p] ?? null, " s");
   bars(figures.tokens, series, ["in", "out"], (b, p) => (p === "in" ? b.tokens_in : b.tokens_out) || 0, "");
   bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "");
   if (figures.decisions) bars(figures.decisions, series, DECISIONS, (b, d) => b.decisions?.[d] || 0, "");
+  const totals = stats.totals || {};
+  for (const node of document.querySelectorAll("[data-stat]")) {
+    const name = /** @type {HTMLElement} */ (node).dataset.stat || "";
+    if (name === "error_rate") {
+      node.textContent = totals.error_rate === null || totals.error_rate === undefined ? "—" : `${Math.round(totals.error_rate * 100)} %`;
+    } else if (typeof totals[name] === "number") {
+      node.textContent = String(totals[name]);
+    }
+  }
 }
 
 /**
@@ -186,5 +199,11 @@ function rangeForm() {
   show();
 }
 
+const data = document.getElementById("monitor-data");
+if (data?.textContent) draw(JSON.parse(data.textContent));
 rangeForm();
-draw();
+const indicator = document.getElementById("monitor-live");
+const query = new URLSearchParams(location.search);
+if (indicator && !query.has("from") && !query.has("to")) {
+  keepCurrent({ query, indicator, onStats: draw }); // a named range ends now: keep it so
+}
