@@ -7,12 +7,12 @@
  * activity puts them, and sessions not shown yet are counted in a notice whose link shows
  * them (rows never appear under the reader's pointer by themselves); a row that no longer
  * matches the filters (or was deleted) is marked so. A row being renamed is left as it is.
- * After a reconnect the rows are read again: notices sent meanwhile are lost.
+ * After a reconnect the rows are read again (`live/sessions_changed.js`).
  *
  * @module dashboard/sessions_live
  */
 
-import { LiveSocket } from "../../../live/js/socket.js";
+import { onSessionsChanged } from "../../../live/js/sessions_changed.js";
 import { el, replaceChildren } from "../../../core/js/dom.js";
 
 const CURSOR_PARAMS = ["after", "before"];
@@ -44,25 +44,6 @@ export function keepListCurrent({ card, news, indicator, onUpdated }) {
   const params = new URLSearchParams(location.search);
   const firstPage = CURSOR_PARAMS.every((name) => !params.has(name));
   for (const name of CURSOR_PARAMS) params.delete(name);
-  let busy = false;
-  let again = false;
-  let connectedBefore = false;
-
-  async function refresh() {
-    if (busy) {
-      again = true;
-      return;
-    }
-    busy = true;
-    try {
-      do {
-        again = false;
-        await readAgain();
-      } while (again);
-    } finally {
-      busy = false;
-    }
-  }
 
   async function readAgain() {
     const rows = shownRows(card);
@@ -81,24 +62,7 @@ export function keepListCurrent({ card, news, indicator, onUpdated }) {
     onUpdated();
   }
 
-  const socket = new LiveSocket(
-    "/ws/sessions/",
-    {
-      onChanges: () => {},
-      onMessage: (message) => {
-        if (message.type === "sessions.changed") void refresh();
-      },
-      onState: (state) => {
-        indicator.dataset.state = state;
-        indicator.textContent = state === "live" ? "Live" : state === "forbidden" ? "Not live" : "Connecting…";
-        if (state !== "live") return;
-        if (connectedBefore) void refresh(); // what changed while it was away
-        connectedBefore = true;
-      },
-    },
-    { hello: false },
-  );
-  socket.start();
+  onSessionsChanged({ indicator, read: readAgain });
 }
 
 /** @param {HTMLElement} card @returns {HTMLTableRowElement[]} the rows shown, in order */
