@@ -17,5 +17,5 @@ from agentdash.core.hygiene import text_problem
 
 class SessionStore(DatabaseSessionStore):
     def _validate_session_key(self, key: str | None) -> bool:
-        valid = super()._validate_session_key(key)  # type: ignore[misc]  # missing from django-stubs
+        valid = super()._validate_session_key(key)  # type: ignore[misc]  # not typed
         return bool(valid) and text_problem(str(key)) is None

@@ -80,7 +80,7 @@ def _patient_getconn(pool: ConnectionPool) -> Any:
 class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def pool(self) -> ConnectionPool | None:
-        found = super().pool  # type: ignore[misc]  # missing from django-stubs
+        found = super().pool  # type: ignore[misc]  # not typed
         if found is not None and not getattr(found, "agentdash_patient", False):
             found.getconn = _patient_getconn(found)
             found.agentdash_patient = True

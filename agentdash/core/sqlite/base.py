@@ -87,7 +87,7 @@ def writes_first() -> Iterator[None]:
         _first.on = before
 
 
-# The ignores: django-stubs omit the private transaction methods of Django's backends.
+# The ignores: the type hints Django is checked with omit its backends' private transaction methods.
 class DatabaseWrapper(base.DatabaseWrapper):
     _held: WriterLock | None = None
 

@@ -94,7 +94,7 @@ def evals_list(request: HttpRequest) -> HttpResponse:
                     )
                 return redirect("dashboard:eval_set", pk=record.pk)
         else:
-            # django-stubs: an ErrorList yields its messages (str), not ValidationErrors.
+            # Typed otherwise, but an ErrorList yields its messages (str), not ValidationErrors.
             errors = [e for es in form.errors.values() for e in es]  # type: ignore[misc]
     context = {"sets": eval_sets_list(), "form": form, "errors": errors}
     return _page(request, "dashboard/evals.html", context, status=400 if errors else 200)
@@ -205,7 +205,7 @@ def session_eval_case(request: HttpRequest, session_id: str) -> HttpResponse:
     _operator(request)
     form = EvalCaseSaveForm(request.POST)
     if not form.is_valid():
-        # django-stubs: an ErrorList yields its messages (str), not ValidationErrors.
+        # Typed otherwise, but an ErrorList yields its messages (str), not ValidationErrors.
         problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())  # type: ignore[arg-type]
         return HttpResponse(problems, status=400, content_type="text/plain; charset=utf-8")
     try:
