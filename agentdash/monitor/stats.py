@@ -1,14 +1,16 @@
 """The agents' numbers over a time range, in buckets: runs and their outcomes, the error rate,
-run and model-call latency (p50, p95, p99), tokens and their cost, tool calls and tool
-errors — for the sessions a person may see (operators: every one), narrowed by filters. The
-same numbers for the JSON endpoint (``views.stats_json``), ``manage.py stats`` and the alert
-rules (``alerts``).
+run, model-call and tool latency (p50, p95, p99; streamed calls' time to the first token),
+tokens and their cost, tool calls and tool errors, guardrail decisions, confirmations and how
+long they waited — for the sessions a person may see (operators: every one), narrowed by
+filters. The same numbers for the JSON endpoint (``views.stats_json``), ``manage.py stats``
+and the alert rules (``alerts``).
 
 Runs are read from their table (``runs.selectors.runs_between``: exact); model and tool
 calls from the step rollups the span store keeps (``spans.rollups``), or for one person's
 sessions from their spans (``spans.step_reads``): counts and tokens exact, latency
-percentiles from duration bins, within 12.3 %. A range is read in whole buckets: from the start
-of its first (docs/MONITOR.md).
+percentiles from duration bins, within 12.3 %; waits for a person from their tables
+(``runs.waits``, the remote apps' pauses), a wait in the bucket it was asked in. A range is
+read in whole buckets: from the start of its first (docs/MONITOR.md).
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from agentdash.monitor.step_numbers import (
     steps_by_bucket,
     steps_total,
 )
+from agentdash.remote.selectors import pauses_between
 from agentdash.runs.selectors import RUN_STATUSES, RunRow, runs_between
+from agentdash.runs.waits import WaitRow, waits_between
 from agentdash.spans.step_reads import StepRead, decisions_read, steps_read, steps_read_spans
 
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
@@ -158,6 +162,14 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
         found[status] = found.get(status, 0) + 1
         if seconds is not None:
             durations[index].append(seconds)
+    outcomes: list[dict[str, int]] = [{} for _ in range(count)]
+    waited: list[list[float]] = [[] for _ in range(count)]
+    for asked, answered, outcome, _ in _waits(query, viewer, first):
+        index = min(last, max(0, int((asked.timestamp() - first) // step)))
+        name = outcome or "waiting"
+        outcomes[index][name] = outcomes[index].get(name, 0) + 1
+        if answered is not None:
+            waited[index].append(max(0.0, (answered - asked).total_seconds()))
     series = []
     for i in range(count):
         at = first + i * query.step_s
@@ -166,6 +178,8 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
             **_run_numbers(statuses[i], durations[i]),
             **step_numbers(steps.get(at) or BucketSteps()),
             "decisions": decided.get(at, {}),
+            "confirmations": outcomes[i],
+            "wait_seconds": _percentiles(waited[i]),
         })  # fmt: skip
     return {
         "range": {
@@ -178,6 +192,8 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
             **_run_numbers(_summed(statuses), [d for found in durations for d in found]),
             **step_numbers(steps_total(steps.values())),
             "decisions": _summed(decided.values()),
+            "confirmations": _summed(outcomes),
+            "wait_seconds": _percentiles([w for found in waited for w in found]),
         },
         "series": series,
         "guardrails": [
@@ -228,24 +244,36 @@ def _first(query: StatsQuery) -> int:
     return math.floor(query.start.timestamp() / query.step_s) * query.step_s
 
 
-def _runs(query: StatsQuery, viewer: Any, first: float) -> list[RunRow]:
-    start = datetime.fromtimestamp(first, tz=UTC)
+def _narrowed(query: StatsQuery, viewer: Any) -> QuerySet[AgentSession] | None:
+    """The sessions to read (``None``: every session's — no need to ask which)."""
     everything = not (query.agent or query.owner or query.source)
     if everything and (viewer is None or is_operator(viewer)):
-        sessions = None  # every session's: no need to ask which
-    else:
-        sessions = stats_sessions(query, viewer=viewer)
+        return None
+    return stats_sessions(query, viewer=viewer)
+
+
+def _runs(query: StatsQuery, viewer: Any, first: float) -> list[RunRow]:
+    start = datetime.fromtimestamp(first, tz=UTC)
+    sessions = _narrowed(query, viewer)
     return runs_between(start=start, end=query.end, sessions=sessions, status=query.status)
 
 
+def _waits(query: StatsQuery, viewer: Any, first: int) -> list[WaitRow]:
+    """The waits for a person asked in the range: local runs' and remote apps' (by source)."""
+    start = datetime.fromtimestamp(first, tz=UTC)
+    sessions = _narrowed(query, viewer)
+    found: list[WaitRow] = []
+    if query.source in ("", "local"):
+        found += waits_between(start=start, end=query.end, sessions=sessions, tool=query.tool)
+    if query.source in ("", "ingested"):
+        found += pauses_between(start=start, end=query.end, sessions=sessions, tool=query.tool)
+    return found
+
+
 def _decisions(query: StatsQuery, viewer: Any, first: int) -> dict[tuple[int, str, str], int]:
-    everything = not (query.agent or query.owner or query.source)
-    sessions = None
-    if not everything or not (viewer is None or is_operator(viewer)):
-        sessions = stats_sessions(query, viewer=viewer)
     return decisions_read(
         start_s=first, end_s=math.ceil(query.end.timestamp()), step_s=query.step_s,
-        sessions=sessions,
+        sessions=_narrowed(query, viewer),
     )  # fmt: skip
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentdash.spans.rollups import bin_seconds
+from agentdash.spans.rollups import FIRST_TOKEN, bin_seconds
 from agentdash.spans.step_reads import StepRead
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import PriceBook, cost_of
@@ -59,6 +59,8 @@ class KindNumbers:
 class BucketSteps:
     model: KindNumbers = field(default_factory=KindNumbers)
     tool: KindNumbers = field(default_factory=KindNumbers)
+    first_token: KindNumbers = field(default_factory=KindNumbers)
+    """Streamed model calls: their count, and the bins of their time to the first token."""
     cost_usd: float = 0.0
     unpriced_calls: int = 0
 
@@ -68,7 +70,8 @@ def steps_by_bucket(read: StepRead) -> dict[int, BucketSteps]:
     buckets: dict[int, BucketSteps] = {}
     for (at, kind), values in read.by_bucket.items():
         found = buckets.setdefault(at, BucketSteps())
-        (found.model if kind == "model" else found.tool).add(values, read.bins[(at, kind)])
+        kinds = {"model": found.model, "tool": found.tool, FIRST_TOKEN: found.first_token}
+        kinds[kind].add(values, read.bins[(at, kind)])
     prices = price_book()
     for (at, model), (calls, *tokens) in read.model_tokens.items():
         cost = _cost(prices, model, tokens)
@@ -84,7 +87,11 @@ def steps_total(buckets: Iterable[BucketSteps]) -> BucketSteps:
     """The buckets' numbers added up."""
     total = BucketSteps()
     for bucket in buckets:
-        for mine, theirs in ((total.model, bucket.model), (total.tool, bucket.tool)):
+        for mine, theirs in (
+            (total.model, bucket.model),
+            (total.tool, bucket.tool),
+            (total.first_token, bucket.first_token),
+        ):
             mine.calls += theirs.calls
             mine.errors += theirs.errors
             mine.tokens = [a + b for a, b in zip(mine.tokens, theirs.tokens, strict=True)]
@@ -102,6 +109,8 @@ def step_numbers(steps: BucketSteps) -> dict[str, Any]:
         "model_calls": steps.model.calls,
         "model_errors": steps.model.errors,
         "model_seconds": steps.model.percentiles(),
+        "streamed_calls": steps.first_token.calls,
+        "first_token_seconds": steps.first_token.percentiles(),
         "tokens_in": tokens[0],
         "tokens_out": tokens[1],
         "tokens_cached": tokens[2],

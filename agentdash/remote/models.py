@@ -95,7 +95,10 @@ class RemotePause(models.Model):
                 fields=["key", "app_session", "pause_id"], name="remote_pause_unique"
             )
         ]
-        indexes = [models.Index(fields=["session", "status"], name="remote_pause_session")]
+        indexes = [
+            models.Index(fields=["session", "status"], name="remote_pause_session"),
+            models.Index(fields=["asked_at"], name="remote_pause_asked"),  # the Monitor's
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.tool or 'model call'} in {self.app_session} ({self.status})"

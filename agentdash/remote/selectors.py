@@ -119,3 +119,48 @@ def oldest_pause_asked(*, sessions: QuerySet[Any] | None = None) -> datetime | N
         rows = rows.filter(session_id__in=sessions.values("pk"))
     found: datetime | None = rows.aggregate(since=Min("asked_at"))["since"]
     return found
+
+
+def pauses_between(
+    *, start: datetime, end: datetime, sessions: QuerySet[Any] | None = None, tool: str = ""
+) -> list[tuple[datetime, datetime | None, str, str]]:
+    """The pauses asked in ``[start, end)`` (of the sessions of ``sessions``, of ``tool``,
+    when given), as the Monitor counts waits: when asked, when answered (``None``: not),
+    the outcome — the answer's decision, ``""`` while it waits, ``ended`` when the app ended
+    it —, the kind."""
+    rows = RemotePause.objects.filter(asked_at__gte=start, asked_at__lt=end)
+    if sessions is not None:
+        rows = rows.filter(session_id__in=sessions.values("pk"))
+    if tool:
+        rows = rows.filter(tool=tool)
+    found = []
+    for asked, answered, status, answer, kind in rows.values_list(
+        "asked_at", "answered_at", "status", "answer", "kind"
+    ).order_by():
+        if status == RemotePause.Status.WAITING:
+            outcome = ""
+        elif status == RemotePause.Status.ENDED or not isinstance(answer, dict):
+            outcome, answered = "ended", None
+        else:
+            outcome = str(answer.get("decision") or "ended")[:16]
+        found.append((asked, answered, outcome, kind))
+    return found
+
+
+def sessions_with_pauses(*, start: datetime, end: datetime, outcome: str) -> QuerySet[Any, Any]:
+    """The ids (``session_id``) of the sessions with a pause asked in ``[start, end)`` that
+    ended as ``outcome`` (as :func:`pauses_between` names outcomes; ``waiting``: not
+    answered yet; ``""``: any)."""
+    rows = RemotePause.objects.filter(asked_at__gte=start, asked_at__lt=end)
+    if not outcome:
+        pass
+    elif outcome == "waiting":
+        rows = rows.filter(status=RemotePause.Status.WAITING)
+    elif outcome == "ended":
+        rows = rows.filter(Q(status=RemotePause.Status.ENDED) | Q(answer__isnull=True)).exclude(
+            status=RemotePause.Status.WAITING
+        )
+    else:
+        rows = rows.exclude(status__in=(RemotePause.Status.WAITING, RemotePause.Status.ENDED))
+        rows = rows.filter(answer__decision=outcome)
+    return rows.values("session_id")

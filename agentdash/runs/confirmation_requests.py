@@ -150,13 +150,14 @@ def waiting_requests(*, limit: int = WAITING_LIST_MAX) -> list[WaitingRequest]:
     return sorted(found, key=lambda w: w.request.asked_at)
 
 
-def invocation_waits(*, run: Run) -> bool:
-    """Whether ``run``'s invocation ended on a confirmation request nobody has answered.
-    Read when every run ends: only that invocation's events, and answers only when it asked."""
+def invocation_waits(*, run: Run) -> list[ConfirmationRequest]:
+    """The confirmation requests ``run``'s invocation ended on that nobody has answered (a
+    run waits when there are any). Read when every run ends: only that invocation's events,
+    and answers only when it asked."""
     requests, answered = requests_and_answers(run.session_id, invocation_id=run.invocation_id)
     if requests:  # an answer may be queued already, before this run has ended
         answered |= queued_answers(run.session_id)
-    return any(r.request_id not in answered for r in requests)
+    return [r for r in requests if r.request_id not in answered]
 
 
 def answer_cancels(message: Any) -> bool:

@@ -30,8 +30,9 @@ from agentdash.runs.confirmation_requests import (
     requests_and_answers,
 )
 from agentdash.runs.lifecycle import run_change_record
-from agentdash.runs.models import Run
+from agentdash.runs.models import Run, Wait
 from agentdash.runs.services import run_enqueue
+from agentdash.runs.waits import wait_answered
 from runtime.debug.breakpoints import BREAKPOINT_KEY
 from runtime.tools.tool_confirmation import REQUEST_CONFIRMATION_FUNCTION
 
@@ -112,6 +113,8 @@ def _answer(
             requested_by=actor,
         )
         ended = list(waiting)
+        outcome = decision if actor is not None else Wait.Outcome.EXPIRED
+        wait_answered(run=ended[0], request=request, outcome=outcome, at=run.created_at)
         waiting.update(
             status=Run.Status.CANCELLED if decision == "cancel" else Run.Status.SUCCEEDED
         )

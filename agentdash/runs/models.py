@@ -126,3 +126,43 @@ class Replay(models.Model):
 
     def __str__(self) -> str:
         return f"replay of {len(self.messages)} on {self.session_id} ({self.status})"
+
+
+class Wait(models.Model):
+    """A run's wait for a person: one tool confirmation (or breakpoint) its invocation asked
+    for, from the moment the run stopped to wait until it was answered — what the Monitor
+    counts of confirmations and how long runs waited (``runs.waits``). The request itself
+    stays in the session's events; this row keeps the times and the answer."""
+
+    class Kind(models.TextChoices):
+        CONFIRMATION = "confirmation"
+        BREAKPOINT = "breakpoint"
+
+    class Outcome(models.TextChoices):
+        WAITING = "", "waiting"
+        APPROVE = "approve"
+        DENY = "deny"
+        STEP = "step", "step (a breakpoint: go on, pause again)"
+        CANCEL = "cancel", "cancel (a breakpoint: end there)"
+        EXPIRED = "expired", "denied: no answer in time"
+        ABANDONED = "abandoned", "the run was stopped while it waited"
+
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession", on_delete=models.CASCADE, related_name="waits"
+    )
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="waits")
+    request_id = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    tool = models.CharField(max_length=255, blank=True)
+    asked_at = models.DateTimeField(help_text="When the run stopped to wait.")
+    answered_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "request_id"], name="wait_unique")
+        ]
+        indexes = [models.Index(fields=["asked_at", "session"], name="wait_asked")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.tool} ({self.get_outcome_display()})"

@@ -34,6 +34,7 @@ from agentdash.runs.lifecycle import run_cancel_message, run_change_record
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
 from agentdash.runs.turns import turn_first
+from agentdash.runs.waits import waits_abandoned
 from runtime.contexts.invocation_context import new_invocation_id
 
 logger = logging.getLogger(__name__)
@@ -254,7 +255,9 @@ def run_cancel_request(*, run: Run, actor: Actor, reason: str = "") -> Run:
             finished_at=timezone.now(),
             error=run_cancel_message(reason),
         )
-        if not updated:
+        if updated:
+            waits_abandoned(run_id=current.pk)  # a waiting run's questions go unanswered
+        else:
             updated = Run.objects.filter(pk=current.pk, status=Run.Status.RUNNING).update(**flags)
         current.refresh_from_db()
         if not updated:

@@ -35,6 +35,7 @@ from agentdash.runs.lifecycle import (
 )
 from agentdash.runs.models import Run
 from agentdash.runs.resume import run_resume_prepare
+from agentdash.runs.waits import run_wait
 from runtime import RunConfig, Runner, StreamingMode
 from runtime.contexts.invocation_context import InvocationContext
 from runtime.debug.breakpoints import Breakpoints
@@ -259,8 +260,11 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
                 trace_id=trace_id,
             )
             return
-        status = Run.Status.WAITING if waits else Run.Status.SUCCEEDED
-        await conclude(run=run, status=status, trace_id=trace_id)
+        if waits:
+            wait = _stored(run_wait, f"recording the wait of run {run.pk}")
+            await wait(run=run, requests=waits, trace_id=trace_id)
+        else:
+            await conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
         return
     code, text = failure_of(error)
     trace_id = trace_id or _trace_in_notes(error)

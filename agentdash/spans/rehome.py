@@ -95,5 +95,5 @@ def usage_uncount(*, spans: Collection[Pair], name: str) -> None:
         rows.update(usage_model="", tokens_in=None, tokens_out=None, tokens_cached=None,
                     tokens_thinking=None)  # fmt: skip
         rollups_count(counted, sign=-1)  # and as they count now:
-        rollups_count(s._replace(name="", tokens=(0, 0, 0, 0)) if s.kind == "model" else s
+        rollups_count(s._replace(name="", tokens=(0, 0, 0, 0)) if s.kind != "tool" else s
                       for s in counted)  # fmt: skip

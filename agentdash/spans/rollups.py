@@ -32,6 +32,11 @@ from runtime.telemetry.attributes import AgentDash, GenAI
 
 PERIODS = (300, 3600, 21600, 86400)
 STEP_KINDS = ("model", "tool")
+FIRST_TOKEN = "first_token"
+"""The rollup rows of streamed model calls' time to their first token: one more step per
+streamed call (``gen_ai.response.time_to_first_token``), named by its model, counted beside
+the call itself — its bins hold the waits, its count the streamed calls, its tokens none."""
+ROLLUP_KINDS = (*STEP_KINDS, FIRST_TOKEN)
 BINS_PER_DOUBLING = 3
 BINS = ROLLUP_BINS
 BIN_FIELDS = tuple(f"b{n:02d}" for n in range(BINS))
@@ -66,19 +71,36 @@ class Step(NamedTuple):
     tokens: tuple[int, int, int, int]
 
 
-def step_of(
+def steps_of(
     *, session_id: str | None, start_time: int, end_time: int | None, status: str,
     attributes: dict[str, Any], usage_model: str, tokens: Sequence[int | None],
-) -> Step | None:  # fmt: skip
-    """The step a span's final version counts as, or ``None`` (not ended, no session, not a
-    model or tool call)."""
+) -> list[Step]:  # fmt: skip
+    """The steps a span's final version counts as: none (not ended, no session, not a model
+    or tool call), the call, and for a streamed model call its time to the first token."""
     kind = attributes.get(AgentDash.SPAN_KIND)
     if end_time is None or not session_id or kind not in STEP_KINDS:
-        return None
+        return []
     name = str(attributes.get(GenAI.TOOL_NAME) or "") if kind == "tool" else usage_model
     counts = tuple(int(t or 0) for t in tokens)
-    return Step(session_id, start_time, end_time, status == Span.Status.ERROR, str(kind),
-                name[:255], counts)  # type: ignore[arg-type]  # fmt: skip
+    error = status == Span.Status.ERROR
+    found = [Step(session_id, start_time, end_time, error, str(kind), name[:255],
+                  counts)]  # type: ignore[arg-type]  # fmt: skip
+    waited = first_token_seconds(attributes) if kind == "model" else None
+    if waited is not None:
+        found.append(Step(session_id, start_time, start_time + round(waited * 1e9), error,
+                          FIRST_TOKEN, name[:255], (0, 0, 0, 0)))  # fmt: skip
+    return found
+
+
+def first_token_seconds(attributes: dict[str, Any]) -> float | None:
+    """A model call's time to its first token, when it says one that can be (a sender's
+    attribute may be anything: a number of seconds from 0 to a day is taken)."""
+    value = attributes.get(GenAI.RESPONSE_TIME_TO_FIRST_TOKEN)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if not math.isfinite(value) or not 0 <= value <= 86400:
+        return None
+    return float(value)
 
 
 def rollups_count(
@@ -124,11 +146,11 @@ def versions_counted(versions: Iterable[Any]) -> None:
     rollups_count(
         step
         for v in versions
-        if (step := step_of(
+        for step in steps_of(
             session_id=v.session_id, start_time=v.start_time, end_time=v.end_time,
             status=v.status, attributes=v.attributes, usage_model=v.usage_model,
             tokens=(v.tokens_in, v.tokens_out, v.tokens_cached, v.tokens_thinking),
-        )) is not None
+        )
     )  # fmt: skip
 
 
@@ -139,13 +161,11 @@ def rows_steps(rows: QuerySet[Any]) -> list[Step]:
         "session_id", "start_time", "end_time", "status", "attributes", "usage_model",
         "tokens_in", "tokens_out", "tokens_cached", "tokens_thinking",
     ):  # fmt: skip
-        step = step_of(
+        found.extend(steps_of(
             session_id=row.session_id, start_time=row.start_time, end_time=row.end_time,
             status=row.status, attributes=row.attributes or {}, usage_model=row.usage_model or "",
             tokens=(row.tokens_in, row.tokens_out, row.tokens_cached, row.tokens_thinking),
-        )  # fmt: skip
-        if step is not None:
-            found.append(step)
+        ))  # fmt: skip
     return found
 
 

@@ -13,7 +13,15 @@ from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 
 from agentdash.spans.models import Span, StepRollup
-from agentdash.spans.rollups import BIN_FIELDS, BINS, PERIODS, STEP_KINDS, duration_bin
+from agentdash.spans.rollups import (
+    BIN_FIELDS,
+    BINS,
+    FIRST_TOKEN,
+    PERIODS,
+    STEP_KINDS,
+    duration_bin,
+    first_token_seconds,
+)
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 TOKENS = ("tokens_in", "tokens_out", "tokens_cached", "tokens_thinking")
@@ -55,7 +63,7 @@ def steps_read(
     if external is not None:
         rows = rows.filter(external=external)
     kinds = Q()
-    for kind, name in (("model", model), ("tool", tool)):
+    for kind, name in (("model", model), (FIRST_TOKEN, model), ("tool", tool)):
         kinds |= Q(kind=kind, name=name) if name else Q(kind=kind)
     rows = rows.filter(kinds)
     folded = rows.annotate(at=F("bucket") - F("bucket") % step_s)
@@ -96,7 +104,8 @@ def steps_read_spans(
             end_time__isnull=False,
         )
         .annotate(step=KT(f"attributes__{AgentDash.SPAN_KIND}"),
-                  tool=KT(f"attributes__{GenAI.TOOL_NAME}"))
+                  tool=KT(f"attributes__{GenAI.TOOL_NAME}"),
+                  first=F(f"attributes__{GenAI.RESPONSE_TIME_TO_FIRST_TOKEN}"))
     )  # fmt: skip
     # One exact lookup per kind: ``__in`` on a key's text wraps each value in JSON_EXTRACT
     # on SQLite ("malformed JSON").
@@ -104,9 +113,10 @@ def steps_read_spans(
     for kind in STEP_KINDS:
         kinds |= Q(**{f"attributes__{AgentDash.SPAN_KIND}": kind})
     read = StepRead({}, {}, {}, {})
-    for start, end, step, tool_name, usage_model, status, *tokens in rows.filter(kinds).values_list(
-        "start_time", "end_time", "step", "tool", "usage_model", "status", *TOKENS
-    ):
+    for start, end, step, tool_name, usage_model, status, first, *tokens in rows.filter(
+        kinds
+    ).values_list("start_time", "end_time", "step", "tool", "usage_model", "status", "first",
+                  *TOKENS):  # fmt: skip
         name = str((tool_name if step == "tool" else usage_model) or "")
         if (step == "model" and model and name != model) or (
             step == "tool" and tool and name != tool
@@ -114,17 +124,28 @@ def steps_read_spans(
             continue
         at = start // 1_000_000_000
         at -= at % step_s
-        counts = [int(t or 0) for t in tokens]
         error = int(status == Span.Status.ERROR)
-        bucket = (at, str(step))
-        _add(read.by_bucket, bucket, [1, error, *counts])
-        found = list(read.bins.get(bucket) or [0] * BINS)
-        found[duration_bin(max(0, end - start) / 1e9)] += 1
-        read.bins[bucket] = tuple(found)
-        _add(read.by_name, (str(step), name), [1, error, *counts])
-        if step == "model":
-            _add(read.model_tokens, (at, name), [1, *counts])
+        _fold(read, (at, str(step)), name, error, max(0, end - start) / 1e9,
+              [int(t or 0) for t in tokens])  # fmt: skip
+        waited = first_token_seconds({GenAI.RESPONSE_TIME_TO_FIRST_TOKEN: first})
+        if step == "model" and waited is not None:
+            _fold(read, (at, FIRST_TOKEN), name, error, waited, [0, 0, 0, 0])
     return read
+
+
+def _fold(
+    read: StepRead, bucket: tuple[int, str], name: str, error: int, seconds: float,
+    tokens: list[int],
+) -> None:  # fmt: skip
+    """One call (or a streamed call's first token) into ``read``, as the rollups count it."""
+    at, kind = bucket
+    _add(read.by_bucket, bucket, [1, error, *tokens])
+    found = list(read.bins.get(bucket) or [0] * BINS)
+    found[duration_bin(seconds)] += 1
+    read.bins[bucket] = tuple(found)
+    _add(read.by_name, (kind, name), [1, error, *tokens])
+    if kind == "model":
+        _add(read.model_tokens, (at, name), [1, *tokens])
 
 
 def _add(into: dict[Any, tuple[int, ...]], key: Any, values: list[int]) -> None:
@@ -140,11 +161,8 @@ def decisions_read(
     """The guardrail decisions of spans that started in ``[start_s, end_s)`` (of the sessions
     of ``sessions`` when given): (bucket, guardrail, decision) → how many. Counted by the
     database over the decisions' own index (the spans with a decision only)."""
-    # The condition of the decisions' partial index written as the index has it (a literal,
-    # not a parameter: SQLite uses a partial index only for a WHERE that states its own).
-    decided = RawSQL('NOT ("spans_span"."decision" = \'\')', (), output_field=BooleanField())
     rows = Span.objects.filter(
-        decided, start_time__gte=start_s * 1_000_000_000, start_time__lt=end_s * 1_000_000_000
+        _decided(), start_time__gte=start_s * 1_000_000_000, start_time__lt=end_s * 1_000_000_000
     )
     if sessions is not None:
         rows = rows.filter(session_id__in=sessions.values("pk"))
@@ -156,3 +174,42 @@ def decisions_read(
         .order_by()
     )
     return {(int(r["at"]), r["guardrail"], r["decision"]): int(r["n"]) for r in found}
+
+
+def sessions_with_steps(
+    *, start_s: float, end_s: float, kind: str, error: bool = False, name: str = ""
+) -> QuerySet[Span, Any]:
+    """The ids (``session_id``) of the sessions with a ``kind`` call (model or tool; failed
+    when ``error``; of the model or tool ``name`` when given) that started in
+    ``[start_s, end_s)``: the sessions behind a bucket of the Monitor's charts."""
+    if kind not in STEP_KINDS:
+        raise ValueError(f"no step kind {kind!r} (one of {STEP_KINDS})")
+    rows = Span.objects.filter(
+        start_time__gte=int(start_s * 1e9), start_time__lt=int(end_s * 1e9),
+        end_time__isnull=False, **{f"attributes__{AgentDash.SPAN_KIND}": kind},
+    )  # fmt: skip
+    if error:
+        rows = rows.filter(status=Span.Status.ERROR)
+    if name and kind == "model":
+        rows = rows.filter(usage_model=name)
+    elif name:
+        rows = rows.filter(**{f"attributes__{GenAI.TOOL_NAME}": name})
+    return rows.values("session_id")
+
+
+def sessions_with_decision(*, start_s: float, end_s: float, decision: str) -> set[str]:
+    """The ids of the sessions where a guardrail decided ``decision`` in a span that started
+    in ``[start_s, end_s)``: read on their own, over the decisions' own index (its condition
+    names the table, which a subquery would rename)."""
+    return set(
+        Span.objects.filter(
+            _decided(), decision=decision, start_time__gte=int(start_s * 1e9),
+            start_time__lt=int(end_s * 1e9), session__isnull=False,
+        ).values_list("session_id", flat=True).distinct()
+    )  # fmt: skip
+
+
+def _decided() -> RawSQL:
+    """The condition of the decisions' partial index written as the index has it (a literal,
+    not a parameter: SQLite uses a partial index only for a WHERE that states its own)."""
+    return RawSQL('NOT ("spans_span"."decision" = \'\')', (), output_field=BooleanField())

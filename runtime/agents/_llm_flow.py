@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
@@ -174,9 +175,14 @@ async def _generate(
     # partials are not passed on, the (redacted) final response arrives whole.
     pass_partials = not holds_stream(ctx, agent._after_model)
     final: LlmResponse | None = None
+    asked, first = time.monotonic(), stream  # a streamed call's first chunk is timed
     try:
         async with aclosing(llm.generate_content_async(request, stream=stream)) as chunks:
             async for response in chunks:
+                if first:
+                    first = False
+                    waited = round(time.monotonic() - asked, 6)
+                    span.set_attribute(GenAI.RESPONSE_TIME_TO_FIRST_TOKEN, waited)
                 if response.partial:
                     if pass_partials:
                         yield _event(agent, ctx, response, EventActions(), partial=True)

@@ -20,6 +20,10 @@ class GenAI:
     USAGE_REASONING_OUTPUT_TOKENS = "gen_ai.usage.reasoning.output_tokens"
     """Output tokens the model spent thinking; counted in ``USAGE_OUTPUT_TOKENS`` too."""
     RESPONSE_FINISH_REASONS = "gen_ai.response.finish_reasons"
+    RESPONSE_TIME_TO_FIRST_TOKEN = "gen_ai.response.time_to_first_token"
+    """Seconds from a streamed model call's request to its first chunk (Sentry's span
+    attribute; OpenTelemetry names the same measure as the metric
+    ``gen_ai.client.operation.time_to_first_chunk``). Only on calls that streamed."""
     TOOL_NAME = "gen_ai.tool.name"
     TOOL_CALL_ID = "gen_ai.tool.call.id"
     TOOL_TYPE = "gen_ai.tool.type"

@@ -8,7 +8,12 @@ from typing import Any
 from django import forms
 
 from agentdash.dashboard.form_choices import agent_choices
-from agentdash.dashboard.sessions_list.reads import STATUS_FILTERS, Cursor, SessionListFilters
+from agentdash.dashboard.sessions_list.reads import (
+    STATUS_FILTERS,
+    STEP_FILTERS,
+    Cursor,
+    SessionListFilters,
+)
 from agentdash.runs.selectors import RUN_STATUSES
 
 
@@ -28,6 +33,10 @@ class SessionListForm(forms.Form):
     outcome = forms.ChoiceField(
         required=False, choices=[("", "any"), *zip(RUN_STATUSES, RUN_STATUSES, strict=True)]
     )
+    steps_from = forms.CharField(required=False, max_length=64)
+    steps_to = forms.CharField(required=False, max_length=64)
+    step = forms.ChoiceField(required=False, choices=[("", "any"), *STEP_FILTERS.items()])
+    step_name = forms.CharField(required=False, max_length=255)
 
     STATUS_LABELS = {
         "active": "Queued or running",
@@ -74,6 +83,10 @@ class SessionListForm(forms.Form):
             runs_from=moment("runs_from"),
             runs_to=moment("runs_to"),
             outcome=data.get("outcome") or "",
+            steps_from=moment("steps_from"),
+            steps_to=moment("steps_to"),
+            step=data.get("step") or "",
+            step_name=str(data.get("step_name") or "").strip(),
         )
 
     def clean_runs_from(self) -> str:
@@ -81,6 +94,12 @@ class SessionListForm(forms.Form):
 
     def clean_runs_to(self) -> str:
         return _moment_checked(self.cleaned_data.get("runs_to") or "")
+
+    def clean_steps_from(self) -> str:
+        return _moment_checked(self.cleaned_data.get("steps_from") or "")
+
+    def clean_steps_to(self) -> str:
+        return _moment_checked(self.cleaned_data.get("steps_to") or "")
 
 
 def _moment_checked(value: str) -> str:

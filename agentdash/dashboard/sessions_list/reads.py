@@ -31,6 +31,7 @@ from django.db.models.functions import Coalesce
 
 from agentdash.agent_sessions.selectors import session_list_for_user
 from agentdash.core.permissions import is_operator
+from agentdash.remote.selectors import sessions_with_pauses
 from agentdash.runs.selectors import (
     ACTIVE,
     RUN_STATUSES,
@@ -39,7 +40,9 @@ from agentdash.runs.selectors import (
     sessions_with_runs_created,
     sessions_with_runs_in,
 )
+from agentdash.runs.waits import sessions_with_waits
 from agentdash.spans.selectors import spans_of_outer_session
+from agentdash.spans.step_reads import sessions_with_decision, sessions_with_steps
 from agentdash.spans.summaries import span_count
 from agentdash.spans.totals import sessions_usage
 from agentdash.spans.usage import Totals
@@ -53,6 +56,16 @@ PAGE_SIZE = 50
 STATUS_ACTIVE = "active"
 STATUS_NONE = "none"
 STATUS_FILTERS = (STATUS_ACTIVE, *RUN_STATUSES, STATUS_NONE)
+STEP_FILTERS = {
+    "model": "a model call",
+    "model_error": "a model call that failed",
+    "tool": "a tool call",
+    "tool_error": "a tool call that failed",
+    "decision": "a guardrail decision",
+    "wait": "a wait for a person",
+}
+"""What the Monitor's charts of steps drill down to: sessions with such a step (of the name
+``step_name``: a model or tool, a decision, a wait's outcome) started in a window."""
 
 
 def _count(rows: QuerySet[Any]) -> Expression:
@@ -122,6 +135,10 @@ class SessionListFilters:
     runs_from: datetime | None = None  # with runs_to: sessions with a run created between
     runs_to: datetime | None = None
     outcome: str = ""  # …of this status (the Monitor's drill-down)
+    steps_from: datetime | None = None  # with steps_to and step: sessions with a step
+    steps_to: datetime | None = None  # (STEP_FILTERS) that started between…
+    step: str = ""
+    step_name: str = ""  # …of this model, tool, guardrail decision or wait's outcome
 
 
 @dataclass(frozen=True)
@@ -157,6 +174,10 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
                 start=filters.runs_from, end=filters.runs_to, status=filters.outcome
             )
         )
+    if filters.steps_from and filters.steps_to and filters.step in STEP_FILTERS:
+        sessions = sessions.filter(
+            _with_steps(filters.steps_from, filters.steps_to, filters.step, filters.step_name)
+        )
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
     statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
     # django-stubs cannot see annotations made from a dict (COLUMNS): run_status is one.
@@ -169,6 +190,20 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
             sessions = sessions.filter(pk__in=sessions_with_runs_in(statuses=statuses))
         sessions = sessions.filter(run_status__in=statuses)  # type: ignore[misc]
     return sessions
+
+
+def _with_steps(start: datetime, end: datetime, step: str, name: str) -> Q:
+    """The sessions behind a bucket of one of the Monitor's charts of steps."""
+    first, last = start.timestamp(), end.timestamp()
+    if step == "decision":
+        return Q(pk__in=sessions_with_decision(start_s=first, end_s=last, decision=name))
+    if step == "wait":
+        return Q(pk__in=sessions_with_waits(start=start, end=end, outcome=name)) | Q(
+            pk__in=sessions_with_pauses(start=start, end=end, outcome=name)
+        )
+    kind, _, error = step.partition("_")
+    return Q(pk__in=sessions_with_steps(start_s=first, end_s=last, kind=kind,
+                                       error=bool(error), name=name))  # fmt: skip
 
 
 def _older_than(cursor: Cursor) -> Q:

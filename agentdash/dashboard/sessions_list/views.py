@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
@@ -14,14 +13,15 @@ from django.shortcuts import render
 
 from agentdash.core.permissions import is_operator
 from agentdash.dashboard.sessions_list.forms import SessionListForm
-from agentdash.dashboard.sessions_list.reads import session_list_page
+from agentdash.dashboard.sessions_list.reads import (
+    STEP_FILTERS,
+    SessionListFilters,
+    session_list_page,
+)
 from agentdash.registry.selectors import agent_list
 
-if TYPE_CHECKING:
-    pass
-
-
-_FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner", "runs_from", "runs_to", "outcome")
+_FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner", "runs_from", "runs_to", "outcome",
+                 "steps_from", "steps_to", "step", "step_name")  # fmt: skip
 
 
 @login_required
@@ -47,5 +47,23 @@ def home(request: HttpRequest) -> HttpResponse:
             "here": request.get_full_path(),  # where renaming or deleting comes back to
             "agents": agent_list(),
             "is_operator": operator,
+            "step_window": STEP_FILTERS.get(filters.step, "")
+            if filters.steps_from and filters.steps_to
+            else "",
+            "find_query": _find_query(filters),
         },
     )
+
+
+def _find_query(filters: SessionListFilters) -> str:
+    """What a session's link asks its timeline's find bar, when the list shows the sessions
+    behind one of the Monitor's charts of steps: the steps it came for."""
+    if not (filters.steps_from and filters.steps_to and filters.step in STEP_FILTERS):
+        return ""
+    kind, _, error = filters.step.partition("_")
+    found = {"find_kind": {"decision": "callback", "wait": "tool"}.get(kind, kind)}
+    if error:
+        found["find_status"] = "error"
+    if filters.step_name and kind != "wait":
+        found["find_text"] = filters.step_name
+    return urlencode(found)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -15,76 +15,17 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from agentdash.agent_sessions.models import AgentSession
-from agentdash.runs.models import Run
+from agentdash.agent_sessions.external import external_session_ensure
+from agentdash.ingest.keys import ingest_key_create
+from agentdash.ingest.services import session_id_for
+from agentdash.remote.models import RemotePause
+from agentdash.remote.pauses import pause_answer, pauses_record
+from agentdash.remote.services import remote_process_register
+from agentdash.runs.models import Wait
 from agentdash.spans.rollups import bin_seconds, duration_bin
-from agentdash.spans.services import span_upsert
-from tests.agentdash.stored import session_of
+from tests.agentdash.monitor.generated import RANGE, T0, stats_of, step
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
-
-T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-RANGE = {"from": "2026-11-20T09:00:00+00:00", "to": "2026-11-20T11:00:00+00:00"}
-
-
-def ns(moment: datetime) -> int:
-    return int(moment.timestamp() * 1e9)
-
-
-def run(session: AgentSession, n: int, status: str, minute: int, seconds: float) -> None:
-    at = T0 + timedelta(minutes=minute)
-    made = Run.objects.create(
-        session=session, agent_name=session.app_name, invocation_id=f"e-{session.pk}-{n}",
-        status=status, message={}, started_at=at, finished_at=at + timedelta(seconds=seconds),
-    )  # fmt: skip
-    Run.objects.filter(pk=made.pk).update(created_at=at)
-
-
-def step(session: AgentSession, n: int, kind: str, minute: int, seconds: float,
-         **attributes: Any) -> None:  # fmt: skip
-    start = T0 + timedelta(minutes=minute)
-    span_upsert(
-        trace_id=f"{n:032x}", span_id=f"{n:016x}", name=f"{kind} {n}", start_time=ns(start),
-        end_time=ns(start + timedelta(seconds=seconds)), session_id=session.pk,
-        status=attributes.pop("status", "ok"),
-        attributes={"agentdash.span.kind": kind, **attributes},
-    )  # fmt: skip
-
-
-@pytest.fixture
-def generated(alice: User, bob: User) -> dict[str, AgentSession]:
-    """alice: 4 runs of capital_agent (2 succeeded, 1 failed, 1 cancelled) at 09:05–09:35,
-    3 model calls (1 s, 2 s, 4 s; 10+20+30 in, 1+2+3 out), 2 tool calls (one failed);
-    bob: 1 failed run of support_agent at 10:10, 1 tool call; an ingested session of alice's:
-    1 succeeded run."""
-    mine = session_of(alice, "s-alice", "capital_agent")
-    theirs = session_of(bob, "s-bob", "support_agent")
-    outside = session_of(alice, "otlp-" + "a" * 40, "weather-app")
-    for n, (status, minute, seconds) in enumerate(
-        [("succeeded", 5, 10), ("succeeded", 15, 20), ("failed", 25, 30), ("cancelled", 35, 5)]
-    ):
-        run(mine, n, status, minute, seconds)
-    run(theirs, 0, "failed", 70, 40)
-    run(outside, 0, "succeeded", 40, 1)
-    usage = {"gen_ai.request.model": "gemini-x"}
-    for n, (minute, seconds, tokens_in, tokens_out) in enumerate(
-        [(6, 1, 10, 1), (16, 2, 20, 2), (26, 4, 30, 3)], start=1
-    ):
-        tokens = {"gen_ai.usage.input_tokens": tokens_in, "gen_ai.usage.output_tokens": tokens_out}
-        step(mine, n, "model", minute, seconds, **usage, **tokens)
-    step(mine, 10, "tool", 7, 0.5, **{"gen_ai.tool.name": "get_capital"})
-    step(mine, 11, "tool", 27, 0.25, status="error", **{"gen_ai.tool.name": "get_capital"})
-    step(theirs, 20, "tool", 71, 1, **{"gen_ai.tool.name": "lookup_order"})
-    return {"mine": mine, "theirs": theirs, "outside": outside}
-
-
-def stats_of(user: User, **params: str) -> Any:
-    client = Client()
-    client.force_login(user)
-    answer = client.get("/monitor/stats.json", {**RANGE, **params})
-    assert answer.status_code == 200, answer.content
-    return answer.json()
-
 
 def test_an_operator_reads_every_sessions_numbers(generated: Any, operator_user: User) -> None:
     found = stats_of(operator_user)
@@ -198,32 +139,6 @@ def test_the_page_shows_the_numbers_beside_its_charts(generated: Any, operator_u
     assert bad.status_code == 400 and "range: one of" in bad.content.decode()
 
 
-def listed(user: User, **params: str) -> set[str]:
-    """The sessions the sessions list shows ``user`` with these filters."""
-    client = Client()
-    client.force_login(user)
-    page = client.get("/", params)
-    assert page.status_code == 200
-    return {
-        s
-        for s in ("s-alice", "s-bob", "otlp-" + "a" * 40)
-        if f'data-session-id="{s}"' in page.content.decode()
-    }
-
-
-def test_a_bar_drills_down_to_exactly_its_sessions(generated: Any, operator_user: User) -> None:
-    """The runs chart's bars lead to the sessions list narrowed to their bucket's window (and
-    outcome): the failed run at 09:25 is alice's; bob's failed at 10:10."""
-    window = {"runs_from": "2026-11-20T09:25:00.000Z", "runs_to": "2026-11-20T09:30:00.000Z"}
-    assert listed(operator_user, **window, outcome="failed") == {"s-alice"}
-    assert listed(operator_user, **window, outcome="succeeded") == set()
-    whole = {"runs_from": RANGE["from"], "runs_to": RANGE["to"]}
-    assert listed(operator_user, **whole) == {"s-alice", "s-bob", "otlp-" + "a" * 40}
-    assert listed(operator_user, **whole, outcome="failed") == {"s-alice", "s-bob"}
-    # A window that cannot be is said, and left out.
-    assert len(listed(operator_user, runs_from="soon", runs_to="later")) == 3
-
-
 def test_a_range_without_offsets_is_read_in_the_readers_time_zone(
     generated: Any, operator_user: User
 ) -> None:
@@ -258,3 +173,79 @@ def test_guardrail_decisions_are_counted_by_bucket_and_by_guardrail(
     hers = stats_of(alice)  # bob's refusal is not hers
     assert hers["totals"]["decisions"] == {"redacted": 2, "limit": 1, "allowed": 1}
     assert stats_of(operator_user, agent="support_agent")["totals"]["decisions"] == {"blocked": 1}
+
+
+def test_streamed_calls_time_to_first_token_is_read_like_their_latency(
+    generated: Any, operator_user: User, alice: User, bob: User
+) -> None:
+    mine, theirs = generated["mine"], generated["theirs"]
+    first = "gen_ai.response.time_to_first_token"
+    model = {"gen_ai.request.model": "gemini-x"}
+    step(mine, 60, "model", 8, 2, **model, **{first: 0.3})
+    step(mine, 61, "model", 9, 3, **model, **{first: 0.6})
+    step(mine, 62, "model", 10, 1, **model, **{first: "soon"})  # a sender's nonsense: no time
+    step(mine, 63, "model", 11, 1, **model, **{first: -1})
+    step(theirs, 64, "model", 72, 5, **model, **{first: 2.5})
+    binned = {s: round(bin_seconds(duration_bin(s)), 6) for s in (0.3, 0.6, 2.5)}
+    every = stats_of(operator_user)  # from the rollups
+    assert every["totals"]["model_calls"] == 8 and every["totals"]["streamed_calls"] == 3
+    assert every["totals"]["first_token_seconds"] == {
+        "p50": binned[0.6], "p95": binned[2.5], "p99": binned[2.5]}  # fmt: skip
+    assert every["series"][1]["first_token_seconds"]["p50"] == binned[0.3]  # 09:05–09:10
+    assert every["series"][14]["streamed_calls"] == 1
+    assert sum(m["calls"] for m in every["models"]) == 8  # a first token is no call itself
+    hers = stats_of(alice)["totals"]  # from her sessions' spans, folded the same way
+    assert hers["streamed_calls"] == 2
+    assert hers["first_token_seconds"] == {"p50": binned[0.3], "p95": binned[0.6],
+                                           "p99": binned[0.6]}  # fmt: skip
+    assert stats_of(bob)["totals"]["first_token_seconds"]["p50"] == binned[2.5]
+    other = stats_of(operator_user, model="gemini-y")["totals"]
+    assert other["streamed_calls"] == 0 and other["first_token_seconds"]["p50"] is None
+
+
+def test_confirmations_are_counted_by_answer_with_how_long_they_waited(
+    generated: Any, operator_user: User, alice: User, bob: User
+) -> None:
+    """Local runs' waits and a remote app's pauses, each in the bucket it was asked in; a
+    wait's length from its question to its answer (none while it waits)."""
+    mine, theirs = generated["mine"], generated["theirs"]
+    for n, (session, minute, waited_s, outcome, tool) in enumerate([
+        (mine, 6, 30, "approve", "transfer"), (mine, 7, 90, "deny", "transfer"),
+        (mine, 8, None, "", "transfer"), (theirs, 71, 600, "expired", "refund"),
+    ]):  # fmt: skip
+        asked = T0 + timedelta(minutes=minute)
+        Wait.objects.create(
+            session=session, run=session.runs.first(), request_id=f"adk-{n}", kind="confirmation",
+            tool=tool, asked_at=asked, outcome=outcome,
+            answered_at=None if waited_s is None else asked + timedelta(seconds=waited_s),
+        )  # fmt: skip
+    key, _ = ingest_key_create(name="k", project="weather-app", owner=alice, actor=alice)
+    process = remote_process_register(key=key, host="h", pid=1, versions={}, agents=[],
+                                      root_agent="weather")  # fmt: skip
+    external_session_ensure(
+        session_id=session_id_for(key, "trip"), app_name="weather-app", owner_id=alice.pk,
+        title="a trip", first_message="",
+    )  # fmt: skip
+    pauses_record(process=process, pauses=[
+        {"id": "confirmation:c1", "session": "trip", "kind": "confirmation", "tool": "book"},
+    ])  # fmt: skip
+    pause = RemotePause.objects.get()
+    RemotePause.objects.filter(pk=pause.pk).update(asked_at=T0 + timedelta(minutes=41))
+    pause_answer(session=pause.session, request_id=pause.request_id, decision="approve",
+                 actor=alice)  # fmt: skip
+    RemotePause.objects.filter(pk=pause.pk).update(
+        answered_at=T0 + timedelta(minutes=41, seconds=12)
+    )
+    found = stats_of(operator_user)
+    totals = found["totals"]
+    assert totals["confirmations"] == {"approve": 2, "deny": 1, "waiting": 1, "expired": 1}
+    assert totals["wait_seconds"] == {"p50": 30.0, "p95": 600.0, "p99": 600.0}
+    assert found["series"][1]["confirmations"] == {"approve": 1, "deny": 1, "waiting": 1}
+    assert found["series"][1]["wait_seconds"]["p95"] == 90.0
+    assert found["series"][8]["confirmations"] == {"approve": 1}  # the remote one, 09:40
+    assert stats_of(operator_user, source="ingested")["totals"]["wait_seconds"]["p50"] == 12.0
+    assert stats_of(operator_user, source="local")["totals"]["confirmations"] == {
+        "approve": 1, "deny": 1, "waiting": 1, "expired": 1}  # fmt: skip
+    assert stats_of(operator_user, tool="refund")["totals"]["confirmations"] == {"expired": 1}
+    assert stats_of(alice)["totals"]["confirmations"] == {"approve": 2, "deny": 1, "waiting": 1}
+    assert stats_of(bob)["totals"]["wait_seconds"]["p50"] == 600.0

@@ -29,7 +29,7 @@ from agentdash.runs.confirmations import (
     confirmation_answer,
     confirmations_expire,
 )
-from agentdash.runs.models import Run
+from agentdash.runs.models import Run, Wait
 from agentdash.runs.services import arun_enqueue
 from agentdash.spans.models import Span
 from runtime import AgentTool, LlmAgent, ScriptedLlm, ToolContext
@@ -93,6 +93,11 @@ async def test_waits_then_the_owners_answer_runs_the_tool_once(
         "Send 500 EUR to bob?",
     )
     assert request.payload == {"amount": 500}
+    waited = await Wait.objects.aget(session=session)  # the Monitor's count of the wait
+    stopped = await Run.objects.aget(pk=run.pk)
+    assert (waited.run_id, waited.request_id, waited.kind, waited.tool) == (
+        run.pk, request.request_id, "confirmation", "transfer")  # fmt: skip
+    assert waited.asked_at == stopped.finished_at and waited.answered_at is None
 
     answer = sync_to_async(confirmation_answer)
     with pytest.raises(PermissionDenied):
@@ -114,6 +119,9 @@ async def test_waits_then_the_owners_answer_runs_the_tool_once(
         )
     assert (await run_ended(second.pk)).status == Run.Status.SUCCEEDED
     assert transfers == [{"amount": 450}]
+    waited = await Wait.objects.aget(session=session)
+    assert waited.outcome == "approve" and waited.answered_at is not None
+    assert waited.answered_at == second.created_at and waited.answered_at > waited.asked_at
     assert (await Run.objects.aget(pk=run.pk)).status == Run.Status.SUCCEEDED
     assert await sync_to_async(pending_confirmations)(session_id=session.id) == []
     entry = await AuditEntry.objects.aget(action="confirmation.answer")
@@ -219,6 +227,7 @@ async def test_an_unanswered_request_is_denied_after_the_timeout(
     assert entry.actor is None and entry.reason == "no answer within 60 s"
     assert entry.after["confirmed"] is False
     assert await expire(timeout_s=60, now=request.asked_at + 999) == []
+    assert (await Wait.objects.aget(session=session)).outcome == "expired"
 
 
 async def test_operators_see_every_waiting_run_and_the_paused_span(
@@ -406,6 +415,7 @@ async def test_a_run_waiting_for_an_approval_can_be_cancelled(
     stored = await sync_to_async(run_cancel_request)(run=run, actor=alice, reason="not now")
     assert stored.status == Run.Status.CANCELLED and stored.error == "Cancelled: not now"
     assert await sync_to_async(pending_confirmations)(session_id=session.id) == []
+    assert (await Wait.objects.aget(session=session)).outcome == "abandoned"
     with pytest.raises(ValidationError, match="the run that asked is not waiting"):
         await sync_to_async(confirmation_answer)(
             session=session, request_id=request.request_id, decision="approve", actor=alice

@@ -330,6 +330,12 @@ async def streaming_answer(spans: InMemorySpanExporter) -> None:
     assert [bool(e.partial) for e in events] == [True, True, True, False]
     # The model callbacks run once for the whole answer, not per chunk.
     assert INVOKED == ["Tally", "Tally", "after_model_noop", "Tally", "Tally"]
+    # The streamed call's span says how long its first chunk took: within the call.
+    (model,) = [s for s in spans.get_finished_spans() if s.name.startswith("generate_content")]
+    attributes = dict(model.attributes or {})
+    waited = attributes["gen_ai.response.time_to_first_token"]
+    assert isinstance(waited, float)
+    assert 0 <= waited * 1e9 <= (model.end_time or 0) - (model.start_time or 0)
 
 
 SCENARIOS: dict[str, Callable[[InMemorySpanExporter], Awaitable[None]]] = {
@@ -527,3 +533,12 @@ async def test_a_cancelled_run_marks_the_spans_it_stopped(spans: InMemorySpanExp
         assert finished[name].status.status_code is StatusCode.ERROR
     model_call = next(n for n in finished if n.startswith("generate_content"))
     assert model_call not in cancelled  # it had ended before the cancel
+
+
+async def test_only_a_streamed_call_says_when_its_first_token_came(
+    spans: InMemorySpanExporter,
+) -> None:
+    agent = Agent(name="plain", model=ScriptedLlm(responses=[_answer("one two")]), callbacks=[])
+    await run_agent(agent)
+    (model,) = [s for s in spans.get_finished_spans() if s.name.startswith("generate_content")]
+    assert "gen_ai.response.time_to_first_token" not in dict(model.attributes or {})

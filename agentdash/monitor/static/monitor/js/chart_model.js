@@ -95,11 +95,40 @@ function round(n) {
  * @returns {string}
  */
 export function drillHref(startIso, stepSeconds, filters, outcome) {
+  const params = windowParams("runs", startIso, stepSeconds, filters);
+  if (outcome) params.set("outcome", outcome);
+  return `/?${params}`;
+}
+
+/**
+ * Where a bar or point of a chart of steps leads: the sessions list, narrowed to the sessions
+ * with such a step started in the bucket — a model or tool call (that failed), a guardrail
+ * decision, a wait for a person — of the name given (a model, tool, decision or a wait's
+ * outcome), and to the chart's agent and owner. Their links open the timeline's find bar on
+ * those steps.
+ *
+ * @param {string} startIso @param {number} stepSeconds
+ * @param {{agent?: string, owner?: string}} filters
+ * @param {"model"|"model_error"|"tool"|"tool_error"|"decision"|"wait"} step
+ * @param {string} [name]
+ * @returns {string}
+ */
+export function stepsHref(startIso, stepSeconds, filters, step, name = "") {
+  const params = windowParams("steps", startIso, stepSeconds, filters);
+  params.set("step", step);
+  if (name) params.set("step_name", name);
+  return `/?${params}`;
+}
+
+/**
+ * @param {string} prefix @param {string} startIso @param {number} stepSeconds
+ * @param {{agent?: string, owner?: string}} filters
+ */
+function windowParams(prefix, startIso, stepSeconds, filters) {
   const start = new Date(startIso);
   const end = new Date(start.getTime() + stepSeconds * 1000);
-  const params = new URLSearchParams({ runs_from: start.toISOString(), runs_to: end.toISOString() });
-  if (outcome) params.set("outcome", outcome);
+  const params = new URLSearchParams({ [`${prefix}_from`]: start.toISOString(), [`${prefix}_to`]: end.toISOString() });
   if (filters.agent) params.set("agent", filters.agent);
   if (filters.owner) params.set("owner", filters.owner);
-  return `/?${params}`;
+  return params;
 }

@@ -7,12 +7,16 @@
  * @module monitor/monitor
  */
 
-import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars } from "./chart_model.js";
+import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars, stepsHref } from "./chart_model.js";
 import { keepCurrent } from "./monitor_live.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const STATUSES = ["succeeded", "failed", "cancelled", "waiting", "running", "queued"];
 const DECISIONS = ["allowed", "redacted", "limit", "blocked", "unsafe"];
+const ANSWERS = ["approve", "deny", "expired", "step", "cancel", "abandoned", "ended", "waiting"];
+const QUANTILES = ["p50", "p95", "p99"];
+/** @type {Record<string, string>} what a part is called where its key's name would not do */
+const LABELS = { cached: "in, cached", thinking: "out, thinking", expired: "no answer in time" };
 
 /**
  * @param {string} name @param {Record<string, string|number>} attrs
@@ -81,18 +85,19 @@ function legend(figure, parts) {
   for (const part of parts) {
     const item = document.createElement("li");
     item.className = `part-${part}`;
-    item.textContent = part;
+    item.textContent = LABELS[part] || part;
     list.append(item);
   }
   figure.append(list);
 }
 
 /**
- * @param {HTMLElement} figure @param {any[]} series @param {string[]} parts
+ * @param {HTMLElement|undefined} figure @param {any[]} series @param {string[]} parts
  * @param {(bucket: any, part: string) => number} value @param {string} unit
  * @param {((bucket: any, part: string) => string) | null} [link] where a bar leads
  */
 function bars(figure, series, parts, value, unit, link = null) {
+  if (!figure) return;
   const values = series.map((b) => parts.map((p) => value(b, p)));
   const top = niceTop(Math.max(0, ...values.map((v) => v.reduce((a, n) => a + n, 0))));
   const plot = frame(figure, top, unit);
@@ -102,24 +107,44 @@ function bars(figure, series, parts, value, unit, link = null) {
       x: shape.x, y: shape.y, width: shape.width, height: shape.height,
       class: `bar part-${parts[shape.part]}`, "data-value": shape.value,
     });
-    const label = `${when(bucket.t)}: ${shape.value} ${parts[shape.part]}`;
-    if (link) {
-      const anchor = svg("a", { href: link(bucket, parts[shape.part]), class: "bar-link" });
-      anchor.setAttribute("aria-label", `${label}: the sessions`);
-      anchor.append(titled(rect, `${label} (open the sessions)`));
-      plot.append(anchor);
-    } else {
-      plot.append(titled(rect, label));
-    }
+    const part = parts[shape.part];
+    const label = `${when(bucket.t)}: ${+shape.value.toPrecision(6)}${unit} ${LABELS[part] || part}`;
+    plot.append(linked(rect, label, link && link(bucket, part)));
   }
-  legend(figure, parts.filter((_, i) => values.some((v) => v[i] > 0)));
+  const shown = parts.filter((_, i) => values.some((v) => v[i] > 0));
+  if (shown.length) legend(figure, shown);
+  else empty(figure);
 }
 
 /**
- * @param {HTMLElement} figure @param {any[]} series @param {string[]} names
- * @param {(bucket: any, name: string) => number|null} value @param {string} unit
+ * A shape with its title, in a link to the sessions behind it when it has one.
+ *
+ * @param {SVGElement} shape @param {string} label @param {string|null} href
+ * @returns {SVGElement}
  */
-function lines(figure, series, names, value, unit) {
+function linked(shape, label, href) {
+  if (!href) return titled(shape, label);
+  const anchor = svg("a", { href, class: "bar-link" });
+  anchor.setAttribute("aria-label", `${label}: the sessions`);
+  anchor.append(titled(shape, `${label} (open the sessions)`));
+  return anchor;
+}
+
+/** @param {HTMLElement} figure */
+function empty(figure) {
+  const note = document.createElement("p");
+  note.className = "muted small chart-empty";
+  note.textContent = "Nothing in this range.";
+  figure.append(note);
+}
+
+/**
+ * @param {HTMLElement|undefined} figure @param {any[]} series @param {string[]} names
+ * @param {(bucket: any, name: string) => number|null} value @param {string} unit
+ * @param {((bucket: any) => string) | null} [link] where a bucket leads
+ */
+function lines(figure, series, names, value, unit, link = null) {
+  if (!figure) return;
   const all = series.flatMap((b) => names.map((n) => value(b, n))).filter((v) => v !== null);
   const top = niceTop(Math.max(0, .../** @type {number[]} */ (all)));
   const plot = frame(figure, top, unit);
@@ -134,16 +159,17 @@ function lines(figure, series, names, value, unit) {
     }
   }
   // Each bucket's values as a title on an invisible column: hover (or a screen reader)
-  // reads them.
+  // reads them; it leads to the sessions behind them.
   const slot = WIDTH / (series.length || 1);
   series.forEach((bucket, i) => {
     const known = names.filter((n) => value(bucket, n) !== null);
     if (!known.length) return;
     const text = known.map((n) => `${n} ${value(bucket, n)}${unit}`).join(", ");
-    plot.append(titled(svg("rect", { x: i * slot, y: 0, width: slot, height: HEIGHT, class: "hover-column" }),
-      `${when(bucket.t)}: ${text}`));
+    const column = svg("rect", { x: i * slot, y: 0, width: slot, height: HEIGHT, class: "hover-column" });
+    plot.append(linked(column, `${when(bucket.t)}: ${text}`, link && link(bucket)));
   });
-  legend(figure, names);
+  if (all.length) legend(figure, names);
+  else empty(figure);
 }
 
 /**
@@ -161,12 +187,28 @@ function draw(stats) {
   }
   const filters = stats.filters || {};
   const step = stats.range?.step_s || 300;
+  /** @param {"model"|"model_error"|"tool"|"tool_error"|"decision"|"wait"} kind @param {string} [name] */
+  const to = (kind, name = "") => (/** @type {any} */ b) => stepsHref(b.t, step, filters, kind, name);
+  const models = to("model", filters.model || "");
+  const quantile = (/** @type {string} */ key) => (/** @type {any} */ b, /** @type {string} */ p) => b[key]?.[p] ?? null;
   bars(figures.runs, series, STATUSES, (b, s) => b.runs_by_status?.[s] || 0, "",
     (b, s) => drillHref(b.t, step, filters, s));
-  lines(figures.model, series, ["p50", "p95", "p99"], (b, p) => b.model_seconds?.[p] ?? null, " s");
-  bars(figures.tokens, series, ["in", "out"], (b, p) => (p === "in" ? b.tokens_in : b.tokens_out) || 0, "");
-  bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "");
-  if (figures.decisions) bars(figures.decisions, series, DECISIONS, (b, d) => b.decisions?.[d] || 0, "");
+  lines(figures.run_seconds, series, QUANTILES, quantile("run_seconds"), " s", (b) => drillHref(b.t, step, filters, ""));
+  lines(figures.model, series, QUANTILES, quantile("model_seconds"), " s", models);
+  lines(figures.first_token, series, QUANTILES, quantile("first_token_seconds"), " s", models);
+  lines(figures.tool_seconds, series, QUANTILES, quantile("tool_seconds"), " s", to("tool", filters.tool || ""));
+  /** @type {Record<string, (b: any) => number>} */
+  const tokens = {
+    in: (b) => b.tokens_in - b.tokens_cached, cached: (b) => b.tokens_cached,
+    out: (b) => b.tokens_out - b.tokens_thinking, thinking: (b) => b.tokens_thinking,
+  };
+  bars(figures.tokens, series, Object.keys(tokens), (b, p) => Math.max(0, tokens[p](b) || 0), "", models);
+  bars(figures.cost, series, ["cost"], (b) => b.cost_usd || 0, " $", models);
+  bars(figures.tools, series, ["ok", "errors"], (b, p) => (p === "ok" ? b.tool_calls - b.tool_errors : b.tool_errors) || 0, "",
+    (b, p) => to(p === "ok" ? "tool" : "tool_error", filters.tool || "")(b));
+  bars(figures.decisions, series, DECISIONS, (b, d) => b.decisions?.[d] || 0, "", (b, d) => to("decision", d)(b));
+  bars(figures.confirmations, series, ANSWERS, (b, a) => b.confirmations?.[a] || 0, "", (b, a) => to("wait", a)(b));
+  lines(figures.waits, series, QUANTILES, quantile("wait_seconds"), " s", to("wait"));
   const totals = stats.totals || {};
   for (const node of document.querySelectorAll("[data-stat]")) {
     const name = /** @type {HTMLElement} */ (node).dataset.stat || "";

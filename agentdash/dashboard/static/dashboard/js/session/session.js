@@ -113,6 +113,7 @@ function setupTimeline(api, panels, badge, banner) {
     timeline,
     search: (text, signal) => api.searchSpans(text, signal),
   });
+  find.fromQuery(new URLSearchParams(location.search)); // the Monitor's drill-down
   /** @type {Map<string, string>} */
   const traceOfRun = new Map();
   links = new SpanLinks({

@@ -55,6 +55,30 @@ export class FindBar {
     timeline.on("select", () => this.drawCount());
   }
 
+  /**
+   * Set the bar from a link's query (`find_kind`, `find_status`, `find_text`: the Monitor's
+   * drill-down says which steps it came for); a value the bar does not offer is ignored.
+   *
+   * @param {URLSearchParams} query
+   */
+  fromQuery(query) {
+    let given = false;
+    for (const [name, select] of [["find_kind", this.kind], ["find_status", this.status]]) {
+      const value = query.get(/** @type {string} */ (name)) || "";
+      const field = /** @type {HTMLSelectElement} */ (/** @type {unknown} */ (select));
+      if (value && [...field.options].some((o) => o.value === value)) {
+        field.value = value;
+        given = true;
+      }
+    }
+    const text = (query.get("find_text") || "").slice(0, 200);
+    if (text) {
+      this.text.value = text;
+      given = true;
+    }
+    if (given) this.update();
+  }
+
   /** Put the keyboard in the text box. */
   focus() {
     this.text.focus();

@@ -1,0 +1,100 @@
+"""Every bar and point of the Monitor's charts leads to exactly the sessions behind it: the
+sessions list narrowed to a bucket's window and what the chart counts (runs of an outcome,
+model or tool calls, failed ones, a guardrail's decision, a wait's answer), the links of its
+rows opening the timeline's find bar on those steps."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from agentdash.runs.models import Wait
+from tests.agentdash.monitor.generated import RANGE, T0, listed, step
+
+pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
+
+ALL = {"s-alice", "s-bob", "otlp-" + "a" * 40}
+
+
+def test_a_bar_drills_down_to_exactly_its_sessions(generated: Any, operator_user: User) -> None:
+    """The runs chart's bars lead to the sessions list narrowed to their bucket's window (and
+    outcome): the failed run at 09:25 is alice's; bob's failed at 10:10."""
+    window = {"runs_from": "2026-11-20T09:25:00.000Z", "runs_to": "2026-11-20T09:30:00.000Z"}
+    assert listed(operator_user, **window, outcome="failed") == {"s-alice"}
+    assert listed(operator_user, **window, outcome="succeeded") == set()
+    whole = {"runs_from": RANGE["from"], "runs_to": RANGE["to"]}
+    assert listed(operator_user, **whole) == {"s-alice", "s-bob", "otlp-" + "a" * 40}
+    assert listed(operator_user, **whole, outcome="failed") == {"s-alice", "s-bob"}
+    # A window that cannot be is said, and left out.
+    assert len(listed(operator_user, runs_from="soon", runs_to="later")) == 3
+
+
+def window(start_minute: int, end_minute: int) -> dict[str, str]:
+    return {
+        "steps_from": (T0 + timedelta(minutes=start_minute)).isoformat(),
+        "steps_to": (T0 + timedelta(minutes=end_minute)).isoformat(),
+    }
+
+
+def test_a_bucket_of_calls_drills_down_to_the_sessions_that_made_them(
+    generated: Any, operator_user: User
+) -> None:
+    """alice's model calls at 09:06, 09:16, 09:26 and tool calls at 09:07 (ok) and 09:27
+    (failed); bob's tool call at 10:11."""
+    assert listed(operator_user, **window(5, 10), step="model") == {"s-alice"}
+    assert listed(operator_user, **window(5, 10), step="tool") == {"s-alice"}
+    assert listed(operator_user, **window(5, 10), step="tool_error") == set()
+    assert listed(operator_user, **window(25, 30), step="tool_error") == {"s-alice"}
+    assert listed(operator_user, **window(30, 60), step="model") == set()
+    assert listed(operator_user, **window(0, 120), step="tool") == {"s-alice", "s-bob"}
+    named = {"step": "tool", "step_name": "lookup_order"}
+    assert listed(operator_user, **window(0, 120), **named) == {"s-bob"}
+    model = {"step": "model", "step_name": "gemini-x"}
+    assert listed(operator_user, **window(0, 120), **model) == {"s-alice"}
+    assert listed(operator_user, **window(0, 120), step="model", step_name="other") == set()
+    # What the chart was narrowed to narrows the list too; a person sees only their own.
+    assert listed(operator_user, **window(0, 120), step="tool", owner="bob") == {"s-bob"}
+    assert listed(generated["mine"].owner, **window(0, 120), step="tool") == {"s-alice"}
+
+
+def test_decisions_and_waits_drill_down_to_their_sessions(
+    generated: Any, operator_user: User
+) -> None:
+    mine, theirs = generated["mine"], generated["theirs"]
+    decided = {"agentdash.guardrail.name": "refunds", "agentdash.guardrail.decision": "blocked"}
+    step(theirs, 70, "callback", 72, 0.01, **decided)
+    assert listed(operator_user, **window(70, 75), step="decision", step_name="blocked") == {
+        "s-bob"
+    }
+    assert listed(operator_user, **window(70, 75), step="decision", step_name="redacted") == set()
+    Wait.objects.create(
+        session=mine, run=mine.runs.first(), request_id="adk-1", kind="confirmation",
+        tool="transfer", asked_at=T0 + timedelta(minutes=8), outcome="deny",
+        answered_at=T0 + timedelta(minutes=9),
+    )  # fmt: skip
+    assert listed(operator_user, **window(5, 10), step="wait", step_name="deny") == {"s-alice"}
+    assert listed(operator_user, **window(5, 10), step="wait", step_name="approve") == set()
+    assert listed(operator_user, **window(5, 10), step="wait") == {"s-alice"}  # any answer
+    assert listed(operator_user, **window(10, 15), step="wait") == set()
+
+
+def test_the_rows_open_their_timeline_on_the_steps_and_bad_filters_are_said(
+    generated: Any, operator_user: User
+) -> None:
+    client = Client()
+    client.force_login(operator_user)
+    found = client.get("/", {**window(25, 30), "step": "tool_error", "step_name": "get_capital"})
+    html = found.content.decode()
+    assert "/sessions/s-alice/?find_kind=tool&amp;find_status=error&amp;find_text=get_capital" in html
+    assert "with a tool call that failed (get_capital) from" in html
+    # What cannot be is said and left out: the list is not narrowed by it.
+    bad = client.get("/", {**window(25, 30), "step": "everything"})
+    assert "step: Select a valid choice" in bad.content.decode()
+    assert listed(operator_user, **window(25, 30), step="everything") == ALL
+    nul = client.get("/", {**window(0, 120), "step": "tool", "step_name": "get\x00capital"})
+    assert nul.status_code == 400 and b"contains a NUL character" in nul.content
+    assert listed(operator_user, steps_from="soon", steps_to="later", step="tool") == ALL
