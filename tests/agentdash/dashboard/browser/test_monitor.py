@@ -44,6 +44,11 @@ CALLS = [(5, "model", 1.0, 100, 10, False), (6, "tool", 0.2, 0, 0, False),
 # (minute, guardrail, decision) of each guardrail's decision, in the first session.
 DECISIONS = [(6, "pii", "redacted"), (8, "pii", "redacted"), (33, "refunds", "blocked"),
              (34, "budget", "limit")]  # fmt: skip
+# (minute, outcome, seconds waited) of each run's wait for a person, in the run's session of
+# the same order.
+WAITS = [(5, "approve", 40), (7, "deny", 300), (16, "expired", 900), (31, "approve", 5),
+         (62, "", None)]  # fmt: skip
+FIRST_TOKEN = 0.25  # of a model call's duration: its time to the first token
 
 MAKE = """
 from datetime import UTC, datetime, timedelta
@@ -70,7 +75,8 @@ for n, (minute, kind, seconds, t_in, t_out, failed) in enumerate({calls!r}):
     if kind == "model":
         attributes.update({{"gen_ai.request.model": "gemini-probe",
                            "gen_ai.usage.input_tokens": t_in,
-                           "gen_ai.usage.output_tokens": t_out}})
+                           "gen_ai.usage.output_tokens": t_out,
+                           "gen_ai.response.time_to_first_token": seconds * {first!r}}})
     else:
         attributes["gen_ai.tool.name"] = "probe_tool"
     span_upsert(trace_id=f"{{0xbeef + n:032x}}", span_id=f"{{n + 1:016x}}", name=kind,
@@ -85,6 +91,13 @@ for n, (minute, guardrail, decision) in enumerate({decisions!r}):
                 attributes={{"agentdash.span.kind": "callback",
                              "agentdash.guardrail.name": guardrail,
                              "agentdash.guardrail.decision": decision}})
+from agentdash.runs.models import Wait
+for n, (minute, outcome, waited) in enumerate({waits!r}):
+    asked = T0 + timedelta(minutes=minute)
+    Wait.objects.create(session_id=ids[n], run=Run.objects.get(session_id=ids[n]),
+                        request_id=f"adk-probe-{{n}}", kind="confirmation", tool="probe_tool",
+                        asked_at=asked, outcome=outcome,
+                        answered_at=asked + timedelta(seconds=waited) if waited else None)
 open({out!r}, "w").write(json.dumps(ids))
 """
 
@@ -102,6 +115,8 @@ def probe_sessions(
         agent=AGENT,
         out=str(out),
         decisions=DECISIONS,
+        waits=WAITS,
+        first=FIRST_TOKEN,
     )
     manage(agentdash_server.env, "shell", "-c", code)
     found: list[str] = json.loads(out.read_text())
@@ -120,6 +135,20 @@ def bars(browser: Browser, chart: str) -> list[dict[str, Any]]:
             fill: getComputedStyle(r).fill,
         }))"""
     )
+    return found
+
+
+def line_values(browser: Browser, chart: str, name: str) -> dict[str, float]:
+    """``"09:05": value`` of one line of a chart of lines (read from its columns' titles)."""
+    titles: list[str] = browser.page.locator(
+        f"figure[data-chart={chart}] rect.hover-column title"
+    ).evaluate_all("titles => titles.map((t) => t.textContent)")
+    found = {}
+    for title in titles:
+        for part in title[18:].split(", "):
+            key, value = part.split()[:2]
+            if key == name:
+                found[title[11:16]] = float(value.removesuffix("s"))
     return found
 
 
@@ -177,6 +206,21 @@ def test_each_chart_shows_the_numbers_it_was_made_from(
         wanted
     )
     assert browser.page.locator("figure[data-chart=model] circle.dot").count() == 3 * len(wanted)
+    first = {bucket(c[0]): bin_seconds(duration_bin(c[2] * FIRST_TOKEN))
+             for c in CALLS if c[1] == "model"}  # fmt: skip
+    assert line_values(browser, "first_token", "p50") == pytest.approx(first)
+    # Confirmations by answer, and how long each bucket's waited (one wait each: p50 is it).
+    answered = bars(browser, "confirmations")
+    for outcome in ("approve", "deny", "expired"):
+        assert by_bucket(answered, outcome) == expected(WAITS, lambda w, o=outcome: w[1] == o,
+                                                        lambda w: 1), outcome  # fmt: skip
+    assert by_bucket(answered, "waiting") == {bucket(62): 1}
+    waited: dict[str, list[int]] = {}
+    for minute, _, seconds in WAITS:
+        if seconds:
+            waited.setdefault(bucket(minute), []).append(seconds)
+    # p50 by nearest rank: the lower of two.
+    assert line_values(browser, "waits", "p50") == {k: min(v) for k, v in waited.items()}
     # The totals and the table beside the charts say the same numbers.
     assert browser.page.locator("[data-stat=runs]").inner_text() == str(len(RUNS))
     assert browser.page.locator("[data-stat=model_calls]").inner_text() == "5"
@@ -200,6 +244,29 @@ def test_a_bar_of_failed_runs_drills_down_to_exactly_its_sessions(
     )
     wanted = [probe_sessions[n] for n, r in enumerate(RUNS) if r[1] == "failed" and r[0] < 20]
     assert sorted(ids) == sorted(wanted)
+    browser.console.assert_clean()
+
+
+def test_a_bar_of_tool_errors_drills_down_to_its_sessions_and_their_failed_calls(
+    browser: Browser, probe_sessions: list[str]
+) -> None:
+    browser.log_in("operator")
+    browser.goto(PAGE)
+    page = browser.page
+    errors = page.locator("figure[data-chart=tools] a.bar-link:has(rect.part-errors)")
+    assert errors.count() == 2  # 09:15 and 10:00
+    with page.expect_navigation():
+        errors.first.click()
+    assert "with a tool call that failed from" in page.locator(".filter-window").inner_text()
+    rows = page.locator("tr.session-row")
+    ids = rows.evaluate_all("rows => rows.map((r) => r.dataset.sessionId)")
+    assert ids == [probe_sessions[3]]  # the failed tool call at 09:17 is in the fourth run's
+    with page.expect_navigation():
+        rows.first.locator("a.session-title").click()
+    # The session's timeline opens with its find bar on the failed tool calls.
+    assert page.locator("#find-kind").input_value() == "tool"
+    assert page.locator("#find-status").input_value() == "error"
+    page.locator("#find-count", has_text="1 match").wait_for()
     browser.console.assert_clean()
 
 
