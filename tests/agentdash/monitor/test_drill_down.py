@@ -89,7 +89,8 @@ def test_the_rows_open_their_timeline_on_the_steps_and_bad_filters_are_said(
     client.force_login(operator_user)
     found = client.get("/", {**window(25, 30), "step": "tool_error", "step_name": "get_capital"})
     html = found.content.decode()
-    assert "/sessions/s-alice/?find_kind=tool&amp;find_status=error&amp;find_text=get_capital" in html
+    find = "find_kind=tool&amp;find_status=error&amp;find_text=get_capital"
+    assert f"/sessions/s-alice/?{find}" in html
     assert "with a tool call that failed (get_capital) from" in html
     # What cannot be is said and left out: the list is not narrowed by it.
     bad = client.get("/", {**window(25, 30), "step": "everything"})
