@@ -27,6 +27,7 @@ from tests.agentdash.monitor.generated import RANGE, T0, stats_of, step
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
 
+
 def test_an_operator_reads_every_sessions_numbers(generated: Any, operator_user: User) -> None:
     found = stats_of(operator_user)
     totals = found["totals"]
