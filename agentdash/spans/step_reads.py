@@ -25,6 +25,10 @@ from agentdash.spans.rollups import (
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 TOKENS = ("tokens_in", "tokens_out", "tokens_cached", "tokens_thinking")
+SESSIONS_NAMED = 2000
+"""One person's sessions up to this many are named by their ids in the read of their spans:
+the database then reads each one's spans over its index. Asked by a subquery instead,
+PostgreSQL scanned every span of the range (a tenth of the time named: docs/BENCHMARKS.md)."""
 
 
 class StepRead(NamedTuple):
@@ -98,7 +102,7 @@ def steps_read_spans(
     the same bins)."""
     rows = (
         Span.objects.filter(
-            session_id__in=sessions.values("pk"),
+            session_id__in=_named(sessions),
             start_time__gte=start_s * 1_000_000_000,
             start_time__lt=end_s * 1_000_000_000,
             end_time__isnull=False,
@@ -112,7 +116,7 @@ def steps_read_spans(
     kinds = Q()
     for kind in STEP_KINDS:
         kinds |= Q(**{f"attributes__{AgentDash.SPAN_KIND}": kind})
-    read = StepRead({}, {}, {}, {})
+    sums: tuple[dict[Any, list[int]], ...] = ({}, {}, {}, {})  # StepRead's, as lists
     for start, end, step, tool_name, usage_model, status, first, *tokens in rows.filter(
         kinds
     ).values_list("start_time", "end_time", "step", "tool", "usage_model", "status", "first",
@@ -125,34 +129,37 @@ def steps_read_spans(
         at = start // 1_000_000_000
         at -= at % step_s
         error = int(status == Span.Status.ERROR)
-        _fold(read, (at, str(step)), name, error, max(0, end - start) / 1e9,
+        _fold(sums, at, str(step), name, error, max(0, end - start) / 1e9,
               [int(t or 0) for t in tokens])  # fmt: skip
         waited = first_token_seconds({GenAI.RESPONSE_TIME_TO_FIRST_TOKEN: first})
         if step == "model" and waited is not None:
-            _fold(read, (at, FIRST_TOKEN), name, error, waited, [0, 0, 0, 0])
-    return read
+            _fold(sums, at, FIRST_TOKEN, name, error, waited, [0, 0, 0, 0])
+    return StepRead(*({key: tuple(v) for key, v in found.items()} for found in sums))
 
 
 def _fold(
-    read: StepRead, bucket: tuple[int, str], name: str, error: int, seconds: float,
-    tokens: list[int],
+    sums: tuple[dict[Any, list[int]], ...], at: int, kind: str, name: str, error: int,
+    seconds: float, tokens: list[int],
 ) -> None:  # fmt: skip
-    """One call (or a streamed call's first token) into ``read``, as the rollups count it."""
-    at, kind = bucket
-    _add(read.by_bucket, bucket, [1, error, *tokens])
-    found = list(read.bins.get(bucket) or [0] * BINS)
+    """One call (or a streamed call's first token) into the sums, as the rollups count it."""
+    by_bucket, bins, by_name, model_tokens = sums
+    _add(by_bucket, (at, kind), [1, error, *tokens])
+    found = bins.get((at, kind))
+    if found is None:
+        found = bins[(at, kind)] = [0] * BINS
     found[duration_bin(seconds)] += 1
-    read.bins[bucket] = tuple(found)
-    _add(read.by_name, (kind, name), [1, error, *tokens])
+    _add(by_name, (kind, name), [1, error, *tokens])
     if kind == "model":
-        _add(read.model_tokens, (at, name), [1, *tokens])
+        _add(model_tokens, (at, name), [1, *tokens])
 
 
-def _add(into: dict[Any, tuple[int, ...]], key: Any, values: list[int]) -> None:
+def _add(into: dict[Any, list[int]], key: Any, values: list[int]) -> None:
     found = into.get(key)
-    into[key] = (
-        tuple(values) if found is None else tuple(a + b for a, b in zip(found, values, strict=True))
-    )
+    if found is None:
+        into[key] = values
+        return
+    for i, value in enumerate(values):
+        found[i] += value
 
 
 def decisions_read(
@@ -213,3 +220,9 @@ def _decided() -> RawSQL:
     """The condition of the decisions' partial index written as the index has it (a literal,
     not a parameter: SQLite uses a partial index only for a WHERE that states its own)."""
     return RawSQL('NOT ("spans_span"."decision" = \'\')', (), output_field=BooleanField())
+
+
+def _named(sessions: QuerySet[Any]) -> Any:
+    """``sessions``' ids as a list (a query past :data:`SESSIONS_NAMED` of them)."""
+    ids = list(sessions.values_list("pk", flat=True)[: SESSIONS_NAMED + 1])
+    return ids if len(ids) <= SESSIONS_NAMED else sessions.values("pk")
