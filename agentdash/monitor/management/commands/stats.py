@@ -58,10 +58,14 @@ class Command(BaseCommand):
                            ("tokens in", "tokens_in"), ("tokens out", "tokens_out")):  # fmt: skip
             self.stdout.write(f"{label:>12}  {totals[key]}")
         self.stdout.write(f"{'error rate':>12}  {totals['error_rate']}")
+        self.stdout.write(f"{'cost $':>12}  {totals['cost_usd']}")
         for label, key in (("run s", "run_seconds"), ("model s", "model_seconds"),
-                           ("tool s", "tool_seconds")):  # fmt: skip
+                           ("1st token s", "first_token_seconds"), ("tool s", "tool_seconds"),
+                           ("waited s", "wait_seconds")):  # fmt: skip
             p = totals[key]
             self.stdout.write(f"{label:>12}  p50 {p['p50']}  p95 {p['p95']}  p99 {p['p99']}")
+        answers = ", ".join(f"{n} {a}" for a, n in totals["confirmations"].items()) or "none"
+        self.stdout.write(f"{'confirmed':>12}  {answers}")
         for tool in found["tools"]:
             self.stdout.write(f"{'tool':>12}  {tool['name']}: {tool['calls']} calls, "
                               f"{tool['errors']} errors")  # fmt: skip
