@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agentdash.runs.models import Wait
+from tests.agentdash.hostile import JUNK_VALUES, NUL, Prober, assert_refused_naming
 from tests.agentdash.monitor.generated import RANGE, T0, listed, step
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
@@ -99,3 +100,18 @@ def test_the_rows_open_their_timeline_on_the_steps_and_bad_filters_are_said(
     nul = client.get("/", {**window(0, 120), "step": "tool", "step_name": "get\x00capital"})
     assert nul.status_code == 400 and b"contains a NUL character" in nul.content
     assert listed(operator_user, steps_from="soon", steps_to="later", step="tool") == ALL
+
+
+@pytest.mark.parametrize("name", ["steps_from", "steps_to", "step", "step_name"])
+def test_hostile_drill_down_parameters_are_refused_or_said_never_a_500(
+    generated: Any, operator_user: User, name: str
+) -> None:
+    prober = Prober(Client())
+    prober.client.force_login(operator_user)
+    base = {**window(0, 120), "step": "tool", "step_name": "get_capital"}
+    for junk in (*JUNK_VALUES, "x" * 100_000, "2026-11-20T09:00:00+00:00" * 3):
+        response = prober.get("/", list({**base, name: junk}.items()))
+        if junk == NUL:
+            assert_refused_naming(response, name)
+        else:
+            assert response.status_code == 200, (name, junk[:40], response.status_code)
