@@ -49,9 +49,11 @@ METRICS: dict[str, AlertMetric] = {
         AlertMetric("run_p95_s", "run duration, p95", "s", _p95("run_seconds")),
         AlertMetric("model_p95_s", "model-call latency, p95", "s", _p95("model_seconds")),
         AlertMetric(
-            "first_token_p95_s", "time to first token of streamed calls, p95", "s",
+            "first_token_p95_s",
+            "time to first token of streamed calls, p95",
+            "s",
             _p95("first_token_seconds"),
-        ),  # fmt: skip
+        ),
         AlertMetric("tool_p95_s", "tool-call latency, p95", "s", _p95("tool_seconds")),
         AlertMetric("model_errors", "failed model calls", "calls", lambda t: t["model_errors"]),
         AlertMetric("tool_errors", "failed tool calls", "calls", lambda t: t["tool_errors"]),
