@@ -152,15 +152,11 @@ def sessions_with_pauses(*, start: datetime, end: datetime, outcome: str) -> Que
     ended as ``outcome`` (as :func:`pauses_between` names outcomes; ``waiting``: not
     answered yet; ``""``: any)."""
     rows = RemotePause.objects.filter(asked_at__gte=start, asked_at__lt=end)
-    if not outcome:
-        pass
-    elif outcome == "waiting":
-        rows = rows.filter(status=RemotePause.Status.WAITING)
+    waiting, ended = RemotePause.Status.WAITING, RemotePause.Status.ENDED
+    if outcome == "waiting":
+        rows = rows.filter(status=waiting)
     elif outcome == "ended":
-        rows = rows.filter(Q(status=RemotePause.Status.ENDED) | Q(answer__isnull=True)).exclude(
-            status=RemotePause.Status.WAITING
-        )
-    else:
-        rows = rows.exclude(status__in=(RemotePause.Status.WAITING, RemotePause.Status.ENDED))
-        rows = rows.filter(answer__decision=outcome)
+        rows = rows.exclude(status=waiting).filter(Q(status=ended) | Q(answer__isnull=True))
+    elif outcome:
+        rows = rows.exclude(status__in=(waiting, ended)).filter(answer__decision=outcome)
     return rows.values("session_id")

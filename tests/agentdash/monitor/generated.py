@@ -9,7 +9,13 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.test import Client
 
+from agentdash.agent_sessions.external import external_session_ensure
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.ingest.keys import ingest_key_create
+from agentdash.ingest.services import session_id_for
+from agentdash.remote.models import RemotePause
+from agentdash.remote.pauses import pause_answer, pauses_record
+from agentdash.remote.services import remote_process_register
 from agentdash.runs.models import Run
 from agentdash.spans.services import span_upsert
 from tests.agentdash.stored import session_of
@@ -87,3 +93,25 @@ def listed(user: User, **params: str) -> set[str]:
         for s in ("s-alice", "s-bob", "otlp-" + "a" * 40)
         if f'data-session-id="{s}"' in page.content.decode()
     }
+
+
+def remote_pause(owner: User, *, minute: int, decision: str, waited_s: float) -> str:
+    """A remote app's confirmation (an ingested session of ``owner``'s, through the real
+    pause paths) asked ``minute`` after 09:00 and answered ``decision`` ``waited_s`` later;
+    its session's id."""
+    key, _ = ingest_key_create(name="k", project="weather-app", owner=owner, actor=owner)
+    process = remote_process_register(key=key, host="h", pid=1, versions={}, agents=[],
+                                      root_agent="weather")  # fmt: skip
+    session_id = session_id_for(key, "trip")
+    external_session_ensure(session_id=session_id, app_name="weather-app", owner_id=owner.pk,
+                            title="a trip", first_message="")  # fmt: skip
+    pauses_record(process=process, pauses=[
+        {"id": "confirmation:c1", "session": "trip", "kind": "confirmation", "tool": "book"},
+    ])  # fmt: skip
+    pause = RemotePause.objects.get(session_id=session_id)
+    asked = T0 + timedelta(minutes=minute)
+    RemotePause.objects.filter(pk=pause.pk).update(asked_at=asked)
+    pause_answer(session=pause.session, request_id=pause.request_id, decision=decision,
+                 actor=owner)  # fmt: skip
+    RemotePause.objects.filter(pk=pause.pk).update(answered_at=asked + timedelta(seconds=waited_s))
+    return session_id

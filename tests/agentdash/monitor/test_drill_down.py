@@ -14,7 +14,7 @@ from django.test import Client
 
 from agentdash.runs.models import Wait
 from tests.agentdash.hostile import JUNK_VALUES, NUL, Prober, assert_refused_naming
-from tests.agentdash.monitor.generated import RANGE, T0, listed, step
+from tests.agentdash.monitor.generated import RANGE, T0, listed, remote_pause, step
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
 
@@ -81,6 +81,13 @@ def test_decisions_and_waits_drill_down_to_their_sessions(
     assert listed(operator_user, **window(5, 10), step="wait", step_name="approve") == set()
     assert listed(operator_user, **window(5, 10), step="wait") == {"s-alice"}  # any answer
     assert listed(operator_user, **window(10, 15), step="wait") == set()
+    # A remote app's pause, by its answer.
+    remote = remote_pause(mine.owner, minute=41, decision="approve", waited_s=12)
+    client = Client()
+    client.force_login(operator_user)
+    for name, shown in (("approve", True), ("deny", False), ("", True), ("waiting", False)):
+        page = client.get("/", {**window(40, 45), "step": "wait", "step_name": name})
+        assert (f'data-session-id="{remote}"' in page.content.decode()) is shown, name
 
 
 def test_the_rows_open_their_timeline_on_the_steps_and_bad_filters_are_said(

@@ -15,15 +15,9 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from agentdash.agent_sessions.external import external_session_ensure
-from agentdash.ingest.keys import ingest_key_create
-from agentdash.ingest.services import session_id_for
-from agentdash.remote.models import RemotePause
-from agentdash.remote.pauses import pause_answer, pauses_record
-from agentdash.remote.services import remote_process_register
 from agentdash.runs.models import Wait
 from agentdash.spans.rollups import bin_seconds, duration_bin
-from tests.agentdash.monitor.generated import RANGE, T0, stats_of, step
+from tests.agentdash.monitor.generated import RANGE, T0, remote_pause, stats_of, step
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]  # JSON lookups: PostgreSQL too
 
@@ -220,23 +214,7 @@ def test_confirmations_are_counted_by_answer_with_how_long_they_waited(
             tool=tool, asked_at=asked, outcome=outcome,
             answered_at=None if waited_s is None else asked + timedelta(seconds=waited_s),
         )  # fmt: skip
-    key, _ = ingest_key_create(name="k", project="weather-app", owner=alice, actor=alice)
-    process = remote_process_register(key=key, host="h", pid=1, versions={}, agents=[],
-                                      root_agent="weather")  # fmt: skip
-    external_session_ensure(
-        session_id=session_id_for(key, "trip"), app_name="weather-app", owner_id=alice.pk,
-        title="a trip", first_message="",
-    )  # fmt: skip
-    pauses_record(process=process, pauses=[
-        {"id": "confirmation:c1", "session": "trip", "kind": "confirmation", "tool": "book"},
-    ])  # fmt: skip
-    pause = RemotePause.objects.get()
-    RemotePause.objects.filter(pk=pause.pk).update(asked_at=T0 + timedelta(minutes=41))
-    pause_answer(session=pause.session, request_id=pause.request_id, decision="approve",
-                 actor=alice)  # fmt: skip
-    RemotePause.objects.filter(pk=pause.pk).update(
-        answered_at=T0 + timedelta(minutes=41, seconds=12)
-    )
+    remote_pause(alice, minute=41, decision="approve", waited_s=12)
     found = stats_of(operator_user)
     totals = found["totals"]
     assert totals["confirmations"] == {"approve": 2, "deny": 1, "waiting": 1, "expired": 1}
