@@ -1,7 +1,9 @@
-"""The Monitor in a real browser (see conftest.py): each chart's bars read against the generated
-set they were drawn from (runs by outcome, tokens, tool calls and errors — bucket by bucket),
-the latency chart's lines and the table beside the charts; a bar of failed runs drills down
-to exactly its sessions; both themes keep the contrast and draw the parts in their own
+"""The Monitor in a real browser (see conftest.py): each chart read against the generated set it
+was drawn from, bucket by bucket — the bars (runs by outcome, tokens, cost, tool calls and
+errors, guardrail decisions, confirmations by answer), the lines (run duration, model and
+tool latency, time to first token, waits) — and the table beside the charts; a bar of failed
+runs drills down to exactly its sessions, a bar of tool errors to its session and its
+timeline's failed calls; both themes keep the contrast and draw the parts in their own
 colours; a phone's page does not scroll sideways. ``AGENTDASH_SCREENSHOTS=<dir>`` saves
 screenshots there.
 
@@ -49,6 +51,7 @@ DECISIONS = [(6, "pii", "redacted"), (8, "pii", "redacted"), (33, "refunds", "bl
 WAITS = [(5, "approve", 40), (7, "deny", 300), (16, "expired", 900), (31, "approve", 5),
          (62, "", None)]  # fmt: skip
 FIRST_TOKEN = 0.25  # of a model call's duration: its time to the first token
+PRICE = (2, 8)  # gemini-probe's $ per million tokens in and out
 
 MAKE = """
 from datetime import UTC, datetime, timedelta
@@ -91,6 +94,12 @@ for n, (minute, guardrail, decision) in enumerate({decisions!r}):
                 attributes={{"agentdash.span.kind": "callback",
                              "agentdash.guardrail.name": guardrail,
                              "agentdash.guardrail.decision": decision}})
+from datetime import date
+from decimal import Decimal
+from agentdash.spans.prices import model_price_set
+model_price_set(model="gemini-probe", input_per_mtok=Decimal({price_in!r}),
+                output_per_mtok=Decimal({price_out!r}), as_of=date(2026, 1, 1),
+                source="monitor tests", actor=mona)
 from agentdash.runs.models import Wait
 for n, (minute, outcome, waited) in enumerate({waits!r}):
     asked = T0 + timedelta(minutes=minute)
@@ -117,6 +126,8 @@ def probe_sessions(
         decisions=DECISIONS,
         waits=WAITS,
         first=FIRST_TOKEN,
+        price_in=str(PRICE[0]),
+        price_out=str(PRICE[1]),
     )
     manage(agentdash_server.env, "shell", "-c", code)
     found: list[str] = json.loads(out.read_text())
@@ -208,6 +219,20 @@ def test_each_chart_shows_the_numbers_it_was_made_from(
     assert browser.page.locator("figure[data-chart=model] circle.dot").count() == 3 * len(wanted)
     first = {bucket(c[0]): bin_seconds(duration_bin(c[2] * FIRST_TOKEN))
              for c in CALLS if c[1] == "model"}  # fmt: skip
+    # One run a bucket but at 09:05 (two: p50 the shorter) — runs are exact, not binned.
+    runs_p50: dict[str, float] = {}
+    for minute, _, seconds in RUNS:
+        runs_p50[bucket(minute)] = min(seconds, runs_p50.get(bucket(minute), seconds))
+    assert line_values(browser, "run_seconds", "p50") == runs_p50
+    tools = {bucket(c[0]): round(bin_seconds(duration_bin(c[2])), 6)  # as the API rounds
+             for c in CALLS if c[1] == "tool"}  # fmt: skip
+    assert line_values(browser, "tool_seconds", "p50") == tools
+    cost = bars(browser, "cost")
+    assert {b["title"][11:16]: b["value"] for b in cost} == pytest.approx(
+        expected(
+            CALLS, lambda c: c[1] == "model", lambda c: (c[3] * PRICE[0] + c[4] * PRICE[1]) / 1e6
+        )
+    )
     assert line_values(browser, "first_token", "p50") == pytest.approx(first)
     # Confirmations by answer, and how long each bucket's waited (one wait each: p50 is it).
     answered = bars(browser, "confirmations")
