@@ -91,6 +91,21 @@ describe("filters", () => {
     assert.equal(count({ kind: "model", minMs: 500 }), 0);
   });
 
+  test("a window: the spans that started in it (from included, to not)", () => {
+    const tree = sessionTree();
+    const find = new SpanFind(tree);
+    const matching = (fields) => {
+      find.setFilter(filter(fields));
+      find.apply();
+      return [...tree.nodes.values()].filter((node) => find.isHit(node)).map((node) => node.id).sort();
+    };
+    assert.equal(isActive(filter({ from: 400 * MS, to: 500 * MS })), true);
+    assert.deepEqual(matching({ from: 400 * MS, to: 500 * MS }), ["cb", "tool1"]);
+    assert.deepEqual(matching({ kind: "tool", from: 400 * MS, to: 500 * MS }), ["tool1"]);
+    assert.deepEqual(matching({ kind: "tool", from: 400 * MS, to: 501 * MS }), ["tool1", "tool2"]);
+    assert.deepEqual(matching({ kind: "tool", from: 401 * MS }), ["tool2"]); // no end to it
+  });
+
   test("a running span's duration grows to now", () => {
     const tree = new SpanTree();
     tree.upsert(summaryOfChange({ span_id: "r", trace_id: "t", name: "x", start_time: 0, end_time: null }), 1);

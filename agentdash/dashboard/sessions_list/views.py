@@ -61,9 +61,15 @@ def _find_query(filters: SessionListFilters) -> str:
     if not (filters.steps_from and filters.steps_to and filters.step in STEP_FILTERS):
         return ""
     kind, _, error = filters.step.partition("_")
-    found = {"find_kind": {"decision": "callback", "wait": "tool"}.get(kind, kind)}
+    if kind == "wait":  # the tool that asked started before its run stopped to wait
+        return urlencode({"find_kind": "tool"})
+    found = {
+        "find_kind": "callback" if kind == "decision" else kind,
+        "find_from": filters.steps_from.isoformat(),
+        "find_to": filters.steps_to.isoformat(),
+    }
     if error:
         found["find_status"] = "error"
-    if filters.step_name and kind != "wait":
+    if filters.step_name:
         found["find_text"] = filters.step_name
     return urlencode(found)

@@ -292,6 +292,11 @@ def test_a_bar_of_tool_errors_drills_down_to_its_sessions_and_their_failed_calls
     assert page.locator("#find-kind").input_value() == "tool"
     assert page.locator("#find-status").input_value() == "error"
     page.locator("#find-count", has_text="1 match").wait_for()
+    # …of those that started in the bar's five minutes; without the window, as many.
+    assert page.locator("#find-window").is_visible()
+    page.locator("#find-window button").click()
+    assert page.locator("#find-window").is_hidden()
+    page.locator("#find-count", has_text="1 match").wait_for()
     browser.console.assert_clean()
 
 

@@ -113,7 +113,9 @@ function setupTimeline(api, panels, badge, banner) {
     timeline,
     search: (text, signal) => api.searchSpans(text, signal),
   });
-  find.fromQuery(new URLSearchParams(location.search)); // the Monitor's drill-down
+  if (find.fromQuery(new URLSearchParams(location.search))) {
+    panels.showPanel("timeline"); // the Monitor's drill-down came for the steps (on a phone)
+  }
   /** @type {Map<string, string>} */
   const traceOfRun = new Map();
   links = new SpanLinks({

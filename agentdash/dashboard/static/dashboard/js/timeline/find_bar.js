@@ -22,6 +22,11 @@ const LIVE_APPLY_MS = 250;
 const LIVE_SEARCH_MS = 3_000;
 const NOTE_MS = 4_000;
 
+/** @param {number} ms Unix ms @returns {string} the reader's local hour and minute */
+function clock(ms) {
+  return new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+}
+
 /** @typedef {import("./span_tree.js").SpanNode} SpanNode */
 
 export class FindBar {
@@ -43,6 +48,9 @@ export class FindBar {
     this.outcome = field("find-outcome");
     this.min = field("find-min");
     this.count = /** @type {HTMLElement} */ (form.querySelector("#find-count"));
+    /** the window a drill-down's spans started in (Unix ns; 0: none), until cleared */
+    this.window = { from: 0, to: 0 };
+    this.windowNote = /** @type {HTMLElement} */ (form.querySelector("#find-window"));
     /** @type {AbortController|null} */
     this.asking = null;
     this.serverState = ""; // "", "searching", "failed", "truncated"
@@ -56,13 +64,24 @@ export class FindBar {
   }
 
   /**
-   * Set the bar from a link's query (`find_kind`, `find_status`, `find_text`: the Monitor's
-   * drill-down says which steps it came for); a value the bar does not offer is ignored.
+   * Set the bar from a link's query (`find_kind`, `find_status`, `find_text`, and the window
+   * `find_from`–`find_to` their start falls in: the Monitor's drill-down says which steps it
+   * came for); a value the bar does not offer is ignored.
    *
    * @param {URLSearchParams} query
+   * @returns {boolean} whether it asked for anything
    */
   fromQuery(query) {
+    const [from, to] = ["find_from", "find_to"].map((name) => Date.parse(query.get(name) || ""));
     let given = false;
+    if (Number.isFinite(from) && Number.isFinite(to) && from < to) {
+      this.window = { from: from * 1e6, to: to * 1e6 };
+      this.windowNote.hidden = false;
+      const text = /** @type {HTMLElement} */ (this.windowNote.querySelector("span"));
+      text.textContent = `started ${clock(from)}–${clock(to)}`;
+      this.windowNote.title = `Spans that started from ${new Date(from).toISOString()} to ${new Date(to).toISOString()} (the Monitor's bucket)`;
+      given = true;
+    }
     for (const [name, select] of [["find_kind", this.kind], ["find_status", this.status]]) {
       const value = query.get(/** @type {string} */ (name)) || "";
       const field = /** @type {HTMLSelectElement} */ (/** @type {unknown} */ (select));
@@ -77,6 +96,7 @@ export class FindBar {
       given = true;
     }
     if (given) this.update();
+    return given;
   }
 
   /** Put the keyboard in the text box. */
@@ -121,7 +141,14 @@ export class FindBar {
       select.addEventListener("change", () => this.update());
     }
     this.min.addEventListener("input", () => this.later("type", TYPE_PAUSE_MS, () => this.update()));
-    form.addEventListener("reset", () => setTimeout(() => this.update(), 0)); // after the reset
+    form.addEventListener("reset", () => {
+      this.clearWindow();
+      setTimeout(() => this.update(), 0); // after the reset
+    });
+    this.windowNote.querySelector("button")?.addEventListener("click", () => {
+      this.clearWindow();
+      this.update();
+    });
     this.text.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.isComposing) {
         event.preventDefault();
@@ -157,7 +184,15 @@ export class FindBar {
     const bad = raw !== "" && !(Number.isFinite(minMs) && minMs >= 0);
     this.min.toggleAttribute("aria-invalid", bad);
     filter.minMs = bad ? 0 : minMs;
+    filter.from = this.window.from;
+    filter.to = this.window.to;
     return filter;
+  }
+
+  /** @private The drill-down's window no longer narrows the matches. */
+  clearWindow() {
+    this.window = { from: 0, to: 0 };
+    this.windowNote.hidden = true;
   }
 
   /** @private The form changed: match again, reveal the matches, ask the server if the text changed. */

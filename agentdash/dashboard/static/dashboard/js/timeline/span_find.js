@@ -1,6 +1,6 @@
 /**
  * Finding spans in the timeline: which spans match a filter (text, kind, status, callback
- * outcome, minimum duration), and moving from match to match or error to error in tree
+ * outcome, minimum duration, a window their start falls in), and moving from match to match or error to error in tree
  * order. The tree then shows the matches and their ancestors only (SpanTree#flatten reads
  * `keepStamp`); rows mark a match (`node.hit`) and the ancestors kept for it (`node.keep`).
  *
@@ -15,17 +15,22 @@
 
 import { spanKey } from "./span_tree.js";
 
-/** @typedef {{text: string, kind: string, status: string, outcome: string, minMs: number}} Filter */
+/**
+ * @typedef {{text: string, kind: string, status: string, outcome: string, minMs: number,
+ *   from: number, to: number}} Filter `from` and `to`: Unix ns a span's start is at or after,
+ *   and before (0: no bound) — the Monitor's bucket a drill-down came from
+ */
 /** @typedef {import("./span_tree.js").SpanNode} SpanNode */
 
 /** @returns {Filter} a filter that matches every span (and so is not applied) */
 export function emptyFilter() {
-  return { text: "", kind: "", status: "", outcome: "", minMs: 0 };
+  return { text: "", kind: "", status: "", outcome: "", minMs: 0, from: 0, to: 0 };
 }
 
 /** @param {Filter} filter @returns {boolean} whether it narrows anything */
 export function isActive(filter) {
-  return Boolean(filter.text || filter.kind || filter.status || filter.outcome || filter.minMs > 0);
+  return Boolean(filter.text || filter.kind || filter.status || filter.outcome || filter.minMs > 0
+    || filter.from > 0 || filter.to > 0);
 }
 
 export class SpanFind {
@@ -118,6 +123,7 @@ export class SpanFind {
     if (f.outcome && (node.outcome || (node.end === null ? "" : "passed")) !== f.outcome) return false;
     if (f.outcome && kind !== "callback") return false;
     if (f.minMs > 0 && ((node.end ?? now) - node.start) / 1e6 < f.minMs) return false;
+    if ((f.from > 0 && node.start < f.from) || (f.to > 0 && node.start >= f.to)) return false;
     if (!f.text) return true;
     if (this.hits && this.hitsText === f.text && this.hits.has(node.key)) return true;
     const needle = this.needle;
