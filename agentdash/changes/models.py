@@ -17,6 +17,7 @@ class SessionChange(models.Model):
         SPAN = "span"
         RUN = "run"
         PAUSE = "pause"  # a remote app's step paused for a person (remote.RemotePause)
+        SCORE = "score"  # a score given, replaced or taken back (scores.Score)
 
     session = models.ForeignKey(
         "agent_sessions.AgentSession",

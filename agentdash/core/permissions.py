@@ -36,6 +36,10 @@ OPERATOR_PERMISSIONS = (
     "monitor.change_alertrule",
     "monitor.delete_alertrule",
     "monitor.view_alertevent",
+    "scores.view_scoredefinition",
+    "scores.add_scoredefinition",
+    "scores.change_scoredefinition",
+    "scores.view_score",
 )
 
 

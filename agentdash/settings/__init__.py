@@ -52,6 +52,7 @@ INSTALLED_APPS = [
     "agentdash.remote",
     "agentdash.live",
     "agentdash.evals",
+    "agentdash.scores",
     "agentdash.demo",
     "agentdash.dashboard",
     "agentdash.monitor",

@@ -123,6 +123,8 @@ def world_make(owner: Any) -> None:
     from agentdash.remote.pauses import pauses_record
     from agentdash.remote.services import remote_process_register
     from agentdash.runs.services import run_enqueue
+    from agentdash.scores.models import ScoreDefinition
+    from agentdash.scores.services import ScoreGiven, definition_save, score_record
     from agentdash.spans.prices import model_price_set
     from agentdash.spans.services import span_upsert
     from agentdash.spans.sources import Source, sources_ensure
@@ -173,6 +175,11 @@ def world_make(owner: Any) -> None:
     rule = AlertRule(name="hostile tests", metric="runs", comparison="below", threshold=1000)
     rule_save(rule=rule, actor=owner)
     rule_check(rule, now=timezone.now())  # fewer runs than that: it fires (an event)
+    judged = ScoreDefinition(name="hostile-failure", kind="category",
+                             categories=["wrong tool", "<b>bold</b>"])  # fmt: skip
+    definition_save(definition=judged, actor=owner)
+    score_record(session=session, given=ScoreGiven("hostile-failure", "<b>bold</b>",
+                 comment="<script>alert(1)</script>"), source="person", actor=owner)  # fmt: skip
     for scope in (None, session.id):
         callback_setting_set(
             agent_name="capital_agent", callback_name="add_disclaimer", enabled=False,

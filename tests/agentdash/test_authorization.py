@@ -478,6 +478,39 @@ ACCESS: dict[str, list[Case]] = {
             },
         ),
     ],
+    # Scores (docs/SCORES.md): read as the page itself; given by the owner or an operator
+    # (a body that is no JSON object: 400, nothing stored); another's session a 404.
+    "sessions/<session_id:session_id>/scores/": [
+        Case(signed_in(OK), kwargs=lambda users: {"session_id": _session_of(users["alice"])}),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=BAD_REQUEST, operator=BAD_REQUEST),
+            method="post",
+            data={"name": "correct"},
+            kwargs=lambda users: {"session_id": _session_of(users["alice"])},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=BAD_REQUEST),
+            method="post",
+            data={"name": "correct"},
+            kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+    ],
+    # Taking a score back: by POST only; a score not of the session is a 404.
+    "sessions/<session_id:session_id>/scores/<int:score_id>/delete/": [
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
+            method="post",
+            kwargs=lambda users: {"session_id": _session_of(users["alice"]), "score_id": 999},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED),
+            kwargs=lambda users: {"session_id": _session_of(users["alice"]), "score_id": 999},
+        ),
+    ],
     # Compare (?a=&b=[&a_run=&b_run=]): both sessions visible to the user, else 404; no
     # session to start from is a 400; a (a lone) is the picker.
     "compare/": [

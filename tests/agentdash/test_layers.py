@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls"),
     ("runs", "ingest"),
-    ("remote", "live", "evals"),
+    ("remote", "live", "evals", "scores"),
     ("demo", "dashboard", "monitor"),
     ("site",),
 )

@@ -1,0 +1,100 @@
+"""Scores over HTTP, for the session page and for scripts (signed in; CSRF as every POST).
+
+``GET  sessions/<id>/scores/`` → ``{"definitions": [...], "scores": [...]}``.
+``POST sessions/<id>/scores/`` with a JSON body ``{"name", "value", "target"?: "session" |
+"run" | "span", "run"?, "trace_id"?, "span_id"?, "comment"?, "source"?: "person" |
+"end_user" | "api"}`` → 201 ``{"score": {...}}``; a score given again by the same person
+replaces theirs (200). 400 ``{"error": {"field", "message"}}`` for an unknown score, a value
+its definition cannot take, a run or span not of the session, a body that is no JSON object;
+403 for someone who may not score it; 404 for a session they cannot see (ids are not
+confirmed, as everywhere). Nothing is stored when it refuses.
+``POST sessions/<id>/scores/<score id>/delete/`` → 200: the author or an operator takes it back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST
+
+from agentdash.agent_sessions.selectors import session_get_for_user
+from agentdash.core.hygiene import json_loads_bounded
+from agentdash.core.problems import problem_of
+from agentdash.scores.models import Score
+from agentdash.scores.selectors import definitions_enabled, score_snapshot, session_scores
+from agentdash.scores.services import ScoreGiven, score_delete, score_record
+
+BODY_MAX_BYTES = 20_000
+SOURCES_GIVEN = (Score.Source.PERSON, Score.Source.END_USER, Score.Source.API)
+"""What a signed-in caller may say it is (an evaluator writes in the workers, not here)."""
+
+
+def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
+    return JsonResponse({"error": {"field": field, "message": message}}, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@never_cache
+def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    if request.method == "GET":
+        return JsonResponse(
+            {"definitions": definitions_enabled(), "scores": session_scores(session_id=session.pk)}
+        )
+    body = _body(request)
+    if isinstance(body, JsonResponse):
+        return body
+    source = body.get("source", Score.Source.PERSON)
+    if source not in SOURCES_GIVEN:
+        return _problem("source", f"one of {', '.join(SOURCES_GIVEN)}")
+    target = body.get("target", Score.Target.SESSION)
+    given = ScoreGiven(
+        name=str(body.get("name", "")), value=body.get("value"),
+        target=target if isinstance(target, str) else "",
+        run_id=body.get("run"), trace_id=body.get("trace_id") or "",
+        span_id=body.get("span_id") or "", comment=body.get("comment") or "",
+    )  # fmt: skip
+    try:
+        score, made = score_record(session=session, given=given, source=source, actor=request.user)
+    except (PermissionDenied, ValidationError) as exc:
+        problem = problem_of(exc)
+        assert problem is not None
+        return _problem(problem.field or "session", problem.message, status=problem.status)
+    return JsonResponse({"score": score_snapshot(score)}, status=201 if made else 200)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def _body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    if request.content_type != "application/json":
+        return _problem("body", "a JSON object, sent as Content-Type: application/json")
+    if len(request.body) > BODY_MAX_BYTES:
+        return _problem("body", f"at most {BODY_MAX_BYTES} bytes", status=413)
+    try:
+        body = json_loads_bounded(request.body or b"{}", parse_constant=_no_constant)
+    except (ValueError, RecursionError, UnicodeDecodeError) as exc:
+        return _problem("body", f"is not JSON: {str(exc)[:200]}")
+    if not isinstance(body, dict):
+        return _problem("body", "a JSON object")
+    return body
+
+
+@login_required
+@require_POST
+def score_delete_view(request: HttpRequest, session_id: str, score_id: int) -> JsonResponse:
+    session = session_get_for_user(user=request.user, session_id=session_id)
+    score = Score.objects.filter(pk=score_id, session=session).select_related("definition").first()
+    if score is None:
+        raise Http404("no such score in this session")
+    try:
+        score_delete(score=score, actor=request.user)
+    except PermissionDenied as exc:
+        return _problem("score", str(exc), status=403)
+    return JsonResponse({"deleted": score_id})

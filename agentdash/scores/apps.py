@@ -1,0 +1,17 @@
+"""Scores: what people, end users, evaluators and scripts say of a session, a run or a span —
+against score definitions operators keep (docs/SCORES.md)."""
+
+from django.apps import AppConfig
+
+
+class ScoresConfig(AppConfig):
+    name = "agentdash.scores"
+    label = "scores"
+    verbose_name = "Scores"
+
+    def ready(self) -> None:
+        from agentdash.changes.items import item_kind_register
+        from agentdash.changes.models import SessionChange
+        from agentdash.scores.selectors import scores_load
+
+        item_kind_register(SessionChange.Kind.SCORE, load=scores_load)

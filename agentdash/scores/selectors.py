@@ -1,0 +1,45 @@
+"""Reads of scores: a session's, and the definitions people may score with."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentdash.changes.items import Item, RowKey, items_of_rows
+from agentdash.scores.models import Score, ScoreDefinition
+
+
+def score_snapshot(score: Score) -> dict[str, Any]:
+    """A score as the audit log, the API and the pages say it."""
+    return {
+        "id": score.pk, "name": score.definition.name, "kind": score.definition.kind,
+        "value": score.label or score.value, "target": score.target, "run": score.run_id,
+        "trace_id": score.trace_id, "span_id": score.span_id, "comment": score.comment,
+        "source": score.source, "author": score.author_name,
+        "at": score.updated_at.isoformat() if score.updated_at else None,
+    }  # fmt: skip
+
+
+def session_scores(*, session_id: str) -> list[dict[str, Any]]:
+    """The scores of a session (of it, its runs and spans), oldest first."""
+    rows = Score.objects.filter(session_id=session_id).select_related("definition")
+    return [score_snapshot(score) for score in rows.order_by("created_at", "pk")]
+
+
+def definitions_enabled() -> list[dict[str, Any]]:
+    """The definitions that take scores: name, kind, description, range, categories."""
+    return [
+        {"name": d.name, "kind": d.kind, "description": d.description, "minimum": d.minimum,
+         "maximum": d.maximum, "categories": list(d.categories or [])}
+        for d in ScoreDefinition.objects.filter(enabled=True).order_by("name")
+    ]  # fmt: skip
+
+
+def scores_load(refs: set[RowKey]) -> dict[RowKey, Item]:
+    """Scores as change items (kind ``score``, ref the score's id): the score as the API says
+    it; a score taken back has no data (the page reads the session's scores again)."""
+    ids = {int(ref) for _, ref in refs if ref.isdigit()}
+    rows = Score.objects.filter(pk__in=ids).select_related("definition")
+    return items_of_rows(
+        refs, rows, session_of=lambda s: s.session_id, ref_of=lambda s: str(s.pk),
+        item_of=score_snapshot,
+    )  # fmt: skip

@@ -1,0 +1,189 @@
+"""Scores over HTTP and through the service: each kind of definition takes its values and no
+other, a session's owner and operators score the session, its runs and its spans (a person's
+second score replaces their first), bad input is a 400 naming the field with nothing stored,
+someone else's session a 404 (its id not confirmed) and the service's refusal a 403;
+definitions are checked and audited, and keep their name and kind once they have scores."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.test import Client
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.core.models import AuditEntry
+from agentdash.runs.models import Run
+from agentdash.scores.models import Score, ScoreDefinition
+from agentdash.scores.services import ScoreGiven, definition_save, score_record
+from agentdash.spans.services import span_upsert
+from tests.agentdash.hostile import NUL, SURROGATE
+from tests.agentdash.stored import session_of
+
+pytestmark = [pytest.mark.django_db, pytest.mark.database]
+
+
+@pytest.fixture
+def definitions(operator_user: User) -> dict[str, ScoreDefinition]:
+    made = {}
+    for name, kind, extra in (
+        ("correct", "boolean", {}),
+        ("helpful", "number", {"minimum": 1, "maximum": 5}),
+        ("failure", "category", {"categories": ["wrong tool", "hallucination"]}),
+    ):
+        made[name] = definition_save(
+            definition=ScoreDefinition(name=name, kind=kind, **extra), actor=operator_user
+        )
+    return made
+
+
+@pytest.fixture
+def session(alice: User) -> AgentSession:
+    found = session_of(alice, "s-scored", "capital_agent")
+    Run.objects.create(session=found, agent_name="capital_agent", invocation_id="e-1",
+                       status="succeeded", message={})  # fmt: skip
+    span_upsert(trace_id="a" * 32, span_id="b" * 16, name="execute_tool get_capital",
+                start_time=1, end_time=2, session_id=found.pk,
+                attributes={"agentdash.span.kind": "tool"})  # fmt: skip
+    return found
+
+
+def post(user: User, session_id: str, body: Any) -> Any:
+    client = Client()
+    client.force_login(user)
+    return client.post(f"/sessions/{session_id}/scores/", json.dumps(body),
+                       content_type="application/json")  # fmt: skip
+
+
+def test_each_kind_takes_its_values_on_the_session_a_run_and_a_span(
+    definitions: Any, session: AgentSession, alice: User
+) -> None:
+    run = session.runs.get()
+    said = post(alice, session.pk, {"name": "correct", "value": True, "comment": "right city"})
+    assert said.status_code == 201, said.content
+    assert said.json()["score"]["value"] == "yes" and said.json()["score"]["author"] == "alice"
+    said = post(alice, session.pk, {"name": "helpful", "value": 4, "target": "run", "run": run.pk})
+    assert said.status_code == 201 and said.json()["score"]["value"] == 4.0
+    span = {"target": "span", "trace_id": "a" * 32, "span_id": "b" * 16}
+    said = post(alice, session.pk, {"name": "failure", "value": "wrong tool", **span})
+    assert said.status_code == 201 and said.json()["score"]["value"] == "wrong tool"
+    # A second score of the same thing by the same person replaces the first.
+    again = post(alice, session.pk, {"name": "correct", "value": "no"})
+    assert again.status_code == 200 and again.json()["score"]["value"] == "no"
+    client = Client()
+    client.force_login(alice)
+    listed = client.get(f"/sessions/{session.pk}/scores/").json()
+    assert [d["name"] for d in listed["definitions"]] == ["correct", "failure", "helpful"]
+    assert sorted((s["name"], s["target"], s["value"]) for s in listed["scores"]) == [
+        ("correct", "session", "no"), ("failure", "span", "wrong tool"), ("helpful", "run", 4.0),
+    ]  # fmt: skip
+    assert AuditEntry.objects.filter(action="score.record").count() == 4
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"name": "nope", "value": True}, "name"),
+        ({"name": "helpful", "value": 6}, "value"),
+        ({"name": "helpful", "value": 0}, "value"),
+        ({"name": "helpful", "value": "4"}, "value"),
+        ({"name": "helpful", "value": True}, "value"),
+        ({"name": "correct", "value": "maybe"}, "value"),
+        ({"name": "failure", "value": "rude"}, "value"),
+        ({"name": "correct", "value": True, "target": "run", "run": 999_999}, "run"),
+        ({"name": "correct", "value": True, "target": "run", "run": "1"}, "run"),
+        (
+            {
+                "name": "correct",
+                "value": True,
+                "target": "span",
+                "trace_id": "a" * 32,
+                "span_id": "c" * 16,
+            },
+            "span",
+        ),
+        ({"name": "correct", "value": True, "target": "everything"}, "target"),
+        ({"name": "correct", "value": True, "comment": "x" * 2001}, "comment"),
+        ({"name": "correct", "value": True, "comment": NUL}, "comment"),
+        ({"name": "correct", "value": True, "comment": SURROGATE}, "comment"),
+        ({"name": "correct", "value": True, "comment": {"a": 1}}, "comment"),
+        ({"name": "correct", "value": True, "source": "evaluator"}, "source"),
+        ([1, 2], "body"),
+    ],
+)
+def test_bad_input_is_a_400_naming_the_field_and_nothing_is_stored(
+    definitions: Any, session: AgentSession, alice: User, body: Any, field: str
+) -> None:
+    said = post(alice, session.pk, body)
+    assert said.status_code == 400, said.content
+    assert said.json()["error"]["field"] == field
+    assert not Score.objects.exists()
+
+
+def test_bad_bodies_are_refused_whole(definitions: Any, session: AgentSession, alice: User) -> None:
+    client = Client()
+    client.force_login(alice)
+    url = f"/sessions/{session.pk}/scores/"
+    for body in ("{", "[" * 5000 + "]" * 5000, '{"name": NaN}'):
+        said = client.post(url, body, content_type="application/json")
+        assert said.status_code == 400 and said.json()["error"]["field"] == "body"
+    huge = client.post(url, "x" * 30_000, content_type="application/json")
+    assert huge.status_code == 413
+    assert not Score.objects.exists()
+
+
+def test_only_the_owner_and_operators_score_and_take_back(
+    definitions: Any, session: AgentSession, alice: User, bob: User, operator_user: User
+) -> None:
+    assert post(bob, session.pk, {"name": "correct", "value": True}).status_code == 404
+    assert Client().get(f"/sessions/{session.pk}/scores/").status_code == 302  # log in first
+    with pytest.raises(PermissionDenied):  # the service itself, handed the session
+        score_record(session=session, given=ScoreGiven("correct", True), source="person",
+                     actor=bob)  # fmt: skip
+    mine = post(alice, session.pk, {"name": "correct", "value": True}).json()["score"]
+    theirs = post(operator_user, session.pk, {"name": "correct", "value": False}).json()["score"]
+    assert mine["id"] != theirs["id"]  # one score each
+    client = Client()
+    client.force_login(alice)
+    gone = client.post(f"/sessions/{session.pk}/scores/{theirs['id']}/delete/")
+    assert gone.status_code == 403  # not hers to take back
+    assert client.post(f"/sessions/{session.pk}/scores/{mine['id']}/delete/").status_code == 200
+    assert list(Score.objects.values_list("pk", flat=True)) == [theirs["id"]]
+    assert AuditEntry.objects.filter(action="score.delete").count() == 1
+    # An evaluator scores as no one, under its own name.
+    score, made = score_record(session=session, given=ScoreGiven("helpful", 2),
+                               source="evaluator", actor=None, author="judge")  # fmt: skip
+    assert made and score.author_name == "judge" and score.author is None
+
+
+def test_definitions_are_checked_and_keep_their_meaning_once_used(
+    definitions: Any, session: AgentSession, alice: User, operator_user: User
+) -> None:
+    for bad, field in (
+        (ScoreDefinition(name="a", kind="number", minimum=5, maximum=1), "maximum"),
+        (ScoreDefinition(name="b", kind="number"), "minimum"),
+        (ScoreDefinition(name="c", kind="category", categories=[]), "categories"),
+        (ScoreDefinition(name="d", kind="category", categories=["x", "x"]), "categories"),
+        (ScoreDefinition(name="e", kind="boolean", categories=["x"]), "categories"),
+        (ScoreDefinition(name="f", kind="boolean", minimum=1), "minimum"),
+    ):
+        with pytest.raises(ValidationError) as refused:
+            definition_save(definition=bad, actor=operator_user)
+        assert field in refused.value.message_dict
+    with pytest.raises(PermissionDenied):
+        definition_save(definition=ScoreDefinition(name="g", kind="boolean"), actor=alice)
+    post(alice, session.pk, {"name": "correct", "value": True})
+    used = definitions["correct"]
+    used.kind = "number"
+    used.minimum, used.maximum = 0, 1
+    with pytest.raises(ValidationError, match="keep the name and kind"):
+        definition_save(definition=used, actor=operator_user)
+    helpful = definitions["helpful"]
+    helpful.enabled = False  # turned off: no new scores, the old ones kept
+    definition_save(definition=helpful, actor=operator_user)
+    said = post(alice, session.pk, {"name": "helpful", "value": 3})
+    assert said.status_code == 400 and said.json()["error"]["field"] == "name"
+    assert AuditEntry.objects.filter(action="score_definition.save").count() == 4
