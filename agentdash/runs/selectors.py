@@ -172,3 +172,13 @@ def oldest_wait_started(*, sessions: QuerySet[Any] | None = None) -> datetime | 
         rows = rows.filter(session_id__in=sessions.values("pk"))
     found: datetime | None = rows.aggregate(since=Min("finished_at"))["since"]
     return found
+
+
+def run_id_of_invocation(*, session_id: str, invocation_id: str) -> int | None:
+    """The id of the session's run of that invocation (the chat names answers by it)."""
+    found: int | None = (
+        Run.objects.filter(session_id=session_id, invocation_id=invocation_id[:64])
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return found

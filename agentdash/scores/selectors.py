@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import OuterRef, QuerySet
+
 from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.scores.models import Score, ScoreDefinition
 
@@ -13,6 +15,7 @@ def score_snapshot(score: Score) -> dict[str, Any]:
     return {
         "id": score.pk, "name": score.definition.name, "kind": score.definition.kind,
         "value": score.label or score.value, "target": score.target, "run": score.run_id,
+        "invocation_id": score.run.invocation_id if score.run_id and score.run else "",
         "trace_id": score.trace_id, "span_id": score.span_id, "comment": score.comment,
         "source": score.source, "author": score.author_name,
         "at": score.updated_at.isoformat() if score.updated_at else None,
@@ -21,7 +24,7 @@ def score_snapshot(score: Score) -> dict[str, Any]:
 
 def session_scores(*, session_id: str) -> list[dict[str, Any]]:
     """The scores of a session (of it, its runs and spans), oldest first."""
-    rows = Score.objects.filter(session_id=session_id).select_related("definition")
+    rows = Score.objects.filter(session_id=session_id).select_related("definition", "run")
     return [score_snapshot(score) for score in rows.order_by("created_at", "pk")]
 
 
@@ -38,8 +41,38 @@ def scores_load(refs: set[RowKey]) -> dict[RowKey, Item]:
     """Scores as change items (kind ``score``, ref the score's id): the score as the API says
     it; a score taken back has no data (the page reads the session's scores again)."""
     ids = {int(ref) for _, ref in refs if ref.isdigit()}
-    rows = Score.objects.filter(pk__in=ids).select_related("definition")
+    rows = Score.objects.filter(pk__in=ids).select_related("definition", "run")
     return items_of_rows(
         refs, rows, session_of=lambda s: s.session_id, ref_of=lambda s: str(s.pk),
         item_of=score_snapshot,
     )  # fmt: skip
+
+
+FEEDBACK = "user_feedback"
+"""The chat's thumbs: a yes/no definition the migration makes (turned off, the chat shows none)."""
+
+
+def feedback_enabled() -> bool:
+    return ScoreDefinition.objects.filter(name=FEEDBACK, enabled=True).exists()
+
+
+def feedback_of_outer_session(*, up: bool) -> QuerySet[Score]:
+    """The thumbs up (or down) given in the session of ``OuterRef("pk")``."""
+    return Score.objects.filter(
+        session_id=OuterRef("pk"), definition__name=FEEDBACK, value=1.0 if up else 0.0
+    )
+
+
+def score_of_session(*, session_id: str, score_id: int) -> Score | None:
+    """The score ``score_id`` if it is of that session."""
+    return (
+        Score.objects.filter(pk=score_id, session_id=session_id)
+        .select_related("definition", "run")
+        .first()
+    )
+
+
+def score_ids_of(*, session_id: str, user_id: int | None) -> set[int]:
+    """The ids of the scores ``user_id`` gave in that session."""
+    found = Score.objects.filter(session_id=session_id, author_id=user_id)
+    return set(found.values_list("pk", flat=True))

@@ -32,6 +32,8 @@ from agentdash.scores.models import (
 from agentdash.scores.selectors import score_snapshot
 from agentdash.spans.models import Span
 
+SOURCES = Score.Source
+TARGETS = Score.Target
 SCORE_TARGET = "scores.score"
 DEFINITION_TARGET = "scores.definition"
 YES, NO = ("yes", "true"), ("no", "false")

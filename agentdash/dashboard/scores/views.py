@@ -3,11 +3,13 @@
 ``GET  sessions/<id>/scores/`` → ``{"definitions": [...], "scores": [...]}``.
 ``POST sessions/<id>/scores/`` with a JSON body ``{"name", "value", "target"?: "session" |
 "run" | "span", "run"?, "trace_id"?, "span_id"?, "comment"?, "source"?: "person" |
-"end_user" | "api"}`` → 201 ``{"score": {...}}``; a score given again by the same person
-replaces theirs (200). 400 ``{"error": {"field", "message"}}`` for an unknown score, a value
-its definition cannot take, a run or span not of the session, a body that is no JSON object;
-403 for someone who may not score it; 404 for a session they cannot see (ids are not
-confirmed, as everywhere). Nothing is stored when it refuses.
+"end_user" | "api"}`` — a run may be named by its ``invocation_id`` instead (the chat's
+thumbs; ``end_user`` is the session's owner: anyone else's thumbs are a person's) → 201
+``{"score": {...}}``; a score given again by the same person replaces theirs (200). 400
+``{"error": {"field", "message"}}`` for an unknown score, a value its definition cannot take,
+a run or span not of the session, a body that is no JSON object; 403 for someone who may not
+score it; 404 for a session they cannot see (ids are not confirmed, as everywhere). Nothing
+is stored when it refuses.
 ``POST sessions/<id>/scores/<score id>/delete/`` → 200: the author or an operator takes it back.
 """
 
@@ -24,12 +26,18 @@ from django.views.decorators.http import require_http_methods, require_POST
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.hygiene import json_loads_bounded
 from agentdash.core.problems import problem_of
-from agentdash.scores.models import Score
-from agentdash.scores.selectors import definitions_enabled, score_snapshot, session_scores
-from agentdash.scores.services import ScoreGiven, score_delete, score_record
+from agentdash.runs.selectors import run_id_of_invocation
+from agentdash.scores.selectors import (
+    definitions_enabled,
+    score_ids_of,
+    score_of_session,
+    score_snapshot,
+    session_scores,
+)
+from agentdash.scores.services import SOURCES, TARGETS, ScoreGiven, score_delete, score_record
 
 BODY_MAX_BYTES = 20_000
-SOURCES_GIVEN = (Score.Source.PERSON, Score.Source.END_USER, Score.Source.API)
+SOURCES_GIVEN = (SOURCES.PERSON, SOURCES.END_USER, SOURCES.API)
 """What a signed-in caller may say it is (an evaluator writes in the workers, not here)."""
 
 
@@ -43,20 +51,27 @@ def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
 def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
     if request.method == "GET":
-        return JsonResponse(
-            {"definitions": definitions_enabled(), "scores": session_scores(session_id=session.pk)}
-        )
+        mine = score_ids_of(session_id=session.pk, user_id=request.user.pk)
+        scores = [{**s, "mine": s["id"] in mine} for s in session_scores(session_id=session.pk)]
+        return JsonResponse({"definitions": definitions_enabled(), "scores": scores})
     body = _body(request)
     if isinstance(body, JsonResponse):
         return body
-    source = body.get("source", Score.Source.PERSON)
+    source = body.get("source", SOURCES.PERSON)
     if source not in SOURCES_GIVEN:
         return _problem("source", f"one of {', '.join(SOURCES_GIVEN)}")
-    target = body.get("target", Score.Target.SESSION)
+    if source == SOURCES.END_USER and session.owner_id != request.user.pk:
+        source = SOURCES.PERSON  # an operator's thumbs in someone's chat: a person's
+    target = body.get("target", TARGETS.SESSION)
+    run_id = body.get("run")
+    invocation = body.get("invocation_id")
+    if target == TARGETS.RUN and run_id is None and isinstance(invocation, str):
+        # The chat knows an answer's invocation; its run is the one that made it.
+        run_id = run_id_of_invocation(session_id=session.pk, invocation_id=invocation)
     given = ScoreGiven(
         name=str(body.get("name", "")), value=body.get("value"),
         target=target if isinstance(target, str) else "",
-        run_id=body.get("run"), trace_id=body.get("trace_id") or "",
+        run_id=run_id, trace_id=body.get("trace_id") or "",
         span_id=body.get("span_id") or "", comment=body.get("comment") or "",
     )  # fmt: skip
     try:
@@ -90,7 +105,7 @@ def _body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
 @require_POST
 def score_delete_view(request: HttpRequest, session_id: str, score_id: int) -> JsonResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
-    score = Score.objects.filter(pk=score_id, session=session).select_related("definition").first()
+    score = score_of_session(session_id=session.pk, score_id=score_id)
     if score is None:
         raise Http404("no such score in this session")
     try:

@@ -20,6 +20,7 @@ from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_callbacks, agent_get, agent_model_of
 from agentdash.remote.selectors import is_connected, remote_callbacks, remote_processes_of
 from agentdash.runs.selectors import session_runs_latest
+from agentdash.scores.selectors import feedback_enabled
 from agentdash.spans.selectors import link_sessions
 from agentdash.spans.summaries import span_count
 from agentdash.spans.totals import session_usage
@@ -127,6 +128,9 @@ def session_page_data(
             or user.has_perm("runs.cancel_run")
         ),
         "callbacks": snapshot.get("callbacks", []),
+        # The chat's thumbs on answers (docs/SCORES.md), unless operators turned them off.
+        "feedback": feedback_enabled(),
+        "scores_path": reverse("dashboard:session_scores", kwargs={"session_id": session.id}),
     }
     if data["can_edit_state"]:
         data["state"] = snapshot["state"]

@@ -14,7 +14,8 @@ from agentdash.dashboard.sessions_list.reads import (
     session_list_refresh,
 )
 
-_ROW_FIELDS = ("id", "title", "first_message", "run_status", "span_count", "error_count")
+_ROW_FIELDS = ("id", "title", "first_message", "run_status", "span_count", "error_count",
+               "feedback_up", "feedback_down")  # fmt: skip
 
 
 _ROW_USAGE = ("usage", "usage_tokens", "usage_cost")

@@ -41,6 +41,7 @@ from agentdash.runs.selectors import (
     sessions_with_runs_in,
 )
 from agentdash.runs.waits import sessions_with_waits
+from agentdash.scores.selectors import feedback_of_outer_session
 from agentdash.spans.selectors import spans_of_outer_session
 from agentdash.spans.step_reads import sessions_with_decision, sessions_with_steps
 from agentdash.spans.summaries import span_count
@@ -78,6 +79,8 @@ COLUMNS: dict[str, Callable[[], Expression | Subquery]] = {
     "run_status": latest_run_status_of_outer_session,  # None: no run yet
     "span_count": lambda: _count(spans_of_outer_session()),
     "error_count": lambda: _count(spans_of_outer_session(errors_only=True)),
+    "feedback_up": lambda: _count(feedback_of_outer_session(up=True)),  # the chat's thumbs
+    "feedback_down": lambda: _count(feedback_of_outer_session(up=False)),
 }
 """The columns computed per session, by name: each makes the expression annotated on the
 page's rows (a row is a dict; the template reads ``row.<name>``)."""

@@ -16,6 +16,7 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import session_create, session_state_update
 from agentdash.controls.services import callback_setting_set
 from agentdash.dashboard.session.selectors import session_ws_path
+from agentdash.scores.models import ScoreDefinition
 from runtime.telemetry.attributes import CONTENT_CAPTURE
 from tests.agentdash.stored import session_of
 
@@ -43,6 +44,8 @@ def page_data(html: str, element: str = "session-data") -> dict[str, Any]:
 # ── The session page ───────────────────────────────────────────────────────────────────────
 def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> None:
     session = capital_session(alice, state={"topic": "capitals"})
+    # The chat's thumbs (a flush after a transactional test takes the migration's row away).
+    ScoreDefinition.objects.get_or_create(name="user_feedback", defaults={"kind": "boolean"})
     client.force_login(alice)
     response = client.get(reverse("dashboard:session", kwargs={"session_id": session.id}))
     assert response.status_code == 200
@@ -58,6 +61,8 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
         "can_edit_state": False,
         "can_cancel": True,  # the owner stops their own runs from the chat
         "callbacks": [],
+        "feedback": True,
+        "scores_path": f"/sessions/{session.id}/scores/",
     }
     assert 'id="controls"' not in html  # no operator controls for users
     snapshot = page_data(html, "session-snapshot")

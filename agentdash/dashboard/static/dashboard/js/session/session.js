@@ -17,6 +17,7 @@ import { FindBar } from "../timeline/find_bar.js";
 import { LiveSocket } from "../../../live/js/socket.js";
 import { setupPageKeys } from "./page_keys.js";
 import { setupPanels } from "./panels.js";
+import { setupFeedback } from "../chat/chat_feedback.js";
 import { SessionData } from "./session_data.js";
 import { RunBadge, UsageTotal } from "./session_header.js";
 import { SpanLinks } from "../timeline/span_links.js";
@@ -67,6 +68,7 @@ async function main() {
     fetchNewer: (after) => api.eventsAfter(after),
     cancel: data.can_cancel ? (id) => send({ type: "run.cancel", run_id: Number(id) }) : undefined,
   });
+  if (data.feedback) setupFeedback({ list: byId("messages"), url: data.scores_path });
   const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner);
   const root = data.is_operator ? document.getElementById("controls") : null;
   const controls = root ? new Controls({ root, data, send }) : null;

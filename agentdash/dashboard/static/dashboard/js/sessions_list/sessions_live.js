@@ -26,6 +26,8 @@ const COUNT = new Intl.NumberFormat("en-US");
  * @property {string|null} run_status
  * @property {number} span_count
  * @property {number} error_count
+ * @property {number} feedback_up the chat's thumbs up on its answers
+ * @property {number} feedback_down
  * @property {{calls: number, input: number, output: number, cost_usd: number|null, unpriced: string[]}} usage
  * @property {string} usage_tokens
  * @property {string} usage_cost
@@ -134,6 +136,13 @@ function setCells(tr, row) {
   if (errors) {
     errors.textContent = COUNT.format(row.error_count);
     errors.classList.toggle("has-errors", row.error_count > 0);
+  }
+  const up = tr.querySelector(".feedback-up");
+  if (up) up.textContent = `▲ ${COUNT.format(row.feedback_up)}`;
+  const down = tr.querySelector(".feedback-down");
+  if (down) {
+    down.textContent = `▼ ${COUNT.format(row.feedback_down)}`;
+    down.classList.toggle("has-down", row.feedback_down > 0);
   }
 }
 
