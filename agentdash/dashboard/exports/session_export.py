@@ -26,6 +26,7 @@ from agentdash.agent_sessions.selectors import (
 )
 from agentdash.core.hygiene import storable
 from agentdash.runs.selectors import session_runs_batched
+from agentdash.scores.selectors import session_scores
 from agentdash.spans.otlp_json import otlp_json_parts
 from agentdash.spans.otlp_proto import otlp_proto_parts
 from agentdash.spans.selectors import EXPORT_BATCH, spans_batched
@@ -82,6 +83,7 @@ def session_json_parts(*, session: AgentSession, batch: int = EXPORT_BATCH) -> I
     history = _events_batched(session_id=session.id, batch=batch, with_state_delta=True)
     yield from _array("state_history", ([_state_change(e) for e in b] for b in history))
     yield from _array("spans", with_sources(spans_batched(session_id=session.id, batch=batch)))
+    yield from _array("scores", iter([session_scores(session_id=session.id)]))
     yield "}"
 
 

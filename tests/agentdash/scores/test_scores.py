@@ -76,7 +76,8 @@ def test_each_kind_takes_its_values_on_the_session_a_run_and_a_span(
     client = Client()
     client.force_login(alice)
     listed = client.get(f"/sessions/{session.pk}/scores/").json()
-    assert [d["name"] for d in listed["definitions"]] == ["correct", "failure", "helpful"]
+    names = [d["name"] for d in listed["definitions"]]  # and the chat's, when the migration's
+    assert names == sorted(names) and {"correct", "failure", "helpful"} <= set(names)
     assert sorted((s["name"], s["target"], s["value"]) for s in listed["scores"]) == [
         ("correct", "session", "no"), ("failure", "span", "wrong tool"), ("helpful", "run", 4.0),
     ]  # fmt: skip
@@ -187,3 +188,24 @@ def test_definitions_are_checked_and_keep_their_meaning_once_used(
     said = post(alice, session.pk, {"name": "helpful", "value": 3})
     assert said.status_code == 400 and said.json()["error"]["field"] == "name"
     assert AuditEntry.objects.filter(action="score_definition.save").count() == 4
+
+
+def test_scores_round_trip_through_the_api_and_the_export(
+    definitions: Any, session: AgentSession, alice: User
+) -> None:
+    run = session.runs.get()
+    post(alice, session.pk, {"name": "helpful", "value": 5, "target": "run", "run": run.pk,
+                             "comment": "<b>great</b> \u2014 quick"})  # fmt: skip
+    by_invocation = post(alice, session.pk, {"name": "correct", "value": False,
+                                             "target": "run", "invocation_id": "e-1"})  # fmt: skip
+    assert by_invocation.json()["score"]["run"] == run.pk  # the chat names runs this way
+    client = Client()
+    client.force_login(alice)
+    listed = client.get(f"/sessions/{session.pk}/scores/").json()["scores"]
+    exported = json.loads(
+        b"".join(client.get(f"/sessions/{session.pk}/export/session/").streaming_content)
+    )["scores"]
+    assert exported == [{k: v for k, v in s.items() if k != "mine"} for s in listed]
+    assert [(s["name"], s["value"], s["invocation_id"]) for s in exported] == [
+        ("helpful", 5.0, "e-1"), ("correct", "no", "e-1")]  # fmt: skip
+    assert exported[0]["comment"] == "<b>great</b> \u2014 quick"  # as given: escaped where shown
