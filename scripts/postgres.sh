@@ -146,6 +146,9 @@ start() {
     sql "$bin" postgres <<EOF || die "could not create role and database"
 SELECT 'CREATE ROLE $ROLE LOGIN CREATEDB'
 WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '$ROLE') \gexec
+-- DROP DATABASE … WITH (FORCE) (tests, benchmarks) ends every session of the database,
+-- autovacuum's worker too, which belongs to no role: only this grant allows that.
+GRANT pg_signal_backend TO $ROLE;
 SELECT 'CREATE DATABASE $DB OWNER $ROLE'
 WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '$DB') \gexec
 EOF

@@ -61,6 +61,7 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[N
                 cursor.execute(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
                     " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                    " AND backend_type = 'client backend'"
                 )
 
 
