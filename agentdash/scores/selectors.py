@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet
+import math
+import re
+
+from django.core.exceptions import ValidationError
+from django.db.models import OuterRef, Q, QuerySet
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.scores.models import Score, ScoreDefinition
@@ -76,3 +80,46 @@ def score_ids_of(*, session_id: str, user_id: int | None) -> set[int]:
     """The ids of the scores ``user_id`` gave in that session."""
     found = Score.objects.filter(session_id=session_id, author_id=user_id)
     return set(found.values_list("pk", flat=True))
+
+
+_COMPARISON = re.compile(r"^\s*(<=|>=|<|>|=)?\s*(-?\d+(?:\.\d+)?)\s*$")
+_LOOKUPS = {"<": "lt", "<=": "lte", ">": "gt", ">=": "gte", "=": "exact"}
+
+
+def definition_names() -> list[str]:
+    """Every definition's name (those turned off too: their scores stay), by name."""
+    return list(ScoreDefinition.objects.order_by("name").values_list("name", flat=True))
+
+
+def score_condition(*, name: str, said: str) -> Q:
+    """The scores of the definition ``name`` that ``said`` asks for (``Q`` over scores): any
+    (blank), ``yes``/``no``, a category, or a number with an optional comparison (``<3``,
+    ``>= 4``, ``5``). ``ValidationError`` for a name no definition has, or a condition its
+    kind cannot take."""
+    definition = ScoreDefinition.objects.filter(name=name[:64]).first()
+    if definition is None:
+        raise ValidationError(f"no score named {name[:64]!r}")
+    found = Q(definition=definition)
+    said = said.strip()
+    if not said:
+        return found
+    kind = definition.kind
+    if kind == ScoreDefinition.Kind.BOOLEAN:
+        if said.lower() not in ("yes", "no"):
+            raise ValidationError(f"{definition.name} is yes or no")
+        return found & Q(label=said.lower())
+    if kind == ScoreDefinition.Kind.CATEGORY:
+        if said not in (definition.categories or []):
+            shown = ", ".join(definition.categories or [])[:300]
+            raise ValidationError(f"{definition.name} is one of: {shown}")
+        return found & Q(label=said)
+    match = _COMPARISON.match(said)
+    if not match or not math.isfinite(float(match.group(2))):
+        raise ValidationError(f"{definition.name}: a number, or <, <=, >, >= and a number")
+    lookup = _LOOKUPS[match.group(1) or "="]
+    return found & Q(**{f"value__{lookup}": float(match.group(2))})
+
+
+def sessions_scored(*, condition: Q) -> QuerySet[Score]:
+    """The ids (``session_id``) of the sessions with a score that meets ``condition``."""
+    return Score.objects.filter(condition).values("session_id")

@@ -131,6 +131,7 @@ def session_page_data(
         # The chat's thumbs on answers (docs/SCORES.md), unless operators turned them off.
         "feedback": feedback_enabled(),
         "scores_path": reverse("dashboard:session_scores", kwargs={"session_id": session.id}),
+        "me": user.get_username(),  # the scores the page hears of live that are the reader's
     }
     if data["can_edit_state"]:
         data["state"] = snapshot["state"]

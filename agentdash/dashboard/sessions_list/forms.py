@@ -6,6 +6,8 @@ from datetime import datetime
 from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
+from django.db.models import Q
 
 from agentdash.dashboard.form_choices import agent_choices
 from agentdash.dashboard.sessions_list.reads import (
@@ -15,6 +17,7 @@ from agentdash.dashboard.sessions_list.reads import (
     SessionListFilters,
 )
 from agentdash.runs.selectors import RUN_STATUSES
+from agentdash.scores.selectors import definition_names, score_condition
 
 
 class SessionListForm(forms.Form):
@@ -37,6 +40,8 @@ class SessionListForm(forms.Form):
     steps_to = forms.CharField(required=False, max_length=64)
     step = forms.ChoiceField(required=False, choices=[("", "any"), *STEP_FILTERS.items()])
     step_name = forms.CharField(required=False, max_length=255)
+    score = forms.ChoiceField(required=False, choices=())
+    score_value = forms.CharField(required=False, max_length=100, label="Score value")
 
     STATUS_LABELS = {
         "active": "Queued or running",
@@ -54,6 +59,10 @@ class SessionListForm(forms.Form):
         agent, status = self.fields["agent"], self.fields["status"]
         assert isinstance(agent, forms.ChoiceField) and isinstance(status, forms.ChoiceField)
         agent.choices = [("", "All agents"), *agent_choices()]
+        score = self.fields["score"]
+        assert isinstance(score, forms.ChoiceField)
+        score.choices = [("", "Any score"), *((n, n) for n in definition_names())]
+        self.scored: Q | None = None
         status.choices = [("", "Any status")] + [
             (value, self.STATUS_LABELS[value]) for value in STATUS_FILTERS
         ]
@@ -87,7 +96,20 @@ class SessionListForm(forms.Form):
             steps_to=moment("steps_to"),
             step=data.get("step") or "",
             step_name=str(data.get("step_name") or "").strip(),
+            scored=self.scored,
         )
+
+    def clean(self) -> dict[str, Any]:
+        """A score's condition read against its definition (``score_value`` alone says
+        nothing)."""
+        cleaned = super().clean() or {}
+        name = cleaned.get("score") or ""
+        if name:
+            try:
+                self.scored = score_condition(name=name, said=cleaned.get("score_value") or "")
+            except ValidationError as exc:
+                self.add_error("score_value", exc)
+        return cleaned
 
     def clean_runs_from(self) -> str:
         return _moment_checked(self.cleaned_data.get("runs_from") or "")

@@ -41,7 +41,7 @@ from agentdash.runs.selectors import (
     sessions_with_runs_in,
 )
 from agentdash.runs.waits import sessions_with_waits
-from agentdash.scores.selectors import feedback_of_outer_session
+from agentdash.scores.selectors import feedback_of_outer_session, sessions_scored
 from agentdash.spans.selectors import spans_of_outer_session
 from agentdash.spans.step_reads import sessions_with_decision, sessions_with_steps
 from agentdash.spans.summaries import span_count
@@ -142,6 +142,7 @@ class SessionListFilters:
     steps_to: datetime | None = None  # (STEP_FILTERS) that started between…
     step: str = ""
     step_name: str = ""  # …of this model, tool, guardrail decision or wait's outcome
+    scored: Q | None = None  # sessions with a score that meets this (scores.score_condition)
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,8 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
         sessions = sessions.filter(
             _with_steps(filters.steps_from, filters.steps_to, filters.step, filters.step_name)
         )
+    if filters.scored is not None:
+        sessions = sessions.filter(pk__in=sessions_scored(condition=filters.scored))
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
     statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
     # django-stubs cannot see annotations made from a dict (COLUMNS): run_status is one.

@@ -63,6 +63,7 @@ def test_the_owner_gets_the_page_with_its_data(client: Client, alice: User) -> N
         "callbacks": [],
         "feedback": True,
         "scores_path": f"/sessions/{session.id}/scores/",
+        "me": "alice",
     }
     assert 'id="controls"' not in html  # no operator controls for users
     snapshot = page_data(html, "session-snapshot")

@@ -209,3 +209,42 @@ def test_scores_round_trip_through_the_api_and_the_export(
     assert [(s["name"], s["value"], s["invocation_id"]) for s in exported] == [
         ("helpful", 5.0, "e-1"), ("correct", "no", "e-1")]  # fmt: skip
     assert exported[0]["comment"] == "<b>great</b> \u2014 quick"  # as given: escaped where shown
+
+
+def test_the_sessions_list_finds_sessions_by_a_score(
+    definitions: Any, session: AgentSession, alice: User, operator_user: User
+) -> None:
+    other = session_of(alice, "s-other", "capital_agent")
+    plain = session_of(alice, "s-plain", "capital_agent")
+    for scored, correct, helpful in ((session, True, 2), (other, False, 5)):
+        score_record(session=scored, given=ScoreGiven(name="correct", value=correct),
+                     source="person", actor=alice)  # fmt: skip
+        score_record(session=scored, given=ScoreGiven(name="helpful", value=helpful),
+                     source="person", actor=operator_user)  # fmt: skip
+    client = Client()
+    client.force_login(operator_user)
+
+    def listed(query: str) -> tuple[set[str], str]:
+        page = client.get(f"/?{query}")
+        assert page.status_code == 200
+        return {row["id"] for row in page.context["page"].rows}, page.content.decode()
+
+    assert listed("score=correct&score_value=no")[0] == {other.pk}
+    assert listed("score=correct&score_value=YES")[0] == {session.pk}
+    assert listed("score=helpful&score_value=%3C3")[0] == {session.pk}  # <3
+    assert listed("score=helpful&score_value=%3E%3D+5")[0] == {other.pk}  # >= 5
+    assert listed("score=helpful&score_value=5")[0] == {other.pk}
+    assert listed("score=helpful")[0] == {session.pk, other.pk}  # any value
+    assert listed("score=failure")[0] == set()
+    # A condition its kind cannot take is said, and the list is not narrowed by it.
+    for query, said in (("score=helpful&score_value=lots", "a number, or"),
+                        ("score=correct&score_value=maybe", "correct is yes or no"),
+                        ("score=failure&score_value=%3Cb%3E", "failure is one of: wrong tool")):  # fmt: skip
+        ids, html = listed(query)
+        assert plain.pk in ids and said in html, query
+    ids, html = listed("score=nope&score_value=1")
+    assert plain.pk in ids and "Select a valid choice" in html
+    assert client.get(f"/?score=correct&score_value=no{NUL}").status_code == 400
+    # alice sees her own sessions by score too, and nobody else's.
+    client.force_login(alice)
+    assert listed("score=helpful&score_value=%3C3")[0] == {session.pk}

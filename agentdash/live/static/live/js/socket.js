@@ -22,7 +22,7 @@ const PING_EVERY_MS = 25_000;
 /**
  * @typedef {object} Change
  * @property {number} seq
- * @property {"event"|"span"|"state"|"run"} kind
+ * @property {"event"|"span"|"state"|"run"|"pause"|"score"} kind
  * @property {any} data as the server sent it (JSON; its shape by `kind`, docs/PROTOCOL.md)
  */
 

@@ -10,6 +10,7 @@
  */
 
 import { el } from "../../../core/js/dom.js";
+import { postJson } from "../scores/score_store.js";
 
 const FEEDBACK = "user_feedback";
 
@@ -94,17 +95,8 @@ function drawBars(list, given) {
  * @returns {Promise<string>} "" when it was stored, else what went wrong
  */
 async function post(url, invocation, up, comment) {
-  const token = /** @type {HTMLInputElement|null} */ (document.querySelector("input[name=csrfmiddlewaretoken]"));
-  const answer = await fetch(url, {
-    method: "POST",
-    credentials: "same-origin",
-    headers: { "Content-Type": "application/json", "X-CSRFToken": token?.value || "" },
-    body: JSON.stringify({ name: FEEDBACK, value: up, target: "run", invocation_id: invocation, source: "end_user", comment }),
-  }).catch(() => null);
-  if (!answer) return "the server could not be reached";
-  if (answer.ok) return "";
-  const problem = await answer.json().catch(() => null);
-  return problem?.error?.message || `the server said ${answer.status}`;
+  const body = { name: FEEDBACK, value: up, target: "run", invocation_id: invocation, source: "end_user", comment };
+  return (await postJson(url, body)).problem;
 }
 
 /** @param {string} choice @param {string} text @param {string} label */

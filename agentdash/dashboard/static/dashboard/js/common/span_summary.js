@@ -47,7 +47,7 @@ const TEXT_CHARS = 200;
 /**
  * @typedef {Summary & {
  *   key: string, parent: SpanNode|null, children: SpanNode[], collapsed: boolean, orphan: boolean,
- *   depth: number, seq: number, ver: number, waiting: number|null, running: boolean,
+ *   depth: number, seq: number, ver: number, waiting: number|null, scored: {text: string, title: string, bad: boolean}|null, running: boolean,
  *   hit: number, keep: number, vi: number, vs: number, pos: number, size: number,
  *   row: import("../timeline/span_row.js").Row|null,
  * }} SpanNode  a span in the timeline's tree: its summary, its place in the tree and in the

@@ -3,7 +3,8 @@
  * work while the tree has the focus, see tree_view.js): `?` shows them all in a dialog, `/`
  * finds spans, `j` / `k` open the next / previous span shown, `n` / `N` the next / previous
  * match, `e` the next error, `g` / `G` open the first / last span shown (scrolled to, with the
- * keyboard, as a click would), `c` to the chat's message box.
+ * keyboard, as a click would), `s` to the scoring of the span open (the first span's if
+ * none is), `c` to the chat's message box.
  * Keys typed into a field, or with Ctrl, Alt or ⌘, are the field's.
  *
  * @module dashboard/page_keys
@@ -16,8 +17,9 @@
  * @param {import("../timeline/find_bar.js").FindBar} parts.find
  * @param {HTMLTextAreaElement|null} parts.composer
  * @param {import("./panels.js").Panels} parts.panels
+ * @param {import("../scores/session_scores.js").SessionScores} parts.scores
  */
-export function setupPageKeys({ dialog, timeline, find, composer, panels }) {
+export function setupPageKeys({ dialog, timeline, find, composer, panels, scores }) {
   const toTimeline = () => panels.showPanel("timeline");
   /** @type {Record<string, (() => unknown)|undefined>} each key's action */
   const actions = {
@@ -36,6 +38,10 @@ export function setupPageKeys({ dialog, timeline, find, composer, panels }) {
     },
     g: () => edge(timeline, "first") && toTimeline(),
     G: () => edge(timeline, "last") && toTimeline(),
+    s: () => {
+      toTimeline();
+      scores.focus();
+    },
     c: () => {
       if (!composer) return;
       panels.showPanel("chat");

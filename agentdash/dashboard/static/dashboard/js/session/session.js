@@ -19,6 +19,7 @@ import { setupPageKeys } from "./page_keys.js";
 import { setupPanels } from "./panels.js";
 import { setupFeedback } from "../chat/chat_feedback.js";
 import { SessionData } from "./session_data.js";
+import { SessionScores } from "../scores/session_scores.js";
 import { RunBadge, UsageTotal } from "./session_header.js";
 import { SpanLinks } from "../timeline/span_links.js";
 import { Timeline } from "../timeline/timeline.js";
@@ -45,6 +46,7 @@ const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
  * @property {SpanLinks} links
  * @property {Map<string, string>} traceOfRun run id → its trace, for links to a run
  * @property {Confirmations} confirmations
+ * @property {SessionScores} scores
  * @property {Controls|null} controls
  * @property {RunBadge} badge
  * @property {UsageTotal} usage
@@ -69,7 +71,8 @@ async function main() {
     cancel: data.can_cancel ? (id) => send({ type: "run.cancel", run_id: Number(id) }) : undefined,
   });
   if (data.feedback) setupFeedback({ list: byId("messages"), url: data.scores_path });
-  const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner);
+  const scores = new SessionScores({ url: data.scores_path, me: data.me, operator: data.is_operator });
+  const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner, scores);
   const root = data.is_operator ? document.getElementById("controls") : null;
   const controls = root ? new Controls({ root, data, send }) : null;
   const confirmations = new Confirmations({
@@ -80,7 +83,7 @@ async function main() {
   });
   const usage = new UsageTotal(byId("session-usage"));
   /** @type {Page} */
-  const page = { data, api, chat, timeline, links, traceOfRun, confirmations, controls, badge, usage, banner };
+  const page = { data, api, chat, timeline, links, traceOfRun, confirmations, scores, controls, badge, usage, banner };
   socket = new LiveSocket(data.ws_path, socketHandlers(page, () => socket));
   setupComposer(socket, chat);
   await startFromSnapshot(page, socket);
@@ -88,12 +91,12 @@ async function main() {
 
 /**
  * The timeline panel and what works on it: the export menu, the details' split, the find
- * bar, links to spans and the page's keys.
+ * bar, links to spans, scores and the page's keys.
  *
  * @param {SessionData} api @param {ReturnType<typeof setupPanels>} panels
- * @param {RunBadge} badge @param {HTMLElement} banner
+ * @param {RunBadge} badge @param {HTMLElement} banner @param {SessionScores} scores
  */
-function setupTimeline(api, panels, badge, banner) {
+function setupTimeline(api, panels, badge, banner, scores) {
   /** @type {SpanLinks|null} */
   let links = null;
   const panel = /** @type {HTMLElement} */ (document.querySelector(".timeline-panel"));
@@ -105,8 +108,10 @@ function setupTimeline(api, panels, badge, banner) {
       badge.render();
       links?.complete();
     },
+    detailExtra: scores.element,
   });
   badge.timeline = timeline;
+  scores.attach(timeline);
   setupExportMenu({ timeline });
   const split = panel.querySelector(".detail-split");
   if (split) setupDetailSplit({ panel, handle: /** @type {HTMLElement} */ (split) });
@@ -131,6 +136,7 @@ function setupTimeline(api, panels, badge, banner) {
     find,
     composer: /** @type {HTMLTextAreaElement|null} */ (document.getElementById("composer-text")),
     panels,
+    scores,
   });
   return { timeline, links, traceOfRun };
 }
@@ -159,6 +165,7 @@ function socketHandlers(page, socket) {
     onChanges(items) {
       const spans = [];
       for (const item of items) {
+        if (item.kind === "score") page.scores.applyItem(item); // one taken back has no data
         if (!item.data) continue; // the row is gone (e.g. a deleted run)
         if (item.kind === "event") {
           chat.applyEvent(item.data);

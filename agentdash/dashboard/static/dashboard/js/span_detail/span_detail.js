@@ -55,8 +55,10 @@ export class SpanDetail {
    * @param {((traceId: string, spanId: string) => Promise<any>)|null} parts.fetchSpan
    * @param {() => void} parts.onClose the user closed the pane
    * @param {SpanVersions} [parts.versions] the full data seen so far (kept before the pane)
+   * @param {HTMLElement|null} [parts.extra] the page's own part, shown under the status line
+   *   (the span's scores), kept by its owner
    */
-  constructor({ root, fetchSpan, onClose, versions = new SpanVersions() }) {
+  constructor({ root, fetchSpan, onClose, versions = new SpanVersions(), extra = null }) {
     this.root = root;
     this.fetchSpan = fetchSpan;
     this.onClose = onClose;
@@ -72,6 +74,7 @@ export class SpanDetail {
     this.attrsPart = el("div", { class: "detail-body" });
     /** The raw attributes, drawn with the view. */
     this.rawPart = el("div", { class: "detail-raw" });
+    this.extra = extra;
     /** @type {Set<string>} value blocks of the span shown that the reader expanded */
     this.expanded = new Set();
     /** @type {boolean|null} the reader's choice for the raw attributes (null: by kind) */
@@ -133,7 +136,8 @@ export class SpanDetail {
     this.summary.replaceWith(summary);
     this.summary = summary;
     if (this.head.parentNode !== this.root) {
-      this.root.replaceChildren(this.head, this.status, this.attrsPart, this.summary, this.rawPart);
+      const parts = [this.head, this.status, this.extra, this.attrsPart, this.summary, this.rawPart];
+      this.root.replaceChildren(.../** @type {HTMLElement[]} */ (parts.filter(Boolean)));
     }
     this.root.dataset.spanId = node.id;
     this.root.dataset.traceId = node.trace;

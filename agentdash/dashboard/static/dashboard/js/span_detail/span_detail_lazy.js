@@ -18,6 +18,7 @@ export class LazySpanDetail {
    * @param {HTMLElement} parts.root
    * @param {((traceId: string, spanId: string) => Promise<any>)|null} parts.fetchSpan
    * @param {() => void} parts.onClose
+   * @param {HTMLElement|null} [parts.extra]
    * @param {() => Promise<{SpanDetail: any}>} [load] fetches the pane's module
    */
   constructor(parts, load = () => import("./span_detail.js")) {
@@ -59,6 +60,11 @@ export class LazySpanDetail {
       });
     }
     return this.loading;
+  }
+
+  /** @returns {Promise<void>} settled once the pane is loaded (or failed to) */
+  ready() {
+    return this.load().catch(() => {});
   }
 
   /** @param {any} data a span's full data @param {number} seq its version */

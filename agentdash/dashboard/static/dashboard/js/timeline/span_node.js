@@ -52,6 +52,8 @@ export function makeNode(s) {
     decision: "",
     /** @type {number|null} Unix ns a person's approval has been awaited since, or null */
     waiting: null,
+    /** @type {{text: string, title: string, bad: boolean}|null} its scores' mark (Timeline#markScores) */
+    scored: null,
     running: false,
     // Set by span_find.js: the filter pass that found it a match / kept it (0: none).
     hit: 0,

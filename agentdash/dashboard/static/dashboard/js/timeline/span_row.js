@@ -177,7 +177,7 @@ function paintName(name, label, needle) {
 
 /**
  * A tool call waiting for approval, a callback's outcome and hook, a model call's tokens, a
- * guardrail's decision (any kind), an error or a cancellation (the first four shown).
+ * guardrail's decision (any kind), an error or a cancellation, its scores (the first four shown).
  *
  * @param {Row} row
  * @param {SpanNode} node
@@ -214,6 +214,7 @@ function paintMeta(row, node, state, kind, now) {
   }
   if (state === "error") parts.push(["outcome outcome-raised", "error"]);
   else if (state === "cancelled") parts.push(["outcome outcome-cancelled", "cancelled"]);
+  if (node.scored) parts.push([node.scored.bad ? "score-mark score-bad" : "score-mark", node.scored.text, node.scored.title]);
   row.meta.forEach((part, i) => {
     const want = parts[i];
     part.hidden = !want;

@@ -75,6 +75,17 @@ export class SpanTree {
   }
 
   /**
+   * Mark a span as scored (its row shows the mark), or not (null); its row repaints.
+   *
+   * @param {SpanNode} node
+   * @param {{text: string, title: string, bad: boolean}|null} mark
+   */
+  setScored(node, mark) {
+    node.scored = mark;
+    node.ver += 1;
+  }
+
+  /**
    * Add a span or replace its summary. A version older than the one held (lower seq) is
    * ignored. Returns ADDED (the rows change), UPDATED (only the node's fields) or IGNORED.
    *

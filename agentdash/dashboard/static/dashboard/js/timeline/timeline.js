@@ -34,8 +34,9 @@ export class Timeline {
    *   full span (attributes, events, seq), or null when it is gone
    * @param {(node: any) => void} [options.onSelect] a span's details were opened
    * @param {() => void} [options.onComplete] every page is in and taken (see isComplete)
+   * @param {HTMLElement|null} [options.detailExtra] the page's part of the details pane
    */
-  constructor({ root, fetchSpan = null, onSelect, onComplete }) {
+  constructor({ root, fetchSpan = null, onSelect, onComplete, detailExtra = null }) {
     this.root = root;
     this.data = new SpanTree();
     this.onComplete = onComplete || (() => {});
@@ -56,7 +57,9 @@ export class Timeline {
     /** @type {Map<string, number>} span key → Unix ns it has waited since (markWaiting) */
     this.waiting = new Map();
     this.waitClock = 0;
-    this.build(fetchSpan);
+    /** @type {Map<string, {text: string, title: string, bad: boolean}>} span key → its scores' mark (markScores) */
+    this.scoreMarks = new Map();
+    this.build(fetchSpan, detailExtra);
   }
 
   // ── the page's API ──────────────────────────────────────────────────────────────────────
@@ -129,6 +132,30 @@ export class Timeline {
     this.requestFrame();
   }
 
+  /**
+   * The spans that were scored: their rows show a mark (a span loaded later gets its mark
+   * when it comes). Replaces the marks set before.
+   *
+   * @param {Map<string, {text: string, title: string, bad: boolean}>} marks span key → mark
+   */
+  markScores(marks) {
+    for (const key of this.scoreMarks.keys()) {
+      const node = this.data.nodes.get(key);
+      if (node && !marks.has(key)) this.data.setScored(node, null);
+    }
+    this.scoreMarks = marks;
+    this.applyScores();
+    this.requestFrame();
+  }
+
+  /** @private Put the score marks on their nodes (a no-op for a node that has its mark). */
+  applyScores() {
+    for (const [key, mark] of this.scoreMarks) {
+      const node = this.data.nodes.get(key);
+      if (node && node.scored !== mark) this.data.setScored(node, mark);
+    }
+  }
+
   /** @private Put the waiting marks on their nodes; `clock`: repaint them (their time grew). */
   applyWaiting(clock = false) {
     for (const [key, since] of this.waiting) {
@@ -199,7 +226,10 @@ export class Timeline {
   // ── building ────────────────────────────────────────────────────────────────────────────
 
   /** @private The panel's parts (session.html) and the pieces that drive them. */
-  build(/** @type {((traceId: string, spanId: string) => Promise<any>)|null} */ fetchSpan) {
+  build(
+    /** @type {((traceId: string, spanId: string) => Promise<any>)|null} */ fetchSpan,
+    /** @type {HTMLElement|null} */ extra,
+  ) {
     const root = this.root;
     const part = (/** @type {string} */ selector) => /** @type {HTMLElement} */ (root.querySelector(selector));
     /** @type {HTMLElement} */ this.count = part("#span-count");
@@ -217,7 +247,7 @@ export class Timeline {
       overview: part(".tl-overview"),
       canvas: /** @type {HTMLCanvasElement} */ (part(".tl-minimap")),
     });
-    /** @type {LazySpanDetail} */ this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, onClose: () => this.closeDetails() });
+    /** @type {LazySpanDetail} */ this.detail = new LazySpanDetail({ root: part("#span-detail"), fetchSpan, extra, onClose: () => this.closeDetails() });
     /** @type {TreeView} */ this.view = new TreeView({
       tree: this.tree,
       body,
@@ -313,6 +343,7 @@ export class Timeline {
   dataChanged() {
     this.countDirty = true;
     if (this.waiting.size) this.applyWaiting();
+    if (this.scoreMarks.size) this.applyScores();
     for (const listener of this.listeners.data) listener();
     if (this.pending && this.data.nodes.has(this.pending.key)) {
       const { traceId, spanId, scroll } = this.pending;
