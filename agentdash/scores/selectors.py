@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import math
 import re
+from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db.models import OuterRef, Q, QuerySet

@@ -237,9 +237,11 @@ def test_the_sessions_list_finds_sessions_by_a_score(
     assert listed("score=helpful")[0] == {session.pk, other.pk}  # any value
     assert listed("score=failure")[0] == set()
     # A condition its kind cannot take is said, and the list is not narrowed by it.
-    for query, said in (("score=helpful&score_value=lots", "a number, or"),
-                        ("score=correct&score_value=maybe", "correct is yes or no"),
-                        ("score=failure&score_value=%3Cb%3E", "failure is one of: wrong tool")):  # fmt: skip
+    for query, said in (
+        ("score=helpful&score_value=lots", "a number, or"),
+        ("score=correct&score_value=maybe", "correct is yes or no"),
+        ("score=failure&score_value=%3Cb%3E", "failure is one of: wrong tool"),
+    ):
         ids, html = listed(query)
         assert plain.pk in ids and said in html, query
     ids, html = listed("score=nope&score_value=1")

@@ -5,9 +5,9 @@ by clicks: a span, its run and a number, kept over a reload, taken back."""
 
 from __future__ import annotations
 
-import pytest
-
 import json
+
+import pytest
 
 from tests.agentdash.dashboard.browser.harness import Browser, LiveServer, screenshot
 from tests.agentdash.live_harness import manage
@@ -108,14 +108,19 @@ def test_scoring_on_the_session_page_by_keys_and_clicks(
     items = panel.locator(".score-item")
     items.nth(2).wait_for(timeout=LIVE_TIMEOUT)
     assert {i.get_attribute("data-score-name") for i in items.all()} == {
-        "failure", "helpful", "quality"
+        "failure",
+        "helpful",
+        "quality",
     }
     scores = json.loads(page.evaluate(
         "(url) => fetch(url).then((r) => r.text())", f"{path}scores/"
     ))["scores"]  # fmt: skip
     made = {(s["name"], s["target"], str(s["value"]), s["source"]) for s in scores}
-    assert made == {("failure", "span", "hallucination", "person"),
-                    ("helpful", "run", "no", "person"), ("quality", "run", "4.0", "person")}  # fmt: skip
+    assert made == {
+        ("failure", "span", "hallucination", "person"),
+        ("helpful", "run", "no", "person"),
+        ("quality", "run", "4.0", "person"),
+    }
 
     # Taken back: gone from the list and the row's mark.
     panel.locator(".score-item[data-score-name=failure] button[data-remove]").click()
