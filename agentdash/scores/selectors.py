@@ -119,6 +119,6 @@ def score_condition(*, name: str, said: str) -> Q:
     return found & Q(**{f"value__{lookup}": float(match.group(2))})
 
 
-def sessions_scored(*, condition: Q) -> QuerySet[Score]:
+def sessions_scored(*, condition: Q) -> QuerySet[Score, Any]:
     """The ids (``session_id``) of the sessions with a score that meets ``condition``."""
     return Score.objects.filter(condition).values("session_id")
