@@ -218,6 +218,12 @@ def trace_invocations(*, session_id: str) -> dict[str, Any]:
     return dict(found.values_list("trace_id", "inv"))
 
 
+def runs_with_root(*, session_id: str, run_ids: Collection[int]) -> set[int]:
+    """Those of ``run_ids`` that have a root span in the session."""
+    roots = Span.objects.filter(session_id=session_id, parent_span_id="", run_id__in=run_ids)
+    return set(roots.values_list("run_id", flat=True).distinct())
+
+
 def spans_of_outer_session(*, errors_only: bool = False) -> QuerySet[Span]:
     """For annotating sessions: the spans of each (``OuterRef("pk")``), or only those that
     ended in an error."""

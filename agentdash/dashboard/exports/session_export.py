@@ -29,7 +29,7 @@ from agentdash.runs.selectors import session_runs_batched
 from agentdash.scores.selectors import session_scores
 from agentdash.spans.otlp_json import otlp_json_parts
 from agentdash.spans.otlp_proto import otlp_proto_parts
-from agentdash.spans.selectors import EXPORT_BATCH, spans_batched
+from agentdash.spans.selectors import EXPORT_BATCH, runs_with_root, spans_batched
 from agentdash.spans.sources import with_sources
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def session_otlp_parts(
     ``service.name`` the session's agent, ``agentdash.session.id`` the session — and one
     scope; spans sent from outside under the resource and scope they were sent with."""
     spans = with_sources(spans_batched(session_id=session.id, trace_id=trace_id, batch=batch))
-    return otlp_json_parts(resource=_resource(session), span_batches=spans)
+    return otlp_json_parts(resource=_resource(session), span_batches=_scored(session, spans))
 
 
 def session_otlp_proto_parts(
@@ -104,7 +104,60 @@ def session_otlp_proto_parts(
     """The same request as :func:`session_otlp_parts`, in protobuf's binary encoding, in
     parts (one ``ResourceSpans`` per batch of spans, each with the same resource)."""
     spans = with_sources(spans_batched(session_id=session.id, trace_id=trace_id, batch=batch))
-    return otlp_proto_parts(resource=_resource(session), span_batches=spans)
+    return otlp_proto_parts(resource=_resource(session), span_batches=_scored(session, spans))
+
+
+SCORE_EVENT = "gen_ai.evaluation.result"
+"""The OpenTelemetry GenAI conventions' event for the result of evaluating an output: a
+score goes out as one on the span it scores (docs/EXPORT.md)."""
+
+
+def _scored(
+    session: AgentSession, batches: Iterable[list[dict[str, Any]]]
+) -> Iterator[list[dict[str, Any]]]:
+    """The span batches with the session's scores as span events: a span's on it, a run's on
+    the run's root span, the session's — and a run's that has no root span — on the first
+    root span written (a score of a span not written is not written either)."""
+    scores = session_scores(session_id=session.id)
+    rooted = runs_with_root(session_id=session.id, run_ids={s["run"] for s in scores if s["run"]})
+    on_span: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    on_run: dict[Any, list[dict[str, Any]]] = {}
+    on_session: list[dict[str, Any]] = []
+    for score in scores:
+        if score["target"] == "span":
+            on_span.setdefault((score["trace_id"], score["span_id"]), []).append(score)
+        elif score["target"] == "run" and score["run"] in rooted:
+            on_run.setdefault(score["run"], []).append(score)
+        else:
+            on_session.append(score)
+    for batch in batches:
+        if scores:
+            for span in batch:
+                found = on_span.get((span["trace_id"], span["span_id"]), [])
+                if not span.get("parent_span_id"):
+                    found = found + on_run.pop(span.get("run_id"), []) + on_session
+                    on_session = []
+                if found:
+                    span["events"] = [*(span.get("events") or []), *map(_score_event, found)]
+        yield batch
+
+
+def _score_event(score: dict[str, Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {
+        "gen_ai.evaluation.name": score["name"],
+        "agentdash.score.target": score["target"],
+        "agentdash.score.source": score["source"],
+        "agentdash.score.author": score["author"],
+    }
+    if isinstance(score["value"], float):
+        attributes["gen_ai.evaluation.score.value"] = score["value"]
+    else:  # yes/no, a category: its label
+        attributes["gen_ai.evaluation.score.label"] = score["value"]
+    if score["comment"]:
+        attributes["gen_ai.evaluation.explanation"] = score["comment"]
+    at = datetime.fromisoformat(score["at"]) if score["at"] else None
+    time_ns = int(at.timestamp()) * 1_000_000_000 + at.microsecond * 1_000 if at else 0
+    return {"name": SCORE_EVENT, "time": time_ns, "attributes": attributes}
 
 
 def _resource(session: AgentSession) -> dict[str, str]:

@@ -250,3 +250,57 @@ def test_the_sessions_list_finds_sessions_by_a_score(
     # alice sees her own sessions by score too, and nobody else's.
     client.force_login(alice)
     assert listed("score=helpful&score_value=%3C3")[0] == {session.pk}
+
+
+def test_scores_go_out_in_otlp_as_evaluation_events_on_what_they_score(
+    definitions: Any, session: AgentSession, alice: User, operator_user: User
+) -> None:
+    run = session.runs.get()
+    span_upsert(trace_id="c" * 32, span_id="d" * 16, name="invocation", start_time=5,
+                end_time=9, session_id=session.pk, run_id=run.pk)  # fmt: skip
+    span_upsert(trace_id="c" * 32, span_id="e" * 16, parent_span_id="d" * 16, name="call_llm",
+                start_time=6, end_time=8, session_id=session.pk, run_id=run.pk)  # fmt: skip
+    post(alice, session.pk, {"name": "failure", "value": "hallucination", "target": "span",
+                             "trace_id": "c" * 32, "span_id": "e" * 16,
+                             "comment": "said Lyon"})  # fmt: skip
+    post(alice, session.pk, {"name": "helpful", "value": 2, "target": "run", "run": run.pk})
+    post(operator_user, session.pk, {"name": "correct", "value": "yes"})
+    client = Client()
+    client.force_login(alice)
+    document = json.loads(
+        b"".join(client.get(f"/sessions/{session.pk}/export/otlp/").streaming_content)
+    )
+    spans = [s for group in document["resourceSpans"] for scope in group["scopeSpans"]
+             for s in scope["spans"]]  # fmt: skip
+
+    def said(span_id: str) -> list[dict[str, Any]]:
+        (span,) = [s for s in spans if s["spanId"] == span_id]
+        events = [e for e in span.get("events", []) if e["name"] == "gen_ai.evaluation.result"]
+        return [
+            {kv["key"]: next(iter(kv["value"].values())) for kv in e["attributes"]}
+            for e in events
+        ]
+
+    assert said("e" * 16) == [{
+        "gen_ai.evaluation.name": "failure", "gen_ai.evaluation.score.label": "hallucination",
+        "gen_ai.evaluation.explanation": "said Lyon", "agentdash.score.target": "span",
+        "agentdash.score.source": "person", "agentdash.score.author": "alice",
+    }]  # fmt: skip
+    on_run = said("d" * 16)  # the run's root span: the run's score
+    assert [(e["gen_ai.evaluation.name"], e.get("gen_ai.evaluation.score.value")) for e in on_run
+            ] == [("helpful", 2.0)]  # fmt: skip
+    # The session's: on the first root span written (the span of no run, which starts first).
+    assert [(e["gen_ai.evaluation.name"], e["gen_ai.evaluation.score.label"],
+             e["agentdash.score.author"]) for e in said("b" * 16)] == [
+        ("correct", "yes", "operator")]  # fmt: skip
+    # The same in protobuf.
+    from tests.agentdash.dashboard.test_export_protobuf import decoded
+
+    proto = decoded(b"".join(client.get(
+        f"/sessions/{session.pk}/export/otlp/?encoding=protobuf").streaming_content))  # fmt: skip
+    names = sorted(
+        a.value.string_value for rs in proto.resource_spans for ss in rs.scope_spans
+        for sp in ss.spans for e in sp.events for a in e.attributes
+        if a.key == "gen_ai.evaluation.name"
+    )  # fmt: skip
+    assert names == ["correct", "failure", "helpful"]
