@@ -7,6 +7,7 @@ This package never imports Django.
 from runtime.agents import (
     Agent,
     BaseAgent,
+    InstructionView,
     LlmAgent,
     LoopAgent,
     ParallelAgent,
@@ -113,6 +114,7 @@ __all__ = [
     "InMemoryRunner",
     "InMemorySessionService",
     "InMemorySwitchboard",
+    "InstructionView",
     "InvalidQueryPolicyError",
     "InvocationContext",
     "ListSessionsResponse",

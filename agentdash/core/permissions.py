@@ -40,6 +40,8 @@ OPERATOR_PERMISSIONS = (
     "scores.add_scoredefinition",
     "scores.change_scoredefinition",
     "scores.view_score",
+    "instructions.view_instructionversion",
+    "instructions.add_instructionversion",
 )
 
 

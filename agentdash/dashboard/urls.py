@@ -12,6 +12,7 @@ from agentdash.dashboard.evals import urls as evals
 from agentdash.dashboard.exports import urls as exports
 from agentdash.dashboard.forks import urls as forks
 from agentdash.dashboard.guardrails import urls as guardrails
+from agentdash.dashboard.instructions import urls as instructions
 from agentdash.dashboard.scores import urls as scores
 from agentdash.dashboard.session import urls as session
 from agentdash.dashboard.sessions_list import urls as sessions_list
@@ -26,6 +27,7 @@ FEATURES = (
     breakpoints,
     forks,
     guardrails,
+    instructions,
     compare,
     evals,
     exports,

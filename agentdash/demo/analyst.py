@@ -6,6 +6,7 @@ processes and output — its span on the timeline says how the run ended."""
 from __future__ import annotations
 
 from agentdash.demo.guardrails import guarded
+from agentdash.instructions.agent_instructions import stored_instruction
 from runtime import Agent
 from runtime.code_executors import CodeExecutionTool, SandboxedCodeExecutor, SandboxLimits
 from runtime.examples.capital import default_model
@@ -16,7 +17,8 @@ root_agent = Agent(
     name="analyst",
     model=default_model(),
     description="Computes over numbers you give it, by running Python in a sandbox.",
-    instruction=(
+    # Kept in AgentDash: operators edit it at /instructions/analyst/ (docs/INSTRUCTIONS.md).
+    instruction=stored_instruction(
         "You are a careful data analyst. When the user gives numbers, compute what they ask "
         "with the run_python tool (print every result), then answer from its output: say the "
         "figures plainly. If the code fails or is stopped, say so and why."

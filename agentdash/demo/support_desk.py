@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from agentdash.demo.guardrails import guarded
+from agentdash.instructions.agent_instructions import stored_instruction
 from runtime import Agent, CallbackContext, ToolContext
 from runtime.examples.capital import default_model
 
@@ -223,7 +224,7 @@ root_agent = Agent(
     name="support_desk",
     model=default_model(),
     description="The front desk of customer support.",
-    instruction=(
+    instruction=stored_instruction(  # operators edit it at /instructions/support_desk/
         "You are the front desk of customer support. Greet the customer (visit number "
         "{user:visits?}) and hand billing questions to billing_agent and technical problems "
         "to tech_agent."

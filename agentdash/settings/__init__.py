@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "agentdash.spans",
     "agentdash.registry",
     "agentdash.controls",
+    "agentdash.instructions",
     "agentdash.runs",
     "agentdash.ingest",
     "agentdash.remote",

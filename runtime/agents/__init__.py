@@ -1,5 +1,5 @@
 from runtime.agents.base_agent import BaseAgent
-from runtime.agents.instructions import inject_session_state
+from runtime.agents.instructions import InstructionView, inject_session_state
 from runtime.agents.llm_agent import Agent, LlmAgent
 from runtime.agents.loop_agent import LoopAgent
 from runtime.agents.parallel_agent import ParallelAgent
@@ -16,6 +16,7 @@ __all__ = [
     "Agent",
     "BaseAgent",
     "CallbackContext",
+    "InstructionView",
     "InvocationContext",
     "LlmAgent",
     "LoopAgent",

@@ -149,6 +149,8 @@ def _record_request(span: LiveSpan, request: LlmRequest, capture: bool) -> None:
         tools = tool_definitions(request.config.tools)
         if tools:
             span.set_attribute(GenAI.TOOL_DEFINITIONS, to_json(tools))
+    if request.instruction_version:
+        span.set_attribute(AgentDash.INSTRUCTION_VERSION, request.instruction_version)
     if request.config.safety_settings:
         settings = [
             s.model_dump(mode="json", exclude_none=True) for s in request.config.safety_settings

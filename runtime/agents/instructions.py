@@ -1,8 +1,10 @@
-"""Instruction templating: ``{key}`` references filled from session state."""
+"""Instruction templating: ``{key}`` references filled from session state; and the versioned
+instruction a provider may give (:class:`InstructionView`)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runtime.errors import MissingStateKeyError
@@ -10,6 +12,19 @@ from runtime.sessions.state import State
 
 if TYPE_CHECKING:
     from runtime.contexts.readonly_context import ReadonlyContext
+
+
+@dataclass(frozen=True)
+class InstructionView:
+    """What an instruction provider may return instead of text: a template kept somewhere
+    that changes while agents run (AgentDash's stored instructions), and which version of it
+    this is. Unlike a provider's plain text, ``template`` is filled from state as a string
+    instruction is; ``version`` is written on the model call's span
+    (``agentdash.instruction.version``), so a trace says which instruction a call was given."""
+
+    template: str
+    version: str
+
 
 _REFERENCE = re.compile(r"{+[^{}]*}+")
 _PREFIXES = (State.APP_PREFIX, State.USER_PREFIX, State.TEMP_PREFIX)

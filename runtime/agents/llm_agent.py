@@ -22,7 +22,7 @@ from runtime.agents._tool_calls import (
     model_pause_event,
 )
 from runtime.agents.base_agent import BaseAgent
-from runtime.agents.instructions import inject_session_state
+from runtime.agents.instructions import InstructionView, inject_session_state
 from runtime.agents.request_processors import REQUEST_PROCESSORS, RequestProcessor
 from runtime.callbacks.any_agent import Callback
 from runtime.code_executors.base_code_executor import BaseCodeExecutor
@@ -188,13 +188,23 @@ class LlmAgent(BaseAgent):
 
     async def canonical_instruction(self, ctx: InvocationContext) -> str:
         """The instruction text: a string is templated from state; a provider is called with a
-        :class:`ReadonlyContext` and its text used as it is."""
+        :class:`ReadonlyContext` and its text used as it is (an :class:`InstructionView` it
+        returns is templated as a string is)."""
+        text, _ = await self.instruction_and_version(ctx)
+        return text
+
+    async def instruction_and_version(self, ctx: InvocationContext) -> tuple[str, str]:
+        """The instruction text and, when its provider gave an :class:`InstructionView`, its
+        version (``""`` otherwise)."""
         if callable(self.instruction):
-            text = self.instruction(ReadonlyContext(ctx))
-            if inspect.isawaitable(text):
-                text = await text
-            return "" if text is None else str(text)
-        return await inject_session_state(self.instruction, ReadonlyContext(ctx))
+            given = self.instruction(ReadonlyContext(ctx))
+            if inspect.isawaitable(given):
+                given = await given
+            if isinstance(given, InstructionView):
+                text = await inject_session_state(given.template, ReadonlyContext(ctx))
+                return text, given.version
+            return "" if given is None else str(given), ""
+        return await inject_session_state(self.instruction, ReadonlyContext(ctx)), ""
 
     async def _build_request(self, ctx: InvocationContext) -> LlmRequest:
         """The next model request: :attr:`request_processors`, in order."""

@@ -47,8 +47,11 @@ async def basic(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) ->
 
 
 async def instructions(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:
-    """The agent's instruction: templated from state, or its provider's text."""
-    request.append_instructions([await agent.canonical_instruction(ctx)])
+    """The agent's instruction: templated from state, or its provider's text; the version
+    its provider named, if any, kept on the request for the model call's span."""
+    text, version = await agent.instruction_and_version(ctx)
+    request.append_instructions([text])
+    request.instruction_version = version
 
 
 async def identity(agent: LlmAgent, ctx: InvocationContext, request: LlmRequest) -> None:

@@ -24,6 +24,9 @@ class LlmRequest(BaseModel):
     contents: list[types.Content] = Field(default_factory=list)
     config: types.GenerateContentConfig = Field(default_factory=types.GenerateContentConfig)
     tools_dict: dict[str, Any] = Field(default_factory=dict, exclude=True)
+    instruction_version: str = Field(default="", exclude=True)
+    """The version of the agent's instruction in this request, when its provider named one
+    (``runtime.agents.instructions.InstructionView``)."""
 
     def append_instructions(self, instructions: list[str]) -> None:
         """Add text to the system instruction, one paragraph per item."""

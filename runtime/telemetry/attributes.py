@@ -122,6 +122,9 @@ class AgentDash:
     GUARDRAIL_DECISION = "agentdash.guardrail.decision"
     """What a guardrail decided on this step: one of :class:`Decision`."""
     GUARDRAIL_REASON = "agentdash.guardrail.reason"
+    INSTRUCTION_VERSION = "agentdash.instruction.version"
+    """On a model call: the version of the agent's instruction it was given, when the
+    instruction's provider named one (a stored instruction: ``v3``, or ``code``)."""
     GUARDRAIL_POLICY = "agentdash.guardrail.policy"
     """The policy the decision was made under: its name, ``@`` its version when known."""
     ERROR_MESSAGE = "agentdash.error.message"

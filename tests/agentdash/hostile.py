@@ -115,6 +115,7 @@ def world_make(owner: Any) -> None:
     from agentdash.controls.breakpoints import breakpoint_add
     from agentdash.controls.services import callback_setting_set, policy_create
     from agentdash.ingest.keys import ingest_key_create
+    from agentdash.instructions.services import instruction_save
     from agentdash.ingest.services import session_id_for
     from agentdash.monitor.alerts import rule_check
     from agentdash.monitor.models import AlertRule
@@ -180,6 +181,8 @@ def world_make(owner: Any) -> None:
     definition_save(definition=judged, actor=owner)
     score_record(session=session, given=ScoreGiven("hostile-failure", "<b>bold</b>",
                  comment="<script>alert(1)</script>"), source="person", actor=owner)  # fmt: skip
+    instruction_save(agent_name="analyst", text="<img src=x onerror=alert(1)> {user:name?}",
+                     reason="<b>why</b>", actor=owner, expected_version=0)  # fmt: skip
     for scope in (None, session.id):
         callback_setting_set(
             agent_name="capital_agent", callback_name="add_disclaimer", enabled=False,

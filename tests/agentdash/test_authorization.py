@@ -633,6 +633,29 @@ ACCESS: dict[str, list[Case]] = {
         ),
     ],
     # A policy edited outside the admin: operators (with change_policy) only.
+    "instructions/": [
+        Case(operators_only()),
+        Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="post"),
+    ],
+    "instructions/<str:agent_name>/": [
+        Case(operators_only(), kwargs=lambda users: {"agent_name": "analyst"}),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            kwargs=lambda users: {"agent_name": "capital_agent"},  # it does not opt in
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=redirect("/instructions/analyst/")),
+            method="post",
+            kwargs=lambda users: {"agent_name": "analyst"},
+            data={"action": "save", "text": "You are terse.", "loaded_version": 0},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=redirect("/instructions/analyst/")),
+            method="post",
+            kwargs=lambda users: {"agent_name": "analyst"},
+            data={"action": "rollback", "to_version": 0, "loaded_version": 0},
+        ),
+    ],
     "policies/<int:policy_id>/": [
         Case(
             roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),

@@ -35,7 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("otel", "client"),
     ("core",),
     ("changes",),
-    ("agent_sessions", "spans", "registry", "controls"),
+    ("agent_sessions", "spans", "registry", "controls", "instructions"),
     ("runs", "ingest"),
     ("remote", "live", "evals", "scores"),
     ("demo", "dashboard", "monitor"),

@@ -277,8 +277,7 @@ def test_scores_go_out_in_otlp_as_evaluation_events_on_what_they_score(
         (span,) = [s for s in spans if s["spanId"] == span_id]
         events = [e for e in span.get("events", []) if e["name"] == "gen_ai.evaluation.result"]
         return [
-            {kv["key"]: next(iter(kv["value"].values())) for kv in e["attributes"]}
-            for e in events
+            {kv["key"]: next(iter(kv["value"].values())) for kv in e["attributes"]} for e in events
         ]
 
     assert said("e" * 16) == [{

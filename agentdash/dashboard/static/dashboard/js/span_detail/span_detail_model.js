@@ -32,6 +32,7 @@ const A = {
   replacedBy: "agentdash.replaced_by",
   error: "agentdash.error.message",
   safety: "agentdash.model.safety_settings",
+  instruction: "agentdash.instruction.version",
 };
 const USAGE_PREFIX = "gen_ai.usage.";
 
@@ -184,6 +185,8 @@ function usageFacts(usage, a) {
   const offline = a[A.offline] && model !== "offline" ? `${model ?? ""} (offline)` : model;
   /** @type {[string, unknown][]} */
   const pairs = [["model", offline], ["provider", a[A.provider] !== model ? a[A.provider] : null]];
+  // A stored instruction (docs/INSTRUCTIONS.md): which version this call was given.
+  if (typeof a[A.instruction] === "string") pairs.push(["instruction", a[A.instruction]]);
   if (usage && typeof usage === "object") {
     pairs.push(
       ["input tokens", formatCount(usage.input)],
