@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.db import DatabaseError
 
 from agentdash.core.threads import in_worker_thread
-from agentdash.instructions.versions import CODE, InstructionUnavailableError
 from agentdash.instructions.selectors import instruction_current
+from agentdash.instructions.versions import CODE, InstructionUnavailableError
 from runtime.agents.instructions import InstructionView
 
 

@@ -115,8 +115,8 @@ def world_make(owner: Any) -> None:
     from agentdash.controls.breakpoints import breakpoint_add
     from agentdash.controls.services import callback_setting_set, policy_create
     from agentdash.ingest.keys import ingest_key_create
-    from agentdash.instructions.services import instruction_save
     from agentdash.ingest.services import session_id_for
+    from agentdash.instructions.services import instruction_save
     from agentdash.monitor.alerts import rule_check
     from agentdash.monitor.models import AlertRule
     from agentdash.monitor.services import rule_save

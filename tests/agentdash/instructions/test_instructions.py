@@ -44,7 +44,9 @@ def test_versions_grow_are_audited_and_a_stale_save_stores_nothing(operator_user
     assert (first.version, first.author_name, first.reason) == (1, "operator", "shorter")
     second = save(operator_user, "You are brief.", 1)
     assert second.version == 2
-    with pytest.raises(InstructionConflict, match="you started from version 1; it is now version 2"):
+    with pytest.raises(
+        InstructionConflict, match="you started from version 1; it is now version 2"
+    ):
         save(operator_user, "Someone else's edit.", 1)
     with pytest.raises(ValidationError, match="current instruction already"):
         save(operator_user, "You are brief.", 2)
