@@ -40,6 +40,10 @@ OPERATOR_PERMISSIONS = (
     "scores.add_scoredefinition",
     "scores.change_scoredefinition",
     "scores.view_score",
+    "scores.view_evaluatorrule",
+    "scores.add_evaluatorrule",
+    "scores.change_evaluatorrule",
+    "scores.view_evaluation",
     "instructions.view_instructionversion",
     "instructions.add_instructionversion",
 )

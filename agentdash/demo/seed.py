@@ -17,6 +17,9 @@ from agentdash.core.permissions import OPERATORS_GROUP
 from agentdash.core.services import roles_ensure
 from agentdash.demo.policies import DEFAULT_QUERY_POLICY, QUERY_KIND
 from agentdash.registry.services import agents_mirror
+from agentdash.scores.models import EvaluatorRule, ScoreDefinition
+from agentdash.scores.rules import evaluator_rule_save
+from agentdash.scores.services import definition_save
 
 DEFAULT_DEMO_PASSWORD = "agentdash-demo"
 """The demo accounts' password when ``AGENTDASH_DEMO_PASSWORD`` is not set (documented)."""
@@ -97,6 +100,7 @@ class DemoSeedResult:
     password_is_default: bool = True
     policy_created: bool = False
     guardrail_policies_created: list[str] = field(default_factory=list)
+    judge_rule_created: bool = False
     agents: list[str] = field(default_factory=list)
 
 
@@ -163,6 +167,28 @@ def _guardrail_policies_ensure() -> list[str]:
     return created
 
 
+JUDGE_RULE = "support-desk-judge"
+
+
+def _judge_rule_ensure(operator: Any) -> bool:
+    """An online LLM judge (the offline model) on half the support desk's finished runs,
+    scoring ``helpful`` (docs/SCORES.md), unless a rule of that name exists."""
+    if EvaluatorRule.objects.filter(name=JUDGE_RULE).exists():
+        return False
+    helpful = ScoreDefinition.objects.filter(name="helpful").first()
+    if helpful is None:
+        helpful = definition_save(
+            definition=ScoreDefinition(name="helpful", kind="boolean",
+                                       description="The answer helped the customer."),
+            actor=operator,
+        )  # fmt: skip
+    rule = EvaluatorRule(name=JUDGE_RULE, evaluator=EvaluatorRule.Evaluator.LLM_JUDGE,
+                         agent_name="support_desk", sample_rate=0.5,
+                         config={"model": "offline"}, definition=helpful)  # fmt: skip
+    evaluator_rule_save(rule=rule, actor=operator)
+    return True
+
+
 def demo_seed() -> DemoSeedResult:
     """Create or update the demo accounts — ``alice`` and ``bob`` (users), ``operator`` (in
     the Operators group, and staff: it uses the admin within the group's permissions) and
@@ -196,5 +222,6 @@ def demo_seed() -> DemoSeedResult:
         _user_upsert(username=DEMO_ADMIN, password=password, superuser=True, result=result)
         result.policy_created = _query_policy_ensure()
         result.guardrail_policies_created = _guardrail_policies_ensure()
+        result.judge_rule_created = _judge_rule_ensure(operator)
         result.agents = [record.name for record in agents_mirror()]
     return result

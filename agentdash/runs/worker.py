@@ -23,6 +23,7 @@ from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import streaming
+from agentdash.runs.after_run import after_run
 from agentdash.runs.confirmation_requests import answer_cancels, invocation_waits
 from agentdash.runs.host import run_host
 from agentdash.runs.lifecycle import (
@@ -94,10 +95,12 @@ async def run_execute(run_id: int, *, worker: str) -> None:
     outcome are written once the database is back, and a run the outage interrupted is
     queued again and, at once, resumed here as its next attempt (what it stored is kept, as
     after a dead worker), up to ``RUN_MAX_ATTEMPTS``. Nothing a run does raises out of here;
-    a failure to record its outcome does (the reaper then takes the run up).
+    a failure to record its outcome does (the reaper then takes the run up). Then the hooks
+    of ``runs.after_run`` run (the online evaluators), whatever they do leaving the run be.
     """
     while await _attempt(run_id, worker=worker):
         pass  # queued again after an outage: claim it once more
+    await after_run(run_id)  # e.g. the online evaluators; never changes the run
 
 
 async def _attempt(run_id: int, *, worker: str) -> bool:

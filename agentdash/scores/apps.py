@@ -15,3 +15,8 @@ class ScoresConfig(AppConfig):
         from agentdash.scores.selectors import scores_load
 
         item_kind_register(SessionChange.Kind.SCORE, load=scores_load)
+
+        from agentdash.runs.after_run import after_run_register
+        from agentdash.scores.online import run_evaluate
+
+        after_run_register(run_evaluate)  # the online evaluators, after each run

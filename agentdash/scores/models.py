@@ -94,3 +94,83 @@ class Score(models.Model):
 
     def __str__(self) -> str:
         return f"{self.definition.name}={self.label or self.value} on {self.target}"
+
+
+class EvaluatorRule(models.Model):
+    """An online evaluator: which finished runs it takes (an agent, an outcome, a sampled
+    share), how it judges them (``evaluator`` and its ``config``) and the score it gives
+    (``definition``). Run in the workers after each run, never touching the run
+    (docs/SCORES.md, "Online evaluators")."""
+
+    class Evaluator(models.TextChoices):
+        LLM_JUDGE = "llm_judge", "LLM judge (a rubric, a model)"
+        TOOL_TRAJECTORY = "tool_trajectory", "Tool trajectory (ADK: the expected tool calls)"
+        RESPONSE_MATCH = "response_match", "Response match (ADK: ROUGE-1 against a reference)"
+        REGEX = "regex", "Regular expression on the answer"
+        JSON_SCHEMA = "json_schema", "JSON schema of the answer"
+
+    class Outcome(models.TextChoices):
+        ANY = "", "any finished run"
+        SUCCEEDED = "succeeded", "succeeded"
+        FAILED = "failed", "failed"
+
+    name = models.SlugField(max_length=64, unique=True)
+    enabled = models.BooleanField(default=True)
+    agent_name = models.CharField(
+        max_length=128, blank=True, help_text="The root agent whose runs it takes (empty: any)."
+    )
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True, default="")
+    sample_rate = models.FloatField(
+        default=1.0, help_text="The share of matching runs evaluated, from 0 to 1."
+    )
+    evaluator = models.CharField(max_length=32, choices=Evaluator.choices)
+    config = models.JSONField(default=dict, blank=True)
+    definition = models.ForeignKey(
+        ScoreDefinition, on_delete=models.PROTECT, related_name="rules",
+        help_text="The score it gives.",
+    )  # fmt: skip
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Evaluation(models.Model):
+    """One rule's evaluation of one run: its outcome (a score, or why there is none) and, for
+    an LLM judge, what the judge cost — kept apart from the agent's, with the judge's own
+    session (its spans and events)."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        SCORED = "scored"
+        FAILED = "failed"
+
+    rule = models.ForeignKey(EvaluatorRule, on_delete=models.CASCADE, related_name="evaluations")
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="evaluations")
+    session = models.ForeignKey(
+        "agent_sessions.AgentSession", on_delete=models.CASCADE, related_name="evaluations"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    score = models.ForeignKey(Score, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")  # fmt: skip
+    explanation = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    judge_session_id = models.CharField(max_length=64, blank=True)
+    judge_model = models.CharField(max_length=128, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["rule", "run"], name="evaluation_once_per_rule_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rule_id} on run {self.run_id}: {self.status}"

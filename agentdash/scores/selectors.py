@@ -7,10 +7,10 @@ import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import OuterRef, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Sum
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
-from agentdash.scores.models import Score, ScoreDefinition
+from agentdash.scores.models import Evaluation, EvaluatorRule, Score, ScoreDefinition
 
 
 def score_snapshot(score: Score) -> dict[str, Any]:
@@ -122,3 +122,30 @@ def score_condition(*, name: str, said: str) -> Q:
 def sessions_scored(*, condition: Q) -> QuerySet[Score, Any]:
     """The ids (``session_id``) of the sessions with a score that meets ``condition``."""
     return Score.objects.filter(condition).values("session_id")
+
+
+def evaluator_rules_summary() -> list[dict[str, Any]]:
+    """Each rule with how its evaluations went: scored, failed, running, and what its judge
+    spent (tokens, cost), for the evaluations page."""
+    statuses = Evaluation.Status
+    rows = EvaluatorRule.objects.select_related("definition").annotate(
+        scored=Count("evaluations", filter=Q(evaluations__status=statuses.SCORED)),
+        failed=Count("evaluations", filter=Q(evaluations__status=statuses.FAILED)),
+        running=Count("evaluations", filter=Q(evaluations__status=statuses.RUNNING)),
+        judge_input=Sum("evaluations__input_tokens"),
+        judge_output=Sum("evaluations__output_tokens"),
+        judge_cost=Sum("evaluations__cost_usd"),
+    )
+    return [{"rule": r, "scored": r.scored, "failed": r.failed, "running": r.running,
+             "judge_input": r.judge_input, "judge_output": r.judge_output,
+             "judge_cost": r.judge_cost} for r in rows.order_by("name")]  # fmt: skip
+
+
+def evaluations_recent(*, rule: str = "", status: str = "", limit: int = 100) -> list[Any]:
+    """The latest evaluations (of one rule, of one status), newest first."""
+    rows = Evaluation.objects.select_related("rule", "score", "run")
+    if rule:
+        rows = rows.filter(rule__name=rule)
+    if status:
+        rows = rows.filter(status=status)
+    return list(rows.order_by("-started_at", "-pk")[:limit])

@@ -5,7 +5,8 @@ It is a handful of rules, not a language model, and says so: every text answer s
 share the most words with the user's message, fills the arguments from the message (a SQL
 parameter from a statement the message contains, or from its plain English over the tables
 the tool documents), answers from tool results, and otherwise echoes the user's words
-verbatim with the first sentence of its instructions.
+verbatim with the first sentence of its instructions. Asked for a verdict (an evaluator's
+JSON of ``value`` and ``explanation``), it gives one by a stated rule (``_offline_judge``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import ClassVar
 from google.genai import types
 
 from runtime.models._offline_answer import PREFIX, answer_from
+from runtime.models._offline_judge import asks_for_verdict, verdict
 from runtime.models._offline_sql import is_sql_param, schema_from, sql_for, typed_sql
 from runtime.models._offline_text import fill_args, keys, name_keys, params, score
 from runtime.models.base_llm import BaseLlm
@@ -113,6 +115,8 @@ class OfflineLlm(BaseLlm):
             ) else []  # fmt: skip
             return types.Part(text=answer_from(results, calls))
         text = "".join(p.text for p in parts if p.text and not p.thought)
+        if asks_for_verdict(request):
+            return types.Part(text=verdict(request, text))
         choice = self._pick(request, text) if len(text) <= MAX_MESSAGE else None
         if choice is None and _FOLLOW_UP.match(text) and len(text) <= MAX_MESSAGE:
             choice = self._follow_up(request, text, contents[: turn or 0])
@@ -206,7 +210,8 @@ class OfflineLlm(BaseLlm):
         self, llm_request: LlmRequest, stream: bool = False
     ) -> AsyncGenerator[LlmResponse, None]:
         part = self._decide(llm_request)
-        if part.text is not None and llm_request.config.response_mime_type == "application/json":
+        json_out = llm_request.config.response_mime_type == "application/json"
+        if part.text is not None and json_out and not asks_for_verdict(llm_request):
             part = types.Part(text=json.dumps({"answer": part.text}, ensure_ascii=False))
         if part.text is not None:
             answer_words = len(part.text.split())

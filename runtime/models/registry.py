@@ -8,23 +8,31 @@ from runtime.errors import ModelNotFoundError
 from runtime.models.base_llm import BaseLlm
 
 _registry: list[tuple[re.Pattern[str], type[BaseLlm]]] = []
+_builtins_loaded = False
 
 
 def register(cls: type[BaseLlm]) -> type[BaseLlm]:
-    """Make ``cls`` serve the model names matching its ``supported_models()`` patterns."""
+    """Make ``cls`` serve the model names matching its ``supported_models()`` patterns (a
+    class registered later wins over earlier ones, the built-in ones included)."""
     for pattern in cls.supported_models():
         _registry.append((re.compile(pattern), cls))
     return cls
 
 
 def _builtin() -> None:
-    if _registry:
+    """The built-in classes, first in the list (so that any registered class wins), loaded
+    once — whether or not classes were registered before."""
+    global _builtins_loaded
+    if _builtins_loaded:
         return
     from runtime.models.gemini import Gemini
     from runtime.models.offline_llm import OfflineLlm
 
-    register(OfflineLlm)
-    register(Gemini)
+    builtins = [
+        (re.compile(p), cls) for cls in (OfflineLlm, Gemini) for p in cls.supported_models()
+    ]
+    _registry[:0] = builtins
+    _builtins_loaded = True
 
 
 def resolve(model: str | BaseLlm) -> BaseLlm:

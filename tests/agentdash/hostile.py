@@ -124,7 +124,8 @@ def world_make(owner: Any) -> None:
     from agentdash.remote.pauses import pauses_record
     from agentdash.remote.services import remote_process_register
     from agentdash.runs.services import run_enqueue
-    from agentdash.scores.models import ScoreDefinition
+    from agentdash.scores.models import Evaluation, EvaluatorRule, ScoreDefinition
+    from agentdash.scores.rules import evaluator_rule_save
     from agentdash.scores.services import ScoreGiven, definition_save, score_record
     from agentdash.spans.prices import model_price_set
     from agentdash.spans.services import span_upsert
@@ -145,7 +146,8 @@ def world_make(owner: Any) -> None:
         session_id=session.id,
     )  # fmt: skip
     message = types.Content(role="user", parts=[types.Part(text="hi")])
-    run_enqueue(session=session, agent_name="capital_agent", message=message, requested_by=owner)
+    run = run_enqueue(session=session, agent_name="capital_agent", message=message,
+                      requested_by=owner)  # fmt: skip
     policy_create(
         name="orders only", kind="query", config={"tables": ["orders"]}, agents=["data_agent"],
         actor=owner, reason="hostile tests",
@@ -176,11 +178,21 @@ def world_make(owner: Any) -> None:
     rule = AlertRule(name="hostile tests", metric="runs", comparison="below", threshold=1000)
     rule_save(rule=rule, actor=owner)
     rule_check(rule, now=timezone.now())  # fewer runs than that: it fires (an event)
+    definition_save(definition=ScoreDefinition(name="helpful-hostile", kind="boolean"),
+                    actor=owner)  # fmt: skip
     judged = ScoreDefinition(name="hostile-failure", kind="category",
                              categories=["wrong tool", "<b>bold</b>"])  # fmt: skip
     definition_save(definition=judged, actor=owner)
     score_record(session=session, given=ScoreGiven("hostile-failure", "<b>bold</b>",
                  comment="<script>alert(1)</script>"), source="person", actor=owner)  # fmt: skip
+    rule = evaluator_rule_save(rule=EvaluatorRule(name="hostile-judge", evaluator="regex",
+                     config={"pattern": "<script>"}, definition=ScoreDefinition.objects.get(
+                         name="helpful-hostile")), actor=owner)  # fmt: skip
+    # What an evaluation says is a model's or a check's text: made as the worker makes it.
+    Evaluation.objects.create(
+        rule=rule, run=run, session=session, status="failed",
+        error="<img src=x onerror=alert(1)>", judge_model="offline",
+    )  # fmt: skip
     instruction_save(agent_name="analyst", text="<img src=x onerror=alert(1)> {user:name?}",
                      reason="<b>why</b>", actor=owner, expected_version=0)  # fmt: skip
     for scope in (None, session.id):

@@ -633,6 +633,10 @@ ACCESS: dict[str, list[Case]] = {
         ),
     ],
     # A policy edited outside the admin: operators (with change_policy) only.
+    "evaluations/": [
+        Case(operators_only()),
+        Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="post"),
+    ],
     "instructions/": [
         Case(operators_only()),
         Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="post"),

@@ -2,9 +2,10 @@
 
 from django.urls import path
 
-from agentdash.dashboard.scores import views
+from agentdash.dashboard.scores import evaluations, views
 
 urlpatterns = [
+    path("evaluations/", evaluations.evaluations, name="evaluations"),
     path(
         "sessions/<session_id:session_id>/scores/",
         views.session_scores_view,

@@ -41,4 +41,6 @@ class Command(BaseCommand):
         if result.guardrail_policies_created:
             names = ", ".join(result.guardrail_policies_created)
             self.stdout.write(f"Created the demo guardrail policies: {names}.")
+        if result.judge_rule_created:
+            self.stdout.write("Created the online judge of the support desk's runs (half of them).")
         self.stdout.write(self.style.SUCCESS(f"Agents mirrored: {', '.join(result.agents)}"))
