@@ -96,11 +96,9 @@ async def evaluate(run: Run, rule: EvaluatorRule) -> Evaluation | None:
         material = await in_worker_thread(_material)(run)
         if rule.evaluator == EvaluatorRule.Evaluator.LLM_JUDGE:
             said["judge_model"] = config["model"]
-            judged = await asyncio.wait_for(
-                judge_run(rule_name=rule.name, run_id=run.pk, config=config, material=material,
-                          target=target),
-                timeout=config["timeout_s"],
-            )  # fmt: skip
+            async with asyncio.timeout(config["timeout_s"]):
+                judged = await judge_run(rule_name=rule.name, run_id=run.pk, config=config,
+                                         material=material, target=target)  # fmt: skip
             value, why = judged.value, judged.explanation
             said.update(judge_session_id=judged.session_id, input_tokens=judged.input_tokens,
                         output_tokens=judged.output_tokens, cost_usd=judged.cost_usd)  # fmt: skip

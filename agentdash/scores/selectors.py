@@ -149,3 +149,6 @@ def evaluations_recent(*, rule: str = "", status: str = "", limit: int = 100) ->
     if status:
         rows = rows.filter(status=status)
     return list(rows.order_by("-started_at", "-pk")[:limit])
+
+
+EVALUATION_STATUSES: list[str] = list(Evaluation.Status.values)

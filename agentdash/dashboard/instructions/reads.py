@@ -4,9 +4,9 @@ the tree of every configured agent."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from agentdash.instructions.agent_instructions import StoredInstruction
-from agentdash.instructions.models import InstructionVersion
 from agentdash.instructions.selectors import instruction_heads
 from agentdash.registry.selectors import agent_get, agent_list
 from runtime.agents.base_agent import BaseAgent
@@ -20,7 +20,7 @@ class Instructed:
     name: str
     root: str
     code_text: str
-    current: InstructionVersion | None
+    current: Any  # its stored version (instructions.InstructionVersion), or None
 
     @property
     def text(self) -> str:

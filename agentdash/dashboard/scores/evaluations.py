@@ -10,8 +10,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from agentdash.core.permissions import OperatorRequired, is_operator
-from agentdash.scores.models import Evaluation
-from agentdash.scores.selectors import evaluations_recent, evaluator_rules_summary
+from agentdash.scores.selectors import (
+    EVALUATION_STATUSES,
+    evaluations_recent,
+    evaluator_rules_summary,
+)
 
 
 @login_required
@@ -21,11 +24,11 @@ def evaluations(request: HttpRequest) -> HttpResponse:
         raise OperatorRequired("only operators see the evaluators")
     rule = request.GET.get("rule", "")[:64]
     status = request.GET.get("status", "")
-    if status not in Evaluation.Status.values:
+    if status not in EVALUATION_STATUSES:
         status = ""
     return render(request, "dashboard/evaluations.html", {
         "rules": evaluator_rules_summary(),
         "evaluations": evaluations_recent(rule=rule, status=status),
-        "rule": rule, "status": status, "statuses": Evaluation.Status.values,
+        "rule": rule, "status": status, "statuses": EVALUATION_STATUSES,
         "is_operator": True,
     })  # fmt: skip

@@ -13,6 +13,7 @@
  * @module dashboard/timeline
  */
 
+import { NodeMarks } from "./node_marks.js";
 import { formatCount, nowNs } from "../common/format.js";
 import { LazySpanDetail } from "../span_detail/span_detail_lazy.js";
 import { fieldIndex, summaryOfChange, summaryOfRow } from "../common/span_summary.js";
@@ -57,8 +58,8 @@ export class Timeline {
     /** @type {Map<string, number>} span key → Unix ns it has waited since (markWaiting) */
     this.waiting = new Map();
     this.waitClock = 0;
-    /** @type {Map<string, {text: string, title: string, bad: boolean}>} span key → its scores' mark (markScores) */
-    this.scoreMarks = new Map();
+    /** @type {NodeMarks<{text: string, title: string, bad: boolean}>} the scores' marks (markScores) */
+    this.scoreMarks = new NodeMarks(this.data, (node, mark) => this.data.setScored(node, mark), (node) => node.scored);
     this.build(fetchSpan, detailExtra);
   }
 
@@ -139,21 +140,8 @@ export class Timeline {
    * @param {Map<string, {text: string, title: string, bad: boolean}>} marks span key → mark
    */
   markScores(marks) {
-    for (const key of this.scoreMarks.keys()) {
-      const node = this.data.nodes.get(key);
-      if (node && !marks.has(key)) this.data.setScored(node, null);
-    }
-    this.scoreMarks = marks;
-    this.applyScores();
+    this.scoreMarks.set(marks);
     this.requestFrame();
-  }
-
-  /** @private Put the score marks on their nodes (a no-op for a node that has its mark). */
-  applyScores() {
-    for (const [key, mark] of this.scoreMarks) {
-      const node = this.data.nodes.get(key);
-      if (node && node.scored !== mark) this.data.setScored(node, mark);
-    }
   }
 
   /** @private Put the waiting marks on their nodes; `clock`: repaint them (their time grew). */
@@ -343,7 +331,7 @@ export class Timeline {
   dataChanged() {
     this.countDirty = true;
     if (this.waiting.size) this.applyWaiting();
-    if (this.scoreMarks.size) this.applyScores();
+    if (this.scoreMarks.size) this.scoreMarks.apply();
     for (const listener of this.listeners.data) listener();
     if (this.pending && this.data.nodes.has(this.pending.key)) {
       const { traceId, spanId, scroll } = this.pending;
