@@ -13,6 +13,7 @@ from agentdash.dashboard.exports import urls as exports
 from agentdash.dashboard.forks import urls as forks
 from agentdash.dashboard.guardrails import urls as guardrails
 from agentdash.dashboard.instructions import urls as instructions
+from agentdash.dashboard.playground import urls as playground
 from agentdash.dashboard.scores import urls as scores
 from agentdash.dashboard.session import urls as session
 from agentdash.dashboard.sessions_list import urls as sessions_list
@@ -28,6 +29,7 @@ FEATURES = (
     forks,
     guardrails,
     instructions,
+    playground,
     compare,
     evals,
     exports,

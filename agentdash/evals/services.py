@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.hygiene import JsonTooDeep, json_loads_bounded, value_problem
@@ -20,6 +21,7 @@ from agentdash.registry.loader import AgentNotRegisteredError
 from agentdash.registry.selectors import agent_get
 from runtime.evaluation import (
     DEFAULT_CRITERIA,
+    EvalCase,
     EvalSet,
     EvalSetFormatError,
     criteria_from,
@@ -27,6 +29,7 @@ from runtime.evaluation import (
     eval_set_data,
     eval_set_load,
 )
+from runtime.evaluation.eval_case import Invocation
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """The largest eval-set file taken (a set of hundreds of long conversations is far less)."""
@@ -158,6 +161,33 @@ def eval_case_save(
     )
     if not case.conversation:
         raise _bad("session", "this session has no message from its user yet: nothing to keep")
+    return _case_put(eval_set_id=eval_set_id, case=case, agent_name=session.app_name,
+                     actor=actor, said={"session": session.id})  # fmt: skip
+
+
+def eval_case_save_turn(
+    *, eval_set_id: str, eval_id: str, agent_name: str, user_content: types.Content,
+    expected: types.Content, actor: Any, said: dict[str, Any],
+) -> tuple[EvalSetRecord, bool]:  # fmt: skip
+    """Keep one turn — the user's message and the answer expected to it — as eval case
+    ``eval_id`` of eval set ``eval_set_id`` (made if there is none, its agent
+    ``agent_name``). ``said``: what the audit entry adds (where the turn came from). Errors
+    as :func:`eval_case_save`'s."""
+    eval_set_id = _clean_id(eval_set_id, "eval_set_id")
+    eval_id = _clean_id(eval_id, "eval_id")
+    turn = Invocation(invocation_id=f"e-{eval_id}", user_content=user_content,
+                      final_response=expected)  # fmt: skip
+    case = EvalCase(eval_id=eval_id, conversation=[turn])
+    return _case_put(eval_set_id=eval_set_id, case=case, agent_name=agent_name, actor=actor,
+                     said=said)  # fmt: skip
+
+
+def _case_put(
+    *, eval_set_id: str, case: EvalCase, agent_name: str, actor: Any, said: dict[str, Any]
+) -> tuple[EvalSetRecord, bool]:
+    """Put ``case`` into the set (replacing a case of its id), making the set if needed;
+    audited ``evalset.case_save``."""
+    eval_id = case.eval_id
     with transaction.atomic():
         record = EvalSetRecord.objects.select_for_update().filter(eval_set_id=eval_set_id).first()
         if record is None:
@@ -170,12 +200,12 @@ def eval_case_save(
         data = eval_set_data(current)
         problem = value_problem(data)
         if problem:
-            raise _bad("session", f"this session cannot be kept as a case: {problem}")
+            raise _bad("session", f"this cannot be kept as a case: {problem}")
         if record is None:
             record = EvalSetRecord.objects.create(
                 eval_set_id=eval_set_id,
                 name=eval_set_id,
-                agent_name=session.app_name,
+                agent_name=agent_name,
                 case_count=len(current.eval_cases),
                 data=data,
                 created_by=_user(actor),
@@ -188,7 +218,7 @@ def eval_case_save(
             action="evalset.case_save",
             target_type=TARGET,
             target_id=str(record.pk),
-            after={"eval_id": eval_id, "session": session.id, "replaced": replaced},
+            after={"eval_id": eval_id, **said, "replaced": replaced},
         )
     return record, replaced
 

@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "agentdash.live",
     "agentdash.evals",
     "agentdash.scores",
+    "agentdash.playground",
     "agentdash.demo",
     "agentdash.dashboard",
     "agentdash.monitor",

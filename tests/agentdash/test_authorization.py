@@ -184,6 +184,19 @@ def _session_with_trace(owner: User | None) -> str:
     return session_id
 
 
+def _session_with_model_call(owner: User | None) -> dict[str, Any]:
+    """:func:`_session_of`, with one model call of trace :data:`TRACE`; the playground's URL
+    parameters for it."""
+    from agentdash.spans.services import span_upsert
+
+    session_id = _session_of(owner)
+    span_upsert(trace_id=TRACE, span_id="00f067aa0ba902b8", name="call_llm", start_time=1,
+                end_time=2, session_id=session_id,
+                attributes={"agentdash.span.kind": "model",
+                            "gen_ai.request.model": "offline"})  # fmt: skip
+    return {"session_id": session_id, "trace_id": TRACE, "span_id": "00f067aa0ba902b8"}
+
+
 def _compare_sessions(users: Users) -> dict[str, Any]:
     """Sessions ``cmp-a`` and ``cmp-b`` of alice's and ``cmp-carol`` of carol's, for the
     Compare page (whose ids travel in the query string); no URL parameters."""
@@ -793,6 +806,37 @@ ACCESS: dict[str, list[Case]] = {
         ),
     ],
     # One span: found only in its session (none exists here, so 404 for everyone signed in).
+    "sessions/<session_id:session_id>/playground/<str:trace_id>/<str:span_id>/": [
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),
+            kwargs=lambda users: _session_with_model_call(users["alice"]),
+        ),
+        Case(  # someone else's session: not confirmed
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+            kwargs=lambda users: _session_with_model_call(_user("carol")),
+        ),
+        Case(  # no such model call
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            kwargs=lambda users: {
+                "session_id": _session_of(users["alice"]),
+                "trace_id": TRACE,
+                "span_id": "0" * 16,
+            },
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=redirect("/sessions/")),
+            method="post",
+            kwargs=lambda users: _session_with_model_call(users["alice"]),
+            data={
+                "action": "run",
+                "model": "offline",
+                "system": "Be brief.",
+                "tools": "[]",
+                "skeleton": '[{"role": "user", "parts": ["text"]}]',
+                "text-0-0": "hi",
+            },
+        ),
+    ],
     "sessions/<session_id:session_id>/spans/<str:trace_id>/<str:span_id>/": [
         Case(
             roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),

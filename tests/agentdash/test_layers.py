@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("changes",),
     ("agent_sessions", "spans", "registry", "controls", "instructions"),
     ("runs", "ingest"),
-    ("remote", "live", "evals", "scores"),
+    ("remote", "live", "evals", "scores", "playground"),
     ("demo", "dashboard", "monitor"),
     ("site",),
 )

@@ -133,6 +133,8 @@ def session_page_data(
         "scores_path": reverse("dashboard:session_scores", kwargs={"session_id": session.id}),
         "me": user.get_username(),  # the scores the page hears of live that are the reader's
     }
+    if operator:  # a model call sent again, edited (docs/PLAYGROUND.md)
+        data["playground_path"] = f"/sessions/{session.id}/playground/"
     if data["can_edit_state"]:
         data["state"] = snapshot["state"]
         data["version"] = snapshot["version"]

@@ -20,6 +20,7 @@ import { setupPanels } from "./panels.js";
 import { setupFeedback } from "../chat/chat_feedback.js";
 import { SessionData } from "./session_data.js";
 import { SessionScores } from "../scores/session_scores.js";
+import { spanActions } from "./span_actions.js";
 import { RunBadge, UsageTotal } from "./session_header.js";
 import { SpanLinks } from "../timeline/span_links.js";
 import { Timeline } from "../timeline/timeline.js";
@@ -72,7 +73,8 @@ async function main() {
   });
   if (data.feedback) setupFeedback({ list: byId("messages"), url: data.scores_path });
   const scores = new SessionScores({ url: data.scores_path, me: data.me, operator: data.is_operator });
-  const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner, scores);
+  const actions = spanActions({ playgroundPath: data.playground_path || "", scores: scores.element });
+  const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner, scores, actions);
   const root = data.is_operator ? document.getElementById("controls") : null;
   const controls = root ? new Controls({ root, data, send }) : null;
   const confirmations = new Confirmations({
@@ -95,8 +97,9 @@ async function main() {
  *
  * @param {SessionData} api @param {ReturnType<typeof setupPanels>} panels
  * @param {RunBadge} badge @param {HTMLElement} banner @param {SessionScores} scores
+ * @param {ReturnType<typeof spanActions>} actions
  */
-function setupTimeline(api, panels, badge, banner, scores) {
+function setupTimeline(api, panels, badge, banner, scores, actions) {
   /** @type {SpanLinks|null} */
   let links = null;
   const panel = /** @type {HTMLElement} */ (document.querySelector(".timeline-panel"));
@@ -108,8 +111,9 @@ function setupTimeline(api, panels, badge, banner, scores) {
       badge.render();
       links?.complete();
     },
-    detailExtra: scores.element,
+    detailExtra: actions.element,
   });
+  timeline.on("select", (node) => actions.show(node));
   badge.timeline = timeline;
   scores.attach(timeline);
   setupExportMenu({ timeline });

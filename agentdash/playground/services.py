@@ -1,0 +1,115 @@
+"""Sending a call from the playground: the edited payload checked, sent to the model it names
+(the runtime's registry: ``offline``, Gemini with a key, any registered class), its answer,
+tokens, cost and latency kept as the playground's own run — never an event or a span of the
+session. Operators only; every call audited."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+
+from agentdash.agent_sessions.models import AgentSession
+from agentdash.core.hygiene import value_problem
+from agentdash.core.permissions import is_operator
+from agentdash.core.services import audit_record
+from agentdash.playground.models import PlaygroundRun
+from agentdash.spans.totals import price_book
+from agentdash.spans.usage import cost_of
+from runtime.models import registry
+from runtime.models.llm_response import LlmResponse
+from runtime.telemetry.payloads import contents_to_messages
+from runtime.telemetry.requests import PARAMETERS, CallPayload, request_of
+
+CALL_TIMEOUT_S = 120.0
+TEXT_MAX_CHARS = 200_000
+
+
+def payload_check(payload: CallPayload) -> None:
+    """``ValidationError`` naming the part of the payload that cannot be sent."""
+    if not payload.model.strip() or len(payload.model) > 128:
+        raise ValidationError({"model": ["a model name, such as offline or gemini-2.5-flash"]})
+    if len(payload.system) > TEXT_MAX_CHARS:
+        raise ValidationError({"system": [f"at most {TEXT_MAX_CHARS:,} characters"]})
+    if not any(m.get("role") not in ("assistant", "model") for m in payload.messages):
+        raise ValidationError({"messages": ["the call needs a message from the user"]})
+    for name, value in payload.parameters.items():
+        if name not in PARAMETERS:
+            raise ValidationError({"parameters": [f"no parameter {name!r}"]})
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ValidationError({"parameters": [f"{name} is a number"]})
+    problem = value_problem({"system": payload.system, "messages": payload.messages,
+                             "tools": payload.tools})  # fmt: skip
+    if problem:
+        raise ValidationError({"messages": [problem]})
+    try:
+        registry.resolve(payload.model)
+    except Exception as exc:  # the registry says which names it knows
+        raise ValidationError({"model": [str(exc)[:300]]}) from None
+
+
+async def _call(payload: CallPayload) -> tuple[LlmResponse | None, float]:
+    llm = registry.resolve(payload.model)
+    request = request_of(payload)
+    started = time.perf_counter()
+    last: LlmResponse | None = None
+    async with asyncio.timeout(CALL_TIMEOUT_S):
+        async for response in llm.generate_content_async(request, stream=False):
+            last = response
+    return last, (time.perf_counter() - started) * 1000
+
+
+def playground_call(
+    *, session: AgentSession, trace_id: str, span_id: str, payload: CallPayload, actor: Any
+) -> PlaygroundRun:
+    """Send ``payload`` (checked: :func:`payload_check`) and keep the run — its answer, or
+    the model's error — as the playground's; audited ``playground.call``. Call it from sync
+    code (a view): the model is called on a loop of this thread's own."""
+    if not is_operator(actor):
+        raise PermissionDenied("only operators use the playground")
+    payload_check(payload)
+    row = PlaygroundRun(session=session, trace_id=trace_id, span_id=span_id, author=actor,
+                        author_name=actor.get_username(), model=payload.model,
+                        request=_request_data(payload))  # fmt: skip
+    try:
+        response, latency = asyncio.run(_call(payload))
+    except TimeoutError:
+        row.error = f"the model did not answer in {CALL_TIMEOUT_S:.0f} s"
+    except Exception as exc:  # the model's own failure is the run's outcome
+        row.error = f"{type(exc).__name__}: {exc}"[:2000]
+    else:
+        row.latency_ms = round(latency, 1)
+        _put_answer(row, response)
+    row.save()
+    said = {"session": session.pk, "span": span_id, "model": row.model, "error": row.error[:200]}
+    audit_record(actor=actor, action="playground.call", target_type="playground.run",
+                 target_id=str(row.pk), after=said)  # fmt: skip
+    return row
+
+
+def _request_data(payload: CallPayload) -> dict[str, Any]:
+    return {"model": payload.model, "system": payload.system, "messages": payload.messages,
+            "tools": payload.tools, "parameters": payload.parameters}  # fmt: skip
+
+
+def _put_answer(row: PlaygroundRun, response: LlmResponse | None) -> None:
+    if response is None:
+        row.error = "the model answered nothing"
+        return
+    if response.error_code or response.error_message:
+        row.error = f"{response.error_code or 'error'}: {response.error_message or ''}"[:2000]
+    if response.content is not None:
+        row.answer = contents_to_messages([response.content])
+        row.text = "".join(p.text or "" for p in response.content.parts or [] if not p.thought)
+    usage = response.usage_metadata
+    if usage is not None:
+        row.input_tokens = usage.prompt_token_count
+        row.output_tokens = usage.candidates_token_count
+        price = price_book().price_of(row.model)
+        if price is not None and row.input_tokens is not None:
+            row.cost_usd = float(cost_of(price, tokens_in=row.input_tokens,
+                                         tokens_out=row.output_tokens or 0,
+                                         cached=usage.cached_content_token_count or 0,
+                                         thinking=usage.thoughts_token_count or 0))  # fmt: skip

@@ -1,0 +1,144 @@
+"""The playground (docs/PLAYGROUND.md) over HTTP: a model span's call pre-filled from its
+attributes, edited and sent to the offline model; the answer kept as the playground's own
+run (tokens, latency) beside the original with a word diff — never an event or a span of the
+session —; kept as an eval case or as the agent's next instruction version; bad input said
+and nothing stored; operators only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.core.models import AuditEntry
+from agentdash.evals.models import EvalSetRecord
+from agentdash.instructions.models import InstructionVersion
+from agentdash.playground.models import PlaygroundRun
+from agentdash.spans.models import Span
+from agentdash.spans.services import span_upsert
+from tests.agentdash.stored import session_of
+
+pytestmark = [pytest.mark.django_db, pytest.mark.database]
+
+TRACE, SPAN = "c" * 32, "d" * 16
+SYSTEM = "You are a careful data analyst. Say the figures plainly."
+ASKED = "hello there"
+
+
+@pytest.fixture
+def session(alice: User) -> AgentSession:
+    found = session_of(alice, "s-play", "analyst")
+    attributes = {
+        "agentdash.span.kind": "model", "gen_ai.operation.name": "generate_content",
+        "gen_ai.request.model": "offline", "gen_ai.agent.name": "analyst",
+        "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM}]),
+        "gen_ai.input.messages": json.dumps([
+            {"role": "user", "parts": [{"type": "text", "content": ASKED}]}]),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [
+            {"type": "text", "content": 'Offline model: you said "hello there". My '
+             "instructions: You are a careful data analyst."}]}]),
+        "gen_ai.tool.definitions": json.dumps([{"type": "function", "name": "run_python",
+                                                "description": "Runs Python"}]),
+        "gen_ai.usage.input_tokens": 40, "gen_ai.usage.output_tokens": 12,
+        "gen_ai.request.temperature": 0.2,
+    }  # fmt: skip
+    span_upsert(trace_id=TRACE, span_id=SPAN, name="call_llm offline", start_time=1_000_000,
+                end_time=9_000_000, session_id=found.pk, attributes=attributes)  # fmt: skip
+    return found
+
+
+def url(session: AgentSession, span: str = SPAN) -> str:
+    return f"/sessions/{session.pk}/playground/{TRACE}/{span}/"
+
+
+def form(**changes: Any) -> dict[str, Any]:
+    data = {"action": "run", "model": "offline", "system": SYSTEM,
+            "skeleton": json.dumps([{"role": "user", "parts": ["text"]}]),
+            "text-0-0": ASKED, "tools": "[]", "temperature": "0.2"}  # fmt: skip
+    data.update(changes)
+    return data
+
+
+def test_a_call_is_prefilled_edited_run_and_kept_apart_from_the_session(
+    session: AgentSession, operator_user: User
+) -> None:
+    client = Client()
+    client.force_login(operator_user)
+    page = client.get(url(session)).content.decode()
+    assert SYSTEM in page and ASKED in page and "run_python" in page and 'value="0.2"' in page
+    events, spans = SessionEvent.objects.count(), Span.objects.count()
+
+    sent = client.post(url(session), form(system="You answer in riddles. Always."))
+    assert sent.status_code == 302
+    run = PlaygroundRun.objects.get()
+    assert sent["Location"] == f"{url(session)}?run={run.pk}"
+    assert "My instructions: You answer in riddles." in run.text and not run.error
+    assert run.input_tokens and run.output_tokens and run.latency_ms is not None
+    assert run.request["system"] == "You answer in riddles. Always."
+    assert (SessionEvent.objects.count(), Span.objects.count()) == (events, spans)  # apart
+    assert AuditEntry.objects.filter(action="playground.call").count() == 1
+
+    shown = client.get(sent["Location"]).content.decode()
+    assert '<span class="w-ins">riddles</span>' in shown
+    assert '<span class="w-del">careful data analyst</span>' in shown
+    assert "You answer in riddles. Always." in shown  # the form keeps what was sent
+
+    kept = client.post(sent["Location"], {"action": "save_case", "eval_set_id": "pg",
+                                          "eval_id": "riddles"})  # fmt: skip
+    assert kept.status_code == 302
+    case = EvalSetRecord.objects.get(eval_set_id="pg").data["eval_cases"][0]
+    assert case["eval_id"] == "riddles"
+    turn = case["conversation"][0]
+    assert turn["user_content"]["parts"][0]["text"] == ASKED
+    assert "riddles" in turn["final_response"]["parts"][0]["text"]
+
+    saved = client.post(sent["Location"], {"action": "save_instruction"})
+    assert saved.status_code == 302
+    saved_text = InstructionVersion.objects.get(agent_name="analyst").text
+    assert saved_text == "You answer in riddles. Always."
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [({"model": "nosuch-model-1"}, "no model class serves"),
+     ({"text-0-0": ""}, ""),  # an empty message is still a message: it runs
+     ({"skeleton": "{not json"}, "not JSON"),
+     ({"skeleton": "[]"}, "needs a message from the user"),
+     ({"tools": '{"a": NaN}'}, "not JSON"),
+     ({"temperature": "hot"}, "a number"),
+     ({"skeleton": json.dumps([{"role": "user", "parts": ["tool_call"]}]),
+       "json-0-0": "[1]"}, "a part is a JSON object")],
+)  # fmt: skip
+def test_bad_input_is_said_and_nothing_is_kept(
+    session: AgentSession, operator_user: User, changes: dict[str, str], said: str
+) -> None:
+    client = Client()
+    client.force_login(operator_user)
+    answer = client.post(url(session), form(**changes))
+    if not said:
+        assert answer.status_code == 302
+        return
+    assert answer.status_code == 200 and said in answer.content.decode()
+    assert not PlaygroundRun.objects.exists()
+
+
+def test_only_operators_and_only_model_spans(
+    session: AgentSession, alice: User, bob: User, operator_user: User
+) -> None:
+    client = Client()
+    client.force_login(alice)  # her session, but the playground is an operator's tool
+    assert client.get(url(session)).status_code == 403
+    assert client.post(url(session), form()).status_code == 403
+    client.force_login(bob)
+    assert client.get(url(session)).status_code == 404  # not his: not confirmed
+    client.force_login(operator_user)
+    span_upsert(trace_id=TRACE, span_id="e" * 16, name="execute_tool x", start_time=1,
+                end_time=2, session_id=session.pk,
+                attributes={"agentdash.span.kind": "tool"})  # fmt: skip
+    assert client.get(url(session, "e" * 16)).status_code == 404
+    assert client.get(url(session, "f" * 16)).status_code == 404
+    assert not PlaygroundRun.objects.exists()
