@@ -14,6 +14,7 @@ from agentdash.dashboard.forks import urls as forks
 from agentdash.dashboard.guardrails import urls as guardrails
 from agentdash.dashboard.instructions import urls as instructions
 from agentdash.dashboard.playground import urls as playground
+from agentdash.dashboard.queues import urls as queues
 from agentdash.dashboard.scores import urls as scores
 from agentdash.dashboard.session import urls as session
 from agentdash.dashboard.sessions_list import urls as sessions_list
@@ -30,6 +31,7 @@ FEATURES = (
     guardrails,
     instructions,
     playground,
+    queues,
     compare,
     evals,
     exports,

@@ -174,3 +174,51 @@ class Evaluation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rule_id} on run {self.run_id}: {self.status}"
+
+
+class AnnotationQueue(models.Model):
+    """Runs for people to review, one by one: filled from a filter or by hand, each item
+    scored with the queue's ``definitions`` (docs/SCORES.md, "Annotation queues")."""
+
+    name = models.SlugField(max_length=64, unique=True)
+    description = models.CharField(max_length=500, blank=True)
+    definitions = models.ManyToManyField(ScoreDefinition, related_name="queues")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")  # fmt: skip
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QueueItem(models.Model):
+    """One run in a queue: who has it (``assigned_to``, given when a reviewer opens it), and
+    who reviewed (or skipped) it when."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        SKIPPED = "skipped"
+
+    queue = models.ForeignKey(AnnotationQueue, on_delete=models.CASCADE, related_name="items")
+    run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="queue_items")
+    session = models.ForeignKey("agent_sessions.AgentSession", on_delete=models.CASCADE,
+                                related_name="queue_items")  # fmt: skip
+    position = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    assigned_to = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                    on_delete=models.SET_NULL, related_name="+")  # fmt: skip
+    done_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
+                                on_delete=models.SET_NULL, related_name="+")  # fmt: skip
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["queue", "position"]
+        constraints = [models.UniqueConstraint(fields=["queue", "run"], name="queue_run_once")]
+        indexes = [models.Index(fields=["queue", "status", "position"], name="queue_next")]
+
+    def __str__(self) -> str:
+        return f"{self.queue_id} #{self.position}: run {self.run_id} ({self.status})"

@@ -10,7 +10,14 @@ from django.core.exceptions import ValidationError
 from django.db.models import Count, OuterRef, Q, QuerySet, Sum
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
-from agentdash.scores.models import Evaluation, EvaluatorRule, Score, ScoreDefinition
+from agentdash.scores.models import (
+    AnnotationQueue,
+    Evaluation,
+    EvaluatorRule,
+    QueueItem,
+    Score,
+    ScoreDefinition,
+)
 
 
 def score_snapshot(score: Score) -> dict[str, Any]:
@@ -152,3 +159,42 @@ def evaluations_recent(*, rule: str = "", status: str = "", limit: int = 100) ->
 
 
 EVALUATION_STATUSES: list[str] = list(Evaluation.Status.values)
+
+
+def queues_with_progress() -> list[dict[str, Any]]:
+    """Every annotation queue with its counts (total, done, skipped, pending) and scores."""
+    rows = AnnotationQueue.objects.prefetch_related("definitions").annotate(
+        total=Count("items"),
+        done=Count("items", filter=Q(items__status=QueueItem.Status.DONE)),
+        skipped=Count("items", filter=Q(items__status=QueueItem.Status.SKIPPED)),
+    )
+    return [{"queue": q, "total": q.total, "done": q.done, "skipped": q.skipped,
+             "pending": q.total - q.done - q.skipped,
+             "definitions": [d.name for d in q.definitions.all()]}
+            for q in rows.order_by("name")]  # fmt: skip
+
+
+def queue_get(*, name: str) -> AnnotationQueue | None:
+    return AnnotationQueue.objects.filter(name=name[:64]).prefetch_related("definitions").first()
+
+
+def queue_items(*, queue: AnnotationQueue, limit: int = 500) -> list[dict[str, Any]]:
+    """The queue's items in order, each with its run, who has or reviewed it, and the scores
+    of the queue's definitions its run was given (name → [(value, author)])."""
+    items = list(queue.items.select_related("run", "assigned_to", "done_by")
+                 .order_by("position")[:limit])  # fmt: skip
+    names = [d.name for d in queue.definitions.all()]
+    given: dict[int, dict[str, list[tuple[Any, str]]]] = {}
+    runs = [i.run_id for i in items]
+    scores = Score.objects.filter(run_id__in=runs, definition__name__in=names)
+    scores = scores.select_related("definition")
+    for score in scores.order_by("created_at"):
+        by_name = given.setdefault(score.run_id or 0, {})
+        by_name.setdefault(score.definition.name, []).append(
+            (score.label or score.value, score.author_name)
+        )
+    return [{"item": i, "scores": given.get(i.run_id, {})} for i in items]
+
+
+def queue_item_get(*, queue: AnnotationQueue, item_id: int) -> QueueItem | None:
+    return queue.items.filter(pk=item_id).select_related("run", "session").first()

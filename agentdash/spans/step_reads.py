@@ -226,3 +226,23 @@ def _named(sessions: QuerySet[Any]) -> Any:
     """``sessions``' ids as a list (a query past :data:`SESSIONS_NAMED` of them)."""
     ids = list(sessions.values_list("pk", flat=True)[: SESSIONS_NAMED + 1])
     return ids if len(ids) <= SESSIONS_NAMED else sessions.values("pk")
+
+
+def runs_with_tool_errors() -> QuerySet[Span, Any]:
+    """The ids (``run_id``) of the runs with a tool call that failed."""
+    return Span.objects.filter(
+        run__isnull=False, status=Span.Status.ERROR,
+        **{f"attributes__{AgentDash.SPAN_KIND}": "tool"},
+    ).values("run_id")  # fmt: skip
+
+
+def run_steps(*, run_id: int, limit: int = 300) -> list[dict[str, Any]]:
+    """A run's spans in start order (at most ``limit``): name, kind, status, its error
+    message, duration in ms — what a reviewer reads beside the conversation."""
+    rows = Span.objects.filter(run_id=run_id).order_by("start_time", "id")[:limit]
+    return [
+        {"name": s.name, "kind": (s.attributes or {}).get(AgentDash.SPAN_KIND) or "other",
+         "status": s.status, "message": s.status_message,
+         "ms": round((s.end_time - s.start_time) / 1e6, 1) if s.end_time else None}
+        for s in rows
+    ]  # fmt: skip

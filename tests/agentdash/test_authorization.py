@@ -197,6 +197,15 @@ def _session_with_model_call(owner: User | None) -> dict[str, Any]:
     return {"session_id": session_id, "trace_id": TRACE, "span_id": "00f067aa0ba902b8"}
 
 
+def _queue() -> str:
+    """An empty annotation queue asking for one score; its name."""
+    from agentdash.scores.models import AnnotationQueue, ScoreDefinition
+
+    queue = AnnotationQueue.objects.create(name="review-me")
+    queue.definitions.add(ScoreDefinition.objects.create(name="q-helpful", kind="boolean"))
+    return queue.name
+
+
 def _compare_sessions(users: Users) -> dict[str, Any]:
     """Sessions ``cmp-a`` and ``cmp-b`` of alice's and ``cmp-carol`` of carol's, for the
     Compare page (whose ids travel in the query string); no URL parameters."""
@@ -649,6 +658,36 @@ ACCESS: dict[str, list[Case]] = {
     "evaluations/": [
         Case(operators_only()),
         Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="post"),
+    ],
+    "queues/": [
+        Case(operators_only()),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),
+            method="post",
+            data={"name": "nothing-asked"},
+        ),  # no score asked: said, nothing made
+    ],
+    "queues/<slug:name>/": [
+        Case(operators_only(), kwargs=lambda users: {"name": _queue()}),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            kwargs=lambda users: {"name": "no-such-queue"},
+        ),
+        Case(
+            _operators_redirected("/queues/"),
+            method="post",
+            kwargs=lambda users: {"name": _queue()},
+            data={"action": "fill"},
+        ),
+    ],
+    "queues/<slug:name>/review/": [
+        Case(operators_only(), kwargs=lambda users: {"name": _queue()}),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            method="post",
+            kwargs=lambda users: {"name": _queue()},
+            data={"item": "999999", "action": "done"},
+        ),
     ],
     "instructions/": [
         Case(operators_only()),

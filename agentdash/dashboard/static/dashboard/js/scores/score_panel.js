@@ -28,10 +28,12 @@ export class ScorePanel {
    * @param {object} options
    * @param {ScoreStore} options.store
    * @param {boolean} options.operator the reader may take back anyone's score
+   * @param {string[]|null} [options.only] the definitions offered (all enabled ones: null)
    */
-  constructor({ store, operator }) {
+  constructor({ store, operator, only = null }) {
     this.store = store;
     this.operator = operator;
+    this.only = only;
     /** @type {Scorable[]} */
     this.targets = [];
     this.root = el("section", { class: "score-panel", attrs: { "aria-label": "Scores", hidden: true } });
@@ -90,7 +92,8 @@ export class ScorePanel {
     this.given.hidden = !this.given.firstChild;
     this.choice.closest("label")?.toggleAttribute("hidden", this.targets.length < 2);
     const target = this.target;
-    const definitions = this.store.definitions;
+    const only = this.only;
+    const definitions = only ? this.store.definitions.filter((d) => only.includes(d.name)) : this.store.definitions;
     if (!definitions.length || !target) {
       const text = this.store.loaded
         ? "No score is kept yet: operators add them in the admin (Scores › Score definitions)."

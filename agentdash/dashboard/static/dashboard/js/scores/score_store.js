@@ -52,6 +52,20 @@ export class ScoreStore {
     /** @type {(() => void)[]} */
     this.listeners = [];
     this.loaded = false;
+    /** @type {Set<Promise<unknown>>} scores being given or taken back */
+    this.pending = new Set();
+  }
+
+  /** @returns {Promise<unknown>} settled once every score being sent has its answer */
+  settled() {
+    return Promise.allSettled([...this.pending]);
+  }
+
+  /** @private @template T @param {Promise<T>} promise @returns {Promise<T>} */
+  track(promise) {
+    this.pending.add(promise);
+    promise.finally(() => this.pending.delete(promise));
+    return promise;
   }
 
   /** @param {() => void} listener called after every change */
@@ -122,7 +136,7 @@ export class ScoreStore {
     const body = { name, value, target: target.kind, comment, source: "person" };
     if (target.kind === "run") body.run = target.run;
     if (target.kind === "span") Object.assign(body, { trace_id: target.trace, span_id: target.id });
-    const { problem, data } = await postJson(this.url, body);
+    const { problem, data } = await this.track(postJson(this.url, body));
     if (!problem && data?.score) {
       this.scores.set(data.score.id, { ...data.score, mine: true });
       this.changed();
@@ -137,7 +151,7 @@ export class ScoreStore {
    * @returns {Promise<string>} "" when it was, else what went wrong
    */
   async remove(id) {
-    const { problem } = await postJson(`${this.url}${id}/delete/`, {});
+    const { problem } = await this.track(postJson(`${this.url}${id}/delete/`, {}));
     if (!problem) {
       this.scores.delete(id);
       this.changed();
