@@ -23,7 +23,7 @@ from tests.agentdash.stored import store_event
 
 ScoreDefinition.objects.get_or_create(name="correct", defaults={"kind": "boolean"})
 owner, _ = User.objects.get_or_create(username="queue-owner")
-for n in range(%d):
+for n in range({runs}):
     session = session_create(app_name="data_agent", user_id=str(owner.pk), owner=owner)
     session_first_message_record(session_id=session.id, text=f"How many orders in week {n}?")
     run = Run.objects.create(session=session, agent_name="data_agent", status="succeeded",
@@ -31,7 +31,7 @@ for n in range(%d):
     store_event(session.id, f"How many orders in week {n}?", invocation_id=run.invocation_id)
     store_event(session.id, f"<b>{n * 7}</b> orders", author="data_agent",
                 invocation_id=run.invocation_id)
-""" % RUNS
+""".replace("{runs}", str(RUNS))
 
 
 def test_a_queue_of_twenty_runs_is_reviewed_end_to_end_by_keys(
@@ -64,7 +64,9 @@ def test_a_queue_of_twenty_runs_is_reviewed_end_to_end_by_keys(
             with page.expect_navigation():
                 page.keyboard.press("x")  # skipped: no score
             continue
-        page.wait_for_function("document.activeElement && document.activeElement.dataset.choice === 'yes'")
+        page.wait_for_function(
+            "document.activeElement && document.activeElement.dataset.choice === 'yes'"
+        )
         page.keyboard.press("1" if n % 4 else "2")
         wanted = "yes" if n % 4 else "no"
         row.locator(f"button[data-choice={wanted}][aria-pressed=true]").wait_for()
@@ -76,7 +78,9 @@ def test_a_queue_of_twenty_runs_is_reviewed_end_to_end_by_keys(
 
     browser.goto("/queues/orders-week/")
     assert page.locator("#queue-progress").inner_text() == f"{RUNS - 1} of {RUNS} done, 1 skipped"
-    statuses = page.locator("tr.queue-item").evaluate_all("rows => rows.map((r) => r.dataset.status)")
+    statuses = page.locator("tr.queue-item").evaluate_all(
+        "rows => rows.map((r) => r.dataset.status)"
+    )
     assert statuses.count("done") == RUNS - 1 and statuses.count("skipped") == 1
     given = page.locator("tr.queue-item[data-status=done] td[data-label=Scores]").all_inner_texts()
     assert len(given) == RUNS - 1 and all("(operator)" in g for g in given)
