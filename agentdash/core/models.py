@@ -33,3 +33,24 @@ class AuditEntry(models.Model):
     def __str__(self) -> str:
         when = f"{self.at:%Y-%m-%d %H:%M:%S}"
         return f"{when} {self.actor_label} {self.action} {self.target_type}:{self.target_id}"
+
+
+class ApiToken(models.Model):
+    """A person's token for scripts: ``Authorization: Bearer <token>`` acts as its user on
+    the endpoints that take tokens (docs/SCORES.md: the scores API). Only a hash is kept;
+    the token is shown once, when made; a revoked token is refused from then on."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="api_tokens")  # fmt: skip
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True, editable=False)
+    key_hash = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} · {self.prefix}…{' (revoked)' if self.revoked_at else ''}"

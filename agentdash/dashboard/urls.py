@@ -18,6 +18,7 @@ from agentdash.dashboard.queues import urls as queues
 from agentdash.dashboard.scores import urls as scores
 from agentdash.dashboard.session import urls as session
 from agentdash.dashboard.sessions_list import urls as sessions_list
+from agentdash.dashboard.tokens import urls as tokens
 
 app_name = "dashboard"
 
@@ -32,6 +33,7 @@ FEATURES = (
     instructions,
     playground,
     queues,
+    tokens,
     compare,
     evals,
     exports,

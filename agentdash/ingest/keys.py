@@ -1,16 +1,11 @@
 """Ingest keys made, revoked (both audited) and checked.
 
-A key reads ``agd_`` + 40 URL-safe characters (240 bits from ``secrets``); its first 12
-characters are its public prefix, the rest is never stored: a SHA-256 of the whole key is. A
-slow password hash would protect nothing here (the key is random, not a person's password)
-and would cost every request of a sender.
+A key reads ``agd_`` + 40 URL-safe characters (``core.secrets``: 240 bits); its first 12
+characters are its public prefix, the rest is never stored: a SHA-256 of the whole key is.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import secrets
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -18,20 +13,15 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from agentdash.core.secrets import PREFIX_CHARS, secret_make, secret_matches, secret_shape_ok
 from agentdash.core.services import audit_record
 from agentdash.ingest.models import IngestKey
 
 KEY_PREFIX = "agd_"
-PREFIX_CHARS = 12
-_SECRET_BYTES = 30  # 40 URL-safe characters
 OWN_KEYS_ONLY = (
     "Only an admin may make a key owned by someone else: its spans become the owner's "
     "sessions. Make it your own, or ask an admin."
 )
-
-
-def _hash(raw: str) -> str:
-    return hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _snapshot(key: IngestKey) -> dict[str, Any]:
@@ -59,13 +49,13 @@ def ingest_key_create(
         raise ValidationError({"name": "A key needs a name."})
     if not project:
         raise ValidationError({"project": "A key needs a project (its sessions' app name)."})
-    raw = KEY_PREFIX + secrets.token_urlsafe(_SECRET_BYTES)
+    raw, prefix, hashed = secret_make(KEY_PREFIX)
     key = IngestKey(
         name=name[:100],
         project=project[:128],
         owner=owner,
-        prefix=raw[:PREFIX_CHARS],
-        key_hash=_hash(raw),
+        prefix=prefix,
+        key_hash=hashed,
         created_by=actor,
     )
     key.full_clean(exclude=["prefix", "key_hash"])
@@ -104,14 +94,14 @@ def ingest_key_revoke(*, key: IngestKey, actor: User | None, reason: str = "") -
 
 def ingest_key_check(raw: str) -> IngestKey | None:
     """The active key whose secret is ``raw``, or ``None`` (unknown, malformed, revoked)."""
-    if not raw.startswith(KEY_PREFIX) or len(raw) < PREFIX_CHARS + 8 or len(raw) > 200:
+    if not secret_shape_ok(raw, KEY_PREFIX):
         return None
     key = (
         IngestKey.objects.select_related("owner")
         .filter(prefix=raw[:PREFIX_CHARS], revoked_at__isnull=True)
         .first()
     )
-    if key is None or not hmac.compare_digest(key.key_hash, _hash(raw)):
+    if key is None or not secret_matches(key.key_hash, raw):
         return None
     if not key.owner.is_active:
         return None

@@ -7,7 +7,7 @@ from typing import Any
 from agentdash.playground.models import PlaygroundRun
 from agentdash.spans.selectors import span_detail
 from runtime.telemetry.attributes import AgentDash, GenAI
-from runtime.telemetry.requests import PARAMETERS, CallPayload, loads_attribute, system_text
+from runtime.models.call_payload import PARAMETERS, CallPayload, loads_attribute, system_text
 
 HISTORY = 50
 MODEL_OPERATIONS = ("generate_content", "chat", "text_completion")

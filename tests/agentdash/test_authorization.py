@@ -659,6 +659,10 @@ ACCESS: dict[str, list[Case]] = {
         Case(operators_only()),
         Case(roles(anonymous=LOGIN, alice=NOT_ALLOWED, operator=NOT_ALLOWED), method="post"),
     ],
+    "tokens/": [
+        Case(signed_in(OK)),
+        Case(signed_in(OK), method="post", data={"name": "a script"}),
+    ],
     "queues/": [
         Case(operators_only()),
         Case(

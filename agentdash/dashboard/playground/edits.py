@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
 from agentdash.core.hygiene import json_loads_bounded
-from runtime.telemetry.requests import CallPayload
+from runtime.models.call_payload import CallPayload
 
 NUMBERS = ("temperature", "top_p", "max_output_tokens")
 BOX_MAX_CHARS = 200_000

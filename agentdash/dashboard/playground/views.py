@@ -34,7 +34,7 @@ from agentdash.playground.selectors import (
     text_of,
 )
 from agentdash.playground.services import playground_call
-from runtime.telemetry.requests import CallPayload, contents_of
+from runtime.models.call_payload import CallPayload, contents_of
 
 IDENTITY = "\n\nYou are an agent. Your internal name is"
 """Where the runtime's own lines start in a system instruction (after the agent's)."""

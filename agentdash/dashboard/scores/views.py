@@ -1,4 +1,5 @@
-"""Scores over HTTP, for the session page and for scripts (signed in; CSRF as every POST).
+"""Scores over HTTP, for the session page (signed in; CSRF as every POST) and for scripts
+(``Authorization: Bearer <API token>``: as the token's person, source ``api``; no CSRF).
 
 ``GET  sessions/<id>/scores/`` → ``{"definitions": [...], "scores": [...]}``.
 ``POST sessions/<id>/scores/`` with a JSON body ``{"name", "value", "target"?: "session" |
@@ -17,13 +18,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from agentdash.agent_sessions.selectors import session_get_for_user
+from agentdash.core.api_tokens import token_or_session
 from agentdash.core.hygiene import json_loads_bounded
 from agentdash.core.problems import problem_of
 from agentdash.runs.selectors import run_id_of_invocation
@@ -45,7 +46,7 @@ def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": {"field": field, "message": message}}, status=status)
 
 
-@login_required
+@token_or_session
 @require_http_methods(["GET", "POST"])
 @never_cache
 def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
@@ -60,6 +61,8 @@ def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
     source = body.get("source", SOURCES.PERSON)
     if source not in SOURCES_GIVEN:
         return _problem("source", f"one of {', '.join(SOURCES_GIVEN)}")
+    if getattr(request, "api_token", None) is not None:
+        source = SOURCES.API  # a script with its person's token
     if source == SOURCES.END_USER and session.owner_id != request.user.pk:
         source = SOURCES.PERSON  # an operator's thumbs in someone's chat: a person's
     target = body.get("target", TARGETS.SESSION)
@@ -101,7 +104,7 @@ def _body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     return body
 
 
-@login_required
+@token_or_session
 @require_POST
 def score_delete_view(request: HttpRequest, session_id: str, score_id: int) -> JsonResponse:
     session = session_get_for_user(user=request.user, session_id=session_id)
