@@ -6,8 +6,8 @@ from typing import Any
 
 from agentdash.playground.models import PlaygroundRun
 from agentdash.spans.selectors import span_detail
-from runtime.telemetry.attributes import AgentDash, GenAI
 from runtime.models.call_payload import PARAMETERS, CallPayload, loads_attribute, system_text
+from runtime.telemetry.attributes import AgentDash, GenAI
 
 HISTORY = 50
 MODEL_OPERATIONS = ("generate_content", "chat", "text_completion")

@@ -19,9 +19,9 @@ from agentdash.playground.models import PlaygroundRun
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import cost_of
 from runtime.models import registry
+from runtime.models.call_payload import PARAMETERS, CallPayload, request_of
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.payloads import contents_to_messages
-from runtime.models.call_payload import PARAMETERS, CallPayload, request_of
 
 CALL_TIMEOUT_S = 120.0
 TEXT_MAX_CHARS = 200_000
