@@ -43,8 +43,10 @@ def test_what_a_span_says_comes_back_as_the_call() -> None:
     )
 
     schema = {"type": "object", "properties": {"country": {"type": "string"}}}
-    tool = types.Tool(function_declarations=[types.FunctionDeclaration(
-        name="get_capital_city", description="The capital.", parameters_json_schema=schema)])  # fmt: skip
+    declared_here = types.FunctionDeclaration(
+        name="get_capital_city", description="The capital.", parameters_json_schema=schema
+    )
+    tool = types.Tool(function_declarations=[declared_here])
     request = request_of(CallPayload(model="offline", system="Be brief.", messages=messages,
                                      tools=tool_definitions([tool]),
                                      parameters={"temperature": 0.3, "nope": 1}))  # fmt: skip
