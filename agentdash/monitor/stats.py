@@ -38,6 +38,7 @@ from agentdash.monitor.step_numbers import (
 from agentdash.remote.selectors import pauses_between
 from agentdash.runs.selectors import RUN_STATUSES, RunRow, runs_between
 from agentdash.runs.waits import WaitRow, waits_between
+from agentdash.scores.selectors import score_share, scores_between
 from agentdash.spans.step_reads import StepRead, decisions_read, steps_read, steps_read_spans
 
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
@@ -162,6 +163,7 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
         ),
         first, query.step_s, count,
     )  # fmt: skip
+    scored = _scores(query, viewer, first, count)
     series = []
     for i in range(count):
         at = first + i * query.step_s
@@ -172,6 +174,7 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
             "decisions": decided.get(at, {}),
             "confirmations": outcomes[i],
             "wait_seconds": _percentiles(waited[i]),
+            "scores": scored.buckets[i],
         })  # fmt: skip
     return {
         "range": {
@@ -186,7 +189,9 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
             "decisions": _summed(decided.values()),
             "confirmations": _summed(outcomes),
             "wait_seconds": _percentiles([w for found in waited for w in found]),
+            "scores": scored.total,
         },
+        "score_names": scored.names,
         "series": series,
         "guardrails": [
             {"guardrail": g or "(unnamed)", "decision": d, "count": n}
@@ -195,6 +200,50 @@ def stats(query: StatsQuery, *, viewer: Any) -> dict[str, Any]:
         "tools": by_name(read, "tool"),
         "models": by_name(read, "model"),
     }
+
+
+SCORE_CHARTS = 6
+"""The most score names charted (the most given first)."""
+
+
+@dataclass
+class _Scored:
+    """Scores per bucket and in all, by name: ``count``, ``mean`` (the stored value: a
+    category's index) and ``share`` (of the best, 0–1: yes/no and numbers; ``None`` for a
+    category), and ``labels`` (yes/no, categories: how many of each)."""
+
+    buckets: list[dict[str, dict[str, Any]]]
+    total: dict[str, dict[str, Any]]
+    names: list[str]
+
+
+def _scores(query: StatsQuery, viewer: Any, first: int, count: int) -> _Scored:
+    start = datetime.fromtimestamp(first, tz=UTC)
+    rows = scores_between(start=start, end=query.end, sessions=_narrowed(query, viewer))
+    sums: list[dict[str, list[Any]]] = [{} for _ in range(count)]
+    total: dict[str, list[Any]] = {}
+    last = count - 1
+    for at, name, kind, value, label, low, high in rows:
+        index = min(last, max(0, int((at - first) // query.step_s)))
+        share = score_share(kind, value, low, high)
+        for into in (sums[index], total):
+            found = into.setdefault(name, [0, 0.0, 0.0, 0, {}])
+            found[0] += 1
+            found[1] += value
+            if share is not None:
+                found[2] += share
+                found[3] += 1
+            if label:
+                found[4][label] = found[4].get(label, 0) + 1
+    names = sorted(total, key=lambda n: (-total[n][0], n))[:SCORE_CHARTS]
+    return _Scored([{n: _score_numbers(f) for n, f in b.items()} for b in sums],
+                   {n: _score_numbers(f) for n, f in total.items()}, names)  # fmt: skip
+
+
+def _score_numbers(found: list[Any]) -> dict[str, Any]:
+    n, value, share, shared, labels = found
+    return {"count": n, "mean": round(value / n, 4),
+            "share": round(share / shared, 4) if shared else None, "labels": labels}  # fmt: skip
 
 
 def _bucketed(

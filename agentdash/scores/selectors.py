@@ -198,3 +198,32 @@ def queue_items(*, queue: AnnotationQueue, limit: int = 500) -> list[dict[str, A
 
 def queue_item_get(*, queue: AnnotationQueue, item_id: int) -> QueueItem | None:
     return queue.items.filter(pk=item_id).select_related("run", "session").first()
+
+
+ScoreRow = tuple[float, str, str, float, str, float | None, float | None]
+
+
+def scores_between(
+    *, start: Any, end: Any, sessions: QuerySet[Any] | None = None
+) -> list[ScoreRow]:
+    """The scores given in ``[start, end)`` (of ``sessions`` when given): (Unix time, name,
+    kind, stored value, label, the definition's minimum and maximum), oldest first."""
+    rows = Score.objects.filter(updated_at__gte=start, updated_at__lt=end)
+    if sessions is not None:
+        rows = rows.filter(session__in=sessions)
+    found = rows.order_by("updated_at").values_list(
+        "updated_at", "definition__name", "definition__kind", "value", "label",
+        "definition__minimum", "definition__maximum",
+    )  # fmt: skip
+    return [(at.timestamp(), name, kind, value, label, low, high)
+            for at, name, kind, value, label, low, high in found]  # fmt: skip
+
+
+def score_share(kind: str, value: float, low: float | None, high: float | None) -> float | None:
+    """A score as a share of its best (0 to 1): yes is 1, no 0; a number where it lies in its
+    range; ``None`` for a category (it has no order)."""
+    if kind == ScoreDefinition.Kind.BOOLEAN:
+        return value
+    if kind == ScoreDefinition.Kind.NUMBER and low is not None and high is not None and high > low:
+        return (value - low) / (high - low)
+    return None

@@ -228,3 +228,38 @@ def test_confirmations_are_counted_by_answer_with_how_long_they_waited(
     assert stats_of(operator_user, tool="refund")["totals"]["confirmations"] == {"expired": 1}
     assert stats_of(alice)["totals"]["confirmations"] == {"approve": 2, "deny": 1, "waiting": 1}
     assert stats_of(bob)["totals"]["wait_seconds"]["p50"] == 600.0
+
+
+def test_scores_are_read_over_time_as_counts_means_and_shares(
+    generated: Any, operator_user: User, alice: User
+) -> None:
+    from agentdash.scores.models import Score, ScoreDefinition
+    from agentdash.scores.services import ScoreGiven, score_record
+
+    ScoreDefinition.objects.create(name="helpful", kind="boolean")
+    ScoreDefinition.objects.create(name="quality", kind="number", minimum=1, maximum=5)
+    ScoreDefinition.objects.create(name="failure", kind="category", categories=["a", "b"])
+    mine, theirs = generated["mine"], generated["theirs"]
+    given = [(mine, "helpful", True, 1), (mine, "quality", 5, 1), (theirs, "helpful", False, 2),
+             (theirs, "quality", 2, 3), (mine, "failure", "b", 20)]  # fmt: skip
+    for n, (session, name, value, minute) in enumerate(given):
+        score, _ = score_record(session=session, given=ScoreGiven(name, value), source="api",
+                                actor=operator_user)  # fmt: skip
+        # Given at a known time (and each its own row: one score per author and thing).
+        at = T0 + timedelta(minutes=minute)
+        Score.objects.filter(pk=score.pk).update(key=f"k{n}", updated_at=at)
+    found = stats_of(operator_user)
+    total = found["totals"]["scores"]
+    assert total["helpful"] == {
+        "count": 2,
+        "mean": 0.5,
+        "share": 0.5,
+        "labels": {"yes": 1, "no": 1},
+    }
+    assert total["quality"]["count"] == 2 and total["quality"]["mean"] == 3.5
+    assert total["quality"]["share"] == 0.625  # (1 + 0.25) / 2
+    assert total["failure"] == {"count": 1, "mean": 1.0, "share": None, "labels": {"b": 1}}
+    assert found["score_names"] == ["helpful", "quality", "failure"]
+    assert found["series"][0]["scores"]["helpful"]["share"] == 0.5  # 09:00–09:05
+    assert found["series"][4]["scores"]["failure"]["count"] == 1  # 09:20–09:25
+    assert stats_of(alice)["totals"]["scores"]["helpful"]["count"] == 1  # hers only

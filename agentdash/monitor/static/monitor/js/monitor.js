@@ -16,6 +16,7 @@ const DECISIONS = ["allowed", "redacted", "limit", "blocked", "unsafe"];
 const ANSWERS = ["approve", "deny", "expired", "step", "cancel", "abandoned", "ended", "waiting"];
 const QUANTILES = ["p50", "p95", "p99"];
 /** @type {Record<string, string>} what a part is called where its key's name would not do */
+/** @type {Record<string, string>} */
 const LABELS = { cached: "in, cached", thinking: "out, thinking", expired: "no answer in time" };
 
 /**
@@ -209,6 +210,16 @@ function draw(stats) {
   bars(figures.decisions, series, DECISIONS, (b, d) => b.decisions?.[d] || 0, "", (b, d) => to("decision", d)(b));
   bars(figures.confirmations, series, ANSWERS, (b, a) => b.confirmations?.[a] || 0, "", (b, a) => to("wait", a)(b));
   lines(figures.waits, series, QUANTILES, quantile("wait_seconds"), " s", to("wait"));
+  // Scores: each name's share of its best (yes; a number's top), as a line in %.
+  const scored = /** @type {string[]} */ (stats.score_names || []);
+  const slots = scored.map((name, i) => {
+    LABELS[`score${i}`] = name;
+    return `score${i}`;
+  });
+  lines(figures.scores, series, slots, (b, slot) => {
+    const share = b.scores?.[scored[slots.indexOf(slot)]]?.share;
+    return share === null || share === undefined ? null : Math.round(share * 100);
+  }, " %");
   const totals = stats.totals || {};
   for (const node of document.querySelectorAll("[data-stat]")) {
     const name = /** @type {HTMLElement} */ (node).dataset.stat || "";
