@@ -504,8 +504,8 @@ ACCESS: dict[str, list[Case]] = {
     # (a body that is no JSON object: 400, nothing stored); another's session a 404.
     "sessions/<session_id:session_id>/scores/": [
         Case(signed_in(OK), kwargs=lambda users: {"session_id": _session_of(users["alice"])}),
-        Case(
-            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=OK),
+        Case(  # someone else's session: 403, as for one that does not exist
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=OK),
             kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
         ),
         Case(
@@ -515,10 +515,14 @@ ACCESS: dict[str, list[Case]] = {
             kwargs=lambda users: {"session_id": _session_of(users["alice"])},
         ),
         Case(
-            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=BAD_REQUEST),
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=BAD_REQUEST),
             method="post",
             data={"name": "correct"},
             kwargs=lambda users: {"session_id": _session_of(_user("carol"))},
+        ),
+        Case(
+            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=FORBIDDEN),
+            kwargs=lambda users: {"session_id": "0" * 32},  # none: the same 403
         ),
     ],
     # Taking a score back: by POST only; a score not of the session is a 404.

@@ -9,8 +9,8 @@ thumbs; ``end_user`` is the session's owner: anyone else's thumbs are a person's
 ``{"score": {...}}``; a score given again by the same person replaces theirs (200). 400
 ``{"error": {"field", "message"}}`` for an unknown score, a value its definition cannot take,
 a run or span not of the session, a body that is no JSON object; 403 for someone who may not
-score it; 404 for a session they cannot see (ids are not confirmed, as everywhere). Nothing
-is stored when it refuses.
+score it — and for a session they cannot see, or that does not exist (the same answer: an id
+is not confirmed). Nothing is stored when it refuses.
 ``POST sessions/<id>/scores/<score id>/delete/`` → 200: the author or an operator takes it back.
 """
 
@@ -50,7 +50,9 @@ def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
 @require_http_methods(["GET", "POST"])
 @never_cache
 def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
-    session = session_get_for_user(user=request.user, session_id=session_id)
+    session = _session(request, session_id)
+    if isinstance(session, JsonResponse):
+        return session
     if request.method == "GET":
         mine = score_ids_of(session_id=session.pk, user_id=request.user.pk)
         scores = [{**s, "mine": s["id"] in mine} for s in session_scores(session_id=session.pk)]
@@ -86,6 +88,18 @@ def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
     return JsonResponse({"score": score_snapshot(score)}, status=201 if made else 200)
 
 
+def _session(request: HttpRequest, session_id: str) -> Any:
+    """The session, or a 403 — the same for a session that is someone else's and for one
+    that does not exist, so that an id is never confirmed."""
+    try:
+        return session_get_for_user(user=request.user, session_id=session_id)
+    except Http404:
+        return _problem("session", NOT_YOURS, status=403)
+
+
+NOT_YOURS = "you may not see or score this session (or there is none)"
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
@@ -107,7 +121,9 @@ def _body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
 @token_or_session
 @require_POST
 def score_delete_view(request: HttpRequest, session_id: str, score_id: int) -> JsonResponse:
-    session = session_get_for_user(user=request.user, session_id=session_id)
+    session = _session(request, session_id)
+    if isinstance(session, JsonResponse):
+        return session
     score = score_of_session(session_id=session.pk, score_id=score_id)
     if score is None:
         raise Http404("no such score in this session")

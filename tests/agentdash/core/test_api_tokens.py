@@ -43,7 +43,7 @@ def test_a_script_scores_with_its_persons_token(alice: User, bob: User) -> None:
     assert given.json()["score"]["source"] == "api" and given.json()["score"]["author"] == "alice"
     assert script.get(f"/sessions/{hers.pk}/scores/").json()["scores"][0]["mine"] is True
     assert script.post(f"/sessions/{his.pk}/scores/", body,
-                       content_type="application/json").status_code == 404  # fmt: skip
+                       content_type="application/json").status_code == 403  # fmt: skip
     score = Score.objects.get()
     assert script.post(f"/sessions/{hers.pk}/scores/{score.pk}/delete/").status_code == 200
     # Without a token, the same POST from a signed-in page needs its CSRF token.

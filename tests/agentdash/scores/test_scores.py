@@ -1,7 +1,8 @@
 """Scores over HTTP and through the service: each kind of definition takes its values and no
 other, a session's owner and operators score the session, its runs and its spans (a person's
 second score replaces their first), bad input is a 400 naming the field with nothing stored,
-someone else's session a 404 (its id not confirmed) and the service's refusal a 403;
+someone else's session a 403 (the same as for a session that does not exist: its id is not
+confirmed) and the service's refusal a 403;
 definitions are checked and audited, and keep their name and kind once they have scores."""
 
 from __future__ import annotations
@@ -139,7 +140,10 @@ def test_bad_bodies_are_refused_whole(definitions: Any, session: AgentSession, a
 def test_only_the_owner_and_operators_score_and_take_back(
     definitions: Any, session: AgentSession, alice: User, bob: User, operator_user: User
 ) -> None:
-    assert post(bob, session.pk, {"name": "correct", "value": True}).status_code == 404
+    foreign = post(bob, session.pk, {"name": "correct", "value": True})
+    assert foreign.status_code == 403 and foreign.json()["error"]["field"] == "session"
+    missing = post(bob, "0" * 32, {"name": "correct", "value": True})
+    assert missing.status_code == 403 and missing.json() == foreign.json()
     assert Client().get(f"/sessions/{session.pk}/scores/").status_code == 302  # log in first
     with pytest.raises(PermissionDenied):  # the service itself, handed the session
         score_record(session=session, given=ScoreGiven("correct", True), source="person",
