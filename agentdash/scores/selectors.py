@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db.models import Count, OuterRef, Q, QuerySet, Sum
+from django.db.models import Avg, Count, FloatField, OuterRef, Q, QuerySet, Subquery, Sum
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
 from agentdash.scores.models import (
@@ -124,6 +124,13 @@ def score_condition(*, name: str, said: str) -> Q:
         raise ValidationError(f"{definition.name}: a number, or <, <=, >, >= and a number")
     lookup = _LOOKUPS[match.group(1) or "="]
     return found & Q(**{f"value__{lookup}": float(match.group(2))})
+
+
+def score_mean_of_outer_session(*, name: str) -> Any:
+    """For annotating sessions: the mean of their scores named ``name`` (``None``: none)."""
+    rows = Score.objects.filter(session_id=OuterRef("pk"), definition__name=name)
+    mean = rows.order_by().values("session_id").annotate(m=Avg("value")).values("m")[:1]
+    return Subquery(mean, output_field=FloatField())
 
 
 def sessions_scored(*, condition: Q) -> QuerySet[Score, Any]:

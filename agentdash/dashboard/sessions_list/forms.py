@@ -42,6 +42,10 @@ class SessionListForm(forms.Form):
     step_name = forms.CharField(required=False, max_length=255)
     score = forms.ChoiceField(required=False, choices=())
     score_value = forms.CharField(required=False, max_length=100, label="Score value")
+    SORTS = [("", "latest activity first"), ("score", "score, lowest first"),
+             ("-score", "score, highest first")]  # fmt: skip
+    sort = forms.ChoiceField(required=False, choices=SORTS)
+    page = forms.IntegerField(required=False, min_value=1, max_value=200)
 
     STATUS_LABELS = {
         "active": "Queued or running",
@@ -97,6 +101,9 @@ class SessionListForm(forms.Form):
             step=data.get("step") or "",
             step_name=str(data.get("step_name") or "").strip(),
             scored=self.scored,
+            score_name=(data.get("score") or "") if self.scored is not None else "",
+            sort=data.get("sort") or "",
+            page=data.get("page") or 1,
         )
 
     def clean(self) -> dict[str, Any]:

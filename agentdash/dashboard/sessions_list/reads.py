@@ -21,6 +21,7 @@ from django.db.models import (
     Count,
     Exists,
     Expression,
+    F,
     IntegerField,
     Q,
     QuerySet,
@@ -41,7 +42,11 @@ from agentdash.runs.selectors import (
     sessions_with_runs_in,
 )
 from agentdash.runs.waits import sessions_with_waits
-from agentdash.scores.selectors import feedback_of_outer_session, sessions_scored
+from agentdash.scores.selectors import (
+    feedback_of_outer_session,
+    score_mean_of_outer_session,
+    sessions_scored,
+)
 from agentdash.spans.selectors import spans_of_outer_session
 from agentdash.spans.step_reads import sessions_with_decision, sessions_with_steps
 from agentdash.spans.summaries import span_count
@@ -143,6 +148,9 @@ class SessionListFilters:
     step: str = ""
     step_name: str = ""  # …of this model, tool, guardrail decision or wait's outcome
     scored: Q | None = None  # sessions with a score that meets this (scores.score_condition)
+    score_name: str = ""  # …of this name: with sort, the list is in order of its mean
+    sort: str = ""  # "score" (lowest mean first) or "-score" (highest first); "": activity
+    page: int = 1  # a page of a list sorted by score (cursors are by activity)
 
 
 @dataclass(frozen=True)
@@ -156,6 +164,8 @@ class SessionListPage:
     rows: list[dict[str, Any]]
     newer: Cursor | None
     older: Cursor | None
+    page: int | None = None  # sorted by score: this page's number…
+    more: bool = False  # …and whether there is a next one
 
 
 def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
@@ -240,6 +250,8 @@ def session_list_page(
     Without a cursor it is the first page. With ``after`` it is the rows older than it;
     with ``before`` the rows newer than it — or the first page, when fewer than ``limit``
     are newer (paging back ends on a full first page)."""
+    if filters.sort in SCORE_SORTS and filters.score_name:
+        return _by_score(user, filters, limit)
     sessions = _filtered(user, filters).values(*_FIELDS, *COLUMNS)
     newest_first = sessions.order_by("-last_update_time", "-id")
     if filters.before is not None:
@@ -260,6 +272,25 @@ def session_list_page(
     older = _cursor(rows[-1]) if len(found) > limit else None
     newer = _cursor(rows[0]) if filters.after is not None and rows else None
     return _page(user, rows, newer=newer, older=older)
+
+
+SCORE_SORTS = ("score", "-score")
+SCORE_PAGES_MAX = 200
+
+
+def _by_score(user: Any, filters: SessionListFilters, limit: int) -> SessionListPage:
+    """A page of the list in order of the mean of the score ``filters.score_name`` (lowest
+    first, or highest with ``-score``), then newest activity: paged by number."""
+    mean = score_mean_of_outer_session(name=filters.score_name)
+    sessions = _filtered(user, filters).annotate(score_mean=mean)
+    order = F("score_mean").desc(nulls_last=True) if filters.sort == "-score" else F(
+        "score_mean").asc(nulls_last=True)  # fmt: skip
+    page = max(1, min(filters.page, SCORE_PAGES_MAX))
+    ordered = sessions.values(*_FIELDS, *COLUMNS, "score_mean").order_by(
+        order, "-last_update_time", "-id")  # fmt: skip
+    found = list(ordered[(page - 1) * limit : page * limit + 1])
+    shown = _page(user, found[:limit], newer=None, older=None)
+    return replace(shown, page=page, more=len(found) > limit)
 
 
 def _page(

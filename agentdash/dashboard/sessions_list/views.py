@@ -21,7 +21,8 @@ from agentdash.dashboard.sessions_list.reads import (
 from agentdash.registry.selectors import agent_list
 
 _FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner", "runs_from", "runs_to", "outcome",
-                 "steps_from", "steps_to", "step", "step_name", "score", "score_value")  # fmt: skip
+                 "steps_from", "steps_to", "step", "step_name", "score", "score_value",
+                 "sort")  # fmt: skip
 
 
 @login_required

@@ -307,3 +307,40 @@ def test_scores_go_out_in_otlp_as_evaluation_events_on_what_they_score(
         if a.key == "gen_ai.evaluation.name"
     )  # fmt: skip
     assert names == ["correct", "failure", "helpful"]
+
+
+def test_the_sessions_list_sorts_by_a_scores_mean_page_by_page(
+    definitions: Any, alice: User, operator_user: User
+) -> None:
+    made = []
+    for n, values in enumerate([(5,), (1, 2), (4,), (3, 3)]):
+        scored = session_of(alice, f"s-sort-{n}", "capital_agent")
+        for m, value in enumerate(values):
+            author = operator_user if m == 0 else alice
+            score_record(session=scored, given=ScoreGiven(name="helpful", value=value),
+                         source="person", actor=author)  # fmt: skip
+        made.append(scored.pk)
+    session_of(alice, "s-unscored", "capital_agent")
+    client = Client()
+    client.force_login(operator_user)
+
+    def ids(query: str) -> tuple[list[str], Any]:
+        page = client.get(f"/?score=helpful&{query}")
+        assert page.status_code == 200
+        return [row["id"] for row in page.context["page"].rows], page
+
+    lowest, page = ids("sort=score")
+    assert lowest == [made[1], made[3], made[2], made[0]]  # means 1.5, 3, 4, 5; unscored out
+    assert "page 1, by score" in page.content.decode() and 'class="num session-score">1.50' in (
+        page.content.decode())  # fmt: skip
+    assert ids("sort=-score")[0] == [made[0], made[2], made[3], made[1]]
+    from agentdash.dashboard.sessions_list import reads
+
+    first = reads.session_list_page(user=operator_user, limit=3, filters=reads.SessionListFilters(
+        scored=None, score_name="helpful", sort="score", page=1))  # fmt: skip
+    second = reads.session_list_page(user=operator_user, limit=3, filters=reads.SessionListFilters(
+        scored=None, score_name="helpful", sort="score", page=2))  # fmt: skip
+    assert first.more and not second.more and second.page == 2
+    shown = [r["id"] for r in first.rows + second.rows]
+    assert shown[:4] == [made[1], made[3], made[2], made[0]] and len(shown) == len(set(shown))
+    assert ids("sort=sideways")[1].context["filters"].errors  # said, and the list by activity

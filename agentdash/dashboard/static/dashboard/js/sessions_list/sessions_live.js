@@ -15,7 +15,7 @@
 import { onSessionsChanged } from "../../../live/js/sessions_changed.js";
 import { el, replaceChildren } from "../../../core/js/dom.js";
 
-const CURSOR_PARAMS = ["after", "before"];
+const CURSOR_PARAMS = ["after", "before", "page"];
 const COUNT = new Intl.NumberFormat("en-US");
 
 /**
@@ -44,7 +44,9 @@ const COUNT = new Intl.NumberFormat("en-US");
  */
 export function keepListCurrent({ card, news, indicator, onUpdated }) {
   const params = new URLSearchParams(location.search);
-  const firstPage = CURSOR_PARAMS.every((name) => !params.has(name));
+  // A list in order of activity, on its first page, takes news and keeps its order; one in
+  // order of a score (sort) only follows its rows.
+  const firstPage = CURSOR_PARAMS.every((name) => !params.has(name)) && !params.get("sort");
   for (const name of CURSOR_PARAMS) params.delete(name);
 
   async function readAgain() {
