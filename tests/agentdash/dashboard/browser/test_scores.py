@@ -62,7 +62,7 @@ def test_a_thumbs_down_reaches_the_operators_list_live(browser: Browser, phone: 
 
 
 def test_scoring_on_the_session_page_by_keys_and_clicks(
-    browser: Browser, agentdash_server: LiveServer
+    browser: Browser, phone: Browser, agentdash_server: LiveServer
 ) -> None:
     manage(agentdash_server.env, "shell", "-c", DEFINITIONS)
     browser.log_in("alice")
@@ -122,9 +122,20 @@ def test_scoring_on_the_session_page_by_keys_and_clicks(
         ("quality", "run", "4.0", "person"),
     }
 
+    phone.log_in("alice")  # the same scores on a phone: the first span's details
+    phone.goto(path)
+    phone.page.wait_for_selector("#span-tree[data-complete='true']", state="attached",
+                                 timeout=LIVE_TIMEOUT)  # fmt: skip
+    phone.page.evaluate("document.activeElement.blur()")
+    phone.page.keyboard.press("s")
+    phone.page.locator("#span-detail .score-item").nth(2).wait_for(timeout=LIVE_TIMEOUT)
+    phone.page.locator("#span-detail .score-panel").scroll_into_view_if_needed()
+    screenshot(phone, "session-scores-phone.png")
+
     # Taken back: gone from the list and the row's mark.
     panel.locator(".score-item[data-score-name=failure] button[data-remove]").click()
     panel.locator(".score-item[data-score-name=failure]").wait_for(state="detached")
     page.locator(f"#span-tree .span[data-span-id='{span_id}'] .score-mark",
                  has_text="2 scores").wait_for()  # fmt: skip
     browser.console.assert_clean()
+    phone.console.assert_clean()
