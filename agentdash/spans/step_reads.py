@@ -246,3 +246,18 @@ def run_steps(*, run_id: int, limit: int = 300) -> list[dict[str, Any]]:
          "ms": round((s.end_time - s.start_time) / 1e6, 1) if s.end_time else None}
         for s in rows
     ]  # fmt: skip
+
+
+def instruction_versions(*, session_id: str, run_id: int | None = None) -> list[str]:
+    """The instruction versions the model calls of a session (of one run) were given, each
+    as ``agent vN`` (``agent code``), in the order first used (docs/INSTRUCTIONS.md)."""
+    key = AgentDash.INSTRUCTION_VERSION
+    rows = Span.objects.filter(session_id=session_id, attributes__has_key=key)
+    if run_id is not None:
+        rows = rows.filter(run_id=run_id)
+    found: list[str] = []
+    for attributes in rows.order_by("start_time").values_list("attributes", flat=True)[:2000]:
+        said = f"{attributes.get(GenAI.AGENT_NAME, '')} {attributes.get(key)}".strip()
+        if said not in found:
+            found.append(said)
+    return found

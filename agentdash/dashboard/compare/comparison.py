@@ -205,6 +205,7 @@ class Side:
     state: dict[str, Any]
     totals: Totals
     truncated: bool
+    instructions: list[str] = field(default_factory=list)  # versions its model calls used
 
 
 @dataclass

@@ -49,6 +49,7 @@ from agentdash.dashboard.compare.comparison import (
 )
 from agentdash.runs.selectors import session_runs
 from agentdash.spans.selectors import trace_invocations
+from agentdash.spans.step_reads import instruction_versions
 from agentdash.spans.summaries import SUMMARY_FIELDS, span_summaries
 from agentdash.spans.totals import runs_usage, session_usage
 from agentdash.spans.usage import Totals as UsageTotals
@@ -310,6 +311,7 @@ def side_read(*, session: AgentSession, run: Run | None = None) -> Side:
         state=state,
         totals=totals,
         truncated=truncated or spans_cut,
+        instructions=instruction_versions(session_id=session.id, run_id=run.pk if run else None),
     )
 
 

@@ -153,3 +153,22 @@ def test_the_editor_previews_saves_refuses_a_stale_save_and_rolls_back(
     client.force_login(alice)
     assert client.get(URL).status_code == 403
     assert client.post(URL, {"action": "save", "text": "x", "loaded_version": 2}).status_code == 403
+
+
+def test_compare_says_which_instruction_versions_each_side_was_given(
+    operator_user: User, alice: User
+) -> None:
+    from agentdash.spans.services import span_upsert
+    from tests.agentdash.stored import session_of
+
+    for n, (session_id, version) in enumerate((("cmp-v1", "v1"), ("cmp-v2", "v2"))):
+        session = session_of(alice, session_id, "analyst")
+        for m, agent in enumerate(("analyst", "analyst")):
+            span_upsert(trace_id=f"{n}" * 32, span_id=f"{n}{m}" * 8, name="call_llm",
+                        start_time=10 + m, end_time=20 + m, session_id=session.pk,
+                        attributes={"agentdash.span.kind": "model", "gen_ai.agent.name": agent,
+                                    "agentdash.instruction.version": version})  # fmt: skip
+    client = Client()
+    client.force_login(operator_user)
+    page = client.get("/compare/", {"a": "cmp-v1", "b": "cmp-v2"}).content.decode()
+    assert page.count("instruction analyst v1") == 1 and page.count("instruction analyst v2") == 1
