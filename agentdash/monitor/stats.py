@@ -39,7 +39,13 @@ from agentdash.remote.selectors import pauses_between
 from agentdash.runs.selectors import RUN_STATUSES, RunRow, runs_between
 from agentdash.runs.waits import WaitRow, waits_between
 from agentdash.scores.selectors import score_share, scores_between
-from agentdash.spans.step_reads import StepRead, decisions_read, steps_read, steps_read_spans
+from agentdash.spans.step_reads import (
+    StepRead,
+    decisions_read,
+    sessions_with_instruction,
+    steps_read,
+    steps_read_spans,
+)
 
 RANGES = {"1h": 3600, "6h": 6 * 3600, "24h": 86400, "7d": 7 * 86400, "30d": 30 * 86400,
           "90d": 90 * 86400}  # fmt: skip
@@ -47,7 +53,7 @@ STEPS = (300, 900, 3600, 6 * 3600, 86400)  # each a multiple of a rollup period
 MAX_BUCKETS = 200
 MAX_DAYS = 366
 EARLIEST = datetime(2000, 1, 1, tzinfo=UTC)
-FILTERS = ("agent", "model", "tool", "source", "status", "owner")
+FILTERS = ("agent", "model", "tool", "source", "status", "owner", "instruction")
 PARAMS = frozenset({"range", "from", "to", "tz", *FILTERS})
 SOURCES = ("local", "ingested")
 MAX_FILTER_CHARS = 255
@@ -64,6 +70,7 @@ class StatsQuery:
     source: str = ""
     status: str = ""
     owner: str = ""
+    instruction: str = ""  # "<agent> <version>": sessions whose model calls had it
 
 
 def stats_query(params: Mapping[str, str], *, now: datetime | None = None) -> StatsQuery:
@@ -86,6 +93,8 @@ def stats_query(params: Mapping[str, str], *, now: datetime | None = None) -> St
         errors["source"] = [f"one of {', '.join(SOURCES)}"]
     if filters["status"] not in ("", *RUN_STATUSES):
         errors["status"] = [f"one of {', '.join(RUN_STATUSES)}"]
+    if filters["instruction"] and " " not in filters["instruction"]:
+        errors["instruction"] = ["an agent and a version, as compare shows them: analyst v2"]
     if errors:
         raise ValidationError(errors)
     seconds = (end - start).total_seconds()
@@ -292,6 +301,9 @@ def stats_sessions(query: StatsQuery, *, viewer: Any = None) -> QuerySet[AgentSe
         sessions = sessions.filter(app_name=query.agent)
     if query.owner:
         sessions = sessions.filter(owner__username=query.owner)
+    if query.instruction:
+        agent, version = query.instruction.rsplit(" ", 1)
+        sessions = sessions.filter(pk__in=sessions_with_instruction(agent=agent, version=version))
     if query.source:
         external = sessions.filter(pk__startswith=EXTERNAL_SESSION_PREFIX)
         sessions = external if query.source == "ingested" else sessions.exclude(pk__in=external)
@@ -305,7 +317,7 @@ def _first(query: StatsQuery) -> int:
 
 def _narrowed(query: StatsQuery, viewer: Any) -> QuerySet[AgentSession] | None:
     """The sessions to read (``None``: every session's — no need to ask which)."""
-    everything = not (query.agent or query.owner or query.source)
+    everything = not (query.agent or query.owner or query.source or query.instruction)
     if everything and (viewer is None or is_operator(viewer)):
         return None
     return stats_sessions(query, viewer=viewer)

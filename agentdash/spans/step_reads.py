@@ -261,3 +261,12 @@ def instruction_versions(*, session_id: str, run_id: int | None = None) -> list[
         if said not in found:
             found.append(said)
     return found
+
+
+def sessions_with_instruction(*, agent: str, version: str) -> QuerySet[Span, Any]:
+    """The ids (``session_id``) of the sessions where ``agent``'s model calls were given
+    instruction ``version`` (``v2``, ``code``)."""
+    return Span.objects.filter(**{
+        f"attributes__{AgentDash.INSTRUCTION_VERSION}": version,
+        f"attributes__{GenAI.AGENT_NAME}": agent,
+    }).values("session_id")  # fmt: skip

@@ -263,3 +263,22 @@ def test_scores_are_read_over_time_as_counts_means_and_shares(
     assert found["series"][0]["scores"]["helpful"]["share"] == 0.5  # 09:00–09:05
     assert found["series"][4]["scores"]["failure"]["count"] == 1  # 09:20–09:25
     assert stats_of(alice)["totals"]["scores"]["helpful"]["count"] == 1  # hers only
+
+
+def test_the_numbers_split_by_the_instruction_version_the_model_calls_were_given(
+    generated: Any, operator_user: User
+) -> None:
+    mine, theirs = generated["mine"], generated["theirs"]
+    for n, session, version in ((60, mine, "v1"), (61, theirs, "v2")):
+        step(session, n, "model", 12, 1.0, **{"gen_ai.agent.name": "analyst",
+                                              "agentdash.instruction.version": version})  # fmt: skip
+    everyone = stats_of(operator_user)["totals"]
+    first = stats_of(operator_user, instruction="analyst v1")["totals"]
+    second = stats_of(operator_user, instruction="analyst v2")["totals"]
+    assert first["runs"] == 4 and second["runs"] == 1  # alice's session, bob's
+    assert first["runs"] + second["runs"] < everyone["runs"]  # the ingested one has neither
+    assert stats_of(operator_user, instruction="analyst v9")["totals"]["runs"] == 0
+    client = Client()
+    client.force_login(operator_user)
+    bad = client.get("/monitor/stats.json", {"instruction": "v1"})
+    assert bad.status_code == 400 and "instruction" in bad.json()["error"]["fields"]
