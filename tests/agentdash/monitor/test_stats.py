@@ -270,8 +270,8 @@ def test_the_numbers_split_by_the_instruction_version_the_model_calls_were_given
 ) -> None:
     mine, theirs = generated["mine"], generated["theirs"]
     for n, session, version in ((60, mine, "v1"), (61, theirs, "v2")):
-        step(session, n, "model", 12, 1.0, **{"gen_ai.agent.name": "analyst",
-                                              "agentdash.instruction.version": version})  # fmt: skip
+        given = {"gen_ai.agent.name": "analyst", "agentdash.instruction.version": version}
+        step(session, n, "model", 12, 1.0, **given)
     everyone = stats_of(operator_user)["totals"]
     first = stats_of(operator_user, instruction="analyst v1")["totals"]
     second = stats_of(operator_user, instruction="analyst v2")["totals"]
