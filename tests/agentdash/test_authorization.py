@@ -678,7 +678,7 @@ ACCESS: dict[str, list[Case]] = {
     "queues/<slug:name>/": [
         Case(operators_only(), kwargs=lambda users: {"name": _queue()}),
         Case(
-            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
             kwargs=lambda users: {"name": "no-such-queue"},
         ),
         Case(
@@ -704,7 +704,7 @@ ACCESS: dict[str, list[Case]] = {
     "instructions/<str:agent_name>/": [
         Case(operators_only(), kwargs=lambda users: {"agent_name": "analyst"}),
         Case(
-            roles(anonymous=LOGIN, alice=FORBIDDEN, operator=NOT_FOUND),
+            roles(anonymous=LOGIN, alice=NOT_FOUND, operator=NOT_FOUND),
             kwargs=lambda users: {"agent_name": "capital_agent"},  # it does not opt in
         ),
         Case(

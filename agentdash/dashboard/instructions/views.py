@@ -54,10 +54,11 @@ def instructions(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def instruction_edit(request: HttpRequest, agent_name: str) -> HttpResponse:
-    _operator(request)
+    # An agent that is not there is a 404 for anyone (as an agent's guardrails page is).
     agent = instructed_agent(name=agent_name[:128])
     if agent is None:
         raise Http404("no agent of that name reads a stored instruction")
+    _operator(request)
     preview: dict[str, Any] | None = None
     form = InstructionForm(initial={"text": agent.text, "loaded_version": agent.version})
     if request.method == "POST":

@@ -71,10 +71,10 @@ def queues(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_http_methods(["GET", "POST"])
 def queue_page(request: HttpRequest, name: str) -> HttpResponse:
-    _operator(request)
     queue = queue_get(name=name)
-    if queue is None:
+    if queue is None:  # for anyone, as a page of what is not there
         raise Http404("no queue of that name")
+    _operator(request)
     if request.method == "POST":
         try:
             if request.POST.get("action") == "add_session":
@@ -113,10 +113,10 @@ def _filter(request: HttpRequest) -> RunFilter:
 @login_required
 @require_http_methods(["GET", "POST"])
 def queue_review(request: HttpRequest, name: str) -> HttpResponse:
-    _operator(request)
     queue = queue_get(name=name)
-    if queue is None:
+    if queue is None:  # for anyone, as a page of what is not there
         raise Http404("no queue of that name")
+    _operator(request)
     here = reverse("dashboard:queue_review", kwargs={"name": queue.name})
     if request.method == "POST":
         wanted = request.POST.get("item", "")

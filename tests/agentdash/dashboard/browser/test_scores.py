@@ -72,12 +72,16 @@ def test_scoring_on_the_session_page_by_keys_and_clicks(
     page.wait_for_selector("#span-tree[data-complete='true']", timeout=LIVE_TIMEOUT)
     page.evaluate("document.activeElement.blur()")
 
-    # Keys: `s` opens the first span's scoring; `2` on the failure row is "hallucination".
+    # Keys: `s` opens the first span's scoring, the keyboard on the first score's first
+    # choice (which score is first depends on the definitions kept: other tests add some);
+    # on the failure row, `2` is "hallucination".
     page.keyboard.press("s")
     panel = page.locator("#span-detail .score-panel")
     failure = panel.locator(".score-row[data-score-name=failure]")
     failure.locator("button.score-choice").first.wait_for(timeout=LIVE_TIMEOUT)
-    assert page.evaluate("document.activeElement.dataset.choice") == "wrong tool"
+    focused = "document.activeElement.matches('.score-row:first-of-type button[data-choice]')"
+    page.wait_for_function(focused)
+    failure.locator("button.score-choice").first.focus()
     page.keyboard.press("2")
     failure.locator("button[data-choice=hallucination][aria-pressed=true]").wait_for()
     span_id = page.locator("#span-detail").get_attribute("data-span-id")
