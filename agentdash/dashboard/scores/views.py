@@ -23,6 +23,7 @@ from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from agentdash.agent_sessions.ids import session_id_problem
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.api_tokens import token_or_session
 from agentdash.core.hygiene import json_loads_bounded
@@ -90,10 +91,13 @@ def session_scores_view(request: HttpRequest, session_id: str) -> JsonResponse:
 
 def _session(request: HttpRequest, session_id: str) -> Any:
     """The session, or a 403 — the same for a session that is someone else's and for one
-    that does not exist, so that an id is never confirmed."""
+    that does not exist, so that an id is never confirmed. Junk that could be no session's
+    id names nothing: a 404, as for any path."""
     try:
         return session_get_for_user(user=request.user, session_id=session_id)
     except Http404:
+        if session_id_problem(session_id):
+            raise
         return _problem("session", NOT_YOURS, status=403)
 
 
