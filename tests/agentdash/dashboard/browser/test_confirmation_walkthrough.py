@@ -158,6 +158,9 @@ def test_a_message_sent_while_a_run_waits_is_queued_and_answered_after_it(
     queued.nth(1).wait_for(timeout=LIVE_TIMEOUT)
     assert queued.count() == 2
     assert "INV-1003" in queued.first.inner_text() and "INV-1001" in queued.nth(1).inner_text()
+    # The queued messages come from the snapshot, before the socket is back: a withdrawal
+    # goes over the socket, so wait for it.
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
 
     queued.nth(1).locator(".msg-queue button").click()  # withdrawn before it ran
     page.locator("#messages > .msg-user.withdrawn", has_text="INV-1001").wait_for(

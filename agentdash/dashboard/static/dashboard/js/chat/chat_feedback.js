@@ -18,8 +18,9 @@ const FEEDBACK = "user_feedback";
  * @param {object} options
  * @param {HTMLElement} options.list the chat's messages
  * @param {string} options.url the session's scores (`/sessions/<id>/scores/`)
+ * @param {import("../scores/score_store.js").ScoreStore} options.store the page's scores (read once for the page)
  */
-export function setupFeedback({ list, url }) {
+export function setupFeedback({ list, url, store }) {
   /** @type {Map<string, {up: boolean, comment: string}>} invocation → what the reader said */
   const given = new Map();
   const draw = () => drawBars(list, given);
@@ -45,17 +46,15 @@ export function setupFeedback({ list, url }) {
     else if (!up) bar.append(commentBox(invocation, send));
   });
   new MutationObserver(draw).observe(list, { childList: true, subtree: true });
-  fetch(url, { credentials: "same-origin" })
-    .then((answer) => (answer.ok ? answer.json() : null))
-    .then((found) => {
-      for (const score of found?.scores || []) {
-        if (score.name === FEEDBACK && score.mine && score.invocation_id) {
-          given.set(score.invocation_id, { up: score.value === "yes", comment: score.comment });
-        }
+  // What the reader gave before, as the page's scores say it (read once, then live).
+  store.on(() => {
+    for (const score of store.scores.values()) {
+      if (score.name === FEEDBACK && score.mine && score.invocation_id) {
+        given.set(score.invocation_id, { up: score.value === "yes", comment: score.comment });
       }
-      draw();
-    })
-    .catch(() => draw());
+    }
+    draw();
+  });
   draw();
 }
 

@@ -71,8 +71,8 @@ async function main() {
     fetchNewer: (after) => api.eventsAfter(after),
     cancel: data.can_cancel ? (id) => send({ type: "run.cancel", run_id: Number(id) }) : undefined,
   });
-  if (data.feedback) setupFeedback({ list: byId("messages"), url: data.scores_path });
   const scores = new SessionScores({ url: data.scores_path, me: data.me, operator: data.is_operator });
+  if (data.feedback) setupFeedback({ list: byId("messages"), url: data.scores_path, store: scores.store });
   const actions = spanActions({ playgroundPath: data.playground_path || "", scores: scores.element });
   const { timeline, links, traceOfRun } = setupTimeline(api, panels, badge, banner, scores, actions);
   const root = data.is_operator ? document.getElementById("controls") : null;
