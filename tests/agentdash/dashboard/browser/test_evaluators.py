@@ -35,13 +35,16 @@ def test_an_online_judge_scores_a_run_and_its_cost_shows_apart(
     page = browser.page
     page.locator(".msg-agent", has_text="My instructions:").last.wait_for(timeout=LIVE_TIMEOUT)
 
+    # The worker judges after the run: wait until the page (read over HTTP) says so.
+    page.wait_for_function(
+        """async () => {
+          const page = await (await fetch("/evaluations/")).text();
+          return /data-rule="analyst-judge"[\\s\\S]*?rule-scored">1</.test(page);
+        }""",
+        timeout=LIVE_TIMEOUT * 2,
+    )
     browser.goto("/evaluations/")
     row = page.locator("tr[data-rule=analyst-judge]")
-    for _ in range(30):  # the worker judges after the run: reload until it has
-        if row.locator(".rule-scored").inner_text() != "0":
-            break
-        page.wait_for_timeout(500)
-        browser.goto("/evaluations/")
     assert row.locator(".rule-scored").inner_text() == "1"
     assert "→" in row.locator(".rule-cost").inner_text()  # the judge's own tokens
     evaluation = page.locator("tr.evaluation[data-status=scored]").first
