@@ -1,12 +1,15 @@
-"""Sending a call from the playground: the edited payload checked, sent to the model it names
-(the runtime's registry: ``offline``, Gemini with a key, any registered class), its answer,
-tokens, cost and latency kept as the playground's own run — never an event or a span of the
-session. Operators only; every call audited."""
+"""Sending a call from the playground: the edited payload checked
+(:func:`playground_check`), sent to the model it names — the runtime's registry: ``offline``,
+Gemini with a key, any registered class — on the caller's loop (:func:`playground_send`),
+and its answer, tokens, cost and latency kept as the playground's own run
+(:func:`playground_record`) — never an event or a span of the session. Operators only;
+every call audited."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -61,27 +64,49 @@ async def _call(payload: CallPayload) -> tuple[LlmResponse | None, float]:
     return last, (time.perf_counter() - started) * 1000
 
 
-def playground_call(
-    *, session: AgentSession, trace_id: str, span_id: str, payload: CallPayload, actor: Any
-) -> PlaygroundRun:
-    """Send ``payload`` (checked: :func:`payload_check`) and keep the run — its answer, or
-    the model's error — as the playground's; audited ``playground.call``. Call it from sync
-    code (a view): the model is called on a loop of this thread's own."""
+@dataclass(frozen=True)
+class Sent:
+    """What the model did with a call: its last response and how long it took, or why there
+    is none (``error``)."""
+
+    response: LlmResponse | None
+    latency_ms: float | None
+    error: str = ""
+
+
+def playground_check(*, payload: CallPayload, actor: Any) -> None:
+    """``PermissionDenied`` for anyone but an operator; ``ValidationError`` for a payload
+    that cannot be sent (:func:`payload_check`)."""
     if not is_operator(actor):
         raise PermissionDenied("only operators use the playground")
     payload_check(payload)
+
+
+async def playground_send(payload: CallPayload) -> Sent:
+    """Send a checked payload on the running loop; the model's failure or silence (at most
+    :data:`CALL_TIMEOUT_S`) is the outcome, never raised. Async: a call may take a minute,
+    and a serving thread must not wait for it."""
+    try:
+        response, latency = await _call(payload)
+    except TimeoutError:
+        return Sent(None, None, f"the model did not answer in {CALL_TIMEOUT_S:.0f} s")
+    except Exception as exc:  # the model's own failure is the run's outcome
+        return Sent(None, None, f"{type(exc).__name__}: {exc}"[:2000])
+    return Sent(response, round(latency, 1))
+
+
+def playground_record(
+    *, session: AgentSession, trace_id: str, span_id: str, payload: CallPayload, sent: Sent,
+    actor: Any,
+) -> PlaygroundRun:  # fmt: skip
+    """Keep what was sent and what came back as the playground's run; audited
+    ``playground.call``."""
     row = PlaygroundRun(session=session, trace_id=trace_id, span_id=span_id, author=actor,
                         author_name=actor.get_username(), model=payload.model,
-                        request=_request_data(payload))  # fmt: skip
-    try:
-        response, latency = asyncio.run(_call(payload))
-    except TimeoutError:
-        row.error = f"the model did not answer in {CALL_TIMEOUT_S:.0f} s"
-    except Exception as exc:  # the model's own failure is the run's outcome
-        row.error = f"{type(exc).__name__}: {exc}"[:2000]
-    else:
-        row.latency_ms = round(latency, 1)
-        _put_answer(row, response)
+                        request=_request_data(payload), error=sent.error,
+                        latency_ms=sent.latency_ms)  # fmt: skip
+    if not sent.error:
+        _put_answer(row, sent.response)
     row.save()
     said = {"session": session.pk, "span": span_id, "model": row.model, "error": row.error[:200]}
     audit_record(actor=actor, action="playground.call", target_type="playground.run",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -33,7 +34,7 @@ from agentdash.playground.selectors import (
     playground_run_get,
     text_of,
 )
-from agentdash.playground.services import playground_call
+from agentdash.playground.services import playground_check, playground_record, playground_send
 from runtime.models.call_payload import CallPayload, contents_of
 
 IDENTITY = "\n\nYou are an agent. Your internal name is"
@@ -42,7 +43,29 @@ IDENTITY = "\n\nYou are an agent. Your internal name is"
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def playground(request: HttpRequest, session_id: str, trace_id: str, span_id: str) -> HttpResponse:
+async def playground(
+    request: HttpRequest, session_id: str, trace_id: str, span_id: str
+) -> HttpResponse:
+    """Async: *Run* waits for the model (up to two minutes) on the server's loop, not in the
+    thread every synchronous view shares; everything else is read and written in that
+    thread (``sync_to_async``)."""
+    if request.method == "POST" and request.POST.get("action") == "run":
+        prepared = await sync_to_async(_run_prepare)(request, session_id, trace_id, span_id)
+        if isinstance(prepared, HttpResponse):
+            return prepared
+        session, span, payload, here = prepared
+        sent = await playground_send(payload)
+        row = await sync_to_async(playground_record)(
+            session=session, trace_id=span["trace_id"], span_id=span["span_id"],
+            payload=payload, sent=sent, actor=request.user,
+        )  # fmt: skip
+        return redirect(f"{here}?run={row.pk}")
+    page: HttpResponse = await sync_to_async(_page)(request, session_id, trace_id, span_id)
+    return page
+
+
+def _found(request: HttpRequest, session_id: str, trace_id: str, span_id: str) -> Any:
+    """The session, the model span and the page's address; 404 / 403 as the page answers."""
     session = session_get_for_user(user=request.user, session_id=session_id)
     if not is_operator(request.user):
         raise OperatorRequired("only operators use the playground")
@@ -50,19 +73,30 @@ def playground(request: HttpRequest, session_id: str, trace_id: str, span_id: st
     if span is None:
         raise Http404("no model call of this session has that id")
     ids = {"session_id": session.pk, "trace_id": trace_id, "span_id": span_id}
-    here = reverse("dashboard:playground", kwargs=ids)
+    return session, span, reverse("dashboard:playground", kwargs=ids)
+
+
+def _run_prepare(request: HttpRequest, session_id: str, trace_id: str, span_id: str) -> Any:
+    """(session, span, the payload the form says, the page's address) — or the page again
+    saying what cannot be sent."""
+    session, span, here = _found(request, session_id, trace_id, span_id)
+    try:
+        payload = payload_from(request.POST)
+        playground_check(payload=payload, actor=request.user)
+    except ValidationError as exc:
+        problems = [f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items()]
+        return _render(request, session, span, here, None, payload_of(span), problems)
+    return session, span, payload, here
+
+
+def _page(request: HttpRequest, session_id: str, trace_id: str, span_id: str) -> HttpResponse:
+    session, span, here = _found(request, session_id, trace_id, span_id)
     shown = _run_shown(request, session.pk)
     payload = CallPayload(**shown.request) if shown is not None else payload_of(span)
     problems: list[str] = []
     if request.method == "POST":
         action = request.POST.get("action", "")
         try:
-            if action == "run":
-                payload = payload_from(request.POST)
-                row = playground_call(session=session, trace_id=span["trace_id"],
-                                      span_id=span["span_id"], payload=payload,
-                                      actor=request.user)  # fmt: skip
-                return redirect(f"{here}?run={row.pk}")
             if shown is None:
                 raise ValidationError({"run": ["run the call first"]})
             if action == "save_case":
@@ -78,6 +112,13 @@ def playground(request: HttpRequest, session_id: str, trace_id: str, span_id: st
             problems = [f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items()]
         except InstructionConflict as exc:
             problems = [str(exc)]
+    return _render(request, session, span, here, shown, payload, problems)
+
+
+def _render(
+    request: HttpRequest, session: Any, span: dict[str, Any], here: str, shown: Any,
+    payload: CallPayload, problems: list[str],
+) -> HttpResponse:  # fmt: skip
     original = text_of(answer_of(span))
     left, right = words_diff(original, shown.text) if shown is not None else ([], [])
     agent = str((span.get("attributes") or {}).get("gen_ai.agent.name") or "")
