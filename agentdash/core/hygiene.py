@@ -200,6 +200,16 @@ def json_loads_bounded(
     return json.loads(text, **options)
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON: JSON has no such number")
+
+
+def json_loads_strict(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """:func:`json_loads_bounded` that also refuses ``NaN``, ``Infinity`` and ``-Infinity``
+    (Python's ``json`` takes them; JSON, PostgreSQL's ``jsonb`` and browsers do not)."""
+    return json_loads_bounded(text, max_depth=max_depth, parse_constant=_no_constant)
+
+
 def _may_need_fixing(value: Any, max_depth: int) -> bool:
     """Cheap pre-check: is any string unstorable or any container too deep?"""
     stack: list[tuple[Any, int]] = [(value, 0)]

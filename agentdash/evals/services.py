@@ -13,7 +13,7 @@ from django.db import transaction
 from google.genai import types
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.core.hygiene import JsonTooDeep, json_loads_bounded, value_problem
+from agentdash.core.hygiene import JsonTooDeep, json_loads_strict, value_problem
 from agentdash.core.services import audit_record
 from agentdash.evals.models import EvalCaseResult, EvalRun, EvalSetRecord
 from agentdash.evals.selectors import eval_set_of, session_event_list, session_initial_state
@@ -46,7 +46,7 @@ def eval_set_parse(raw: bytes | str, *, eval_set_id: str = "") -> EvalSet:
         raise _bad("file", f"the file is larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        data = json_loads_bounded(text, parse_constant=_no_constant)
+        data = json_loads_strict(text)
     except UnicodeDecodeError:
         raise _bad("file", "the file is not UTF-8 text") from None
     except JsonTooDeep as exc:
@@ -309,10 +309,6 @@ def _clean_id(value: str, key: str) -> str:
     if problem:
         raise _bad(key, problem)
     return value
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
 
 
 def _bad(key: str, message: str) -> ValidationError:

@@ -15,7 +15,7 @@ from agentdash.controls.models import CallbackSetting
 from agentdash.core.hygiene import (
     MAX_JSON_DEPTH,
     JsonTooDeep,
-    json_loads_bounded,
+    json_loads_strict,
     text_problem,
     text_storable,
     value_problem,
@@ -129,7 +129,7 @@ def read_frame(frame: str | bytes | None) -> Fields:
     if len(frame) > MAX_FRAME_BYTES or size > MAX_FRAME_BYTES:
         raise ProtocolError("too_large", f"frames are limited to {MAX_FRAME_BYTES} bytes")
     try:
-        data = json_loads_bounded(frame, parse_constant=_no_constants)
+        data = json_loads_strict(frame)
     except JsonTooDeep:
         raise ProtocolError(
             "bad_json", f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
@@ -261,10 +261,6 @@ def parse_confirmation_answer(f: Fields) -> ConfirmationAnswer:
 
 def parse_ping(f: Fields) -> Ping:
     return Ping()
-
-
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 # ── Server → client ──────────────────────────────────────────────────────────────────────────

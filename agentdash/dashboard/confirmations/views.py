@@ -17,7 +17,6 @@ answered already.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -28,7 +27,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.conf import agentdash_setting
-from agentdash.core.hygiene import json_loads_bounded
+from agentdash.core.hygiene import json_loads_strict
 from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.core.problems import ConflictError, problem_of
 from agentdash.remote.pauses import (
@@ -83,10 +82,6 @@ def waiting_runs(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def _problem(field: str, message: str, status: int = 400) -> JsonResponse:
     return JsonResponse({"error": {"field": field, "message": message}}, status=status)
 
@@ -104,7 +99,7 @@ def confirmation_answer_view(
         if len(text) > PAYLOAD_MAX_CHARS:
             return _problem("payload", f"at most {PAYLOAD_MAX_CHARS} characters")
         try:
-            payload = json_loads_bounded(text, parse_constant=_no_constant)
+            payload = json_loads_strict(text)
         except (ValueError, RecursionError) as exc:
             return _problem("payload", f"is not JSON: {exc}")
     remote = is_remote_request(request_id)  # a remote app's pause: the app goes on

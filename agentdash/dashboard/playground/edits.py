@@ -14,7 +14,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
-from agentdash.core.hygiene import json_loads_bounded
+from agentdash.core.hygiene import json_loads_strict
 from runtime.models.call_payload import CallPayload
 
 NUMBERS = ("temperature", "top_p", "max_output_tokens")
@@ -83,13 +83,9 @@ def _box(data: QueryDict, name: str) -> str:
     return value.replace("\r\n", "\n")
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def _json(text: str, field: str) -> Any:
     try:
-        return json_loads_bounded(text, parse_constant=_no_constant)
+        return json_loads_strict(text)
     except (ValueError, RecursionError) as exc:
         raise ValidationError({field: [f"not JSON: {str(exc)[:200]}"]}) from None
 

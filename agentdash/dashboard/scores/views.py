@@ -26,7 +26,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from agentdash.agent_sessions.ids import session_id_problem
 from agentdash.agent_sessions.selectors import session_get_for_user
 from agentdash.core.api_tokens import token_or_session
-from agentdash.core.hygiene import json_loads_bounded
+from agentdash.core.hygiene import json_loads_strict
 from agentdash.core.problems import problem_of
 from agentdash.runs.selectors import run_id_of_invocation
 from agentdash.scores.selectors import (
@@ -104,17 +104,13 @@ def _session(request: HttpRequest, session_id: str) -> Any:
 NOT_YOURS = "you may not see or score this session (or there is none)"
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def _body(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     if request.content_type != "application/json":
         return _problem("body", "a JSON object, sent as Content-Type: application/json")
     if len(request.body) > BODY_MAX_BYTES:
         return _problem("body", f"at most {BODY_MAX_BYTES} bytes", status=413)
     try:
-        body = json_loads_bounded(request.body or b"{}", parse_constant=_no_constant)
+        body = json_loads_strict(request.body or b"{}")
     except (ValueError, RecursionError, UnicodeDecodeError) as exc:
         return _problem("body", f"is not JSON: {str(exc)[:200]}")
     if not isinstance(body, dict):

@@ -134,7 +134,9 @@ def session_page_data(
         "me": user.get_username(),  # the scores the page hears of live that are the reader's
     }
     if operator:  # a model call sent again, edited (docs/PLAYGROUND.md)
-        data["playground_path"] = f"/sessions/{session.id}/playground/"
+        ids = {"session_id": session.id, "trace_id": "t", "span_id": "s"}
+        one = reverse("dashboard:playground", kwargs=ids)
+        data["playground_path"] = one.removesuffix("t/s/")  # the page adds <trace>/<span>/
     if data["can_edit_state"]:
         data["state"] = snapshot["state"]
         data["version"] = snapshot["version"]
