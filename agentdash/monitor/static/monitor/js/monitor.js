@@ -9,6 +9,7 @@
 
 import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars, stepsHref } from "./chart_model.js";
 import { keepCurrent } from "./monitor_live.js";
+import { drawNumbers } from "./monitor_numbers.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const STATUSES = ["succeeded", "failed", "cancelled", "waiting", "running", "queued"];
@@ -174,7 +175,7 @@ function lines(figure, series, names, value, unit, link = null) {
 }
 
 /**
- * Every chart of ``stats`` (what was drawn before is cleared), and the totals' numbers.
+ * Every chart of ``stats`` (what was drawn before is cleared).
  *
  * @param {any} stats the document of /monitor/stats.json
  */
@@ -220,15 +221,6 @@ function draw(stats) {
     const share = b.scores?.[scored[slots.indexOf(slot)]]?.share;
     return share === null || share === undefined ? null : Math.round(share * 100);
   }, " %");
-  const totals = stats.totals || {};
-  for (const node of document.querySelectorAll("[data-stat]")) {
-    const name = /** @type {HTMLElement} */ (node).dataset.stat || "";
-    if (name === "error_rate") {
-      node.textContent = totals.error_rate === null || totals.error_rate === undefined ? "—" : `${Math.round(totals.error_rate * 100)} %`;
-    } else if (typeof totals[name] === "number") {
-      node.textContent = String(totals[name]);
-    }
-  }
 }
 
 /**
@@ -258,5 +250,6 @@ rangeForm();
 const indicator = document.getElementById("monitor-live");
 const query = new URLSearchParams(location.search);
 if (indicator && !query.has("from") && !query.has("to")) {
-  keepCurrent({ query, indicator, onStats: draw }); // a named range ends now: keep it so
+  // A named range ends now: keep it so, charts and numbers.
+  keepCurrent({ query, indicator, onStats: (stats) => { draw(stats); drawNumbers(stats); } });
 }
