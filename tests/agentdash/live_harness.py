@@ -286,14 +286,15 @@ class Browserless:
         landed = self.post("/login/", "/login/", {"username": username, "password": password})
         assert landed == "/", f"login as {username} failed (landed on {landed})"
 
-    def new_chat(self, agent: str, text: str = "Hello") -> str:
+    def new_chat(self, agent: str, text: str = "Hello", *, settled: bool = True) -> str:
         """A new session of ``agent``, started as the new-chat page starts one: by its first
         message, ``text``. Its run is waited for (:meth:`runs_settled`), so the session is
-        idle when its id is returned."""
+        idle when its id is returned — unless not ``settled``."""
         path = self.post("/sessions/", f"/chat/?agent={agent}", {"agent": agent, "text": text})
         found = re.fullmatch(r"/sessions/([^/]+)/", path)
         assert found, path
-        self.runs_settled(found.group(1))
+        if settled:
+            self.runs_settled(found.group(1))
         return found.group(1)
 
     def snapshot(self, session_id: str) -> dict[str, Any]:

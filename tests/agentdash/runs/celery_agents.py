@@ -1,7 +1,8 @@
 """The agent the Celery tests run in a real worker process (``AGENTDASH_AGENTS`` names it).
 
-Its tool waits while the file ``hold`` exists in ``AGENTDASH_TEST_GATE_DIR`` and leaves an
-``entered-<pid>`` file there when called, so a test can catch the worker inside it.
+Its tool waits while the file ``hold`` (or ``hold-<topic>``, for the topic asked) exists in
+``AGENTDASH_TEST_GATE_DIR`` and leaves an ``entered-<pid>`` (and ``entered-<topic>-<pid>``)
+file there when called, so a test can catch a worker inside it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def look_up_topic(topic: str) -> dict[str, Any]:
     gate = _gate()
     if gate.is_dir():
         (gate / f"entered-{os.getpid()}").touch()
-        while (gate / "hold").exists():
+        (gate / f"entered-{topic}-{os.getpid()}").touch()
+        while (gate / "hold").exists() or (gate / f"hold-{topic}").exists():
             time.sleep(0.05)
     return {"result": f"The library says {topic} is worth knowing about."}
 
