@@ -16,7 +16,7 @@ LINK_HOST = $(if $(filter 0.0.0.0 ::,$(HOST)),127.0.0.1,$(if $(findstring :,$(HO
 # pytest rewrote every test module's asserts again — for seconds of CPU each.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: bench-ingest bench-live bench-sandbox bench-ui install test test-fast test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
+.PHONY: bench-ingest bench-live bench-scale-out bench-sandbox bench-ui install test test-fast test-sqlite test-postgres lint format bench clean chat run postgres-start postgres-stop \
 	worker redis-start redis-stop lint-js test-js
 
 # uv installs the project and its tools into the venv (pip's resolver and unpacking took
@@ -140,6 +140,11 @@ bench: $(STAMP)
 # Live pipeline: span start → websocket client, and spans/s to one client (docs/BENCHMARKS.md).
 bench-live: $(STAMP)
 	$(PY) bench/live.py
+
+# Scale-out: the scale mode behind HAProxy with 1, then 2 daphne + worker pairs (latency of 20
+# runs at once, spans/s of bursts at once); the ratio into docs/BENCHMARKS.md ("Scale-out").
+bench-scale-out: $(STAMP)
+	$(PY) bench/scale_out.py $(BENCH_SCALE_OUT_ARGS)
 
 # OTLP ingest: 512-span protobuf batches into the embedded default, spans/s and POST → live client
 # latency, Arize Phoenix as the peer (bench/.venv-phoenix, made on first use); medians into

@@ -1,10 +1,11 @@
 """Per-invocation cost, our runtime vs google-adk, side by side: ``make bench``.
 
 Ensures google-adk has its own virtualenv (``bench/.venv-adk``: it is never a dependency of
-the project), starts four long-lived workers (ADK and ours, each without and with an
-OpenTelemetry SDK), lets each warm up, then asks them for rounds of timed invocations in
-alternation, so that machine noise hits both sides. Prints a table and rewrites the
-results section of ``docs/BENCHMARKS.md``.
+the project), starts five long-lived workers — ADK and ours, each without and with an
+OpenTelemetry SDK, and ours on the whole path of the embedded default (``workload_full.py``:
+traced, stored and streamed) —, lets each warm up, then asks them for rounds of timed
+invocations in alternation, so that machine noise hits every side. Prints a table and
+rewrites the results section of ``docs/BENCHMARKS.md``.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ ADK_VERSION = "2.13.0"
 # opentelemetry-sdk that google-adk pins (<=1.44): they are released in lockstep.
 ADK_REQUIREMENTS = (f"google-adk=={ADK_VERSION}", "opentelemetry-exporter-otlp-proto-http==1.44.0")
 GOALS = {False: 0.2, True: 0.3}  # ours/ADK median, from the issue
+FULL_GOAL = 1.0  # the whole path (traced, stored, streamed) / ADK's untraced in-memory run
 VARIANTS = {False: "plain", True: "OTel SDK + live span processor"}
 
 
@@ -107,7 +109,7 @@ class Worker:
 
     @classmethod
     def start(cls, side: str, otel: bool) -> Worker:
-        python = ADK_PYTHON if side == "adk" else Path(sys.executable)
+        python = ADK_PYTHON if side == "adk" else Path(sys.executable)  # ours, full: ours
         argv = [str(python), str(BENCH / f"workload_{side}.py"), *(["--otel"] if otel else [])]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         proc = subprocess.Popen(
@@ -177,6 +179,15 @@ def results_markdown(workers: dict[tuple[str, bool], Worker], rounds: int, n: in
             f"| {VARIANTS[otel]} | {a.median_ms():.3f} ms | {o.median_ms():.3f} ms | "
             f"{ratio:.4f} | ≤ {GOALS[otel]} ({met}) |"
         )
+    full = workers.get(("full", False))
+    if full is not None:
+        ratio = full.median_ms() / adk.median_ms()
+        met = "met" if ratio <= FULL_GOAL else "not met"
+        lines.append(
+            f"| traced + stored + streamed (embedded default) vs ADK plain | "
+            f"{adk.median_ms():.3f} ms | {full.median_ms():.3f} ms | {ratio:.4f} | "
+            f"≤ {FULL_GOAL} ({met}) |"
+        )
     lines += [
         "",
         "| worker | median | p10 | p90 | round medians (min–max) | samples | events/inv | "
@@ -203,6 +214,12 @@ def history_row(workers: dict[tuple[str, bool], Worker]) -> str:
             f"{o.median_ms():.3f}",
             f"{o.median_ms() / a.median_ms():.4f}",
         ]
+    full = workers.get(("full", False))
+    adk = workers["adk", False]
+    if full is None:
+        cells += ["—", "—"]
+    else:
+        cells += [f"{full.median_ms():.3f}", f"{full.median_ms() / adk.median_ms():.2f}"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -212,8 +229,9 @@ def update_doc(latest: str, row: str) -> None:
         heading="## Per-invocation cost",
         latest=latest,
         history_header=(
-            "| date | machine | ADK ms | ours ms | ratio | ADK+OTel ms | ours+OTel ms | ratio |\n"
-            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+            "| date | machine | ADK ms | ours ms | ratio | ADK+OTel ms | ours+OTel ms | ratio | "
+            "whole path ms | vs ADK |\n"
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
         ),
         history_row=row,
     )
@@ -224,10 +242,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--invocations", type=int, default=50, help="per round and worker")
     parser.add_argument("--no-doc", action="store_true", help="leave docs/BENCHMARKS.md alone")
+    parser.add_argument("--no-full", action="store_true", help="without the whole-path worker")
     args = parser.parse_args()
 
     ensure_adk_venv()
     workers = {(s, o): Worker.start(s, o) for o in (False, True) for s in ("adk", "ours")}
+    if not args.no_full:
+        workers["full", False] = Worker.start("full", False)
     try:
         for w in workers.values():
             w.wait_ready()
@@ -236,6 +257,8 @@ def main() -> None:
             for otel in (False, True):
                 for side in sides:
                     workers[side, otel].run_round(args.invocations)
+            if ("full", False) in workers:
+                workers["full", False].run_round(args.invocations)
             if sys.stderr.isatty():
                 print(f"\rround {r + 1}/{args.rounds}", end="", file=sys.stderr, flush=True)
         if sys.stderr.isatty():
