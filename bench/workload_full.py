@@ -13,6 +13,7 @@ is) has received the run's end and the final version of every span.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import secrets
@@ -44,7 +45,9 @@ from workload_ours import _model_turn, after_model, after_tool, before_model, be
 from runtime import Agent, FunctionTool, ScriptedLlm  # noqa: E402
 
 AGENT = "capitals"
+GIVE_UP_S = 30.0  # an invocation whose end is not published by then is a failure, said
 SCRIPT_TURNS = 200_000  # the scripted model's replies: enough for every round of a run
+FINISHED = ("succeeded", "failed", "cancelled")
 
 
 def _agent() -> Agent:
@@ -106,7 +109,7 @@ async def make_round(n: int) -> Any:
         message = types.Content(role="user", parts=[types.Part(text=QUESTION)])
         start = now_ns()
         await arun_enqueue(session=session, agent_name=AGENT, message=message, requested_by=None)
-        seen = await _until_ended(layer, channel)
+        seen = await _until_ended(layer, channel, session.id)
         elapsed = now_ns() - start
         await layer.group_discard(session_group(session.id), channel)
         return Invocation(ns=elapsed, events=seen["events"], final_text=seen["text"])
@@ -114,30 +117,56 @@ async def make_round(n: int) -> Any:
     return invoke
 
 
-async def _until_ended(layer: Any, channel: str) -> dict[str, Any]:
-    """Read the session's published changes until the run has ended, its final answer has
-    come and every span seen has its final version; what they said (events, the answer)."""
+async def _until_ended(layer: Any, channel: str, session_id: str) -> dict[str, Any]:
+    """Read the session's published changes as a websocket consumer does — a gap in the
+    seqs filled from the database — until the run has ended, its final answer has come and
+    every span seen has its final version; what they said (events, the answer)."""
+    from asgiref.sync import sync_to_async
+
+    from agentdash.changes.items import items_after
+
     spans: dict[tuple[str, str], bool] = {}
     events: dict[str, str] = {}
-    ended = False
-    answer = ""
-    while not (ended and answer and spans and all(spans.values())):
-        message = await layer.receive(channel)
+    state = {"ended": False, "answer": "", "last": 0}
+
+    def take(item: dict[str, Any]) -> None:
+        state["last"] = item["seq"]
+        data = item["data"]
+        if data is None:
+            return
+        if item["kind"] == "span":
+            key = (data["trace_id"], data["span_id"])
+            spans[key] = spans.get(key, False) or data["end_time"] is not None
+        elif item["kind"] == "event":
+            events[data["id"]] = data["html"]
+            if data["final"] and data["author"] == AGENT:
+                state["answer"] = data["html"]
+        elif item["kind"] == "run":
+            state["ended"] = state["ended"] or data["status"] in FINISHED
+
+    while not (state["ended"] and state["answer"] and spans and all(spans.values())):
+        try:
+            message = await asyncio.wait_for(layer.receive(channel), GIVE_UP_S)
+        except TimeoutError:
+            untold = [key for key, done in spans.items() if not done]
+            raise RuntimeError(
+                f"nothing published for {GIVE_UP_S:.0f} s: run ended {state['ended']}, answer "
+                f"{bool(state['answer'])}, spans without their final version {untold}"
+            ) from None
         for page in message.get("pages") or []:
             for item in json.loads(page["text"])["items"]:
-                data = item["data"]
-                if data is None:
+                if item["seq"] <= state["last"]:
                     continue
-                if item["kind"] == "span":
-                    key = (data["trace_id"], data["span_id"])
-                    spans[key] = spans.get(key, False) or data["end_time"] is not None
-                elif item["kind"] == "event":
-                    events[data["id"]] = data["html"]
-                    if data["final"] and data["author"] == AGENT:
-                        answer = data["html"]
-                elif item["kind"] == "run":
-                    ended = ended or data["status"] in ("succeeded", "failed", "cancelled")
+                if item["seq"] > state["last"] + 1:  # a gap: the database has it
+                    missed = await sync_to_async(items_after)(
+                        session_id=session_id, after_seq=state["last"], limit=10_000
+                    )
+                    for found in missed:
+                        if found["seq"] < item["seq"]:
+                            take(found)
+                take(item)
     # The stored event's text is rendered HTML: the answer, as a paragraph.
+    answer = str(state["answer"])
     return {"events": len(events), "text": answer.removeprefix("<p>").split("</p>")[0]}
 
 

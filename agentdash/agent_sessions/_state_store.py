@@ -26,9 +26,11 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from pydantic_core import to_jsonable_python
 
+from agentdash.agent_sessions.change_items import event_item
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
 from agentdash.agent_sessions.event_data import event_text
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
+from agentdash.changes.announcements import announce_on_commit
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import storable
@@ -206,7 +208,7 @@ def _append_once(
     )
     if not swapped:
         raise _CasMiss
-    SessionEvent.objects.create(
+    row = SessionEvent.objects.create(
         session_id=session_id,
         seq=seq,
         event_id=event_data["id"],
@@ -219,7 +221,12 @@ def _append_once(
         html=html,
     )
     # The session's change log, in the event's transaction: live clients catch up from it.
-    session_change_next(session_id=session_id, kind=SessionChange.Kind.EVENT, ref=event_data["id"])
+    # Announced with its item, made from the row just stored: the publisher need not read
+    # it back.
+    change = session_change_next(
+        session_id=session_id, kind=SessionChange.Kind.EVENT, ref=event_data["id"], announce=False
+    )
+    announce_on_commit(session_id, change, items=lambda limit: [_event_change(change, row)])
     app_state = _scope_swap(AppState, current.app, parts["app"])
     user_state = _scope_swap(UserState, current.user, parts["user"])
     return Appended(
@@ -229,6 +236,10 @@ def _append_once(
         state={**app_state, **user_state, **own},
         previous_state=current.merged,
     )
+
+
+def _event_change(seq: int, row: SessionEvent) -> dict[str, Any]:
+    return {"seq": seq, "kind": SessionChange.Kind.EVENT, "data": event_item(row)}
 
 
 def _read_session(

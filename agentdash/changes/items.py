@@ -155,6 +155,15 @@ def items_after_many(
     return found
 
 
+def items_of_changes(
+    changes: list[tuple[str, int, str, str]], fresh: Mapping[SeqKey, Item]
+) -> dict[str, list[Item]]:
+    """Changes ``(session, seq, kind, ref)`` just recorded, as items grouped by session: the
+    data of those in ``fresh`` taken from there (the others read), each said superseded
+    where its row has a later change (as :func:`items_after_many` says it)."""
+    return _with_data(changes, fresh)
+
+
 def _with_data(
     changes: list[tuple[str, int, str, str]], fresh: Mapping[SeqKey, Item] | None = None
 ) -> dict[str, list[Item]]:

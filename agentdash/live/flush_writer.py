@@ -14,11 +14,12 @@ from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.announcements import ItemsMaker, announce_on_commit
-from agentdash.changes.items import Item, SeqKey, items_after_many
+from agentdash.changes.items import Item, SeqKey, items_after_many, items_of_changes
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
 from agentdash.live.pages import ChangesPage, changes_pages
+from agentdash.runs.change_items import run_item
 from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_change_item
@@ -29,7 +30,8 @@ from agentdash.spans.services import (
 )
 from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
-from agentdash.spans.totals import price_book
+from agentdash.spans.totals import price_book, runs_usage
+from agentdash.spans.usage import PriceBook
 
 MAX_REMEMBERED = 10_000
 
@@ -100,8 +102,14 @@ class FlushWriter:
             fresh[(version.session_id, write.seq)] = item["data"]
             ours.setdefault(version.session_id, []).append(item)
         # A run's totals are part of its data: each run whose totals grew is a change of its
-        # own, sent with the spans (so its session's batch is read, not sent as stored).
+        # own, sent with the spans — made here from the run's row and its new totals, not
+        # read back with the session's other changes.
         regrown = run_usage_changed(runs=used) if used else {}
+        if regrown:
+            run_fresh, run_items = _regrown_items(regrown, prices)
+            fresh.update(run_fresh)
+            for session_id, items in run_items.items():
+                ours.setdefault(session_id, []).extend(items)
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
         # A session whose only new changes are this flush's spans and those announced with
         # their items, right after what it published, goes out as stored (nothing can sit
@@ -113,8 +121,7 @@ class FlushWriter:
             seqs, after = [i["seq"] for i in items], afters[session_id]
             in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
             told = session_id not in dirty or (session_id in announced and session_id not in untold)
-            fast = told and session_id not in regrown
-            if in_line and fast and len(items) <= self.publish_limit:
+            if in_line and told and len(items) <= self.publish_limit:
                 found[session_id] = items
         unread = {s: after for s, after in afters.items() if s not in found}
         found.update(items_after_many(unread, limit=self.publish_limit, fresh=fresh))
@@ -160,7 +167,10 @@ class FlushWriter:
             versions = self._versions(snapshots)
             writes, _ = self._store(versions, announce=True)
             used = _runs_used(versions, writes)
-            for session_id, seq in (run_usage_changed(runs=used) if used else {}).items():
+            first: dict[str, int] = {}
+            for (session_id, _), seq in (run_usage_changed(runs=used) if used else {}).items():
+                first[session_id] = min(seq, first.get(session_id, seq))
+            for session_id, seq in first.items():
                 announce_on_commit(session_id, seq)
 
     def published(self, batch: Batch) -> None:
@@ -252,6 +262,25 @@ class FlushWriter:
         if len(known) + len(found) > MAX_REMEMBERED:
             known.clear()
         known.update(found)
+
+
+def _regrown_items(
+    regrown: Mapping[tuple[str, int], int], prices: PriceBook
+) -> tuple[dict[SeqKey, Item], dict[str, list[Item]]]:
+    """The change items of the runs whose totals grew (``(session, run)`` → its change's
+    seq), by session, and their data by ``(session, seq)``: two queries (the runs, their
+    totals), priced by the flush's own price book."""
+    ids = [run_id for _, run_id in regrown]
+    runs = Run.objects.in_bulk(ids)
+    usage = runs_usage(session_ids={s for s, _ in regrown}, run_ids=ids, prices=prices)
+    fresh: dict[SeqKey, Item] = {}
+    changes = []
+    for (session_id, run_id), seq in regrown.items():
+        run = runs.get(run_id)
+        if run is not None:
+            fresh[session_id, seq] = run_item(run, usage.get(run_id))
+        changes.append((session_id, seq, "run", str(run_id)))
+    return fresh, items_of_changes(changes, fresh)
 
 
 def _runs_used(

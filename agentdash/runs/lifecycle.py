@@ -20,6 +20,8 @@ from django.utils import timezone
 
 from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.session_service import DjangoSessionService
+from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.items import Item, items_of_changes
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import text_storable
@@ -59,8 +61,11 @@ def run_change_record(*, run: Run) -> int:
     """Record a change of ``run`` in its session's change log; returns the seq. A run it
     records as ended is handed to the :func:`run_ended_register` listeners on commit."""
     seq = session_change_next(
-        session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk)
+        session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk), announce=False
     )
+    # Announced with a maker of its one item: the publisher reads this run alone, not the
+    # session's changes since it last published.
+    announce_on_commit(run.session_id, seq, items=partial(_run_change, run.session_id, seq, run.pk))
     # Kept once the change commits, in a statement of its own: inside the writer's
     # transaction the run's row would be locked after the session's counter, which others
     # take the other way round (a deadlock, found under an outage test). Until then a
@@ -73,18 +78,24 @@ def run_change_record(*, run: Run) -> int:
     return seq
 
 
-def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[str, int]:
+def _run_change(session_id: str, seq: int, run_id: int, limit: int) -> list[Item]:
+    """The item of run change ``seq`` as the publisher sends it: the run as it is now (or
+    said superseded by a later change of it)."""
+    changes = [(session_id, seq, SessionChange.Kind.RUN.value, str(run_id))]
+    return items_of_changes(changes, {}).get(session_id, [])[:limit]
+
+
+def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
     """Record a change of each run ``(session id, run id)`` whose model calls' totals grew
     (its spans just stored), unannounced: the live pipeline, which stores those spans, sends
-    the runs' new data with them. Returns, per session, the first seq recorded."""
-    first: dict[str, int] = {}
+    the runs' new data with them. Returns the seq recorded for each run."""
+    seqs: dict[tuple[str, int], int] = {}
     with transaction.atomic():
         for session_id, run_id in sorted(runs):
-            seq = session_change_next(
+            seqs[session_id, run_id] = session_change_next(
                 session_id=session_id, kind=SessionChange.Kind.RUN, ref=str(run_id), announce=False
             )
-            first.setdefault(session_id, seq)
-    return first
+    return seqs
 
 
 def _change_seq_keep(run_id: int, seq: int) -> None:
