@@ -202,6 +202,23 @@ def sqlite_prepared(env: dict[str, str], *, seed: bool = True) -> None:
     _copy(template, Path(env["DATABASE_URL"].removeprefix("sqlite:///")))
 
 
+def answering(proc: subprocess.Popen[bytes], url: str, name: str, logs: Callable[[], str]) -> None:
+    """Wait until server ``proc`` answers ``url`` with 200 (``RuntimeError`` with ``logs()``
+    when it exits or does not answer in ``START_TIMEOUT_S``)."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{name} exited with {proc.returncode}\n{logs()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.2)  # the next try of a bounded wait
+    raise RuntimeError(f"{name} did not answer in {START_TIMEOUT_S:.0f} s\n{logs()}")
+
+
 @dataclass
 class Processes:
     """Server processes started here, each logging to a file in ``tmp``."""
@@ -221,18 +238,8 @@ class Processes:
         args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
         proc = self.spawn(name, [*args, "agentdash.asgi:application"], env)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with {proc.returncode}\n{self.logs()}")
-            try:
-                with urllib.request.urlopen(f"{url}/login/", timeout=2) as response:
-                    if response.status == 200:
-                        return url
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"{name} did not answer in {START_TIMEOUT_S:.0f} s\n{self.logs()}")
+        answering(proc, f"{url}/login/", name, self.logs)
+        return url
 
     def worker(self, name: str, env: dict[str, str], concurrency: int = 4) -> None:
         self.spawn(name, celery_worker_args(name, concurrency), env)

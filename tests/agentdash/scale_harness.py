@@ -13,9 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +23,7 @@ import pytest
 
 from tests.agentdash.live_harness import (
     ROOT,
-    START_TIMEOUT_S,
+    answering,
     base_env,
     celery_worker_args,
     free_port,
@@ -131,7 +128,7 @@ class Hosts:
         args = [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port)]
         host = self._spawn(name, [*args, "agentdash.asgi:application"])
         host.address = f"127.0.0.1:{port}"
-        wait_answers(host, f"http://{host.address}/health/", self)
+        answering(host.proc, f"http://{host.address}/health/", name, self.logs)
         return host
 
     def worker(self, name: str, concurrency: int = 1) -> Host:
@@ -149,21 +146,6 @@ class Hosts:
     def stop(self) -> None:
         for host in self.started:
             host.stop()
-
-
-def wait_answers(host: Host, url: str, hosts: Hosts) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if host.proc.poll() is not None:
-            raise RuntimeError(f"{host.name} exited with {host.proc.returncode}\n{hosts.logs()}")
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{host.name} did not answer in {START_TIMEOUT_S:.0f} s\n{hosts.logs()}")
 
 
 @dataclass
