@@ -5,9 +5,9 @@ announcer; every recorded change calls :func:`announce_on_commit` in its transac
 rolled-back change announces nothing. An announcer that fails is logged and the others still
 hear: the database is the truth, an announcement only makes the change go out sooner.
 
-A writer that knows what it recorded (the span store's batch writes) may announce the change
-items with it, as a function that makes them: a publisher in this process then sends them
-without reading back what was just written. They are made at most once, on the publisher's
+A writer that knows what it recorded (the span store's batch writes, an event appended, a
+run's status change) may announce the change items with it, as a function that makes them: a
+publisher in this process then sends them without reading back what was just written. They are made at most once, on the publisher's
 thread, and only if it uses them.
 """
 
