@@ -370,37 +370,43 @@ def test_a_range_that_ends_now_grows_while_a_run_ends(
         arg=before + 1,
     )
     assert page.locator("[data-stat=model_calls]").inner_text() != "0"
-    # The totals' notes and the tables beside the charts are drawn again too: what the live
-    # page says is what the same page says when loaded afresh (the server's drawing).
+    # The totals' notes and the tables beside the charts are drawn again too: once every
+    # span of the run has ended (stored), what the live page says becomes what the same page
+    # says when loaded afresh (the server's drawing).
+    chat.page.locator("#span-tree .span[data-state='running']").first.wait_for(
+        state="detached", timeout=30_000
+    )
     fresh = Browser(page=page.context.new_page(), console=Console(), server=browser.server)
-    live_numbers: dict[str, Any] = {}
-    for _ in range(40):  # until the last span's numbers have reached both
-        fresh.goto("/monitor/?range=1h&agent=capital_agent")
-        live_numbers = numbers(page)
-        if live_numbers == numbers(fresh.page):
-            break
-        page.wait_for_timeout(250)
-    assert live_numbers == numbers(fresh.page)
+    fresh.goto("/monitor/?range=1h&agent=capital_agent")
+    expected = numbers(fresh.page)
+    page.wait_for_function(
+        f"(expected) => JSON.stringify(({NUMBERS})()) === JSON.stringify(expected)",
+        arg=expected, timeout=30_000,
+    )  # fmt: skip
+    live_numbers = numbers(page)
+    assert live_numbers == expected
     assert live_numbers["models"]  # the model the run called, with its calls
     assert str(before + 1) in live_numbers["totals"]
     browser.console.assert_clean()
 
 
+NUMBERS = """() => {
+    const text = (n) => n.textContent.replace(/\\s+/g, " ").trim();
+    const found = {totals: text(document.querySelector(".monitor-totals"))};
+    for (const body of document.querySelectorAll("tbody[data-numbers]")) {
+        const box = document.querySelector(`[data-table="${body.dataset.numbers}"]`);
+        found[body.dataset.numbers] = box && box.hidden ? null
+            : [...body.rows].map((r) => [...r.cells].map(text));
+    }
+    return found;
+}"""
+"""The Monitor's numbers as text: the totals' cards, and each table's rows (``null`` for a
+table hidden for want of rows)."""
+
+
 def numbers(page: Any) -> dict[str, Any]:
-    """The Monitor's numbers as text: the totals' cards, and each table's rows (``None`` for
-    a table hidden for want of rows)."""
-    return page.evaluate(
-        """() => {
-            const text = (n) => n.textContent.replace(/\\s+/g, " ").trim();
-            const found = {totals: text(document.querySelector(".monitor-totals"))};
-            for (const body of document.querySelectorAll("tbody[data-numbers]")) {
-                const box = document.querySelector(`[data-table="${body.dataset.numbers}"]`);
-                found[body.dataset.numbers] = box && box.hidden ? null
-                    : [...body.rows].map((r) => [...r.cells].map(text));
-            }
-            return found;
-        }"""
-    )
+    found: dict[str, Any] = page.evaluate(NUMBERS)
+    return found
 
 
 def test_a_custom_range_is_not_live(browser: Browser, probe_sessions: list[str]) -> None:
