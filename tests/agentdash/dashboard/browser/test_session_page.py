@@ -314,6 +314,55 @@ def test_a_switch_whose_socket_drops_before_the_answer_says_so_and_works_again(
     assert not switch.is_checked()
 
 
+def test_a_switch_changed_while_the_page_was_away_shows_on_the_same_switch(
+    browser: Browser,
+) -> None:
+    """Another tab switches a callback off while this page hears nothing of it
+    (`callback.changed` is not replayed); once this page's socket is back, the snapshot it
+    reads shows the change on the switch already drawn: the element under the pointer, and
+    the focus on it, stay (a list drawn anew under a click took the click with it)."""
+    page = browser.page
+    sockets: list[Any] = []
+
+    def route(ws: Any) -> None:
+        server = ws.connect_to_server()
+
+        def from_server(message: str | bytes) -> None:
+            if not (isinstance(message, str) and '"callback.changed"' in message):
+                ws.send(message)  # this page hears no switch of another tab
+
+        server.on_message(from_server)
+        sockets.append(ws)
+
+    page.route_web_socket(re.compile(r"/ws/sessions/[0-9a-f]{32}/$"), route)
+    browser.log_in("operator")
+    browser.new_chat("capital_agent")
+    ask(browser, QUESTION)
+    wait_for_answer(browser, "Paris")
+    selector = "#callbacks .callback[data-callback='add_disclaimer'] input[data-scope='session']"
+    switch = page.locator(selector)
+    assert switch.is_checked()
+    switch.evaluate("(input) => { input.dataset.seen = 'before'; input.focus(); }")
+
+    other = page.context.new_page()
+    other.goto(page.url)
+    other.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    other.fill("#control-reason", "switched in another tab")
+    other.locator(selector).evaluate("(input) => input.click()")
+    other.locator("#callbacks-status[data-kind='ok']").wait_for(timeout=LIVE_TIMEOUT)
+    other.close()
+    assert switch.is_checked()  # not heard here
+
+    sockets[-1].close(code=1001, reason="test drops the connection")
+    page.wait_for_function(
+        "(s) => !document.querySelector(s).checked", arg=selector, polling=POLL_MS,
+        timeout=LIVE_TIMEOUT,
+    )  # the snapshot read once the page is back live
+    assert switch.get_attribute("data-seen") == "before"
+    assert switch.evaluate("(input) => document.activeElement === input")
+    browser.console.assert_clean()
+
+
 def test_markup_in_messages_stays_text(browser: Browser) -> None:
     """The offline model echoes the user's words into the tool call, its result and the
     answer: the real path for untrusted text. None of it may become markup."""

@@ -61,6 +61,8 @@ export class Controls {
     this.lastSave = null;
     /** @type {Map<string, {cb: CallbackSwitch, sync: () => void}>} by "agent|name" */
     this.switches = new Map();
+    /** how many switches this page has sent (a snapshot read before the last is older) */
+    this.toggles = 0;
     this.renderCallbacks(Array.isArray(data.callbacks) ? data.callbacks : []);
     this.setupStateEditor();
     this.renderState();
@@ -142,16 +144,29 @@ export class Controls {
   }
 
   /**
-   * Replace the switches with a fresh read (the snapshot, each time the page is back live:
-   * `callback.changed` is not replayed).
+   * The switches from a fresh read (the snapshot, each time the page is back live:
+   * `callback.changed` is not replayed). The same callbacks are brought up to date where they
+   * are drawn: a switch under the pointer or holding the focus stays the same element. A read
+   * begun before one of this page's own switches (`mark`: `toggles` then) is older than that
+   * switch's answer and is dropped, as it is while a switch is still waiting.
    *
-   * @param {CallbackSwitch[]} callbacks
+   * @param {CallbackSwitch[]} callbacks @param {number} [mark]
    */
-  loadCallbacks(callbacks) {
+  loadCallbacks(callbacks, mark = this.toggles) {
     const toggling = [...this.waiting.values()].some((w) => w.type === "callback.toggle");
-    if (!Array.isArray(callbacks) || toggling) return;
-    this.switches.clear();
-    this.renderCallbacks(callbacks);
+    if (!Array.isArray(callbacks) || toggling || mark !== this.toggles) return;
+    const keys = callbacks.map((cb) => `${cb.agent}|${cb.name}`);
+    const same = keys.length === this.switches.size && keys.every((key) => this.switches.has(key));
+    if (!same) {
+      this.switches.clear();
+      return this.renderCallbacks(callbacks);
+    }
+    callbacks.forEach((cb, i) => {
+      const found = /** @type {{cb: CallbackSwitch, sync: () => void}} */ (this.switches.get(keys[i]));
+      found.cb.global = cb.global;
+      found.cb.session = cb.session;
+      found.sync();
+    });
   }
 
   /**

@@ -63,6 +63,7 @@ export function callbackItem(cb, host) {
       host.status("callbacks-status", "Not connected: the switch was not changed.", "error");
       return sync();
     }
+    host.toggles += 1;
     boxes.forEach((box) => (box.disabled = true));
     host.status("callbacks-status", `Switching ${cb.name}…`);
   };

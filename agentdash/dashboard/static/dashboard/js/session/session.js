@@ -287,9 +287,10 @@ async function startFromSnapshot(page, socket) {
  * operator's switches and state, read again whenever the page is back live.
  * @param {SessionData} api @param {Controls} controls */
 async function refreshControls(api, controls) {
+  const mark = controls.toggles; // a switch sent while this is read makes it old
   try {
     const fresh = await api.snapshot();
-    controls.loadCallbacks(fresh.callbacks);
+    controls.loadCallbacks(fresh.callbacks, mark);
     if (fresh.state) controls.loadState(fresh.state, fresh.version);
   } catch {
     // the page stays as it was; the next time it is back live it tries again
