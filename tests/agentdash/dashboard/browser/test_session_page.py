@@ -355,7 +355,9 @@ def test_a_switch_changed_while_the_page_was_away_shows_on_the_same_switch(
 
     sockets[-1].close(code=1001, reason="test drops the connection")
     page.wait_for_function(
-        "(s) => !document.querySelector(s).checked", arg=selector, polling=POLL_MS,
+        "(s) => !document.querySelector(s).checked",
+        arg=selector,
+        polling=POLL_MS,
         timeout=LIVE_TIMEOUT,
     )  # the snapshot read once the page is back live
     assert switch.get_attribute("data-seen") == "before"
