@@ -61,8 +61,7 @@ export class Controls {
     this.lastSave = null;
     /** @type {Map<string, {cb: CallbackSwitch, sync: () => void}>} by "agent|name" */
     this.switches = new Map();
-    /** how many switches this page has sent (a snapshot read before the last is older) */
-    this.toggles = 0;
+    this.toggles = 0; // how many switches this page has sent (see loadCallbacks)
     this.renderCallbacks(Array.isArray(data.callbacks) ? data.callbacks : []);
     this.setupStateEditor();
     this.renderState();

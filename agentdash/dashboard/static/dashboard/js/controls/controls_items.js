@@ -47,8 +47,7 @@ export function callbackItem(cb, host) {
   const toggle = (/** @type {"session"|"global"} */ scope, /** @type {HTMLInputElement} */ input) => {
     const reason = host.requireReason("callbacks-status");
     if (reason === null) return sync();
-    const enabled = input.checked;
-    const where = scope === "global" ? "every session" : "this session";
+    const [enabled, where] = [input.checked, scope === "global" ? "every session" : "this session"];
     const message = {
       type: "callback.toggle", agent: cb.agent, callback: cb.name, enabled, scope, reason,
     };
@@ -63,7 +62,7 @@ export function callbackItem(cb, host) {
       host.status("callbacks-status", "Not connected: the switch was not changed.", "error");
       return sync();
     }
-    host.toggles += 1;
+    host.toggles += 1; // a fresh read of the switches begun before this one is old
     boxes.forEach((box) => (box.disabled = true));
     host.status("callbacks-status", `Switching ${cb.name}…`);
   };
