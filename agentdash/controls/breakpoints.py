@@ -1,5 +1,6 @@
 """Operators' breakpoints: set and removed (validated, audited), and read by the worker at
-every step of a run as the runtime's :class:`~runtime.debug.breakpoints.Breakpoints`.
+every step of a run as the runtime's :class:`~runtime.debug.breakpoints.Breakpoints` (kept
+by each run until one may have changed: ``breakpoint_watch``).
 
 A breakpoint pauses a run the way a tool confirmation does (``runs.confirmations``): the run
 is ``waiting``, holds no worker, and goes on when a person resumes, steps or cancels it.
@@ -7,18 +8,24 @@ is ``waiting``, holds no worker, and goes on when a person resumes, steps or can
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.controls import breakpoint_watch
+from agentdash.controls.announce import breakpoints_announce_on_commit
 from agentdash.controls.models import Breakpoint
 from agentdash.controls.services import Actor
 from agentdash.core.hygiene import text_problem
 from agentdash.core.services import audit_record
+from agentdash.core.threads import in_worker_thread
 from runtime.debug.breakpoints import Breakpoints
+
+if TYPE_CHECKING:
+    from runtime.contexts.invocation_context import InvocationContext
 
 BREAKPOINT_TARGET = "controls.breakpoint"
 
@@ -74,6 +81,7 @@ def breakpoint_add(
     with transaction.atomic():
         point, created = Breakpoint.objects.get_or_create(**fields)
         if created:
+            breakpoints_announce_on_commit()
             audit_record(
                 actor=actor,
                 action="breakpoint.add",
@@ -88,6 +96,7 @@ def breakpoint_add(
 
 def breakpoint_remove(*, point: Breakpoint, actor: Actor, reason: str = "") -> None:
     with transaction.atomic():
+        breakpoints_announce_on_commit()
         audit_record(
             actor=actor,
             action="breakpoint.remove",
@@ -116,3 +125,24 @@ def breakpoints_for(*, agent_names: set[str], session_id: str) -> Breakpoints:
         before_model=any(r.kind == Breakpoint.Kind.BEFORE_MODEL for r in rows),
         outcomes=frozenset(r.outcome for r in rows if r.kind == Breakpoint.Kind.CALLBACK_OUTCOME),
     )
+
+
+class RunBreakpoints:
+    """One run's breakpoint source (the runtime's ``BreakpointSource``): the step's agent's
+    and its root agent's breakpoints in the run's session, as stored."""
+
+    def __init__(self) -> None:
+        self._kept: dict[tuple[frozenset[str], str], tuple[int, Breakpoints]] = {}
+
+    async def __call__(self, ctx: InvocationContext) -> Breakpoints:
+        key = (frozenset({ctx.agent.name, ctx.agent.root_agent.name}), ctx.session.id)
+        generation = (
+            breakpoint_watch.trusted_generation()
+        )  # before the read: a change during it reads again
+        kept = self._kept.get(key)
+        if generation is not None and kept is not None and kept[0] == generation:
+            return kept[1]
+        found = await in_worker_thread(breakpoints_for)(agent_names=set(key[0]), session_id=key[1])
+        if generation is not None:
+            self._kept[key] = (generation, found)
+        return found

@@ -12,6 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.controls.announce import switch_announce_on_commit
 from agentdash.controls.models import (
     CALLBACK_SETTING_TARGET,
     POLICY_TARGET,
@@ -20,7 +21,6 @@ from agentdash.controls.models import (
     RateWindow,
 )
 from agentdash.controls.policies import policy_validate
-from agentdash.controls.switch_announce import switch_announce_on_commit
 from agentdash.core.hygiene import text_problem
 from agentdash.core.services import Actor, audit_record
 
@@ -225,7 +225,7 @@ def callback_setting_set(
     every session: insert or update the one row of that scope.
 
     A change writes one ``callback_setting.set`` audit row in the same transaction and, once
-    it commits, is announced to every process's listener (``switch_announce``: running agents
+    it commits, is announced to every process's listener (``controls.announce``: running agents
     see it at their next callback point); setting the value it already has writes nothing.
     Raises ``ValidationError`` for a blank or overlong name, one that cannot be stored, or an
     unknown session.

@@ -9,9 +9,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from agentdash.controls.announce import switch_announce_on_commit
 from agentdash.controls.models import CALLBACK_SETTING_TARGET, CallbackSetting
 from agentdash.controls.services import Actor, callback_setting_set
-from agentdash.controls.switch_announce import switch_announce_on_commit
 from agentdash.core.hygiene import text_problem
 from agentdash.core.services import audit_record
 

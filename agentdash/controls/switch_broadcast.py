@@ -32,11 +32,13 @@ from typing import Any, Protocol, cast
 
 from channels.layers import BaseChannelLayer, get_channel_layer
 
+from agentdash.controls import breakpoint_watch
 from agentdash.controls.switchboard import CallbackSettingChange, DatabaseSwitchboard
 from agentdash.core.conf import agentdash_setting
 
 CONTROLS_GROUP = "controls"
 MESSAGE_TYPE = "callback.changed"
+BREAKPOINTS_TYPE = "breakpoints.changed"
 PROBE_TYPE = "controls.probe"
 PROBE_TIMEOUT_S = 3.0
 RETRY_S = 0.5
@@ -67,6 +69,14 @@ async def callback_change_publish(
     layer = get_channel_layer(channel_layer_alias)
     assert layer is not None  # the settings always configure one
     await layer.group_send(CONTROLS_GROUP, {"type": MESSAGE_TYPE, "change": change.as_message()})
+
+
+async def breakpoints_change_publish(*, channel_layer_alias: str = "default") -> None:
+    """Tell every process's listener that a breakpoint changed (its runs read them again:
+    ``breakpoint_watch``)."""
+    layer = get_channel_layer(channel_layer_alias)
+    assert layer is not None  # the settings always configure one
+    await layer.group_send(CONTROLS_GROUP, {"type": BREAKPOINTS_TYPE})
 
 
 async def run_control_listener(
@@ -107,6 +117,7 @@ async def run_control_listener(
                 listener.probe_forever(probe_every, probe_timeout), name="controls-probe"
             ),
         ]
+        breakpoint_watch.listener_hearing(listener, True)
         if ready is not None:
             ready.set()
         done, _ = await asyncio.wait([receiver, *others], return_when=asyncio.FIRST_COMPLETED)
@@ -114,6 +125,7 @@ async def run_control_listener(
             task.result()  # its error is ours
         raise RuntimeError("a task of the control listener returned")
     finally:
+        breakpoint_watch.listener_hearing(listener, False)
         for task in others:
             task.cancel()
         await asyncio.gather(*others, return_exceptions=True)
@@ -142,6 +154,9 @@ class _Listener:
                 if waiter is not None and not waiter.done():
                     waiter.set_result(None)
                 continue  # another listener's probe, or one heard too late
+            if message.get("type") == BREAKPOINTS_TYPE:
+                breakpoint_watch.breakpoints_changed()
+                continue
             _apply(self.switchboard, message)
 
     async def reload_forever(self, every: float) -> None:
@@ -151,6 +166,7 @@ class _Listener:
             # joining again renews it; with Redis it costs nothing (already subscribed).
             await self.layer.group_add(CONTROLS_GROUP, self.channel)
             await _refresh(self.switchboard)
+            breakpoint_watch.breakpoints_changed()  # an edit that announced nothing
 
     async def probe_forever(self, every: float, timeout: float) -> None:
         loop = asyncio.get_running_loop()
@@ -169,10 +185,12 @@ class _Listener:
                         loop.time() - lost_at,
                     )
                     await _refresh(self.switchboard)
+                    breakpoint_watch.listener_hearing(self, True)
                 lost_at, deaf = None, 0
                 continue
             if lost_at is None:
                 lost_at = loop.time()
+                breakpoint_watch.listener_hearing(self, False)  # runs read breakpoints each step
                 logger.warning(
                     "control listener: probe %s; switch changes are missed until it is "
                     "heard again (then every switch is reloaded)",

@@ -9,7 +9,7 @@ starts a run (``runs``), a cancel stops one (``runs``), a state edit is an opera
 answer to a tool confirmation queues the run that goes on (``runs``).
 Refusals and failures raise :class:`~agentdash.live.protocol.ProtocolError`; nothing is
 changed then. Once a change is committed the answer is an ``ack``, even if telling other
-processes about it fails (it is retried: ``controls.switch_announce``).
+processes about it fails (it is retried: ``controls.announce``).
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ async def _callback_toggle(request: CallbackToggle, access: Access) -> dict[str,
         return CallbackSettingChange.for_setting(setting)
 
     # The service announces the change to every process once it commits (controls'
-    # switch_announce): even if that fails, it is stored, so the answer is an ``ack``.
+    # controls.announce): even if that fails, it is stored, so the answer is an ``ack``.
     change = await in_worker_thread(toggle)()
     return ack_message("callback.toggle", setting=change.as_message())
 

@@ -202,6 +202,10 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
     async def controls_probe(self, event: dict[str, Any]) -> None:
         """The control listeners' probes of the ``controls`` group: not for clients."""
 
+    async def breakpoints_changed(self, event: dict[str, Any]) -> None:
+        """A breakpoint changed (``controls`` group), for the workers' runs: a page reads its
+        session's breakpoints when it shows them."""
+
     async def _deliver(self, event: dict[str, Any]) -> None:
         """A published batch: its encoded pages (the live pipeline's) sent as they are when
         they follow what this client has, else its items deduplicated against the last seq

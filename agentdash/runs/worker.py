@@ -17,7 +17,7 @@ from google.genai import types
 from agentdash.agent_sessions.artifact_service import DjangoArtifactService
 from agentdash.agent_sessions.memory_service import DjangoMemoryService
 from agentdash.agent_sessions.session_service import DjangoSessionService
-from agentdash.controls.breakpoints import breakpoints_for
+from agentdash.controls.breakpoints import RunBreakpoints
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.threads import in_worker_thread
@@ -38,8 +38,6 @@ from agentdash.runs.models import Run
 from agentdash.runs.resume import run_resume_prepare
 from agentdash.runs.waits import run_wait
 from runtime import RunConfig, Runner, StreamingMode
-from runtime.contexts.invocation_context import InvocationContext
-from runtime.debug.breakpoints import Breakpoints
 from runtime.errors import CallbackError, ModelCallError
 from runtime.events.event import Event
 from runtime.sessions.session import Session
@@ -164,13 +162,6 @@ def _stored(write: Callable[..., Any], what: str) -> Callable[..., Awaitable[Any
     return stored
 
 
-async def _stored_breakpoints(ctx: InvocationContext) -> Breakpoints:
-    """The operators' breakpoints of the step's agent and its root agent in this session,
-    read at every step (an edit applies at the next step of a running agent)."""
-    names = {ctx.agent.name, ctx.agent.root_agent.name}
-    return await in_worker_thread(breakpoints_for)(agent_names=names, session_id=ctx.session.id)
-
-
 async def _drive(run: Run, service: RunSessionService) -> None:
     agent = await in_worker_thread(agent_get)(name=run.agent_name)
     runner = Runner(
@@ -181,7 +172,7 @@ async def _drive(run: Run, service: RunSessionService) -> None:
         memory_service=DjangoMemoryService(),
         switchboard=run_host().switchboard,
         service_identity=agentdash_setting("SERVICE_IDENTITY"),
-        breakpoints=_stored_breakpoints,
+        breakpoints=RunBreakpoints(),  # read again only when one may have changed
     )
     message: types.Content | None = types.Content.model_validate(run.message)
     if run.message_stored:

@@ -25,8 +25,8 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.agent_sessions.services import session_state_update
 from agentdash.changes.items import items_after
 from agentdash.changes.services import session_change_next
+from agentdash.controls.announce import switch_current
 from agentdash.controls.services import callback_setting_set
-from agentdash.controls.switch_announce import switch_current
 from agentdash.live import access, actions, protocol
 from agentdash.runs.lifecycle import run_change_record
 from agentdash.runs.models import Run

@@ -19,7 +19,7 @@ from django.contrib.auth.models import User
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.asgi import application
-from agentdash.controls import switch_announce
+from agentdash.controls import announce
 from agentdash.controls.models import CallbackSetting
 from agentdash.core.models import AuditEntry
 from agentdash.live.protocol import (
@@ -251,7 +251,7 @@ async def test_a_switch_stored_while_the_broadcast_fails_is_acknowledged_and_sen
     assert (await receive(operator_socket))["type"] == "ack"
     heard = [(await eventually(lambda: layer.receive(listener), "the 'on' broadcast"))]
     # The retry sends the switch as stored now — on — never the "off" it failed to send.
-    await eventually(lambda: not switch_announce.announcing(), "the retry to end")
+    await eventually(lambda: not announce.announcing(), "the retry to end")
     heard.append(await eventually(lambda: layer.receive(listener), "the retried broadcast"))
     assert [h["change"]["enabled"] for h in heard] == [True, True] and not outage
 
