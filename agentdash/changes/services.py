@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -80,36 +80,59 @@ def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool 
 
     The seq comes from the session's counter (:func:`seqs_take`), held until the caller's
     transaction commits, so concurrent writers of one session queue there, on SQLite and on
-    PostgreSQL, and never take the same seq. Should the insert still collide (changes written
-    around the counter), the counter is brought back in line and the insert tried once more,
-    then :class:`SeqAllocationError`. Runs in a savepoint, so it may be called inside the
-    caller's transaction; the seq is only final when that commits.
+    PostgreSQL, and never take the same seq. Should the seq still be recorded already
+    (changes written around the counter), nothing is inserted, the counter is brought back
+    in line and the insert tried once more, then :class:`SeqAllocationError`. No savepoint:
+    a taken seq is skipped (``ON CONFLICT DO NOTHING``), never an error that would abort
+    the caller's transaction, so it may be called inside one; the seq is only final when
+    that commits. On PostgreSQL counter and change are one statement (one round trip).
 
     With ``announce`` (the default) the change is announced once the transaction commits, so
     connected clients get it within a flush (a few ms); a rolled-back change announces
     nothing.
     """
-    try:
+    seq = _change_insert(session_id, kind, ref)
+    if seq is None:
+        seq_resync(session_id)
         seq = _change_insert(session_id, kind, ref)
-    except IntegrityError:
-        with transaction.atomic():
-            seq_resync(session_id)
-        try:
-            seq = _change_insert(session_id, kind, ref)
-        except IntegrityError as exc:
+        if seq is None:
             raise SeqAllocationError(
                 f"could not record a change of session {session_id!r}: its next seq is taken"
-            ) from exc
+            )
     if announce:
         announce_on_commit(session_id, seq)
     return seq
 
 
-def _change_insert(session_id: str, kind: str, ref: str) -> int:
-    with transaction.atomic():
-        seq = seqs_take({session_id: 1})[session_id]
-        SessionChange.objects.create(session_id=session_id, seq=seq, kind=kind, ref=ref)
-    return seq
+def _change_insert(session_id: str, kind: str, ref: str) -> int | None:
+    """The session's next seq taken and its change inserted; ``None`` when that seq is
+    recorded already (the counter moved on regardless: resync it)."""
+    quote = connection.ops.quote_name
+    counters, changes = (quote(m._meta.db_table) for m in (SessionSeq, SessionChange))
+    session, last, seq = quote("session_id"), quote("last_seq"), quote("seq")
+    take = (
+        f"INSERT INTO {counters} ({session}, {last}) VALUES (%s, 1) ON CONFLICT ({session}) "
+        f"DO UPDATE SET {last} = {counters}.{last} + 1 RETURNING {last}"
+    )
+    columns = f"{session}, {seq}, {quote('kind')}, {quote('ref')}, {quote('at')}"
+    at = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"WITH taken AS ({take}) INSERT INTO {changes} ({columns}) "
+                f"SELECT %s, {last}, %s, %s, %s FROM taken ON CONFLICT DO NOTHING RETURNING {seq}",
+                [session_id, session_id, kind, ref, at],
+            )
+        else:
+            cursor.execute(take, [session_id])
+            (top,) = cursor.fetchone()
+            cursor.execute(
+                f"INSERT INTO {changes} ({columns}) VALUES (%s, %s, %s, %s, %s) "
+                f"ON CONFLICT DO NOTHING RETURNING {seq}",
+                [session_id, top, kind, ref, at],
+            )
+        row = cursor.fetchone()
+    return None if row is None else int(row[0])
 
 
 def session_changes_insert(

@@ -105,12 +105,16 @@ def test_a_counter_that_cannot_be_mended_is_a_clear_error(
     make_session: MakeSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     make_session("s1")
-    session_change_next(session_id="s1", kind="event", ref="e")
-    SessionSeq.objects.filter(pk="s1").update(last_seq=0)
+    session_change_next(session_id="s1", kind="event", ref="e1")
+    session_change_next(session_id="s1", kind="event", ref="e2")
+    SessionSeq.objects.filter(pk="s1").update(last_seq=0)  # both tries find their seq taken
     monkeypatch.setattr(services, "seq_resync", lambda session_id: None)
     with pytest.raises(services.SeqAllocationError, match="its next seq is taken"):
         session_change_next(session_id="s1", kind="event", ref="never")
-    assert SessionChange.objects.count() == 1
+    assert list(SessionChange.objects.values_list("ref", flat=True).order_by("seq")) == [
+        "e1",
+        "e2",
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
