@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from pydantic_core import to_jsonable_python
 
 from agentdash.agent_sessions.change_items import event_item
@@ -169,6 +169,11 @@ def _current_state(
     (locked when ``lock``) where the delta's ``parts`` change them."""
     app_lookup = {"app_name": row["app_name"]}
     user_lookup = {"app_name": row["app_name"], "user_id": row["user_id"]}
+    app, user = row.get(_JOINED_APP), row.get(_JOINED_USER)  # read with the row, unlocked
+    if app is None or parts["app"]:
+        app = _scope_read(AppState, app_lookup, bool(parts["app"]), lock)
+    if user is None or parts["user"]:
+        user = _scope_read(UserState, user_lookup, bool(parts["user"]), lock)
     return CurrentState(
         session_id=session_id,
         app_name=row["app_name"],
@@ -176,8 +181,8 @@ def _current_state(
         version=row["version"],
         event_count=row["event_count"],
         own=row["state"],
-        app=_scope_read(AppState, app_lookup, bool(parts["app"]), lock),
-        user=_scope_read(UserState, user_lookup, bool(parts["user"]), lock),
+        app=app,
+        user=user,
     )
 
 
@@ -245,16 +250,59 @@ def _event_change(seq: int, row: SessionEvent) -> dict[str, Any]:
 def _read_session(
     session_id: str, app_name: str | None, user_id: str | None, lock: bool = False
 ) -> Any:
-    sessions = AgentSession.objects.filter(pk=session_id)
-    if lock:
-        sessions = sessions.select_for_update(no_key=True)
+    """The session's row (``_SESSION_FIELDS``), or ``None``. Unlocked, its app's and user's
+    shared rows come with it, in the same statement (under ``_JOINED_APP`` and
+    ``_JOINED_USER``; left joins: a shared row may not exist yet); locked
+    (``FOR NO KEY UPDATE``), the session's row alone."""
+    if not lock:
+        return _read_joined(session_id, app_name, user_id)
+    sessions = AgentSession.objects.filter(pk=session_id).select_for_update(no_key=True)
     if app_name is not None:
         sessions = sessions.filter(app_name=app_name)
     if user_id is not None:
         sessions = sessions.filter(user_id=user_id)
-    return sessions.values(
-        "app_name", "user_id", "state", "version", "event_count", "last_update_time"
-    ).first()
+    return sessions.values(*_SESSION_FIELDS).first()
+
+
+_SESSION_FIELDS = ("app_name", "user_id", "state", "version", "event_count", "last_update_time")
+_JOINED_APP, _JOINED_USER = "joined_app", "joined_user"
+
+
+def _read_joined(session_id: str, app_name: str | None, user_id: str | None) -> Any:
+    quote = connection.ops.quote_name
+    tables = [quote(m._meta.db_table) for m in (AgentSession, AppState, UserState)]
+    columns = [f"s.{quote(f)}" for f in _SESSION_FIELDS] + [
+        f"{alias}.{quote(f)}" for alias in ("a", "u") for f in _SCOPE_FIELDS
+    ]
+    app, user = quote("app_name"), quote("user_id")
+    sql = (
+        f"SELECT {', '.join(columns)} FROM {tables[0]} s "
+        f"LEFT JOIN {tables[1]} a ON a.{app} = s.{app} "
+        f"LEFT JOIN {tables[2]} u ON u.{app} = s.{app} AND u.{user} = s.{user} "
+        f"WHERE s.{quote('id')} = %s"
+    )
+    params: list[Any] = [session_id]
+    for name, value in (("app_name", app_name), ("user_id", user_id)):
+        if value is not None:
+            sql += f" AND s.{quote(name)} = %s"
+            params.append(value)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchone()
+    if found is None:
+        return None
+    json_of = AgentSession._meta.get_field("state").from_db_value
+    row: dict[str, Any] = dict(zip(_SESSION_FIELDS, found[:6], strict=True))
+    row["state"] = json_of(row["state"], None, connection)
+    for key, start in ((_JOINED_APP, 6), (_JOINED_USER, 10)):
+        scope = dict(zip(_SCOPE_FIELDS, found[start : start + 4], strict=True))
+        if scope["id"] is None:
+            row[key] = ScopeRow()
+            continue
+        for name in ("state", "key_versions"):
+            scope[name] = json_of(scope[name], None, connection)
+        row[key] = ScopeRow(**scope)
+    return row
 
 
 def _scope_read(
