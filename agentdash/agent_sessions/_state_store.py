@@ -18,6 +18,7 @@ app → user, so writers cannot deadlock on them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -291,18 +292,23 @@ def _read_joined(session_id: str, app_name: str | None, user_id: str | None) -> 
         found = cursor.fetchone()
     if found is None:
         return None
-    json_of = AgentSession._meta.get_field("state").from_db_value
     row: dict[str, Any] = dict(zip(_SESSION_FIELDS, found[:6], strict=True))
-    row["state"] = json_of(row["state"], None, connection)
+    row["state"] = _json(row["state"])
     for key, start in ((_JOINED_APP, 6), (_JOINED_USER, 10)):
         scope = dict(zip(_SCOPE_FIELDS, found[start : start + 4], strict=True))
         if scope["id"] is None:
             row[key] = ScopeRow()
             continue
         for name in ("state", "key_versions"):
-            scope[name] = json_of(scope[name], None, connection)
+            scope[name] = _json(scope[name])
         row[key] = ScopeRow(**scope)
     return row
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value as a raw read hands it: text (SQLite; PostgreSQL's jsonb, as
+    Django has its driver load it) or already decoded."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
 
 
 def _scope_read(
