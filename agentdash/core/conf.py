@@ -309,7 +309,8 @@ SETTINGS: tuple[Setting, ...] = (
         30.0,
         "AGENTDASH_CONTROLS_RELOAD_S",
         _parse_seconds,
-        "How often each worker reloads every callback switch from the database.",
+        "How often each worker reloads every callback switch from the database and has its "
+        "runs read their breakpoints again.",
     ),
     Setting(
         "GC_THRESHOLD",
