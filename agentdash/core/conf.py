@@ -309,8 +309,7 @@ SETTINGS: tuple[Setting, ...] = (
         30.0,
         "AGENTDASH_CONTROLS_RELOAD_S",
         _parse_seconds,
-        "How often each worker reloads every callback switch from the database and has its "
-        "runs read their breakpoints again.",
+        "How often each worker reloads the callback switches and has runs reread breakpoints.",
     ),
     Setting(
         "GC_THRESHOLD",
