@@ -164,6 +164,30 @@ def items_of_changes(
     return _with_data(changes, fresh)
 
 
+@dataclass(frozen=True)
+class ChangesRead:
+    """An items maker (``announcements.ItemsMaker``) of changes just recorded whose items are
+    read when made, the rows as they are then: a publisher with several of them at once
+    reads them together (:func:`items_of_changes`, one query per kind) instead of each on its
+    own (:func:`changes_read_together`)."""
+
+    changes: tuple[tuple[str, int, str, str], ...]  # (session, seq, kind, ref), one session
+
+    def __call__(self, limit: int) -> list[Item]:
+        return changes_read_together([self])[self][:limit]
+
+
+def changes_read_together(reads: Iterable[ChangesRead]) -> dict[ChangesRead, list[Item]]:
+    """The items of each of ``reads``, in its seq order, from one read of them all."""
+    reads = list(dict.fromkeys(reads))
+    found = items_of_changes([change for read in reads for change in read.changes], {})
+    by_seq = {(s, item["seq"]): item for s, items in found.items() for item in items}
+    return {
+        read: [by_seq[s, seq] for s, seq, _, _ in read.changes if (s, seq) in by_seq]
+        for read in reads
+    }
+
+
 def _with_data(
     changes: list[tuple[str, int, str, str]], fresh: Mapping[SeqKey, Item] | None = None
 ) -> dict[str, list[Item]]:

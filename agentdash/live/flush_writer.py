@@ -14,7 +14,14 @@ from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.announcements import ItemsMaker, announce_on_commit
-from agentdash.changes.items import Item, SeqKey, items_after_many, items_of_changes
+from agentdash.changes.items import (
+    ChangesRead,
+    Item,
+    SeqKey,
+    changes_read_together,
+    items_after_many,
+    items_of_changes,
+)
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
@@ -145,12 +152,17 @@ class FlushWriter:
         items, by session."""
         fresh: dict[SeqKey, Item] = {}
         ours: dict[str, list[Item]] = {}
+        # The makers that read their rows (a run's status changes) read together, once.
+        reads = [m for makers in announced.values() for m in makers if isinstance(m, ChangesRead)]
+        read = changes_read_together(reads) if len(reads) > 1 else {}
         for session_id, makers in announced.items():
             made: list[Item] = []
             for make in makers:  # in seq order: what is past one page goes out later, read
-                if len(made) >= self.publish_limit:
+                left = self.publish_limit - len(made)
+                if left <= 0:
                     break
-                made += make(self.publish_limit - len(made))
+                known = read.get(make) if isinstance(make, ChangesRead) else None
+                made += known[:left] if known is not None else make(left)
             for item in made:
                 fresh[(session_id, item["seq"])] = item["data"]
             if made:

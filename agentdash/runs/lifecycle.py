@@ -21,7 +21,7 @@ from django.utils import timezone
 from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.announcements import announce_on_commit
-from agentdash.changes.items import Item, items_of_changes
+from agentdash.changes.items import ChangesRead
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import text_storable
@@ -63,9 +63,10 @@ def run_change_record(*, run: Run) -> int:
     seq = session_change_next(
         session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk), announce=False
     )
-    # Announced with a maker of its one item: the publisher reads this run alone, not the
-    # session's changes since it last published.
-    announce_on_commit(run.session_id, seq, items=partial(_run_change, run.session_id, seq, run.pk))
+    # Announced with a maker of its one item: the publisher reads this run (with the other
+    # runs announced to the same flush), not the session's changes since it last published.
+    change = (run.session_id, seq, SessionChange.Kind.RUN.value, str(run.pk))
+    announce_on_commit(run.session_id, seq, items=ChangesRead((change,)))
     # Kept once the change commits, in a statement of its own: inside the writer's
     # transaction the run's row would be locked after the session's counter, which others
     # take the other way round (a deadlock, found under an outage test). Until then a
@@ -76,13 +77,6 @@ def run_change_record(*, run: Run) -> int:
         for listener in _ended_listeners:
             transaction.on_commit(partial(listener, run), robust=True)
     return seq
-
-
-def _run_change(session_id: str, seq: int, run_id: int, limit: int) -> list[Item]:
-    """The item of run change ``seq`` as the publisher sends it: the run as it is now (or
-    said superseded by a later change of it)."""
-    changes = [(session_id, seq, SessionChange.Kind.RUN.value, str(run_id))]
-    return items_of_changes(changes, {}).get(session_id, [])[:limit]
 
 
 def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[tuple[str, int], int]:

@@ -264,6 +264,46 @@ def test_a_big_announced_write_makes_one_page_of_items_and_the_rest_is_read(
     assert pages == [seqs[3:6], seqs[6:]]
 
 
+def test_runs_announced_to_one_flush_are_read_together(alice: User) -> None:
+    """Each run status change is announced with a maker that reads the run as it is then;
+    a flush holding several reads them in one query (and their usage in one more), each
+    run's item in its own session's batch, not a query per run."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agentdash.changes.items import ChangesRead
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    runs: dict[str, Run] = {}
+    announced: dict[str, list[Any]] = {}
+    firsts: dict[str, int | None] = {}
+    for n, status in enumerate(["queued", "running", "succeeded"]):
+        session = session_of(alice, f"s-read-together-{n}")
+        run = Run.objects.create(
+            session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status=status,
+            message={},
+        )  # fmt: skip
+        seq = session_change_next(
+            session_id=session.id, kind="run", ref=str(run.pk), announce=False
+        )
+        runs[session.id], firsts[session.id] = run, seq
+        announced[session.id] = [ChangesRead(((session.id, seq, "run", str(run.pk)),))]
+    writer = FlushWriter(publish_limit=10)
+    with CaptureQueriesContext(connection) as queries:
+        batches = writer.write([], firsts, announced)
+    assert len([q for q in queries.captured_queries if 'FROM "runs_run"' in q["sql"]]) == 1
+    assert sorted(b.session_id for b in batches) == sorted(runs)
+    for batch in batches:
+        (item,) = batch.items
+        run = runs[batch.session_id]
+        assert (item["seq"], item["data"]["id"], item["data"]["status"]) == (
+            firsts[batch.session_id],
+            run.pk,
+            run.status,
+        )
+
+
 async def test_a_pipeline_behind_holds_the_producer_and_loses_nothing(
     live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
