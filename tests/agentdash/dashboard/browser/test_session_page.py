@@ -19,11 +19,14 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from tests.agentdash.dashboard.browser.harness import POLL_MS, Browser, screenshot, switched
+from tests.agentdash.dashboard.browser.test_mobile_layout import assert_apart
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 QUESTION = "What is the capital of France?"
 LIVE_TIMEOUT = 30_000  # ms: a run on the offline model takes well under a second
+HEADER_PARTS = ["h1", ".pill.agent", ".session-id", ".pill.model", "#session-usage",
+                "#run-status", "#export-menu", "#connection"]  # fmt: skip
 
 
 def ask(browser: Browser, text: str) -> None:
@@ -264,6 +267,8 @@ def test_the_operator_watches_and_steers(browser: Browser) -> None:
     assert row.locator("td").inner_text() == '"Paris"'
 
     page.locator("#span-tree .span[data-kind='model'] > .span-row").first.click()
+    # An operator's full header at 1440 px: nothing painted over anything else.
+    assert_apart(browser, [f".session-bar {part}" for part in HEADER_PARTS])
     screenshot(browser, "session-operator.png")
     browser.console.assert_clean()
 
