@@ -6,7 +6,6 @@ run at its next step; with nobody hearing the group, every step reads them afres
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from types import SimpleNamespace
@@ -30,6 +29,7 @@ from runtime import LlmAgent, ScriptedLlm
 from tests.agentdash.runs.conftest import says, wait_for
 from tests.agentdash.runs.gates import Gate
 from tests.agentdash.runs.test_confirmations import run_ended_or_waiting
+from tests.agentdash.stored import session_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -72,10 +72,7 @@ def gate(register: Callable[..., None]) -> Gate:
 
 
 def owned(owner: User) -> AgentSession:
-    return AgentSession.objects.create(
-        id=uuid.uuid4().hex, app_name=AGENT, user_id=str(owner.pk), owner=owner,
-        last_update_time=time.time(),
-    )  # fmt: skip
+    return session_of(owner, uuid.uuid4().hex, app_name=AGENT)
 
 
 async def held_run(owner: User, gate: Gate) -> tuple[AgentSession, Run]:

@@ -456,8 +456,18 @@ def test_the_chat_opens_on_its_latest_messages_and_pages_older_ones_on_scroll_up
     for _ in range(20):
         if 1 in shown():
             break
+        count = page.locator("#messages .msg-agent").count()
         page.eval_on_selector("#messages", "(list) => { list.scrollTop = 0; }")
-        page.wait_for_timeout(300)
+        page.wait_for_function(
+            """(count) => {
+              const list = document.querySelector("#messages");
+              const older = list.querySelector(".msg-older");
+              return list.querySelectorAll(".msg-agent").length > count || !older || older.hidden;
+            }""",
+            arg=count,
+            timeout=LIVE_TIMEOUT,
+            polling=POLL_MS,
+        )  # an older page drawn, or nothing older to load
     found = shown()
     assert found == list(range(1, turns + 1)), found
     assert page.locator("#messages .msg-older").count() == 1
