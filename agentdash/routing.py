@@ -9,7 +9,7 @@ from agentdash.live.consumers import NoSuchSocket, SessionConsumer
 from agentdash.live.list_consumer import SessionsListConsumer
 
 # Session ids travel as the pages write them (agent_sessions.ids: any stored id, one segment);
-# the last route answers what matches nothing. The ignores: django-stubs' path() takes views,
+# the last route answers what matches nothing. The ignores: the typed path() takes views,
 # not the ASGI apps Channels routes with it (as Channels' docs do).
 websocket_urlpatterns = [
     path("ws/sessions/", SessionsListConsumer.as_asgi(), name="sessions-live"),  # type: ignore[arg-type]

@@ -65,7 +65,7 @@ def session_rename(request: HttpRequest, session_id: str) -> HttpResponse:
     if form.errors:
         if _wants_json(request):
             said = [e for errors in form.errors.values() for e in errors]
-            # django-stubs: an ErrorList yields its messages (str), not ValidationErrors.
+            # Django's type hints: an ErrorList yields its messages (str), not ValidationErrors.
             return JsonResponse({"error": " ".join(said)}, status=400)  # type: ignore[arg-type]
         return render(
             request,

@@ -196,7 +196,7 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
         sessions = sessions.filter(pk__in=sessions_scored(condition=filters.scored))
     sessions = sessions.annotate(**{name: make() for name, make in COLUMNS.items()})
     statuses = ACTIVE if filters.status == STATUS_ACTIVE else (filters.status,)
-    # django-stubs cannot see annotations made from a dict (COLUMNS): run_status is one.
+    # Django's type hints cannot see annotations made from a dict (COLUMNS): run_status is one.
     if filters.status == STATUS_NONE:
         sessions = sessions.filter(run_status__isnull=True)  # type: ignore[misc]
     elif set(statuses) <= set(RUN_STATUSES):
