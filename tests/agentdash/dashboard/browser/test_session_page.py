@@ -112,6 +112,41 @@ def test_the_pages_are_csp_clean(browser: Browser) -> None:
     browser.console.assert_clean(allow_websocket_failures=True)
 
 
+# What moves without end on the session page: the connection's dot while it (re)connects, the
+# typing dots, a running span's bar and the dot before its clock. Made here as the page's
+# scripts make them, so that every one is on the page at once.
+MOVING_PARTS = """() => {
+  const add = (parent, tag, attrs) => {
+    const el = document.createElement(tag);
+    for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+    parent.append(el);
+    return el;
+  };
+  add(add(document.body, "span", {class: "conn", "data-state": "reconnecting"}), "span", {class: "dot"});
+  const dots = add(document.body, "span", {class: "dots"});
+  for (let i = 0; i < 3; i++) add(dots, "i", {});
+  const span = add(document.body, "div", {class: "span", "data-state": "running"});
+  add(add(span, "div", {class: "bar"}), "div", {class: "bar-fill"});
+  add(span, "span", {class: "span-duration"});
+}"""
+ENDLESS = "() => document.getAnimations().filter((a) => a.effect.getTiming().iterations === Infinity).length"
+
+
+def test_asked_for_less_motion_nothing_moves(browser: Browser) -> None:
+    """A reader who asks for less motion (prefers-reduced-motion; every browser test's page
+    asks) sees nothing that moves without end: the states show by colour and text alone. By
+    default, they move."""
+    browser.log_in("alice")
+    browser.new_chat("capital_agent", first=QUESTION)
+    wait_for_answer(browser, "Paris")  # the page's own run has ended: nothing of it moves
+    page = browser.page
+    page.evaluate(MOVING_PARTS)
+    page.emulate_media(reduced_motion="no-preference")
+    assert page.evaluate(ENDLESS) == 6  # the dot, three typing dots, the bar, the clock's dot
+    page.emulate_media(reduced_motion="reduce")
+    assert page.evaluate(ENDLESS) == 0
+
+
 def test_alice_cannot_open_bobs_session(browser: Browser) -> None:
     browser.log_in("bob")
     bobs = browser.new_chat("capital_agent", first=QUESTION)
