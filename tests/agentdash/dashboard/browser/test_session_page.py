@@ -122,14 +122,16 @@ MOVING_PARTS = """() => {
     parent.append(el);
     return el;
   };
-  add(add(document.body, "span", {class: "conn", "data-state": "reconnecting"}), "span", {class: "dot"});
+  const conn = add(document.body, "span", {class: "conn", "data-state": "reconnecting"});
+  add(conn, "span", {class: "dot"});
   const dots = add(document.body, "span", {class: "dots"});
   for (let i = 0; i < 3; i++) add(dots, "i", {});
   const span = add(document.body, "div", {class: "span", "data-state": "running"});
   add(add(span, "div", {class: "bar"}), "div", {class: "bar-fill"});
   add(span, "span", {class: "span-duration"});
 }"""
-ENDLESS = "() => document.getAnimations().filter((a) => a.effect.getTiming().iterations === Infinity).length"
+ENDLESS = """() => document.getAnimations()
+  .filter((a) => a.effect.getTiming().iterations === Infinity).length"""
 
 
 def test_asked_for_less_motion_nothing_moves(browser: Browser) -> None:
