@@ -17,7 +17,9 @@
 #
 # Where PostgreSQL cannot be started, a developer's run warns and skips that pass; in CI (CI
 # set, and not 0/false) it fails the run. The environment: TEST_WORKERS (the processes each
-# pass spreads its tests over; 0: one), TEST_NICE, and PYTEST_ARGS as the Makefile passes them.
+# pass spreads its tests over; 0: one), TEST_NICE, TEST_PG_LOG (where the PostgreSQL pass's
+# output goes, var/test-postgres.log by default); the arguments go to both passes (the
+# Makefile passes PYTEST_ARGS).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -39,14 +41,14 @@ in_ci() {
 }
 
 mkdir -p var
-pg_log="$ROOT/var/test-postgres.log"
+pg_log="${TEST_PG_LOG:-$ROOT/var/test-postgres.log}"
 pg_pid=""
 pg_failed_to_start=false
 stop_pg_pass() { [[ -z "$pg_pid" ]] || kill -- "$pg_pid" 2>/dev/null; }
 trap stop_pg_pass INT TERM
 
 if url="$(scripts/postgres.sh start 2>"$pg_log")"; then
-    say "the PostgreSQL pass runs beside this one; its output: var/test-postgres.log (printed at the end)"
+    say "the PostgreSQL pass runs beside this one; its output: $pg_log (printed at the end)"
     DATABASE_URL="$url" nice -n "$TEST_NICE" "$PY" -m pytest "${xdist[@]}" tests/agentdash \
         -m "database and not browser and not own_servers" "$@" >>"$pg_log" 2>&1 &
     pg_pid=$!
@@ -63,7 +65,7 @@ if [[ -n "$pg_pid" ]]; then
     pg_rc=$?
     pg_pid=""
     echo
-    echo "──────────────── the PostgreSQL pass (var/test-postgres.log) ────────────────"
+    echo "──────────────── the PostgreSQL pass ($pg_log) ────────────────"
     cat "$pg_log"
 elif $pg_failed_to_start; then
     cat "$pg_log" >&2
