@@ -123,9 +123,13 @@ class FlushWriter:
         # between seqs that run in line). The others are read from the database (what other
         # writers, here or elsewhere, recorded), with what is known taken from memory.
         found: dict[str, list[Item]] = {}
-        for session_id, items in ours.items():
-            items.sort(key=lambda i: i["seq"])
-            seqs, after = [i["seq"] for i in items], afters[session_id]
+        for session_id, made in ours.items():
+            # What is at or below where publishing starts has gone out already: a change
+            # announced after an earlier flush had read it back (its announcement came after
+            # seqs taken beside it), which would otherwise make this flush read back too.
+            after = afters[session_id]
+            items = sorted((i for i in made if i["seq"] > after), key=lambda i: i["seq"])
+            seqs = [i["seq"] for i in items]
             in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
             told = session_id not in dirty or (session_id in announced and session_id not in untold)
             if in_line and told and len(items) <= self.publish_limit:

@@ -304,6 +304,42 @@ def test_runs_announced_to_one_flush_are_read_together(alice: User) -> None:
         )
 
 
+def test_a_change_announced_after_it_went_out_makes_no_flush_read_back(alice: User) -> None:
+    """A change whose announcement reaches the publisher only after a flush had read it back
+    from the database (seqs taken beside it came first) is announced again with the next
+    change: that flush sends the new change as announced and reads nothing back — what it
+    already sent is not a gap."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agentdash.changes.items import ChangesRead
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-announced-late")
+    run = Run.objects.create(
+        session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="running",
+        message={},
+    )  # fmt: skip
+
+    def run_change() -> ChangesRead:
+        seq = session_change_next(
+            session_id=session.id, kind="run", ref=str(run.pk), announce=False
+        )
+        return ChangesRead(((session.id, seq, "run", str(run.pk)),))
+
+    writer = FlushWriter(publish_limit=10)
+    late = run_change()  # seq 1: recorded, its announcement not yet here
+    (first,) = writer.write([], {session.id: 1}, {}, untold={session.id})  # read back
+    assert [i["seq"] for i in first.items] == [1]
+    writer.published(first)
+    new = run_change()  # seq 2
+    with CaptureQueriesContext(connection) as queries:
+        (second,) = writer.write([], {session.id: 1}, {session.id: [late, new]})
+    assert [i["seq"] for i in second.items] == [2]
+    assert not [q for q in queries.captured_queries if "changes_sessionchange" in q["sql"]]
+
+
 async def test_a_pipeline_behind_holds_the_producer_and_loses_nothing(
     live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
 ) -> None:
