@@ -244,33 +244,6 @@ class _LongestFirst:
         items.sort(key=place)  # stable: a unit's tests keep their order
 
 
-class _BrowserAhead:
-    """In a pytest-xdist worker of a run with the browser tests, under ``TEST_NICE`` (set by
-    scripts/test.sh, which says why): a worker whose first test is not a browser test — it
-    never gets them: they are one unit, first in the queue — lowers its priority by that much,
-    and the servers it starts inherit it. The browser tests, the run's longest unit and its
-    end, then take the CPU they can use; the other workers share what is left."""
-
-    def __init__(self) -> None:
-        self.browser_in_run = False
-        self.placed = False
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        self.browser_in_run = any(_in_browser_tests(item.nodeid) for item in items)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        if self.placed:
-            return
-        self.placed = True
-        nice = int(os.environ.get("TEST_NICE") or 0)
-        worker = os.environ.get("PYTEST_XDIST_WORKER")
-        if nice > 0 and worker and self.browser_in_run and not _in_browser_tests(item.nodeid):
-            os.nice(nice)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_LongestFirst(), "agentdash-longest-first")
-    config.pluginmanager.register(_BrowserAhead(), "agentdash-browser-ahead")
     _templates_dir_make(config)
