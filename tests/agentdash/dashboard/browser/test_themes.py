@@ -78,7 +78,9 @@ def test_the_main_views_keep_aa_contrast(browser: Browser, theme: str) -> None:
     browser.goto("/login/")
     page.fill("#id_username", "operator")
     page.fill("#id_password", "not the password")
-    page.click("main form button[type=submit]")
+    # The page with the error, loaded (its stylesheets too: an element found is not styled yet).
+    with page.expect_navigation(wait_until="load"):
+        page.click("main form button[type=submit]")
     page.wait_for_selector(".error")
     assert body_background(browser) == BACKGROUND[theme]
     failures += contrast_failures(browser, "login")
