@@ -118,22 +118,8 @@ class FlushWriter:
             for session_id, items in run_items.items():
                 ours.setdefault(session_id, []).extend(items)
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
-        # A session whose only new changes are this flush's spans and those announced with
-        # their items, right after what it published, goes out as stored (nothing can sit
-        # between seqs that run in line). The others are read from the database (what other
-        # writers, here or elsewhere, recorded), with what is known taken from memory.
-        found: dict[str, list[Item]] = {}
-        for session_id, made in ours.items():
-            # What is at or below where publishing starts has gone out already: a change
-            # announced after an earlier flush had read it back (its announcement came after
-            # seqs taken beside it), which would otherwise make this flush read back too.
-            after = afters[session_id]
-            items = sorted((i for i in made if i["seq"] > after), key=lambda i: i["seq"])
-            seqs = [i["seq"] for i in items]
-            in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
-            told = session_id not in dirty or (session_id in announced and session_id not in untold)
-            if in_line and told and len(items) <= self.publish_limit:
-                found[session_id] = items
+        told = {s for s in ours if s not in dirty or (s in announced and s not in untold)}
+        found = self._in_line(ours, afters, told)
         unread = {s: after for s, after in afters.items() if s not in found}
         found.update(items_after_many(unread, limit=self.publish_limit, fresh=fresh))
         return [
@@ -147,6 +133,27 @@ class FlushWriter:
             for session_id, items in found.items()
             if items
         ]
+
+    def _in_line(
+        self, ours: Mapping[str, list[Item]], afters: Mapping[str, int], told: Collection[str]
+    ) -> dict[str, list[Item]]:
+        """The sessions whose only new changes are this flush's spans and those announced
+        with their items (``told``: nothing else marked them), right after what was published
+        (``afters``): they go out as stored — nothing can sit between seqs that run in line.
+        The others are read from the database (what other writers, here or elsewhere,
+        recorded), with what is known taken from memory."""
+        found: dict[str, list[Item]] = {}
+        for session_id, made in ours.items():
+            # What is at or below where publishing starts has gone out already: a change
+            # announced after an earlier flush had read it back (its announcement came after
+            # seqs taken beside it), which would otherwise make this flush read back too.
+            after = afters[session_id]
+            items = sorted((i for i in made if i["seq"] > after), key=lambda i: i["seq"])
+            seqs = [i["seq"] for i in items]
+            in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
+            if in_line and session_id in told and len(items) <= self.publish_limit:
+                found[session_id] = items
+        return found
 
     def _announced_items(
         self, announced: Mapping[str, Sequence[ItemsMaker]]

@@ -232,6 +232,15 @@ def test_a_redraw_keeps_what_the_reader_expanded_and_focused(browser: Browser) -
     server's copy (with its usage) arrives: the reader's expanded value and focus survive."""
     chat(browser, "capital_agent", "What is the capital of Canada?")
     page = browser.page
+    # A second question on the open page: its spans come over the socket, each with its live
+    # version. (The first run may have ended before the page was there: its spans are then
+    # the snapshot's summaries, whose details only the server's copy draws.)
+    page.fill("#composer-text", "And the capital of Australia?")
+    page.press("#composer-text", "Enter")
+    page.locator(".msg-agent:not(.streaming) .msg-body.md").nth(1).wait_for(timeout=LIVE_TIMEOUT)
+    page.locator("#span-tree .span[data-state='running']").first.wait_for(
+        state="detached", timeout=LIVE_TIMEOUT
+    )
     held: list[Any] = []
     page.route(re.compile(r"/spans/[0-9a-f]+/[0-9a-f]+/$"), lambda route: held.append(route))
     row = page.locator("#span-tree .span[data-kind='model']").last
