@@ -130,9 +130,6 @@ def abroad(chromium: Any, agentdash_server: LiveServer) -> Iterator[Browser]:
 @contextlib.contextmanager
 def _watched(chromium: Any, server: LiveServer, **options: Any) -> Iterator[Browser]:
     options.setdefault("viewport", {"width": 1440, "height": 900})
-    # Pages that ask for less motion: nothing animates while a test waits on a paused or
-    # running session (test_session_page.py checks what the setting stops).
-    options.setdefault("reduced_motion", "reduce")
     context = chromium.new_context(**options)
     context.add_init_script(REPORT_CSP)
     context.set_default_timeout(15_000)

@@ -135,9 +135,8 @@ ENDLESS = """() => document.getAnimations()
 
 
 def test_asked_for_less_motion_nothing_moves(browser: Browser) -> None:
-    """A reader who asks for less motion (prefers-reduced-motion; every browser test's page
-    asks) sees nothing that moves without end: the states show by colour and text alone. By
-    default, they move."""
+    """A reader who asks for less motion (prefers-reduced-motion) sees nothing that moves
+    without end: the states show by colour and text alone. By default, they move."""
     browser.log_in("alice")
     browser.new_chat("capital_agent", first=QUESTION)
     wait_for_answer(browser, "Paris")  # the page's own run has ended: nothing of it moves
