@@ -74,6 +74,13 @@ STEP_FILTERS = {
 ``step_name``: a model or tool, a decision, a wait's outcome) started in a window."""
 
 
+def step_parts(step: str) -> tuple[str, bool]:
+    """A step filter (a key of ``STEP_FILTERS``) as its kind and whether it failed:
+    ``"tool_error"`` is ``("tool", True)``."""
+    kind, _, error = step.partition("_")
+    return kind, bool(error)
+
+
 def _count(rows: QuerySet[Any]) -> Expression:
     """How many of ``rows`` (filtered on ``OuterRef``) there are, 0 for none."""
     counted = rows.order_by().values("session_id").annotate(n=Count("pk")).values("n")[:1]
@@ -217,9 +224,9 @@ def _with_steps(start: datetime, end: datetime, step: str, name: str) -> Q:
         return Q(pk__in=sessions_with_waits(start=start, end=end, outcome=name)) | Q(
             pk__in=sessions_with_pauses(start=start, end=end, outcome=name)
         )
-    kind, _, error = step.partition("_")
+    kind, error = step_parts(step)
     return Q(pk__in=sessions_with_steps(start_s=first, end_s=last, kind=kind,
-                                       error=bool(error), name=name))  # fmt: skip
+                                       error=error, name=name))  # fmt: skip
 
 
 def _older_than(cursor: Cursor) -> Q:

@@ -17,6 +17,7 @@ from agentdash.dashboard.sessions_list.reads import (
     STEP_FILTERS,
     SessionListFilters,
     session_list_page,
+    step_parts,
 )
 from agentdash.registry.selectors import agent_list
 
@@ -61,7 +62,7 @@ def _find_query(filters: SessionListFilters) -> str:
     behind one of the Monitor's charts of steps: the steps it came for."""
     if not (filters.steps_from and filters.steps_to and filters.step in STEP_FILTERS):
         return ""
-    kind, _, error = filters.step.partition("_")
+    kind, error = step_parts(filters.step)
     if kind == "wait":  # the tool that asked started before its run stopped to wait
         return urlencode({"find_kind": "tool"})
     found = {
