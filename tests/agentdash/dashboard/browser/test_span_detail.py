@@ -242,9 +242,13 @@ def test_a_redraw_keeps_what_the_reader_expanded_and_focused(browser: Browser) -
         state="detached", timeout=LIVE_TIMEOUT
     )
     held: list[Any] = []
-    page.route(re.compile(r"/spans/[0-9a-f]+/[0-9a-f]+/$"), lambda route: held.append(route))
+    span_url = re.compile(r"/spans/[0-9a-f]+/[0-9a-f]+/$")
+    page.route(span_url, lambda route: held.append(route))
     row = page.locator("#span-tree .span[data-kind='model']").last
-    row.locator(":scope > .span-row").click()
+    # The pane asks the server for the model call (Playwright delivers the request, then the
+    # route, in order: the next call into the page has run the handler that holds it).
+    with page.expect_request(span_url, timeout=LIVE_TIMEOUT):
+        row.locator(":scope > .span-row").click()
     pane = page.locator("#span-detail")
     parameters = pane.locator(".tool-def .value").filter(has_text="Parameters")
     toggle = parameters.locator("button.value-toggle")
@@ -252,11 +256,7 @@ def test_a_redraw_keeps_what_the_reader_expanded_and_focused(browser: Browser) -
     page.keyboard.press("Enter")  # drawn from the live version; the server's copy is held
     assert toggle.get_attribute("aria-expanded") == "true"
     toggle.evaluate("button => { button.dataset.before = 'yes'; }")
-    for _ in range(200):  # the route's handler runs as Playwright dispatches events
-        if held:
-            break
-        page.wait_for_timeout(25)
-    assert len(held) == 1, "the pane did not ask the server for the model call"
+    assert len(held) == 1, "the pane's request for the model call was not held"
     held[0].continue_()
     # Drawn again (a new button), expanded as the reader left it, and focused.
     page.wait_for_function(
