@@ -124,12 +124,14 @@ def test_a_memory_hog_is_stopped_at_the_memory_limit() -> None:
     assert done.usage["oom_kills"] >= 1 and done.usage["memory_peak_mb"] <= FAST.memory_mb
 
 
+@pytest.mark.slow  # waits out a limit of a second, by design: over 2 s on slower machines
 def test_an_endless_loop_is_stopped_at_the_cpu_limit() -> None:
     done = run("while True:\n    pass", SandboxLimits(cpu_seconds=1, wall_seconds=10))
     assert done.stopped_by == "cpu_time" and done.exit_code != 0
     assert 1000 <= done.usage["cpu_ms"] < 1500
 
 
+@pytest.mark.slow  # waits out a limit of a second, by design: over 2 s on slower machines
 def test_sleeping_forever_is_stopped_at_the_wall_clock() -> None:
     done = run("import time\ntime.sleep(60)", SandboxLimits(wall_seconds=1))
     assert done.stopped_by == "wall_clock" and done.exit_code != 0

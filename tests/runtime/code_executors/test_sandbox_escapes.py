@@ -125,6 +125,7 @@ def test_host_directories_under_usr_local_are_hidden() -> None:
     assert done.stdout == "[]\n"
 
 
+@pytest.mark.slow  # waits out a limit of a second, by design: over 2 s on slower machines
 def test_a_run_that_keeps_its_main_process_but_closes_its_output_is_stopped() -> None:
     name = marker()
     code = (
@@ -137,6 +138,7 @@ def test_a_run_that_keeps_its_main_process_but_closes_its_output_is_stopped() ->
     assert done.stopped_by == "wall_clock" and alive_with(name) == []
 
 
+@pytest.mark.slow  # two runs, and a process of the first's to find and stop: seconds
 def test_a_message_left_for_a_later_run_never_arrives() -> None:
     """The first run leaves a process that keeps writing into every place a later run might
     look; the later run finds all of them empty."""
@@ -286,6 +288,7 @@ def test_no_nested_user_namespace_and_no_mount() -> None:
     assert done.stdout == "-1 EPERM\n-1 EPERM\nTrue\n", done.stderr
 
 
+@pytest.mark.slow  # waits out a limit of a second, by design: over 2 s on slower machines
 def test_cpu_time_is_the_runs_across_many_processes() -> None:
     busy = (
         "import os\nfor _ in range(8):\n    if os.fork() == 0:\n        while True:\n"

@@ -35,11 +35,14 @@ def test_an_online_judge_scores_a_run_and_its_cost_shows_apart(
     page = browser.page
     page.locator(".msg-agent", has_text="My instructions:").last.wait_for(timeout=LIVE_TIMEOUT)
 
-    # The worker judges after the run: wait until the page (read over HTTP) says so.
+    # The worker judges after the run: wait until the page (read over HTTP) says so — in this
+    # rule's own row (the server is shared: other modules' rules, on any agent, score this
+    # run too and are listed beside it).
     page.wait_for_function(
         """async () => {
           const page = await (await fetch("/evaluations/")).text();
-          return /data-rule="analyst-judge"[\\s\\S]*?rule-scored">1</.test(page);
+          const row = /data-rule="analyst-judge"[\\s\\S]*?<\\/tr>/.exec(page);
+          return row !== null && /rule-scored">1</.test(row[0]);
         }""",
         timeout=LIVE_TIMEOUT * 2,
     )
@@ -47,7 +50,7 @@ def test_an_online_judge_scores_a_run_and_its_cost_shows_apart(
     row = page.locator("tr[data-rule=analyst-judge]")
     assert row.locator(".rule-scored").inner_text() == "1"
     assert "→" in row.locator(".rule-cost").inner_text()  # the judge's own tokens
-    evaluation = page.locator("tr.evaluation[data-status=scored]").first
+    evaluation = page.locator("tr.evaluation[data-status=scored]", has_text="analyst-judge").first
     assert "analyst-helpful yes" in evaluation.inner_text()
     assert "Offline judge" in evaluation.inner_text()
     screenshot(browser, "evaluations.png")
