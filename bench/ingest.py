@@ -3,7 +3,7 @@
 
   .venv/bin/python bench/ingest.py [--batches N] [--spans N] [--rounds N] [--senders 1,4]
                                    [--peer phoenix|none] [--debug on|off] [--profile]
-                                   [--profile-gil] [--no-doc]
+                                   [--profile-gil] [--no-doc] [--decoders N]
 
 Ours: the embedded default (one daphne, an SQLite file, the inline executor, the in-memory
 channel layer, DEBUG on as ``make run``) started in a temporary directory with
@@ -353,9 +353,38 @@ def pct(values: list[float], q: float) -> float:
 
 
 def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads) so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU seconds so far of process ``pid`` (all its threads) and of the
+    processes it started that still run (ours: its decoding processes)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:  # ended between the listing and the read
+        return 0.0
+    own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return own + sum(cpu_s(child) for child in children_of(pid))
+
+
+def children_of(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        with contextlib.suppress(FileNotFoundError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def decoders_wait(pid: int, timeout: float = 60.0) -> None:
+    """Wait until server ``pid``'s decoding process (started by its first export) has set up:
+    it runs, and its CPU time stopped growing. Only when one is expected (``--decoders 0``:
+    none comes)."""
+    deadline = time.monotonic() + timeout
+    while not children_of(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    last = -1.0
+    while time.monotonic() < deadline:
+        now = sum(cpu_s(child) for child in children_of(pid))
+        if now == last:
+            return
+        last = now
+        time.sleep(0.3)
 
 
 def cpu_used(server_s: float, client_s: float, wall: float, spans: int) -> dict[str, float]:
@@ -650,7 +679,9 @@ async def profiled_round(
 
 # ── Running it ─────────────────────────────────────────────────────────────────────────────
 @contextlib.contextmanager
-def servers(tmp: Path, peer: str, debug: bool) -> Iterator[tuple[Ours, Phoenix | None, Processes]]:
+def servers(
+    tmp: Path, peer: str, debug: bool, decoders: int | None
+) -> Iterator[tuple[Ours, Phoenix | None, Processes]]:
     db = tmp / "agentdash.sqlite3"
     env = base_env(
         DATABASE_URL=f"sqlite:///{db}",
@@ -673,6 +704,8 @@ def servers(tmp: Path, peer: str, debug: bool) -> Iterator[tuple[Ours, Phoenix |
         served = dict(env)
         grpc_address = f"127.0.0.1:{free_port()}"
         served["AGENTDASH_OTLP_GRPC"] = grpc_address  # the same process serves OTLP/gRPC
+        if decoders is not None:  # else the default: one on a machine of 2 CPUs or more
+            served["AGENTDASH_INGEST_DECODE_PROCESSES"] = str(decoders)
         if not debug:  # what DEBUG's query log costs (the embedded default has it on)
             served.update(DEBUG="0", SECRET_KEY="bench-ingest-secret-key-" + "x" * 40)
         url = procs.daphne("daphne", served)
@@ -696,6 +729,8 @@ async def measure(
 ) -> tuple[dict[tuple[str, int], list[dict[str, Any]]], str]:
     warm_up = batches_make(2, args.spans, seed=0)
     await ours_open(ours, warm_up)
+    if args.decoders is None or args.decoders > 0:
+        await asyncio.to_thread(decoders_wait, ours.pid)  # started by the warm-up's export
     if phoenix is not None:
         await asyncio.to_thread(post_all, phoenix.url, {}, warm_up, 1)
     results: dict[tuple[str, int], list[dict[str, Any]]] = {}
@@ -821,12 +856,22 @@ def main() -> None:
     )
     parser.add_argument("--debug", choices=("on", "off"), default="on", help="daphne's DEBUG")
     parser.add_argument("--no-doc", action="store_true", help="leave docs/BENCHMARKS.md alone")
+    parser.add_argument(
+        "--decoders",
+        type=int,
+        default=None,
+        help="the server's decoding processes (AGENTDASH_INGEST_DECODE_PROCESSES; 0: none)",
+    )
     args = parser.parse_args()
     args.senders = [int(n) for n in args.senders.split(",")]
     args.peer = None if args.peer == "none" else args.peer
     with (
         tempfile.TemporaryDirectory(prefix="agentdash-bench-ingest-") as tmp_dir,
-        servers(Path(tmp_dir), args.peer or "none", args.debug == "on") as (ours, phoenix, procs),
+        servers(Path(tmp_dir), args.peer or "none", args.debug == "on", args.decoders) as (
+            ours,
+            phoenix,
+            procs,
+        ),
     ):
         try:
             results, _ = asyncio.run(measure(ours, phoenix, args))

@@ -73,6 +73,16 @@ def _parse_secret(raw: str, name: str) -> str:
     return raw  # as given: a password's spaces are its own
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+_DECODE_PROCESSES = 1 if _cpus() > 1 else 0
+
+
 def _parse_int(raw: str, name: str) -> int:
     try:
         return int(raw.strip())
@@ -295,6 +305,15 @@ SETTINGS: tuple[Setting, ...] = (
         _parse_int,
         "An ingested attribute value longer than this is cut and the span says so "
         "(agentdash.ingest.truncated).",
+    ),
+    Setting(
+        "INGEST_DECODE_PROCESSES",
+        _DECODE_PROCESSES,
+        "AGENTDASH_INGEST_DECODE_PROCESSES",
+        _parse_int,
+        "Processes of their own that read OTLP trace exports beside each serving process "
+        "(parse, unpack, make storable), so ingest uses a second core; 0: read them in the "
+        "serving process. Default: 1 on a machine of two CPUs or more, else 0.",
     ),
     Setting(
         "CONTROLS_PROBE_S",

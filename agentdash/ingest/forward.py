@@ -21,9 +21,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
-
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from collections.abc import Callable, Mapping
 
 from agentdash.core.conf import agentdash_setting
 from agentdash.spans.otlp_out import otlp_out_plan
@@ -121,12 +119,12 @@ class Forwarder:
 forwarder = Forwarder()
 
 
-def forward_ingested(message: ExportTraceServiceRequest) -> bool:
-    """Pass ``message`` on when ``AGENTDASH_OTLP_OUT_INGESTED`` is on and a collector is
-    named; whether it was queued."""
+def forward_ingested(protobuf: Callable[[], bytes]) -> bool:
+    """Pass an export on (``protobuf()``: its protobuf encoding, asked for only then) when
+    ``AGENTDASH_OTLP_OUT_INGESTED`` is on and a collector is named; whether it was queued."""
     if not agentdash_setting("OTLP_OUT_INGESTED") or not otlp_out_plan(os.environ).export:
         return False
-    return forwarder.put(message.SerializeToString())
+    return forwarder.put(protobuf())
 
 
 def forward_target(environ: Mapping[str, str]) -> tuple[str, dict[str, str], float] | None:

@@ -43,7 +43,13 @@ from agentdash.core.middleware import RETRY_AFTER_SECONDS
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.otlp_decode import PROTOBUF, IngestRefused
-from agentdash.ingest.receive import export_store, key_required, logs_store, rate_wait
+from agentdash.ingest.receive import (
+    export_prepared,
+    export_store,
+    key_required,
+    logs_store,
+    rate_wait,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +97,8 @@ def _export(body: bytes, context: grpc.ServicerContext, *, logs: bool) -> bytes:
                 key, otlp_decode.logs_request_parse(body, PROTOBUF), transport="grpc"
             )
         else:
-            result = export_store(key, otlp_decode.request_parse(body, PROTOBUF), transport="grpc")
+            prepared = export_prepared(body, PROTOBUF)
+            result = export_store(key, prepared, sent=body, kind=PROTOBUF, transport="grpc")
     except IngestRefused as error:
         logger.info("OTLP/gRPC ingest refused (%s): %s", error.status, error.message)
         _abort(context, error, retry=retry)

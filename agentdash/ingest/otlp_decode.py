@@ -59,6 +59,10 @@ class IngestRefused(ValueError):
         self.status = status
         self.message = message
 
+    def __reduce__(self) -> tuple[type[IngestRefused], tuple[int, str]]:
+        # Raised in a decoding process too (``decoders``): it crosses back whole.
+        return (IngestRefused, (self.status, self.message))
+
 
 def media_type(content_type: str) -> str:
     """The body's encoding (``PROTOBUF`` or ``JSON``) named by a ``Content-Type`` header."""

@@ -5,17 +5,17 @@ store the request's spans, or its log records (with their spans)."""
 from __future__ import annotations
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.metrics import INGEST_LOG_RECORDS, INGEST_REJECTED, INGEST_SPANS
+from agentdash.ingest.decoders import decoders
 from agentdash.ingest.forward import forward_ingested
 from agentdash.ingest.keys import ingest_key_check, ingest_key_used
 from agentdash.ingest.limits import limiter
 from agentdash.ingest.models import IngestKey
-from agentdash.ingest.otlp_decode import IngestRefused
+from agentdash.ingest.otlp_decode import PROTOBUF, IngestRefused, request_parse
 from agentdash.ingest.otlp_logs import unpack_logs
-from agentdash.ingest.otlp_spans import unpack
+from agentdash.ingest.prepared import Prepared
 from agentdash.ingest.services import IngestResult, problems_said, spans_ingest
 from agentdash.ingest.span_logs import logs_ingest
 
@@ -42,20 +42,35 @@ def rate_wait(key: IngestKey) -> float | None:
     )
 
 
+def export_prepared(data: bytes, kind: str) -> Prepared:
+    """The trace export ``data`` encodes in ``kind``, read and made storable — in a decoding
+    process of its own when there is one (``decoders``); ``IngestRefused`` (400) when it
+    cannot be read."""
+    return decoders.prepared(
+        data,
+        kind,
+        max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"),
+        processes=agentdash_setting("INGEST_DECODE_PROCESSES"),
+    )
+
+
 def export_store(
-    key: IngestKey, message: ExportTraceServiceRequest, *, transport: str = "http"
+    key: IngestKey, prepared: Prepared, *, sent: bytes, kind: str, transport: str = "http"
 ) -> IngestResult:
-    """Store the spans of ``message`` for ``key`` (``services.spans_ingest``); when some were
-    taken, pass it on as sent to the collector OTLP out names, if asked to
-    (``forward``)."""
-    unpacked = unpack(message, max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"))
-    result = spans_ingest(key=key, unpacked=unpacked)
+    """Store the spans of ``prepared`` for ``key`` (``services.spans_ingest``); when some
+    were taken, pass the export on as sent (``sent``, encoded in ``kind``) to the collector
+    OTLP out names, if asked to (``forward``)."""
+    result = spans_ingest(key=key, prepared=prepared)
     ingest_key_used(key)
     INGEST_SPANS.labels(transport).inc(result.stored)
     INGEST_REJECTED.labels(transport, "spans").inc(result.rejected)
     if result.stored:
-        forward_ingested(message)
+        forward_ingested(lambda: sent if kind == PROTOBUF else _protobuf(sent, kind))
     return result
+
+
+def _protobuf(data: bytes, kind: str) -> bytes:
+    return request_parse(data, kind).SerializeToString()
 
 
 def logs_store(

@@ -36,7 +36,8 @@ from agentdash.ingest import semconv
 from agentdash.ingest.conversation import conversation_record
 from agentdash.ingest.limits import sessions_limiter
 from agentdash.ingest.models import IngestKey
-from agentdash.ingest.otlp_spans import IncomingSpan, Unpacked
+from agentdash.ingest.otlp_spans import IncomingSpan
+from agentdash.ingest.prepared import Prepared
 from agentdash.ingest.span_logs import pending_drop, pending_take
 from agentdash.ingest.versions import span_version_of
 from agentdash.spans.rehome import children_named, trace_sessions, traces_rehome, usage_uncount
@@ -91,8 +92,9 @@ def _within_budget(
     return kept, targets, len(taken) - len(kept)
 
 
-def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
-    """Store what ``unpacked`` holds for ``key``; what was stored and what was rejected."""
+def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
+    """Store what ``prepared`` holds for ``key``; what was stored and what was rejected."""
+    unpacked = prepared.unpacked
     problems = list(unpacked.problems)
     rejected = unpacked.rejected
     spans = unpacked.spans
@@ -117,16 +119,22 @@ def spans_ingest(*, key: IngestKey, unpacked: Unpacked) -> IngestResult:
     with transaction.atomic():
         _sessions_ensure(key, taken, targets)
         moved = _traces_rehome(key, targets)
+    sent_events = {id(span): span.events for span in taken}
     with_logs = pending_take(key=key, spans=taken)  # their log records, sent before them
     sources = list({id(span.source): span.source for span in taken}.values())
     source_ids = dict(zip(map(id, sources), sources_ensure(sources=sources), strict=True))
+    made = prepared.by_span()
     versions = []
     for span in taken:
         session_id = targets[span.trace_id]
         identity = (span.trace_id, span.span_id)
         if identity in mine and span.trace_id not in moved:
             session_id = mine[identity]
-        versions.append(span_version_of(span, session_id, source_ids[id(span.source)]))
+        source_id = source_ids[id(span.source)]
+        if span.events is sent_events[id(span)]:
+            versions.append(made[id(span)].placed(session_id=session_id, source_id=source_id))
+        else:  # log records sent before it joined its events: made again
+            versions.append(span_version_of(span, session_id, source_id))
     versions = _usage_counted_once(versions)
     writes = spans_store_isolating(versions=versions)
     _stored_call_llm_uncount(versions)

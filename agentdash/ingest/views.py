@@ -28,7 +28,13 @@ from agentdash.core.middleware import RETRY_AFTER_SECONDS, takes_no_form
 from agentdash.core.outages import caused_by_outage
 from agentdash.ingest import otlp_decode
 from agentdash.ingest.otlp_decode import JSON, IngestRefused
-from agentdash.ingest.receive import export_store, key_required, logs_store, rate_wait
+from agentdash.ingest.receive import (
+    export_prepared,
+    export_store,
+    key_required,
+    logs_store,
+    rate_wait,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -130,10 +136,13 @@ def _export(request: HttpRequest, *, logs: bool) -> HttpResponse:
         if logs:
             records = otlp_decode.logs_request_parse(data, kind)
         else:
-            message = otlp_decode.request_parse(data, kind)
+            prepared = export_prepared(data, kind)
     except IngestRefused as error:
         logger.info("OTLP ingest refused (%s): %s", error.status, error.message)
         return _refused(error, kind)
-    result = logs_store(key, records) if logs else export_store(key, message)
+    if logs:
+        result = logs_store(key, records)
+    else:
+        result = export_store(key, prepared, sent=data, kind=kind)
     answer = otlp_decode.success(result.rejected, result.error_message, kind, logs=logs)
     return _answer(200, answer, kind)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from copy import copy as _copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -108,6 +109,14 @@ class SpanVersion:
     def events_stored(self) -> Any:
         """The events as the span store writes them (their JSON encoded once)."""
         return _encoded(self.events, self._events_json)
+
+    def placed(self, *, session_id: str | None, source_id: int | None) -> SpanVersion:
+        """This version in ``session_id``, sent by ``source_id``: a copy, not made storable
+        again (what is made storable does not depend on where the span goes)."""
+        copy = _copy(self)
+        object.__setattr__(copy, "session_id", session_id)
+        object.__setattr__(copy, "source_id", source_id)
+        return copy
 
     def usage_uncounted(self) -> SpanVersion:
         """This version with empty usage columns (its attributes unchanged): for a span whose

@@ -1,0 +1,37 @@
+"""A trace export read and made storable before any database is asked anything: the body
+parsed (``otlp_decode``), its spans unpacked and checked (``otlp_spans``), and each one's
+version for the span store made (``versions``: attributes read into the runtime's names,
+their JSON encoded once, text made storable) — everything about a span that does not depend
+on where it will be stored. Pure work on values: ``decoders`` runs it in a process of its
+own, beside the one that stores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agentdash.ingest.otlp_decode import request_parse
+from agentdash.ingest.otlp_spans import Unpacked, unpack
+from agentdash.ingest.versions import span_version_of
+from agentdash.spans.span_version import SpanVersion
+
+
+@dataclass
+class Prepared:
+    """The spans of one export, and each one's version not yet placed in a session
+    (``versions[i]`` is ``unpacked.spans[i]``'s)."""
+
+    unpacked: Unpacked
+    versions: list[SpanVersion]
+
+    def by_span(self) -> dict[int, SpanVersion]:
+        """Each span's version, by the span's ``id()``."""
+        return dict(zip(map(id, self.unpacked.spans), self.versions, strict=True))
+
+
+def prepare(data: bytes, kind: str, *, max_value_chars: int) -> Prepared:
+    """The export ``data`` encodes in ``kind`` (``otlp_decode.PROTOBUF`` or ``JSON``),
+    prepared; ``IngestRefused`` (400) when it cannot be read."""
+    unpacked = unpack(request_parse(data, kind), max_value_chars=max_value_chars)
+    versions = [span_version_of(span, None, None) for span in unpacked.spans]
+    return Prepared(unpacked=unpacked, versions=versions)
