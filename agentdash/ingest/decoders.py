@@ -60,10 +60,10 @@ def _child_ready() -> int:
     return os.getpid()
 
 
-def _child_prepare(data: bytes, kind: str, max_value_chars: int) -> Prepared:
+def _child_prepare(data: bytes, kind: str, max_value_chars: int, part: tuple[int, int]) -> Prepared:
     from agentdash.ingest.prepared import prepare
 
-    return prepare(data, kind, max_value_chars=max_value_chars)
+    return prepare(data, kind, max_value_chars=max_value_chars, part=part)
 
 
 class Decoders:
@@ -77,21 +77,30 @@ class Decoders:
         self._retry_at = 0.0
         self.read_apart = 0  # exports a decoding process read (the others: read here)
 
-    def prepared(self, data: bytes, kind: str, *, max_value_chars: int, processes: int) -> Prepared:
+    def prepared(
+        self, data: bytes, kind: str, *, max_value_chars: int, processes: int, alone: bool = False
+    ) -> Prepared:
         """``data`` prepared, in a decoding process when one is ready, else here;
-        ``IngestRefused`` (400) when it cannot be read."""
+        ``IngestRefused`` (400) when it cannot be read. ``alone``: no other export is in
+        hand, so this process would only wait — it reads the first half meanwhile."""
+        from agentdash.ingest.prepared import joined, prepare
+
         pool = self._pool_ready(processes)
         if pool is not None:
             try:
-                prepared = pool.submit(_child_prepare, data, kind, max_value_chars).result()
+                if alone:
+                    there = pool.submit(_child_prepare, data, kind, max_value_chars, (1, 2))
+                    first = prepare(data, kind, max_value_chars=max_value_chars, part=(0, 2))
+                    prepared = joined([first, there.result()])
+                else:
+                    whole = pool.submit(_child_prepare, data, kind, max_value_chars, (0, 1))
+                    prepared = whole.result()
             except BrokenProcessPool:
                 self._drop(pool, "a decoding process stopped")
             else:
                 with self._lock:
                     self.read_apart += 1
                 return prepared
-        from agentdash.ingest.prepared import prepare
-
         return prepare(data, kind, max_value_chars=max_value_chars)
 
     def started(self, processes: int, *, timeout: float) -> list[int]:

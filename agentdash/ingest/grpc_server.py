@@ -46,6 +46,7 @@ from agentdash.ingest.otlp_decode import PROTOBUF, IngestRefused
 from agentdash.ingest.receive import (
     export_prepared,
     export_store,
+    exports_in_hand,
     key_required,
     logs_store,
     rate_wait,
@@ -71,7 +72,8 @@ def export(body: bytes, context: grpc.ServicerContext) -> bytes:
     """The traces' ``Export``: ``body`` is the serialized request; the serialized response."""
     close_old_connections()
     try:
-        return _export(body, context, logs=False)
+        with exports_in_hand.one():
+            return _export(body, context, logs=False)
     finally:
         close_old_connections()
 

@@ -155,15 +155,28 @@ def _span_problem(span: ProtoSpan) -> str | None:
     return None
 
 
-def unpack(request: ExportTraceServiceRequest, *, max_value_chars: int) -> Unpacked:
-    """Every span of ``request`` that can be taken, in the order sent, and what was not."""
+def unpack(
+    request: ExportTraceServiceRequest, *, max_value_chars: int, part: tuple[int, int] = (0, 1)
+) -> Unpacked:
+    """Every span of ``request`` that can be taken, in the order sent, and what was not.
+    ``part`` ``(i, n)``: only the i-th of n runs of the spans as sent (all the parts, in
+    order, are the whole)."""
     spans: list[IncomingSpan] = []
     problems: list[str] = []
     rejected = 0
+    index, parts = part
+    total = sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+    first, past = total * index // parts, total * (index + 1) // parts
+    position = -1
     for r, resource_spans in enumerate(request.resource_spans):
         for s, scope_spans in enumerate(resource_spans.scope_spans):
-            source = _source(resource_spans, scope_spans, max_value_chars)
+            source: Source | None = None
             for n, span in enumerate(scope_spans.spans):
+                position += 1
+                if not first <= position < past:
+                    continue
+                if source is None:
+                    source = _source(resource_spans, scope_spans, max_value_chars)
                 problem = _span_problem(span)
                 if problem is not None:
                     rejected += 1

@@ -29,9 +29,23 @@ class Prepared:
         return dict(zip(map(id, self.unpacked.spans), self.versions, strict=True))
 
 
-def prepare(data: bytes, kind: str, *, max_value_chars: int) -> Prepared:
+def prepare(
+    data: bytes, kind: str, *, max_value_chars: int, part: tuple[int, int] = (0, 1)
+) -> Prepared:
     """The export ``data`` encodes in ``kind`` (``otlp_decode.PROTOBUF`` or ``JSON``),
-    prepared; ``IngestRefused`` (400) when it cannot be read."""
-    unpacked = unpack(request_parse(data, kind), max_value_chars=max_value_chars)
+    prepared — only the spans of ``part`` (``otlp_spans.unpack``); ``IngestRefused`` (400)
+    when it cannot be read."""
+    message = request_parse(data, kind)
+    unpacked = unpack(message, max_value_chars=max_value_chars, part=part)
     versions = [span_version_of(span, None, None) for span in unpacked.spans]
     return Prepared(unpacked=unpacked, versions=versions)
+
+
+def joined(parts: list[Prepared]) -> Prepared:
+    """The parts of one export, prepared apart, as one (in the order given)."""
+    unpacked = Unpacked(
+        spans=[span for p in parts for span in p.unpacked.spans],
+        rejected=sum(p.unpacked.rejected for p in parts),
+        problems=[problem for p in parts for problem in p.unpacked.problems],
+    )
+    return Prepared(unpacked=unpacked, versions=[v for p in parts for v in p.versions])

@@ -4,6 +4,10 @@ store the request's spans, or its log records (with their spans)."""
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Iterator
+
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
 from agentdash.core.conf import agentdash_setting
@@ -42,15 +46,38 @@ def rate_wait(key: IngestKey) -> float | None:
     )
 
 
+class _InHand:
+    """How many trace exports this process has in hand (read, stored, answered)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+
+    @contextlib.contextmanager
+    def one(self) -> Iterator[None]:
+        with self._lock:
+            self.count += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.count -= 1
+
+
+exports_in_hand = _InHand()
+
+
 def export_prepared(data: bytes, kind: str) -> Prepared:
     """The trace export ``data`` encodes in ``kind``, read and made storable — in a decoding
-    process of its own when there is one (``decoders``); ``IngestRefused`` (400) when it
-    cannot be read."""
+    process of its own when there is one (``decoders``; split with this process when no
+    other export is in hand here: :data:`exports_in_hand`, which the transports keep);
+    ``IngestRefused`` (400) when it cannot be read."""
     return decoders.prepared(
         data,
         kind,
         max_value_chars=agentdash_setting("INGEST_MAX_VALUE_CHARS"),
         processes=agentdash_setting("INGEST_DECODE_PROCESSES"),
+        alone=exports_in_hand.count <= 1,
     )
 
 

@@ -31,6 +31,7 @@ from agentdash.ingest.otlp_decode import JSON, IngestRefused
 from agentdash.ingest.receive import (
     export_prepared,
     export_store,
+    exports_in_hand,
     key_required,
     logs_store,
     rate_wait,
@@ -89,7 +90,8 @@ def _body(request: HttpRequest, limit: int) -> bytes:
 @csrf_exempt
 @never_cache
 def traces(request: HttpRequest) -> HttpResponse:
-    return _guarded(request, logs=False)
+    with exports_in_hand.one():
+        return _guarded(request, logs=False)
 
 
 @takes_no_form

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from copy import copy as _copy
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -113,10 +112,9 @@ class SpanVersion:
     def placed(self, *, session_id: str | None, source_id: int | None) -> SpanVersion:
         """This version in ``session_id``, sent by ``source_id``: a copy, not made storable
         again (what is made storable does not depend on where the span goes)."""
-        copy = _copy(self)
-        object.__setattr__(copy, "session_id", session_id)
-        object.__setattr__(copy, "source_id", source_id)
-        return copy
+        placed = object.__new__(SpanVersion)
+        placed.__dict__.update(self.__dict__, session_id=session_id, source_id=source_id)
+        return placed
 
     def usage_uncounted(self) -> SpanVersion:
         """This version with empty usage columns (its attributes unchanged): for a span whose

@@ -28,6 +28,7 @@ class SessionListForm(forms.Form):
     agent = forms.ChoiceField(required=False, choices=())
     status = forms.ChoiceField(required=False, choices=())
     with_errors = forms.BooleanField(required=False, label="With errors")
+    judges = forms.BooleanField(required=False, label="Judges' sessions")
     owner = forms.CharField(required=False, max_length=150)
     after = forms.CharField(required=False, max_length=200)
     before = forms.CharField(required=False, max_length=200)
@@ -90,6 +91,7 @@ class SessionListForm(forms.Form):
             agent=data.get("agent") or "",
             status=data.get("status") or "",
             errors=bool(data.get("with_errors")),
+            judges=bool(data.get("judges")),
             owner=str(data.get("owner") or "").strip(),
             after=cursor("after"),
             before=cursor("before"),

@@ -42,6 +42,7 @@ from agentdash.runs.selectors import (
     sessions_with_runs_in,
 )
 from agentdash.runs.waits import sessions_with_waits
+from agentdash.scores.judge import JUDGE_APP
 from agentdash.scores.selectors import (
     feedback_of_outer_session,
     score_mean_of_outer_session,
@@ -144,6 +145,10 @@ class SessionListFilters:
     agent: str = ""
     status: str = ""
     errors: bool = False
+    # The LLM judge's own sessions (app ``judge``: an evaluator's, not an agent's) are left
+    # out unless asked for, or the Monitor's counts (which include its model calls) are
+    # drilled into.
+    judges: bool = False
     owner: str = ""
     after: Cursor | None = None
     before: Cursor | None = None
@@ -185,6 +190,8 @@ def _filtered(user: Any, filters: SessionListFilters) -> QuerySet[AgentSession]:
         )
     if filters.agent:
         sessions = sessions.filter(app_name=filters.agent)
+    elif not (filters.judges or filters.runs_from or filters.steps_from):
+        sessions = sessions.exclude(app_name=JUDGE_APP)
     if filters.owner and is_operator(user):
         sessions = sessions.filter(owner__username=filters.owner)
     if filters.errors:

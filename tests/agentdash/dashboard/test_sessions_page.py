@@ -14,6 +14,7 @@ from django.urls import reverse
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.models import AuditEntry
 from agentdash.runs.models import Run
+from agentdash.scores.judge import JUDGE_APP
 from tests.agentdash.dashboard.test_session_list import make
 
 pytestmark = pytest.mark.django_db
@@ -212,3 +213,19 @@ def test_deleting_needs_the_csrf_token(alice: User) -> None:
     browser.force_login(alice)
     assert browser.post(delete_url("s1")).status_code == 403
     assert AgentSession.objects.exists()
+
+
+def test_the_judges_own_sessions_are_left_out_until_asked_for(
+    client: Client, operator_user: User, alice: User
+) -> None:
+    """An LLM judge's sessions (app ``judge``, no owner) are an evaluator's, not an agent's:
+    an operator's list leaves them out, and shows them when asked."""
+    make("agent-run", owner=alice, at=1)
+    make("judged", app=JUDGE_APP, at=2, title="helpful on run 7")
+    client.force_login(operator_user)
+    page = client.get(HOME).content.decode()
+    assert rows(page) == ["agent-run"]
+    assert 'name="judges"' in page  # the way to ask for them
+    assert rows(client.get(HOME, {"judges": "1"}).content.decode()) == ["judged", "agent-run"]
+    client.force_login(alice)  # not an operator: never saw them, no box to ask
+    assert 'name="judges"' not in client.get(HOME).content.decode()
