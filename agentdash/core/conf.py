@@ -7,10 +7,7 @@ settings module of one's own may set the dict directly, keys it leaves out take 
 defaults. docs/CONFIGURATION.md documents each variable (a test keeps it in step with the
 table). A key in ``AGENTDASH`` that is not in the table is a system-check warning
 (``agentdash.W001``): nothing would read it; an ``AGENTDASH`` that is not a dict is an error
-(``agentdash.E007``).
-
-Also the parsers of environment variables the settings module uses for Django's own
-settings (:func:`env_bool`, :func:`env_list`).
+(``agentdash.E007``). The variables' parsers are ``env_values``'.
 """
 
 from __future__ import annotations
@@ -26,6 +23,17 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
+from agentdash.core.env_values import (
+    cpus,
+    parse_bool,
+    parse_int,
+    parse_list,
+    parse_rate,
+    parse_seconds,
+    parse_secret,
+    parse_str,
+)
+
 EXECUTORS = ("inline", "celery")
 
 DEMO_AGENTS = [
@@ -36,78 +44,7 @@ DEMO_AGENTS = [
 ]
 
 
-def env_bool(name: str, default: bool) -> bool:
-    """``1/true/yes/on`` → True, ``0/false/no/off`` → False; anything else is an error."""
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    return _parse_bool(raw, name)
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    """A comma-separated environment variable as a list (blank items dropped)."""
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return list(default)
-    return _parse_list(raw, name)
-
-
-def _parse_bool(raw: str, name: str) -> bool:
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ValueError(f"{name}={raw!r} is not a boolean (use 1/0, true/false, yes/no, on/off)")
-
-
-def _parse_list(raw: str, name: str) -> list[str]:
-    return [item.strip() for item in raw.split(",") if item.strip()]
-
-
-def _parse_str(raw: str, name: str) -> str:
-    return raw.strip()
-
-
-def _parse_secret(raw: str, name: str) -> str:
-    return raw  # as given: a password's spaces are its own
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-_DECODE_PROCESSES = 1 if _cpus() > 1 else 0
-
-
-def _parse_int(raw: str, name: str) -> int:
-    try:
-        return int(raw.strip())
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a whole number") from None
-
-
-def _parse_seconds(raw: str, name: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a number of seconds") from None
-    if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
-        raise ValueError(f"{name}={raw!r} is not a number of seconds")
-    return value
-
-
-def _parse_rate(raw: str, name: str) -> float:
-    try:
-        value = float(raw.strip())
-    except ValueError:
-        raise ValueError(f"{name}={raw!r} is not a number per second") from None
-    if not 0 <= value < float("inf"):  # also NaN
-        raise ValueError(f"{name}={raw!r} is not a number per second (0 or more)")
-    return value
+_DECODE_PROCESSES = 1 if cpus() > 1 else 0
 
 
 @dataclass(frozen=True)
@@ -127,77 +64,77 @@ SETTINGS: tuple[Setting, ...] = (
         "AGENTS",
         DEMO_AGENTS,
         "AGENTDASH_AGENTS",
-        _parse_list,
+        parse_list,
         "The agents offered, as ``module:attribute`` references to agent objects.",
     ),
     Setting(
         "EXECUTOR",
         "inline",
         "AGENTDASH_EXECUTOR",
-        _parse_str,
+        parse_str,
         f"Where runs execute: one of {', '.join(EXECUTORS)}.",
     ),
     Setting(
         "INLINE_CONCURRENCY",
         8,
         "AGENTDASH_INLINE_CONCURRENCY",
-        _parse_int,
+        parse_int,
         "Runs at once on the inline executor's event loop.",
     ),
     Setting(
         "RUN_HEARTBEAT_S",
         2.0,
         "AGENTDASH_RUN_HEARTBEAT_S",
-        _parse_seconds,
+        parse_seconds,
         "How often a running run writes its heartbeat and checks for a cancel.",
     ),
     Setting(
         "RUN_STALE_AFTER_S",
         10.0,
         "AGENTDASH_RUN_STALE_AFTER_S",
-        _parse_seconds,
+        parse_seconds,
         "A running run whose heartbeat is older has lost its worker.",
     ),
     Setting(
         "RUN_MAX_ATTEMPTS",
         3,
         "AGENTDASH_RUN_MAX_ATTEMPTS",
-        _parse_int,
+        parse_int,
         "Attempts before the reaper fails a run instead of queueing it again.",
     ),
     Setting(
         "RUN_REQUEUE_AFTER_S",
         60.0,
         "AGENTDASH_RUN_REQUEUE_AFTER_S",
-        _parse_seconds,
+        parse_seconds,
         "A queued run nobody took for this long is submitted again.",
     ),
     Setting(
         "REAPER_INTERVAL_S",
         2.0,
         "AGENTDASH_REAPER_INTERVAL_S",
-        _parse_seconds,
+        parse_seconds,
         "How often each process that serves or executes runs runs the reaper.",
     ),
     Setting(
         "CONFIRMATION_TIMEOUT_S",
         0.0,
         "AGENTDASH_CONFIRMATION_TIMEOUT_S",
-        _parse_seconds,
+        parse_seconds,
         "A tool confirmation nobody answered for this long is denied (0: never).",
     ),
     Setting(
         "INGEST_MAX_BODY_BYTES",
         16 * 1024 * 1024,
         "AGENTDASH_INGEST_MAX_BODY_BYTES",
-        _parse_int,
+        parse_int,
         "The largest OTLP request body taken at /v1/traces, before and after gunzip (413).",
     ),
     Setting(
         "OTLP_GRPC",
         "localhost:4317",
         "AGENTDASH_OTLP_GRPC",
-        _parse_str,
+        parse_str,
         "Where the server process serves OTLP/gRPC (host:port; 'off': nowhere). At scale serve "
         "it from its own process instead: manage.py otlp_grpc (docs/INGEST.md).",
     ),
@@ -205,14 +142,14 @@ SETTINGS: tuple[Setting, ...] = (
         "OTLP_GRPC_WORKERS",
         4,
         "AGENTDASH_OTLP_GRPC_WORKERS",
-        _parse_int,
+        parse_int,
         "Threads handling OTLP/gRPC exports at once (16 times as many may wait).",
     ),
     Setting(
         "OTLP_OUT_INGESTED",
         False,
         "AGENTDASH_OTLP_OUT_INGESTED",
-        _parse_bool,
+        parse_bool,
         "Pass the exports OTLP ingest takes on, as sent, to the collector the standard "
         "OTEL_EXPORTER_OTLP_* variables name (as AgentDash's own spans are copied there).",
     ),
@@ -220,7 +157,7 @@ SETTINGS: tuple[Setting, ...] = (
         "METRICS_TOKEN",
         "",
         "AGENTDASH_METRICS_TOKEN",
-        _parse_secret,
+        parse_secret,
         "A bearer token that lets a Prometheus scraper read /metrics from any address "
         "('': only the addresses of AGENTDASH_METRICS_ALLOW may).",
     ),
@@ -228,7 +165,7 @@ SETTINGS: tuple[Setting, ...] = (
         "METRICS_ALLOW",
         "127.0.0.1/32,::1/128",
         "AGENTDASH_METRICS_ALLOW",
-        _parse_str,
+        parse_str,
         "The networks (comma-separated CIDRs) whose clients read /metrics without a token "
         "('': none).",
     ),
@@ -236,42 +173,42 @@ SETTINGS: tuple[Setting, ...] = (
         "ALERT_WEBHOOK_SECRET",
         "",
         "AGENTDASH_ALERT_WEBHOOK_SECRET",
-        _parse_secret,
+        parse_secret,
         "The shared secret that signs alert webhooks (HMAC-SHA256).",
     ),
     Setting(
         "ALERT_CHECK_S",
         15.0,
         "AGENTDASH_ALERT_CHECK_S",
-        _parse_seconds,
+        parse_seconds,
         "How often the alert rules are checked.",
     ),
     Setting(
         "ALERT_DELIVERY_ATTEMPTS",
         8,
         "AGENTDASH_ALERT_DELIVERY_ATTEMPTS",
-        _parse_int,
+        parse_int,
         "How many times a webhook is tried before its delivery is given up.",
     ),
     Setting(
         "ALERT_RETRY_BASE_S",
         10.0,
         "AGENTDASH_ALERT_RETRY_BASE_S",
-        _parse_seconds,
+        parse_seconds,
         "The wait after a webhook's first failed attempt (doubled after each, to an hour).",
     ),
     Setting(
         "ALERT_WEBHOOK_TIMEOUT_S",
         5.0,
         "AGENTDASH_ALERT_WEBHOOK_TIMEOUT_S",
-        _parse_seconds,
+        parse_seconds,
         "How long one webhook attempt may take before it counts as failed.",
     ),
     Setting(
         "HTTP_MAX_BODY_BYTES",
         4 * 1024 * 1024,
         "AGENTDASH_HTTP_MAX_BODY_BYTES",
-        _parse_int,
+        parse_int,
         "The largest request body any other route takes (forms, uploads, JSON): larger is "
         "refused with 413 before it is read.",
     ),
@@ -279,7 +216,7 @@ SETTINGS: tuple[Setting, ...] = (
         "INGEST_RATE_PER_S",
         100.0,
         "AGENTDASH_INGEST_RATE_PER_S",
-        _parse_rate,
+        parse_rate,
         "OTLP requests per second one ingest key may send, on average, per server process "
         "(429 with Retry-After past it; 0: no limit).",
     ),
@@ -287,14 +224,14 @@ SETTINGS: tuple[Setting, ...] = (
         "INGEST_BURST",
         200,
         "AGENTDASH_INGEST_BURST",
-        _parse_int,
+        parse_int,
         "OTLP requests one ingest key may send at once before the rate applies.",
     ),
     Setting(
         "INGEST_SESSIONS_PER_MIN",
         120,
         "AGENTDASH_INGEST_SESSIONS_PER_MIN",
-        _parse_int,
+        parse_int,
         "New sessions one ingest key may make per minute, per server process, as many at once "
         "(the spans of a conversation past it are rejected, saying so; 0: no limit).",
     ),
@@ -302,7 +239,7 @@ SETTINGS: tuple[Setting, ...] = (
         "INGEST_MAX_VALUE_CHARS",
         65_536,
         "AGENTDASH_INGEST_MAX_VALUE_CHARS",
-        _parse_int,
+        parse_int,
         "An ingested attribute value longer than this is cut and the span says so "
         "(agentdash.ingest.truncated).",
     ),
@@ -310,7 +247,7 @@ SETTINGS: tuple[Setting, ...] = (
         "INGEST_DECODE_PROCESSES",
         _DECODE_PROCESSES,
         "AGENTDASH_INGEST_DECODE_PROCESSES",
-        _parse_int,
+        parse_int,
         "Processes of their own that read OTLP trace exports beside each serving process "
         "(parse, unpack, make storable), so ingest uses a second core; 0: read them in the "
         "serving process. Default: 1 on a machine of two CPUs or more, else 0.",
@@ -319,7 +256,7 @@ SETTINGS: tuple[Setting, ...] = (
         "CONTROLS_PROBE_S",
         5.0,
         "AGENTDASH_CONTROLS_PROBE_S",
-        _parse_seconds,
+        parse_seconds,
         "How often each worker's control listener checks that it still hears the controls "
         "group (a message to itself through the group).",
     ),
@@ -327,14 +264,14 @@ SETTINGS: tuple[Setting, ...] = (
         "CONTROLS_RELOAD_S",
         30.0,
         "AGENTDASH_CONTROLS_RELOAD_S",
-        _parse_seconds,
+        parse_seconds,
         "How often each worker reloads the callback switches and has runs reread breakpoints.",
     ),
     Setting(
         "GC_THRESHOLD",
         10_000,
         "AGENTDASH_GC_THRESHOLD",
-        _parse_int,
+        parse_int,
         "The garbage collector's first threshold in serving and worker processes, which "
         "also freeze what they hold once started (0: Python's defaults).",
     ),
@@ -342,14 +279,14 @@ SETTINGS: tuple[Setting, ...] = (
         "HEALTH_INTERVAL_S",
         5.0,
         "AGENTDASH_HEALTH_INTERVAL_S",
-        _parse_seconds,
+        parse_seconds,
         "How often each process records the state of its background services.",
     ),
     Setting(
         "SERVICE_IDENTITY",
         "agentdash-agent",
         "AGENTDASH_SERVICE_IDENTITY",
-        _parse_str,
+        parse_str,
         "The agent's own identity: the principal of tools that act as the agent (a user "
         "tool acts as the user who owns the session).",
     ),
@@ -357,7 +294,7 @@ SETTINGS: tuple[Setting, ...] = (
         "BASE_URL",
         "",
         "AGENTDASH_BASE_URL",
-        _parse_str,
+        parse_str,
         "Where the dashboard is, for links printed outside a request (manage.py eval); "
         "empty: where make run serves (agentdash.core.site_url).",
     ),
@@ -365,7 +302,7 @@ SETTINGS: tuple[Setting, ...] = (
         "DEMO_PASSWORD",
         "",
         "AGENTDASH_DEMO_PASSWORD",
-        _parse_secret,
+        parse_secret,
         "The demo accounts' password (empty: the documented default).",
     ),
 )

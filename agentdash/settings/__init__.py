@@ -11,7 +11,8 @@ from pathlib import Path
 
 import dj_database_url
 
-from agentdash.core.conf import agentdash_from_environment, env_bool, env_list
+from agentdash.core.conf import agentdash_from_environment
+from agentdash.core.env_values import env_bool, env_list
 
 # gRPC (OTLP/gRPC ingest, served from the server process) must not run its fork handlers:
 # the sandbox starts each run by fork and exec from this process, and with them on, a child

@@ -16,12 +16,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.dashboard.sessions_list.reads import (
-    SessionListFilters,
-    cost_text,
-    session_list_page,
-    tokens_text,
-)
+from agentdash.dashboard.sessions_list.reads import SessionListFilters, session_list_page
+from agentdash.dashboard.sessions_list.usage_text import cost_text, tokens_text
 from agentdash.spans.models import ModelPrice
 from agentdash.spans.prices import model_price_set
 from agentdash.spans.services import spans_store
