@@ -452,6 +452,15 @@ def test_find_narrows_a_big_session_to_its_matches_and_walks_them(
     )
     page.select_option("#find-status", "error")
     page.wait_for_selector(f'#span-tree[data-matches="{big_session["errors"]}"]', state="attached")
+    # The count is set at once, the rows at the next frame: wait for the rows it counts.
+    page.wait_for_function(
+        """() => {
+            const hits = [...document.querySelectorAll(
+                '#span-tree [data-match="hit"]:not([hidden])')];
+            return hits.length > 0 && hits.every((row) => row.dataset.state === "error");
+        }""",
+        polling=POLL_MS,
+    )
     assert all(r["state"] == "error" for r in shown_matches(browser) if r["match"] == "hit")
     page.locator("#span-find button[data-find='error']").click()
     page.wait_for_function(
