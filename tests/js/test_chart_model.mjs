@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars } from "../../agentdash/monitor/static/monitor/js/chart_model.js";
+import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, scoresHref, stackedBars } from "../../agentdash/monitor/static/monitor/js/chart_model.js";
 
 describe("niceTop", () => {
   test("1, 2 or 5 times a power of ten, at least the largest", () => {
@@ -33,6 +33,20 @@ describe("lineRuns", () => {
     const [x, y] = runs[1].split(",").map(Number);
     assert.equal(y, 0); // 4 of 4: the top
     assert.equal(x, WIDTH / 4 * 3.5);
+  });
+});
+
+describe("scoresHref", () => {
+  test("the bucket's window, the score's name when one is charted, the chart's owner", () => {
+    const href = scoresHref("2026-11-20T09:05:00+00:00", 3600, { owner: "bob" }, "helpful");
+    const params = new URLSearchParams(href.split("?")[1]);
+    assert.equal(href.split("?")[0], "/");
+    assert.equal(params.get("scores_from"), "2026-11-20T09:05:00.000Z");
+    assert.equal(params.get("scores_to"), "2026-11-20T10:05:00.000Z");
+    assert.equal(params.get("score"), "helpful");
+    assert.equal(params.get("owner"), "bob");
+    const any = new URLSearchParams(scoresHref("2026-11-20T09:05:00Z", 300, {}).split("?")[1]);
+    assert.equal(any.get("score"), null); // several names charted: scored with any
   });
 });
 

@@ -41,6 +41,8 @@ class SessionListForm(forms.Form):
     steps_to = forms.CharField(required=False, max_length=64)
     step = forms.ChoiceField(required=False, choices=[("", "any"), *STEP_FILTERS.items()])
     step_name = forms.CharField(required=False, max_length=255)
+    scores_from = forms.CharField(required=False, max_length=64)  # with scores_to: sessions
+    scores_to = forms.CharField(required=False, max_length=64)  # given a score between
     score = forms.ChoiceField(required=False, choices=())
     score_value = forms.CharField(required=False, max_length=100, label="Score value")
     SORTS = [("", "latest activity first"), ("score", "score, lowest first"),
@@ -110,7 +112,7 @@ class SessionListForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         """A score's condition read against its definition (``score_value`` alone says
-        nothing)."""
+        nothing), and the window scores were given in (``scores_from``, ``scores_to``)."""
         cleaned = super().clean() or {}
         name = cleaned.get("score") or ""
         if name:
@@ -118,6 +120,13 @@ class SessionListForm(forms.Form):
                 self.scored = score_condition(name=name, said=cleaned.get("score_value") or "")
             except ValidationError as exc:
                 self.add_error("score_value", exc)
+        start, end = cleaned.get("scores_from"), cleaned.get("scores_to")
+        if start and end:  # the Monitor's scores chart: scores given in its bucket
+            given = Q(
+                updated_at__gte=datetime.fromisoformat(start),
+                updated_at__lt=datetime.fromisoformat(end),
+            )
+            self.scored = given if self.scored is None else self.scored & given
         return cleaned
 
     def clean_runs_from(self) -> str:
@@ -125,6 +134,12 @@ class SessionListForm(forms.Form):
 
     def clean_runs_to(self) -> str:
         return _moment_checked(self.cleaned_data.get("runs_to") or "")
+
+    def clean_scores_from(self) -> str:
+        return _moment_checked(self.cleaned_data.get("scores_from") or "")
+
+    def clean_scores_to(self) -> str:
+        return _moment_checked(self.cleaned_data.get("scores_to") or "")
 
     def clean_steps_from(self) -> str:
         return _moment_checked(self.cleaned_data.get("steps_from") or "")

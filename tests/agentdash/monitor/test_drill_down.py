@@ -14,6 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from agentdash.runs.models import Wait
+from agentdash.scores.models import Score, ScoreDefinition
+from agentdash.scores.services import ScoreGiven, score_record
 from tests.agentdash.hostile import JUNK_VALUES, NUL, Prober, assert_refused_naming
 from tests.agentdash.monitor.generated import RANGE, T0, listed, remote_pause, step
 
@@ -126,3 +128,39 @@ def test_hostile_drill_down_parameters_are_refused_or_said_never_a_500(
             assert_refused_naming(response, name)
         else:
             assert response.status_code == 200, (name, junk[:40], response.status_code)
+
+
+def test_a_point_of_the_scores_chart_drills_down_to_the_sessions_scored_in_it(
+    generated: Any, operator_user: User
+) -> None:
+    """alice's session is judged helpful at 09:12, bob's not helpful at 10:40: a bucket's
+    point leads to the sessions given a score in it (of the charted name, or of any)."""
+    helpful = ScoreDefinition.objects.create(name="helpful", kind="boolean")
+    ScoreDefinition.objects.create(name="tone", kind="numeric", minimum=0, maximum=5)
+    for session, value, minute in (
+        (generated["mine"], True, 12),
+        (generated["theirs"], False, 100),
+    ):
+        score, _ = score_record(session=session, given=ScoreGiven("helpful", value),
+                                source="person", actor=operator_user)  # fmt: skip
+        Score.objects.filter(pk=score.pk).update(updated_at=T0 + timedelta(minutes=minute))
+
+    def scored(start: int, end: int) -> dict[str, str]:
+        return {
+            "scores_from": (T0 + timedelta(minutes=start)).isoformat(),
+            "scores_to": (T0 + timedelta(minutes=end)).isoformat(),
+        }
+
+    assert listed(operator_user, **scored(10, 15), score="helpful") == {"s-alice"}
+    assert listed(operator_user, **scored(10, 15)) == {"s-alice"}  # of any name
+    assert listed(operator_user, **scored(15, 99), score="helpful") == set()
+    assert listed(operator_user, **scored(0, 120), score="helpful") == {"s-alice", "s-bob"}
+    assert listed(operator_user, **scored(0, 120), score="helpful", score_value="no") == {"s-bob"}
+    assert listed(operator_user, **scored(0, 120), score="tone") == set()
+    assert listed(operator_user, **scored(0, 120), owner="bob") == {"s-bob"}
+    # The window is said on the page; one that cannot be is left out (all sessions listed).
+    client = Client()
+    client.force_login(operator_user)
+    page = client.get("/", {**scored(10, 15), "score": helpful.name}).content.decode()
+    assert "with a score (helpful) given from" in page
+    assert len(listed(operator_user, scores_from="soon", scores_to="later")) == 3

@@ -121,6 +121,22 @@ export function stepsHref(startIso, stepSeconds, filters, step, name = "") {
 }
 
 /**
+ * Where a point of the scores chart leads: the sessions list, narrowed to the sessions given
+ * a score in the bucket — of the name given (the chart's one name), else of any — and to the
+ * chart's agent and owner.
+ *
+ * @param {string} startIso @param {number} stepSeconds
+ * @param {{agent?: string, owner?: string}} filters
+ * @param {string} [name]
+ * @returns {string}
+ */
+export function scoresHref(startIso, stepSeconds, filters, name = "") {
+  const params = windowParams("scores", startIso, stepSeconds, filters);
+  if (name) params.set("score", name);
+  return `/?${params}`;
+}
+
+/**
  * @param {string} prefix @param {string} startIso @param {number} stepSeconds
  * @param {{agent?: string, owner?: string}} filters
  */

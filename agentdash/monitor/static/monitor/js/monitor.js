@@ -7,7 +7,7 @@
  * @module monitor/monitor
  */
 
-import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, stackedBars, stepsHref } from "./chart_model.js";
+import { HEIGHT, WIDTH, drillHref, lineRuns, niceTop, scoresHref, stackedBars, stepsHref } from "./chart_model.js";
 import { keepCurrent } from "./monitor_live.js";
 import { drawNumbers } from "./monitor_numbers.js";
 
@@ -217,10 +217,12 @@ function draw(stats) {
     LABELS[`score${i}`] = name;
     return `score${i}`;
   });
+  // A bucket leads to the sessions scored in it (of the one name charted; else of any).
+  const one = scored.length === 1 ? scored[0] : "";
   lines(figures.scores, series, slots, (b, slot) => {
     const share = b.scores?.[scored[slots.indexOf(slot)]]?.share;
     return share === null || share === undefined ? null : Math.round(share * 100);
-  }, " %");
+  }, " %", (b) => scoresHref(b.t, step, filters, one));
 }
 
 /**
