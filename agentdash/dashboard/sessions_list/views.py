@@ -21,9 +21,10 @@ from agentdash.dashboard.sessions_list.reads import (
 )
 from agentdash.registry.selectors import agent_list
 
-_FILTER_NAMES = ("q", "agent", "status", "with_errors", "owner", "runs_from", "runs_to", "outcome",
-                 "steps_from", "steps_to", "step", "step_name", "score", "score_value",
-                 "sort")  # fmt: skip
+_FILTER_NAMES = ("q", "agent", "status", "with_errors", "judges", "owner", "runs_from", "runs_to",
+                 "outcome", "steps_from", "steps_to", "step", "step_name", "scores_from",
+                 "scores_to", "score", "score_value", "sort")  # fmt: skip
+_OPERATORS_ONLY = ("owner", "judges")
 
 
 @login_required
@@ -36,7 +37,7 @@ def home(request: HttpRequest) -> HttpResponse:
     operator = is_operator(request.user)
     kept = [(name, request.GET[name]) for name in _FILTER_NAMES if request.GET.get(name)]
     if not operator:
-        kept = [(name, value) for name, value in kept if name != "owner"]
+        kept = [(name, value) for name, value in kept if name not in _OPERATORS_ONLY]
     return render(
         request,
         "dashboard/home.html",

@@ -226,6 +226,8 @@ def test_the_judges_own_sessions_are_left_out_until_asked_for(
     page = client.get(HOME).content.decode()
     assert rows(page) == ["agent-run"]
     assert 'name="judges"' in page  # the way to ask for them
-    assert rows(client.get(HOME, {"judges": "1"}).content.decode()) == ["judged", "agent-run"]
+    asked = client.get(HOME, {"judges": "1"})
+    assert rows(asked.content.decode()) == ["judged", "agent-run"]
+    assert asked.context["query"] == "judges=1"  # kept by the pages' links
     client.force_login(alice)  # not an operator: never saw them, no box to ask
     assert 'name="judges"' not in client.get(HOME).content.decode()

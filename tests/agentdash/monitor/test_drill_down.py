@@ -161,6 +161,7 @@ def test_a_point_of_the_scores_chart_drills_down_to_the_sessions_scored_in_it(
     # The window is said on the page; one that cannot be is left out (all sessions listed).
     client = Client()
     client.force_login(operator_user)
-    page = client.get("/", {**scored(10, 15), "score": helpful.name}).content.decode()
-    assert "with a score (helpful) given from" in page
+    answer = client.get("/", {**scored(10, 15), "score": helpful.name})
+    assert "with a score (helpful) given from" in answer.content.decode()
+    assert "scores_from=" in answer.context["query"]  # kept by the pages' links
     assert len(listed(operator_user, scores_from="soon", scores_to="later")) == 3
