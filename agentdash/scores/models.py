@@ -195,8 +195,9 @@ class AnnotationQueue(models.Model):
 
 
 class QueueItem(models.Model):
-    """One run in a queue: who has it (``assigned_to``, given when a reviewer opens it), and
-    who reviewed (or skipped) it when."""
+    """One run in a queue: who has it (``assigned_to``, given when a reviewer opens it, and
+    since when: ``assigned_at`` — held that long unfinished, it goes to the next reviewer),
+    and who reviewed (or skipped) it when."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -211,6 +212,7 @@ class QueueItem(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     assigned_to = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                     on_delete=models.SET_NULL, related_name="+")  # fmt: skip
+    assigned_at = models.DateTimeField(null=True, blank=True)
     done_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True,
                                 on_delete=models.SET_NULL, related_name="+")  # fmt: skip
     done_at = models.DateTimeField(null=True, blank=True)

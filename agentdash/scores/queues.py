@@ -1,7 +1,8 @@
 """Annotation queues (docs/SCORES.md): operators make a queue with the scores it asks for,
 fill it from a filter or by hand, and reviewers go through it item by item — each item
-given to the reviewer who opens it, marked done (or skipped) by them. Operators only;
-creating and filling a queue are audited (the scores given are, as every score)."""
+given to the reviewer who opens it (for :data:`HOLD`, or until an operator releases it),
+marked done (or skipped) by them. Operators only; creating, filling a queue and releasing
+an item are audited (the scores given are, as every score)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from agentdash.spans.step_reads import runs_with_tool_errors
 TARGET = "scores.queue"
 FILL_MAX = 500
 FINISHED = (Run.Status.SUCCEEDED, Run.Status.FAILED, Run.Status.CANCELLED)
+HOLD = timedelta(minutes=30)  # an item opened and left unfinished this long goes to the next
 
 
 @dataclass(frozen=True)
@@ -106,24 +108,49 @@ def _add(queue: AnnotationQueue, chosen: list[Any]) -> int:
     return len(items)
 
 
+def _free(now: Any) -> Q:
+    """Items nobody has, or whose reviewer has held them past :data:`HOLD` unfinished."""
+    return Q(assigned_to__isnull=True) | Q(assigned_at__lt=now - HOLD) | Q(assigned_at__isnull=True)
+
+
 def queue_next(*, queue: AnnotationQueue, actor: Any) -> QueueItem | None:
-    """The reviewer's next item: the one they have open, else the first pending one nobody
-    has — now theirs. ``None`` when none is left."""
+    """The reviewer's next item: the one they have open (held anew from now), else the first
+    pending one nobody has — or that its reviewer has held past :data:`HOLD` — now theirs.
+    ``None`` when none is left."""
     _operator(actor)
+    now = timezone.now()
     with transaction.atomic():
         mine = queue.items.filter(status=QueueItem.Status.PENDING, assigned_to=actor)
         item = mine.order_by("position").first()
         if item is not None:
+            QueueItem.objects.filter(pk=item.pk).update(assigned_at=now)
+            item.assigned_at = now
             return item
-        free = queue.items.filter(status=QueueItem.Status.PENDING, assigned_to__isnull=True)
+        free = queue.items.filter(_free(now), status=QueueItem.Status.PENDING)
         for candidate in free.order_by("position")[:20]:
             # Compare-and-set: two reviewers opening at once get different items.
-            if QueueItem.objects.filter(pk=candidate.pk, assigned_to__isnull=True).update(
-                assigned_to=actor
+            if QueueItem.objects.filter(_free(now), pk=candidate.pk).update(
+                assigned_to=actor, assigned_at=now
             ):
-                candidate.assigned_to = actor
+                candidate.assigned_to, candidate.assigned_at = actor, now
                 return candidate
     return None
+
+
+def queue_item_release(*, item: QueueItem, actor: Any) -> QueueItem:
+    """Take a pending ``item`` back from the reviewer who has it, for the next reviewer who
+    opens the queue (audited: ``queue.release``). ``ValidationError`` when it is reviewed."""
+    _operator(actor)
+    if item.status != QueueItem.Status.PENDING:
+        raise ValidationError({"item": ["it is reviewed already"]})
+    held_by = item.assigned_to.get_username() if item.assigned_to else ""
+    with transaction.atomic():
+        QueueItem.objects.filter(pk=item.pk).update(assigned_to=None, assigned_at=None)
+        audit_record(actor=actor, action="queue.release", target_type=TARGET,
+                     target_id=item.queue.name, before={"item": item.position, "held_by": held_by},
+                     after={"item": item.position, "held_by": ""})  # fmt: skip
+    item.assigned_to, item.assigned_at = None, None
+    return item
 
 
 def queue_item_finish(*, item: QueueItem, actor: Any, skipped: bool = False) -> QueueItem:

@@ -20,11 +20,13 @@ from agentdash.agent_sessions.selectors import event_from_row, session_events
 from agentdash.core.permissions import OperatorRequired, is_operator
 from agentdash.dashboard.form_choices import agent_choices
 from agentdash.scores.queues import (
+    HOLD,
     RunFilter,
     queue_add_session,
     queue_create,
     queue_fill,
     queue_item_finish,
+    queue_item_release,
     queue_next,
     queue_progress,
 )
@@ -76,6 +78,8 @@ def queue_page(request: HttpRequest, name: str) -> HttpResponse:
         raise Http404("no queue of that name")
     _operator(request)
     if request.method == "POST":
+        if request.POST.get("action") == "release":
+            return _release(request, queue)
         try:
             if request.POST.get("action") == "add_session":
                 added = queue_add_session(queue=queue, session_id=request.POST.get(
@@ -90,7 +94,23 @@ def queue_page(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "dashboard/queue.html", {
         "queue": queue, "items": queue_items(queue=queue), "progress": queue_progress(queue=queue),
         "agents": agent_choices(), "is_operator": True,
+        "hold_minutes": int(HOLD.total_seconds() // 60),
     })  # fmt: skip
+
+
+def _release(request: HttpRequest, queue: Any) -> HttpResponse:
+    """An operator takes an item back from the reviewer who has it."""
+    wanted = request.POST.get("item", "")
+    item = queue_item_get(queue=queue, item_id=int(wanted)) if wanted.isdigit() else None
+    if item is None:
+        raise Http404("no such item in this queue")
+    try:
+        queue_item_release(item=item, actor=request.user)
+    except ValidationError as exc:
+        messages.error(request, f"Not released: {_said(exc)}")
+    else:
+        messages.success(request, f"Item {item.position} is free for the next reviewer.")
+    return redirect("dashboard:queue", name=queue.name)
 
 
 def _filter(request: HttpRequest) -> RunFilter:

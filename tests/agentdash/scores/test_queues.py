@@ -14,14 +14,17 @@ from django.test import Client
 from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession
+from agentdash.core.models import AuditEntry
 from agentdash.runs.models import Run
 from agentdash.scores.models import AnnotationQueue, QueueItem, ScoreDefinition
 from agentdash.scores.queues import (
+    HOLD,
     RunFilter,
     queue_add_session,
     queue_create,
     queue_fill,
     queue_item_finish,
+    queue_item_release,
     queue_next,
     queue_progress,
 )
@@ -107,6 +110,55 @@ def test_each_item_goes_to_one_reviewer_and_is_finished_once(
     assert queue_next(queue=queue, actor=operator_user) is None
     assert queue_progress(queue=queue) == {"total": 3, "done": 2, "skipped": 1, "pending": 0}
     assert QueueItem.objects.get(pk=theirs.pk).done_by == staff_operator
+
+
+def test_an_item_held_past_its_hold_goes_to_the_next_reviewer(
+    queue: AnnotationQueue, alice: User, operator_user: User, staff_operator: User
+) -> None:
+    """A reviewer who opened an item and left holds it for HOLD; past that, the next
+    reviewer gets it. Opening it again before then holds it anew."""
+    run_of(session_of(alice, "s-desk", "support_desk"))
+    queue_fill(queue=queue, runs=RunFilter(limit=10), actor=operator_user)
+    left = queue_next(queue=queue, actor=operator_user)
+    assert left is not None and queue_next(queue=queue, actor=staff_operator) is None
+    almost = timezone.now() - HOLD + timedelta(minutes=1)
+    QueueItem.objects.filter(pk=left.pk).update(assigned_at=almost)
+    assert queue_next(queue=queue, actor=staff_operator) is None  # still held
+    assert queue_next(queue=queue, actor=operator_user) == left  # back: held anew
+    QueueItem.objects.filter(pk=left.pk).update(assigned_at=timezone.now() - HOLD)
+    taken = queue_next(queue=queue, actor=staff_operator)
+    assert taken == left and QueueItem.objects.get(pk=left.pk).assigned_to == staff_operator
+
+
+def test_an_operator_releases_an_item_its_reviewer_left(
+    client: Client, queue: AnnotationQueue, alice: User, operator_user: User,
+    staff_operator: User,
+) -> None:  # fmt: skip
+    run_of(session_of(alice, "s-desk", "support_desk"))
+    queue_fill(queue=queue, runs=RunFilter(limit=10), actor=operator_user)
+    held = queue_next(queue=queue, actor=staff_operator)
+    assert held is not None
+    client.force_login(operator_user)
+    page = client.get(f"/queues/{queue.name}/").content.decode()
+    assert "staffop has it since" in page and 'value="release"' in page
+    answer = client.post(f"/queues/{queue.name}/", {"action": "release", "item": held.pk})
+    assert answer.status_code == 302
+    assert QueueItem.objects.get(pk=held.pk).assigned_to is None
+    assert queue_next(queue=queue, actor=operator_user) == held  # the next reviewer's now
+    entry = AuditEntry.objects.get(action="queue.release")
+    assert entry.actor == operator_user and entry.before["held_by"] == "staffop"
+    # Reviewed: not released; an item of no queue or not a number: not found.
+    queue_item_finish(item=held, actor=operator_user)
+    with pytest.raises(ValidationError):
+        queue_item_release(item=QueueItem.objects.get(pk=held.pk), actor=operator_user)
+    for wanted in ("999999", "x", ""):
+        answer = client.post(f"/queues/{queue.name}/", {"action": "release", "item": wanted})
+        assert answer.status_code == 404
+    client.force_login(alice)  # not an operator
+    assert client.post(f"/queues/{queue.name}/", {"action": "release", "item": held.pk}
+                       ).status_code == 403  # fmt: skip
+    with pytest.raises(PermissionDenied):
+        queue_item_release(item=held, actor=alice)
 
 
 def test_the_review_page_shows_the_run_as_text_and_moves_on(
