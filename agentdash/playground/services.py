@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -88,11 +89,39 @@ async def playground_send(payload: CallPayload) -> Sent:
     and a serving thread must not wait for it."""
     try:
         response, latency = await _call(payload)
-    except TimeoutError:
-        return Sent(None, None, f"the model did not answer in {CALL_TIMEOUT_S:.0f} s")
     except Exception as exc:  # the model's own failure is the run's outcome
-        return Sent(None, None, f"{type(exc).__name__}: {exc}"[:2000])
+        return _failed(exc)
     return Sent(response, round(latency, 1))
+
+
+async def playground_stream(payload: CallPayload) -> AsyncIterator[str | Sent]:
+    """Send a checked payload asking the model to stream: the text of each piece as it
+    comes, then the outcome (a :class:`Sent`, last), as :func:`playground_send` has it."""
+    llm = registry.resolve(payload.model)
+    started = time.perf_counter()
+    last: LlmResponse | None = None
+    try:
+        async with asyncio.timeout(CALL_TIMEOUT_S):
+            async for response in llm.generate_content_async(request_of(payload), stream=True):
+                if not response.partial:
+                    last = response
+                elif text := _text(response):
+                    yield text
+    except Exception as exc:  # the model's own failure, or its silence, is the outcome
+        yield _failed(exc)
+        return
+    yield Sent(last, round((time.perf_counter() - started) * 1000, 1))
+
+
+def _failed(exc: Exception) -> Sent:
+    if isinstance(exc, TimeoutError):
+        return Sent(None, None, f"the model did not answer in {CALL_TIMEOUT_S:.0f} s")
+    return Sent(None, None, f"{type(exc).__name__}: {exc}"[:2000])
+
+
+def _text(response: LlmResponse) -> str:
+    parts = response.content.parts if response.content is not None else None
+    return "".join(p.text or "" for p in parts or [] if not p.thought)
 
 
 def playground_record(
@@ -127,7 +156,7 @@ def _put_answer(row: PlaygroundRun, response: LlmResponse | None) -> None:
         row.error = f"{response.error_code or 'error'}: {response.error_message or ''}"[:2000]
     if response.content is not None:
         row.answer = contents_to_messages([response.content])
-        row.text = "".join(p.text or "" for p in response.content.parts or [] if not p.thought)
+        row.text = _text(response)
     usage = response.usage_metadata
     if usage is not None:
         row.input_tokens = usage.prompt_token_count

@@ -7,13 +7,15 @@ version of the agent's stored instruction."""
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
@@ -34,9 +36,15 @@ from agentdash.playground.selectors import (
     playground_run_get,
     text_of,
 )
-from agentdash.playground.services import playground_check, playground_record, playground_send
+from agentdash.playground.services import (
+    playground_check,
+    playground_record,
+    playground_send,
+    playground_stream,
+)
 from runtime.models.call_payload import CallPayload, contents_of
 
+NDJSON = "application/x-ndjson"
 IDENTITY = "\n\nYou are an agent. Your internal name is"
 """Where the runtime's own lines start in a system instruction (after the agent's)."""
 
@@ -45,7 +53,7 @@ IDENTITY = "\n\nYou are an agent. Your internal name is"
 @require_http_methods(["GET", "POST"])
 async def playground(
     request: HttpRequest, session_id: str, trace_id: str, span_id: str
-) -> HttpResponse:
+) -> HttpResponseBase:
     """Async: *Run* waits for the model (up to two minutes) on the server's loop, not in the
     thread every synchronous view shares; everything else is read and written in that
     thread (``sync_to_async``)."""
@@ -54,6 +62,9 @@ async def playground(
         if isinstance(prepared, HttpResponse):
             return prepared
         session, span, payload, here = prepared
+        if request.POST.get("stream") == "1":  # the page's script: the answer as it comes
+            lines = _streamed(request, session, span, payload, here)
+            return StreamingHttpResponse(lines, content_type=NDJSON)
         sent = await playground_send(payload)
         row = await sync_to_async(playground_record)(
             session=session, trace_id=span["trace_id"], span_id=span["span_id"],
@@ -62,6 +73,30 @@ async def playground(
         return redirect(f"{here}?run={row.pk}")
     page: HttpResponse = await sync_to_async(_page)(request, session_id, trace_id, span_id)
     return page
+
+
+async def _streamed(
+    request: HttpRequest, session: Any, span: dict[str, Any], payload: CallPayload, here: str
+) -> AsyncIterator[bytes]:
+    """One JSON object a line: ``{"text": …}`` for each piece of the answer as the model
+    sends it (text, set as text by the page), then ``{"run": id, "url": …}`` once the run is
+    kept — the page then opens it, its comparison drawn by the server."""
+    sent = None
+    async for said in playground_stream(payload):
+        if isinstance(said, str):
+            yield _line({"text": said})
+        else:
+            sent = said
+    assert sent is not None  # the stream ends with its outcome
+    row = await sync_to_async(playground_record)(
+        session=session, trace_id=span["trace_id"], span_id=span["span_id"],
+        payload=payload, sent=sent, actor=request.user,
+    )  # fmt: skip
+    yield _line({"run": row.pk, "url": f"{here}?run={row.pk}", "error": row.error})
+
+
+def _line(value: dict[str, Any]) -> bytes:
+    return json.dumps(value).encode("ascii") + b"\n"  # escaped: no text can break a line
 
 
 def _found(request: HttpRequest, session_id: str, trace_id: str, span_id: str) -> Any:

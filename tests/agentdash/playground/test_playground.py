@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
-from django.test import Client
+from django.test import AsyncClient, Client
 
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.models import AuditEntry
@@ -142,3 +142,30 @@ def test_only_operators_and_only_model_spans(
     assert client.get(url(session, "e" * 16)).status_code == 404
     assert client.get(url(session, "f" * 16)).status_code == 404
     assert not PlaygroundRun.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the view reads and writes in a thread of its own
+async def test_a_streamed_run_sends_its_answer_as_it_comes_then_the_run_it_kept(
+    session: AgentSession, operator_user: User
+) -> None:
+    """The page's script asks for the answer streamed (``stream=1``): one JSON object a line,
+    the pieces of text as the model sends them, then the run kept — the same run the form
+    keeps. What the model says is data in those lines, never markup."""
+    client = AsyncClient()
+    await client.aforce_login(operator_user)
+    hostile = "<img src=x onerror=alert(1)> \u2028 done"
+    answer = await client.post(url(session), {**form(**{"text-0-0": hostile}), "stream": "1"})
+    assert answer.status_code == 200 and answer["Content-Type"] == "application/x-ndjson"
+    body = b"".join([chunk async for chunk in answer.streaming_content])
+    lines = [json.loads(line) for line in body.split(b"\n") if line]
+    assert body.isascii()  # escaped: a model's line separator cannot split a line
+    pieces = [line["text"] for line in lines[:-1]]
+    assert len(pieces) >= 2 and all(set(line) == {"text"} for line in lines[:-1])
+    run = await PlaygroundRun.objects.aget()
+    assert "".join(pieces) == run.text and hostile in run.text
+    assert lines[-1] == {"run": run.pk, "url": f"{url(session)}?run={run.pk}", "error": ""}
+    assert await AuditEntry.objects.filter(action="playground.call").acount() == 1
+    # Refused before anything is sent: the page as the form gets it, no stream, nothing kept.
+    refused = await client.post(url(session), {**form(model="nosuch-model-1"), "stream": "1"})
+    assert refused.status_code == 200 and refused["Content-Type"].startswith("text/html")
+    assert await PlaygroundRun.objects.acount() == 1

@@ -1,6 +1,7 @@
 """The playground in a real browser (docs/PLAYGROUND.md): from a demo agent's model call on
-the timeline, "Open in playground", edit the system instruction, run it: a different answer
-beside the original, the words that differ marked; the run in the call's history."""
+the timeline, "Open in playground", edit the system instruction, run it: the answer streams
+in as it comes, then shows beside the original, the words that differ marked; the run in the
+call's history."""
 
 from __future__ import annotations
 
@@ -31,8 +32,19 @@ def test_a_playground_edit_gives_a_different_answer_beside_the_original(
     assert "My instructions" not in system.input_value()  # the instruction, not the answer
     original = page.locator(".pg-side[data-side=original] .pg-text").inner_text()
     system.fill("You answer in riddles. Numbers go through run_python first.")
-    with page.expect_navigation():
+    # The answer streams in as text before the page opens the run: what the streaming box
+    # held is kept across that navigation to be read after it.
+    page.evaluate(
+        """() => new MutationObserver(() => {
+            const box = document.querySelector('.pg-streaming');
+            if (box) sessionStorage.setItem('streamed', box.textContent);
+        }).observe(document.body, {subtree: true, childList: true, characterData: true})"""
+    )
+    ndjson = lambda r: r.headers.get("content-type", "").startswith("application/x-ndjson")  # noqa: E731
+    with page.expect_response(ndjson), page.expect_navigation():
         page.click("button[value=run]")
+    streamed = page.evaluate("sessionStorage.getItem('streamed')") or ""
+    assert "My instructions: You answer in riddles." in streamed
     mine = page.locator(".pg-side[data-side=run] .pg-text")
     assert "My instructions: You answer in riddles." in mine.inner_text()
     assert mine.inner_text() != original
