@@ -723,11 +723,11 @@ def servers(
 
 
 def fmt_row(r: dict[str, Any]) -> str:
+    serving = f"; the serving process {r['serving_us']:.0f}" if "serving_us" in r else ""
     return (
         f"visible {r['visible_per_s']:,.0f} spans/s, POST {r['post_per_s']:,.0f} spans/s, "
         f"p50 {r['p50']:.0f} ms, p99 {r['p99']:.0f} ms, server CPU {r['server_cpu']:.2f} cores "
-        f"({r['server_us']:.0f} µs/span; the serving process {r.get('serving_us', 0):.0f}), "
-        f"client CPU {r['client_cpu']:.2f} cores"
+        f"({r['server_us']:.0f} µs/span{serving}), client CPU {r['client_cpu']:.2f} cores"
     )
 
 

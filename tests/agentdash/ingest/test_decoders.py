@@ -75,8 +75,8 @@ def read_here(data: bytes, kind: str) -> Prepared:
     return prepare(data, kind, max_value_chars=CHARS)
 
 
-def read_there(pool: Decoders, data: bytes, kind: str) -> Prepared:
-    return pool.prepared(data, kind, max_value_chars=CHARS, processes=1)
+def read_there(pool: Decoders, data: bytes, kind: str, *, alone: bool = False) -> Prepared:
+    return pool.prepared(data, kind, max_value_chars=CHARS, processes=1, alone=alone)
 
 
 @pytest.mark.parametrize(
@@ -97,6 +97,25 @@ def test_an_export_read_in_the_decoding_process_is_what_reading_it_here_gives(
     assert there.versions == here.versions
     assert [v.attributes_json for v in there.versions] == [v.attributes_json for v in here.versions]
     assert len(here.versions) >= 2
+
+
+def test_an_export_read_in_halves_here_and_there_is_the_whole_in_its_order(
+    decoders: Decoders,
+) -> None:
+    """With no other export in hand the serving process reads the first half itself: the
+    halves joined are the whole — spans, their sources, rejections and their reasons in the
+    order sent."""
+    message = every_field_request()
+    bad = span(TRACE, "00f067aa0ba902c1", "bad ids")
+    bad.trace_id = b"\0" * 16  # all zeros: rejected, said
+    message.resource_spans[0].scope_spans[0].spans.append(bad)
+    data = message.SerializeToString()
+    halves, whole = read_there(decoders, data, PROTOBUF, alone=True), read_here(data, PROTOBUF)
+    assert halves.unpacked == whole.unpacked and halves.versions == whole.versions
+    assert (
+        whole.unpacked.rejected == 1 and "trace_id must be 16 bytes" in whole.unpacked.problems[0]
+    )
+    assert [s.source for s in halves.unpacked.spans] == [s.source for s in whole.unpacked.spans]
 
 
 def test_the_hostile_values_came_back_storable(decoders: Decoders) -> None:
