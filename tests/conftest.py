@@ -21,6 +21,11 @@ import pytest
 # asks for it: they all share this machine's port 4317 otherwise. Their environment is this
 # process's.
 os.environ.setdefault("AGENTDASH_OTLP_GRPC", "off")
+# Nor a decoding process for OTLP exports (a Python of its own: a second of CPU to start, in
+# each server that ingests): they read exports themselves, as on one CPU — but for
+# test_ingest_live.py's, which asks for one. (This process's settings are made before this
+# file runs: its tests read exports in one decoding process, started by the first.)
+os.environ.setdefault("AGENTDASH_INGEST_DECODE_PROCESSES", "0")
 
 
 @pytest.fixture(scope="session")

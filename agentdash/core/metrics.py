@@ -20,6 +20,12 @@ SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 
 INGEST_SPANS = Counter(
     "agentdash_ingest_spans", "Spans OTLP ingest stored, by transport.", ["transport"]
 )
+INGEST_EXPORTS_READ = Counter(
+    "agentdash_ingest_exports_read",
+    "Trace exports read (parsed, unpacked, made storable), by where: in a decoding process "
+    "('decoder'), split between one and the server ('split'), or in the server ('server').",
+    ["where"],
+)
 INGEST_LOG_RECORDS = Counter(
     "agentdash_ingest_log_records",
     "Log records OTLP ingest kept (as their spans' events), by transport.",

@@ -24,6 +24,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
+from agentdash.core.metrics import INGEST_EXPORTS_READ
+
 if TYPE_CHECKING:
     from agentdash.ingest.prepared import Prepared
 
@@ -100,7 +102,9 @@ class Decoders:
             else:
                 with self._lock:
                     self.read_apart += 1
+                INGEST_EXPORTS_READ.labels("split" if alone else "decoder").inc()
                 return prepared
+        INGEST_EXPORTS_READ.labels("server").inc()
         return prepare(data, kind, max_value_chars=max_value_chars)
 
     def started(self, processes: int, *, timeout: float) -> list[int]:

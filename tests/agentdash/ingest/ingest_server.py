@@ -25,10 +25,10 @@ from tests.agentdash.live_harness import (
 
 
 @contextmanager
-def embedded_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
-    """(daphne's base URL, its environment), OTLP/gRPC served too, at the address its
-    environment's ``AGENTDASH_OTLP_GRPC`` names."""
-    with restartable_server(tmp_path) as server:
+def embedded_server(tmp_path: Path, **extra: str) -> Iterator[tuple[str, dict[str, str]]]:
+    """(daphne's base URL, its environment, with ``extra``), OTLP/gRPC served too, at the
+    address its environment's ``AGENTDASH_OTLP_GRPC`` names."""
+    with restartable_server(tmp_path, **extra) as server:
         yield server.url, server.env
 
 
@@ -56,8 +56,8 @@ class Dashboard:
 
 
 @contextmanager
-def restartable_server(tmp_path: Path) -> Iterator[Dashboard]:
-    env = embedded_env(tmp_path)
+def restartable_server(tmp_path: Path, **extra: str) -> Iterator[Dashboard]:
+    env = embedded_env(tmp_path, **extra)
     env["AGENTDASH_OTLP_GRPC"] = f"127.0.0.1:{free_port()}"
     sqlite_prepared(env)  # migrated and seeded, copied from the run's template
     server = Dashboard(Processes(tmp_path), env)

@@ -1,11 +1,17 @@
 """OTLP in, end to end, on the embedded default: daphne in its own process, an ingest key made
 with ``manage.py ingest_key``, an OpenTelemetry SDK app exporting with the official OTLP/HTTP
 exporter; the key's owner sees the session in her list and, on its socket, the next trace's
-spans arrive live — sent by the official OTLP/gRPC exporter to the same process."""
+spans arrive live — sent by the official OTLP/gRPC exporter to the same process, and read in
+its decoding process (on by default on two CPUs or more: the project's tests turn it off
+elsewhere)."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from grpc import Compression
@@ -13,8 +19,14 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from prometheus_client.parser import text_string_to_metric_families
 
-from tests.agentdash.ingest.ingest_server import external_sessions, key_create, span_names
+from tests.agentdash.ingest.ingest_server import (
+    embedded_server,
+    external_sessions,
+    key_create,
+    span_names,
+)
 from tests.agentdash.ingest.otlp_bodies import agent_run
 from tests.agentdash.live_harness import Browserless, LiveClient
 
@@ -66,20 +78,50 @@ async def watch(alice: Browserless, session_id: str, provider: TracerProvider) -
         await client.close()
 
 
-def test_an_sdk_app_streams_into_its_owners_session(server: tuple[str, dict[str, str]]) -> None:
-    url, env = server
+@pytest.fixture
+def decoding_server(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """The embedded default as on a machine of two CPUs: a decoding process reads exports."""
+    with embedded_server(tmp_path, AGENTDASH_INGEST_DECODE_PROCESSES="1") as found:
+        yield found
+
+
+def exports_read(url: str) -> dict[str, float]:
+    """Trace exports read so far, by where (``/metrics``, read from this machine)."""
+    with urllib.request.urlopen(f"{url}/metrics", timeout=30) as answer:
+        text = answer.read().decode()
+    return {
+        s.labels["where"]: s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+        if s.name == "agentdash_ingest_exports_read_total"
+    }
+
+
+def test_an_sdk_app_streams_into_its_owners_session(
+    decoding_server: tuple[str, dict[str, str]],
+) -> None:
+    url, env = decoding_server
     key = key_create(env, "alice", "shop")
     provider = sdk_app(url, key)
     over_grpc = grpc_app(env["AGENTDASH_OTLP_GRPC"], key)
     try:
         agent_run(provider.get_tracer("shop"), "live-1")
         assert provider.force_flush(30_000)
+        # The first export starts the decoding process (read by daphne meanwhile): the ones
+        # after it, once it is up, are read there — the spans stream all the same.
+        tracer, deadline, more = provider.get_tracer("shop"), time.monotonic() + 60, 0
+        while not exports_read(url).get("split") and time.monotonic() < deadline:
+            named = {"gen_ai.conversation.id": "live-1"}
+            with tracer.start_as_current_span("warm-up", attributes=named):
+                more += 1
+            assert provider.force_flush(30_000)
+        assert exports_read(url).get("split"), exports_read(url)
         alice = Browserless(url)
         alice.log_in("alice")
         (session_id,) = external_sessions(alice)  # the ingested session is in her list
-        assert alice.snapshot(session_id)["spans_total"] == 3
+        assert alice.snapshot(session_id)["spans_total"] == 3 + more
         asyncio.run(asyncio.wait_for(watch(alice, session_id, over_grpc), 120))
-        assert alice.snapshot(session_id)["spans_total"] == 6
+        assert alice.snapshot(session_id)["spans_total"] == 6 + more
         bob = Browserless(url)
         bob.log_in("bob")
         assert external_sessions(bob) == []
