@@ -22,9 +22,9 @@ import pytest
 # process's.
 os.environ.setdefault("AGENTDASH_OTLP_GRPC", "off")
 # Nor a decoding process for OTLP exports (a Python of its own: a second of CPU to start, in
-# each server that ingests): they read exports themselves, as on one CPU — but for
-# test_ingest_live.py's, which asks for one. (This process's settings are made before this
-# file runs: its tests read exports in one decoding process, started by the first.)
+# each server, and each xdist worker, that ingests): they read exports themselves, as on one
+# CPU. The tests of it ask for one (tests/agentdash/ingest/test_decoders.py,
+# test_ingest_live.py).
 os.environ.setdefault("AGENTDASH_INGEST_DECODE_PROCESSES", "0")
 
 

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -195,8 +196,9 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.django_db
 def test_an_export_posted_while_the_decoding_process_runs_is_read_there_and_stored(
-    monkeypatch: pytest.MonkeyPatch, decoders: Decoders
+    monkeypatch: pytest.MonkeyPatch, decoders: Decoders, settings: Any
 ) -> None:
+    settings.AGENTDASH = {**getattr(settings, "AGENTDASH", {}), "INGEST_DECODE_PROCESSES": 1}
     monkeypatch.setattr("agentdash.ingest.receive.decoders", decoders)
     before = decoders.read_apart
     owner = User.objects.create_user("dana")
