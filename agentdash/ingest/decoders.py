@@ -24,6 +24,10 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING
 
+import django
+
+from agentdash.core.conf import agentdash_setting
+from agentdash.core.gc_tuning import gc_tune
 from agentdash.core.metrics import INGEST_EXPORTS_READ
 
 if TYPE_CHECKING:
@@ -40,10 +44,7 @@ def _child_start(server: int, gc_threshold: int) -> None:
     # from; no database is opened here.
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C is for the server: it stops us
     threading.Thread(target=_end_with, args=(server,), name="decoder-parent", daemon=True).start()
-    import django
-
     django.setup()
-    from agentdash.core.gc_tuning import gc_tune
     from agentdash.ingest import prepared  # noqa: F401 (imported once, not per export)
 
     gc_tune(threshold=gc_threshold)
@@ -153,8 +154,6 @@ class Decoders:
         return pool
 
     def _start(self, processes: int) -> None:
-        from agentdash.core.conf import agentdash_setting
-
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
         self._size = processes
