@@ -78,7 +78,6 @@ class Decoders:
         self._ready: Future[int] | None = None
         self._size = 0
         self._retry_at = 0.0
-        self.read_apart = 0  # exports a decoding process read (the others: read here)
 
     def prepared(
         self, data: bytes, kind: str, *, max_value_chars: int, processes: int, alone: bool = False
@@ -101,8 +100,6 @@ class Decoders:
             except BrokenProcessPool:
                 self._drop(pool, "a decoding process stopped")
             else:
-                with self._lock:
-                    self.read_apart += 1
                 INGEST_EXPORTS_READ.labels("split" if alone else "decoder").inc()
                 return prepared
         INGEST_EXPORTS_READ.labels("server").inc()

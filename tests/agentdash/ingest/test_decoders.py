@@ -6,10 +6,10 @@ export, and one whose server is killed does not outlive it."""
 from __future__ import annotations
 
 import os
+import select
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
+from prometheus_client import REGISTRY
 
 from agentdash.ingest import decoders as decoders_module
 from agentdash.ingest.decoders import Decoders
@@ -32,6 +33,10 @@ from tests.agentdash.ingest.otlp_bodies import (
     request_of,
     span,
 )
+
+# Every test here starts a Python of its own (a decoding process, a server): seconds, whichever
+# test of the module starts the one they share.
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[3]
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -58,6 +63,11 @@ def own_decoders() -> Iterator[Decoders]:
     pool = started()
     yield pool
     pool.stop()
+
+
+def read_where(where: str) -> float:
+    """Exports this process has read so far, by where (its metric)."""
+    return REGISTRY.get_sample_value("agentdash_ingest_exports_read_total", {"where": where}) or 0
 
 
 def hostile_json() -> bytes:
@@ -91,9 +101,9 @@ def read_there(pool: Decoders, data: bytes, kind: str, *, alone: bool = False) -
 def test_an_export_read_in_the_decoding_process_is_what_reading_it_here_gives(
     decoders: Decoders, data: bytes, kind: str
 ) -> None:
-    before = decoders.read_apart
+    before = read_where("decoder")
     there, here = read_there(decoders, data, kind), read_here(data, kind)
-    assert decoders.read_apart == before + 1
+    assert read_where("decoder") == before + 1
     assert there.unpacked == here.unpacked
     assert there.versions == here.versions
     assert [v.attributes_json for v in there.versions] == [v.attributes_json for v in here.versions]
@@ -136,7 +146,6 @@ def test_a_body_that_cannot_be_read_is_refused_as_here(decoders: Decoders) -> No
     assert decoders.pids()  # a refusal does not cost the process
 
 
-@pytest.mark.slow  # two decoding processes started: seconds
 def test_a_killed_decoding_process_loses_no_export_and_is_replaced(
     own_decoders: Decoders, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -153,7 +162,6 @@ def test_a_killed_decoding_process_loses_no_export_and_is_replaced(
     assert second != first
 
 
-@pytest.mark.slow  # a server process of its own, and its decoding process: seconds
 def test_no_decoding_process_outlives_its_killed_server() -> None:
     script = (
         "import django, sys\n"
@@ -176,12 +184,16 @@ def test_no_decoding_process_outlives_its_killed_server() -> None:
         assert server.stdout is not None
         child = int(server.stdout.readline())
         assert _alive(child)
+        watch = os.pidfd_open(child)  # readable once the process has ended
         server.kill()
         server.wait(timeout=30)
-        deadline = time.monotonic() + 30
-        while _alive(child) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not _alive(child), "the decoding process outlived its server"
+        ended = select.poll()
+        ended.register(watch, select.POLLIN)
+        try:
+            assert ended.poll(30_000), "the decoding process outlived its server"
+        finally:
+            os.close(watch)
+        assert not _alive(child)
     finally:
         server.kill()
 
@@ -200,7 +212,7 @@ def test_an_export_posted_while_the_decoding_process_runs_is_read_there_and_stor
 ) -> None:
     settings.AGENTDASH = {**getattr(settings, "AGENTDASH", {}), "INGEST_DECODE_PROCESSES": 1}
     monkeypatch.setattr("agentdash.ingest.receive.decoders", decoders)
-    before = decoders.read_apart
+    before = read_where("split")  # alone in hand: read half here, half there
     owner = User.objects.create_user("dana")
     key = ingest_key_create(name="t", project="shop", owner=owner, actor=None)[1]
     body = request_of(
@@ -210,6 +222,6 @@ def test_an_export_posted_while_the_decoding_process_runs_is_read_there_and_stor
         "/v1/traces", data=body, content_type=PROTOBUF, HTTP_AUTHORIZATION=f"Bearer {key}"
     )
     assert answer.status_code == 200
-    assert decoders.read_apart == before + 1
+    assert read_where("split") == before + 1
     stored = Span.objects.get(trace_id=TRACE, span_id="00f067aa0ba902b7")
     assert stored.session.owner == owner

@@ -321,16 +321,17 @@ def test_the_run_badge_never_says_finished_while_spans_are_loading(
 
     page.route(re.compile(r"/spans/\?"), hold)
     browser.log_in("alice")
-    browser.goto(small_session["path"])
+    with page.expect_request(re.compile(r"/spans/\?")):  # a span page asked for, held
+        browser.goto(small_session["path"])
     badge = page.locator("#run-status")
     badge.wait_for(state="visible")
-    page.wait_for_timeout(300)  # the snapshot's runs are applied; no span page has come
+    # Everything the page learns without its span pages has come: the snapshot's runs are
+    # applied and its socket is live (it has said where it starts from).
+    page.wait_for_selector("#connection[data-state='live']", timeout=LOAD_TIMEOUT)
     assert held, "no span page was asked for"
     assert page.locator('#span-tree[data-complete="true"]').count() == 0
-    for _ in range(3):
-        assert badge.get_attribute("data-status") not in ("succeeded", "failed", "cancelled")
-        assert not re.search(r"succeeded|finished|failed|cancelled", badge.inner_text())
-        page.wait_for_timeout(100)
+    assert badge.get_attribute("data-status") not in ("succeeded", "failed", "cancelled")
+    assert not re.search(r"succeeded|finished|failed|cancelled", badge.inner_text())
 
     released = True
     for route in held:
