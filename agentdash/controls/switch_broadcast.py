@@ -35,6 +35,7 @@ from channels.layers import BaseChannelLayer, get_channel_layer
 from agentdash.controls import breakpoint_watch
 from agentdash.controls.switchboard import CallbackSettingChange, DatabaseSwitchboard
 from agentdash.core.conf import agentdash_setting
+from agentdash.core.tasks import cancellation_kept, tasks_ended
 
 CONTROLS_GROUP = "controls"
 MESSAGE_TYPE = "callback.changed"
@@ -126,15 +127,12 @@ async def run_control_listener(
         raise RuntimeError("a task of the control listener returned")
     finally:
         breakpoint_watch.listener_hearing(listener, False)
-        for task in others:
-            task.cancel()
-        await asyncio.gather(*others, return_exceptions=True)
+        await tasks_ended(others)
         with contextlib.suppress(Exception):
             async with asyncio.timeout(LEAVE_TIMEOUT_S):
                 await asyncio.shield(layer.group_discard(CONTROLS_GROUP, channel))
         if receiver is not None:
-            receiver.cancel()  # the one cancelled receive: we are leaving this channel
-            await asyncio.gather(receiver, return_exceptions=True)
+            await tasks_ended([receiver])  # the one cancelled receive: we leave this channel
 
 
 class _Listener:
@@ -149,6 +147,7 @@ class _Listener:
     async def receive_forever(self) -> None:
         while True:
             message = await self.layer.receive(self.channel)
+            cancellation_kept()
             if message.get("type") == PROBE_TYPE:
                 waiter = self.probes.get(str(message.get("nonce")))
                 if waiter is not None and not waiter.done():
@@ -166,6 +165,7 @@ class _Listener:
             # joining again renews it; with Redis it costs nothing (already subscribed).
             await self.layer.group_add(CONTROLS_GROUP, self.channel)
             await _refresh(self.switchboard)
+            cancellation_kept()
             breakpoint_watch.breakpoints_changed()  # an edit that announced nothing
 
     async def probe_forever(self, every: float, timeout: float) -> None:
@@ -177,6 +177,7 @@ class _Listener:
             # While the layer is away, short probes: a send stuck in the client's retries
             # must not keep the listener from noticing that it is back.
             outcome = await self._probe(timeout if lost_at is None else min(timeout, RETRY_S * 2))
+            cancellation_kept()  # redis-py's writes can swallow one (core/tasks.py)
             if outcome == HEARD:
                 if lost_at is not None:
                     logger.warning(

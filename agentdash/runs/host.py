@@ -28,6 +28,7 @@ from asgiref.sync import SyncToAsync
 
 from agentdash.controls.switchboard import DatabaseSwitchboard
 from agentdash.core.loop_thread import LoopThread
+from agentdash.core.tasks import tasks_ended
 from agentdash.runs import streaming
 from agentdash.runs.supervisor import Backoff, ServiceState, supervise
 
@@ -212,9 +213,7 @@ class RunHost:
     async def astop(self) -> None:
         """Stop the services and forget the loop (call on the host loop; tests, shutdown)."""
         services, self._services = self._services, []
-        for task in services:
-            task.cancel()
-        await asyncio.gather(*services, return_exceptions=True)
+        await tasks_ended(services)
         if "live" in self._started:
             await streaming.stop()
         with self._lock:

@@ -20,6 +20,7 @@ from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.controls.breakpoints import RunBreakpoints
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.outages import caused_by_outage, until_reachable
+from agentdash.core.tasks import tasks_ended
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import streaming
@@ -136,8 +137,7 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
         await _record(run, service.trace_id, watch, error)
         return False
     finally:
-        beat.cancel()
-        await asyncio.gather(beat, return_exceptions=True)
+        await tasks_ended([beat])
 
 
 async def _requeue(run: Run, error: BaseException) -> bool:

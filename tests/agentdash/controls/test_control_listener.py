@@ -12,6 +12,7 @@ fails.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -218,3 +219,24 @@ async def test_a_listener_idle_past_the_layers_group_expiry_still_hears_switches
     change = await switch_off("expiry_checked")
     assert await until(is_off(switchboard, "expiry_checked"), "the switch", SECOND) < SECOND
     assert change in switchboard.applied  # by the message, not only by a reload
+
+
+async def test_a_listener_cancelled_while_it_probes_always_ends(shared_layer: None) -> None:
+    """On Python 3.11 redis-py's socket writes (``asyncio.wait_for``) can swallow a
+    cancellation that arrives as a write ends; the probe loop then went on probing, and the
+    run host's stop (and this module's teardown) waited for it forever. Cancelled at random
+    moments while it probes every 10 ms, the listener ends every time."""
+    rng = random.Random(30)
+    for attempt in range(40):
+        ready = asyncio.Event()
+        task = asyncio.create_task(
+            run_control_listener(
+                DatabaseSwitchboard(), ready=ready, reload_every=0.05, probe_every=0.01
+            )
+        )
+        await asyncio.wait_for(ready.wait(), 30)
+        await asyncio.sleep(rng.uniform(0.0, 0.05))
+        task.cancel()
+        done, _ = await asyncio.wait([task], timeout=30)  # bounds the wait, measures nothing
+        assert done, f"cancellation {attempt + 1}: the listener went on"
+        assert task.cancelled()
