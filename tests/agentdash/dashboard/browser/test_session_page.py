@@ -119,6 +119,7 @@ MOVING_PARTS = """() => {
   const add = (parent, tag, attrs) => {
     const el = document.createElement(tag);
     for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+    el.setAttribute("data-motion-probe", "");
     parent.append(el);
     return el;
   };
@@ -130,7 +131,10 @@ MOVING_PARTS = """() => {
   add(add(span, "div", {class: "bar"}), "div", {class: "bar-fill"});
   add(span, "span", {class: "span-duration"});
 }"""
+# Only the parts added above: the page's own may still move (its run's last span and typing
+# dots until the run's end reaches the page, which can come after the answer's text).
 ENDLESS = """() => document.getAnimations()
+  .filter((a) => a.effect.target?.hasAttribute("data-motion-probe"))
   .filter((a) => a.effect.getTiming().iterations === Infinity).length"""
 
 
