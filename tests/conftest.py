@@ -70,6 +70,35 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[N
                 )
 
 
+# ── A transactional test's flush keeps the content types and permissions ───────────────────
+# Django empties every table after a test with transaction=True, then sends post_migrate,
+# whose handlers make the content types and permissions again: 95% of the flush (~65 ms of
+# CPU, for 536 such tests in the SQLite pass and 176 in the PostgreSQL one). No test makes or
+# removes either, so they stay; the handlers still run (our roles and agents' mirror are made
+# again as before) and find them there.
+KEPT_BY_FLUSH = frozenset({"django_content_type", "auth_permission"})
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _flush_keeps_what_migrate_made() -> None:
+    from django.core.management.commands import flush
+
+    def sql_flush(
+        style: Any, connection: Any, reset_sequences: bool = True, allow_cascade: bool = False
+    ) -> list[str]:
+        tables = connection.introspection.django_table_names(
+            only_existing=True, include_views=False
+        )
+        kept = [table for table in tables if table not in KEPT_BY_FLUSH]
+        return list(
+            connection.ops.sql_flush(
+                style, kept, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+            )
+        )
+
+    flush.sql_flush = sql_flush  # type: ignore[assignment]
+
+
 # ── One directory of database templates for the run (tests/agentdash/live_harness.py) ─────
 # Made by the first process (pytest-xdist's workers inherit its environment), removed by it
 # at the end: every worker copies the same migrated and seeded files instead of making its own.
