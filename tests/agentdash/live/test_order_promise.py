@@ -165,6 +165,7 @@ async def run_started(session: AgentSession) -> tuple[Run, asyncio.Task[None]]:
     return run, asyncio.create_task(run_execute(run.pk, worker="w1"))
 
 
+@pytest.mark.slow  # waits out the run's patience with the flusher (seconds)
 async def test_a_run_ends_after_its_spans_while_the_flusher_is_busy_with_an_ingest(
     connect: Connect,
     live: LivePipeline,
@@ -235,6 +236,7 @@ async def test_a_run_ends_after_its_spans_while_the_flusher_is_busy_with_an_inge
     assert superseded and all(i["data"] is None for i in superseded)
 
 
+@pytest.mark.slow  # waits out the run's patience with the flusher (seconds)
 async def test_a_flusher_stuck_past_the_runs_patience_still_gets_its_spans_first(
     live: LivePipeline,
     alice: User,
