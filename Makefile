@@ -90,7 +90,7 @@ test: test-js $(STAMP)
 		$(MAKE) --no-print-directory test-sqlite; \
 	fi
 
-# Both passes spread the tests over TEST_WORKERS processes (pytest-xdist; 0: all in this one):
+# The SQLite pass spreads the tests over TEST_WORKERS processes (pytest-xdist; 0: all in one):
 # a module's tests in one process, so a module's own servers start once, and the browser
 # tests all in one, first (tests/conftest.py). Three on two cores: with two, the tests that
 # wait (on servers they started, an outage, a killed process, the browser's own processes)

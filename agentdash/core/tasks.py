@@ -16,7 +16,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-AGAIN_AFTER_S = 0.5
+# Longer than any clean-up of ours after a cancellation (the control listener leaves its group
+# within 2 s): a second cancellation must not cut a clean-up short, only end a task that lost
+# its first one.
+AGAIN_AFTER_S = 5.0
 
 
 def cancellation_kept() -> None:
