@@ -23,6 +23,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from agentdash.core.conf import EXECUTORS, agentdash_setting
+from agentdash.core.tasks import tasks_ended
 from agentdash.runs.host import run_host
 from agentdash.runs.tasks import execute_run
 from agentdash.runs.worker import run_execute
@@ -101,9 +102,10 @@ class InlineExecutor:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def astop(self) -> None:
-        """Cancel the runs under way here (they stay ``running``; the reaper re-queues them)."""
-        for task in list(self._tasks):
-            task.cancel()
+        """Cancel the runs under way here (they stay ``running``; the reaper re-queues them).
+        A run whose cancellation a library swallowed is cancelled again (``core/tasks.py``):
+        a run paused for an answer would otherwise hold the stop forever."""
+        await tasks_ended(list(self._tasks))
         await self.drain()
 
 
