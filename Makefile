@@ -79,6 +79,7 @@ redis-stop:
 # 0/false) it fails the run.
 PG_TEST_WORKERS ?= 1
 test: test-js $(STAMP)
+	scripts/sandbox.sh install >/dev/null  # before both passes: each may run agents' code
 	@if $(PG) start >/dev/null; then \
 		$(MAKE) --no-print-directory -j2 --output-sync=target test-sqlite test-postgres \
 			TEST_WORKERS_PG=$(PG_TEST_WORKERS); \
