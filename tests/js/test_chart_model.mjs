@@ -36,16 +36,22 @@ describe("lineRuns", () => {
   });
 });
 
+/** A drill-down link's query: it must lead to the sessions list ("/"). */
+function sessionsQuery(href) {
+  const [path, query] = href.split("?");
+  assert.equal(path, "/");
+  return new URLSearchParams(query);
+}
+
 describe("scoresHref", () => {
   test("the bucket's window, the score's name when one is charted, the chart's owner", () => {
     const href = scoresHref("2026-11-20T09:05:00+00:00", 3600, { owner: "bob" }, "helpful");
-    const params = new URLSearchParams(href.split("?")[1]);
-    assert.equal(href.split("?")[0], "/");
+    const params = sessionsQuery(href);
     assert.equal(params.get("scores_from"), "2026-11-20T09:05:00.000Z");
     assert.equal(params.get("scores_to"), "2026-11-20T10:05:00.000Z");
     assert.equal(params.get("score"), "helpful");
     assert.equal(params.get("owner"), "bob");
-    const any = new URLSearchParams(scoresHref("2026-11-20T09:05:00Z", 300, {}).split("?")[1]);
+    const any = sessionsQuery(scoresHref("2026-11-20T09:05:00Z", 300, {}));
     assert.equal(any.get("score"), null); // several names charted: scored with any
   });
 });
@@ -53,8 +59,7 @@ describe("scoresHref", () => {
 describe("drillHref", () => {
   test("the bucket's window, its outcome and the chart's agent", () => {
     const href = drillHref("2026-11-20T09:05:00+00:00", 300, { agent: "capital_agent", tool: "x" }, "failed");
-    const params = new URLSearchParams(href.split("?")[1]);
-    assert.equal(href.split("?")[0], "/");
+    const params = sessionsQuery(href);
     assert.equal(params.get("runs_from"), "2026-11-20T09:05:00.000Z");
     assert.equal(params.get("runs_to"), "2026-11-20T09:10:00.000Z");
     assert.equal(params.get("outcome"), "failed");
