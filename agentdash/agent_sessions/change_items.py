@@ -7,38 +7,62 @@ from typing import Any
 
 from agentdash.agent_sessions.models import SessionEvent
 from agentdash.changes.items import TOO_LARGE, Item, RowKey, items_of_rows, payload_capped
-from runtime.events.event import Event
+from runtime.events.event import ends_turn
 
 TOO_LARGE_HTML = "<p>[too large to show live: see the stored event]</p>"
 
 
 def event_item(row: SessionEvent) -> Item:
     """The ``data`` of an ``event`` change: the stored event, its text rendered safe (once,
-    when it was stored: ``row.html``), its payloads capped."""
-    event = Event.model_validate(row.data)
-    metadata = event.custom_metadata or {}
+    when it was stored: ``row.html``), its payloads capped. Read from the stored data as
+    ``event_data.event_serialize`` wrote it, without building the ``Event`` again (pydantic
+    would validate every part: most of the cost of an event of many tool calls)."""
+    data: dict[str, Any] = row.data
+    parts: list[dict[str, Any]] = (data.get("content") or {}).get("parts") or []
+    calls = [part["function_call"] for part in parts if part.get("function_call") is not None]
+    responses = [
+        part["function_response"] for part in parts if part.get("function_response") is not None
+    ]
+    actions = data.get("actions") or {}
+    metadata = data.get("custom_metadata") or {}
+    author = data["author"]
     return {
-        "id": event.id,
-        "invocation_id": event.invocation_id,
-        "author": event.author,
-        "branch": event.branch,
-        "timestamp": event.timestamp,
+        "id": data["id"],
+        "invocation_id": data.get("invocation_id", ""),
+        "author": author,
+        "branch": data.get("branch"),
+        "timestamp": data["timestamp"],
         "position": row.seq,
         "version": row.version,
         "html": row.html,
         "function_calls": [
-            {"id": call.id, "name": call.name, "args": payload_capped(call.args or {})}
-            for call in event.get_function_calls()
+            {
+                "id": call.get("id"),
+                "name": call.get("name"),
+                "args": payload_capped(call.get("args") or {}),
+            }
+            for call in calls
         ],
         "function_responses": [
-            {"id": resp.id, "name": resp.name, "response": payload_capped(resp.response or {})}
-            for resp in event.get_function_responses()
+            {
+                "id": resp.get("id"),
+                "name": resp.get("name"),
+                "response": payload_capped(resp.get("response") or {}),
+            }
+            for resp in responses
         ],
-        "state_delta": payload_capped(event.actions.state_delta),
-        "reason": str(metadata.get("reason", "")) if event.author == "operator" else "",
-        "error_code": event.error_code,
-        "error_message": event.error_message,
-        "final": event.is_final_response(),
+        "state_delta": payload_capped(actions.get("state_delta") or {}),
+        "reason": str(metadata.get("reason", "")) if author == "operator" else "",
+        "error_code": data.get("error_code"),
+        "error_message": data.get("error_message"),
+        "final": ends_turn(
+            skip_summarization=bool(actions.get("skip_summarization")),
+            long_running=bool(data.get("long_running_tool_ids")),
+            calls=bool(calls),
+            responses=bool(responses),
+            partial=bool(data.get("partial")),
+            trailing_code_result=bool(parts) and parts[-1].get("code_execution_result") is not None,
+        ),
     }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from google.genai import types
 
-from agentdash.core.hygiene import MAX_STORED_DEPTH, storable
+from agentdash.core.hygiene import MAX_STORED_DEPTH, storable, storable_json
 from runtime.events.event import Event
 from runtime.sessions.state import without_temp
 from runtime.telemetry.attributes import AgentDash
@@ -35,7 +35,7 @@ def event_serialize(event: Event) -> dict[str, Any]:
     data = event.model_dump(mode="json", exclude_none=True)
     actions = data.setdefault("actions", {})
     actions["state_delta"] = without_temp(actions.get("state_delta") or {})
-    data, replaced = storable(data, max_depth=MAX_STORED_DEPTH + ENVELOPE_DEPTH)
+    data, replaced, _ = storable_json(data, max_depth=MAX_STORED_DEPTH + ENVELOPE_DEPTH)
     changes += replaced
     if changes:
         metadata = dict(data.get("custom_metadata") or {})
@@ -58,6 +58,8 @@ def _payloads_bounded(event: Event) -> tuple[Event, int]:
     the state delta, custom metadata) made storable and cut to depth — before pydantic
     serializes it, which fails on values nested a few hundred levels deep — and the count
     of changes. The event itself is never changed: a changed copy is returned."""
+    if _payloads_clean(event):
+        return event, 0
     changes = 0
 
     def bounded(value: Any) -> Any:
@@ -81,6 +83,21 @@ def _payloads_bounded(event: Event) -> tuple[Event, int]:
         if metadata is not event.custom_metadata:
             update["custom_metadata"] = metadata
     return (event.model_copy(update=update) if update else event), changes
+
+
+def _payloads_clean(event: Event) -> bool:
+    """Whether no payload of ``event`` needs a change: all of them checked at once, on their
+    JSON text (``core.hygiene.storable_json``: encoded in C, not walked in Python), an event
+    of a thousand tool calls as one value."""
+    parts = event.content.parts if event.content is not None and event.content.parts else []
+    payloads: list[Any] = [event.actions.state_delta, event.custom_metadata]
+    for part in parts:
+        if part.function_call is not None:
+            payloads.append(part.function_call.args)
+        if part.function_response is not None:
+            payloads.append(part.function_response.response)
+    _, changes, _ = storable_json(payloads, max_depth=MAX_STORED_DEPTH + 1)  # + the list
+    return changes == 0
 
 
 def _part_bounded(part: types.Part, bounded: Any) -> types.Part:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -153,6 +153,21 @@ def items_after_many(
         )
         found.update(_with_data(list(changes), fresh or {}))
     return found
+
+
+def items_at(wanted: Mapping[str, Collection[int]]) -> dict[str, list[Item]]:
+    """The change items of each session at the seqs ``wanted`` names (session → seqs), in
+    seq order, each with its row's current data: a query per ``SESSIONS_PER_QUERY``
+    sessions, then one per kind. A seq with no change recorded is left out."""
+    changes: list[tuple[str, int, str, str]] = []
+    sessions = [s for s, seqs in wanted.items() if seqs]
+    for start in range(0, len(sessions), SESSIONS_PER_QUERY):
+        where = Q()
+        for session_id in sessions[start : start + SESSIONS_PER_QUERY]:
+            where |= Q(session_id=session_id, seq__in=list(wanted[session_id]))
+        found = SessionChange.objects.filter(where).order_by("session_id", "seq")
+        changes += found.values_list("session_id", "seq", "kind", "ref")
+    return _with_data(changes)
 
 
 def items_of_changes(

@@ -20,6 +20,7 @@ from agentdash.changes.items import (
     SeqKey,
     changes_read_together,
     items_after_many,
+    items_at,
     items_of_changes,
 )
 from agentdash.changes.selectors import session_last_seq
@@ -93,7 +94,7 @@ class FlushWriter:
         untold: Collection[str],
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
-        fresh, ours = self._announced_items(announced)
+        fresh, ours, full = self._announced_items(announced)
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
         prices = price_book()
@@ -118,19 +119,25 @@ class FlushWriter:
             for session_id, items in run_items.items():
                 ours.setdefault(session_id, []).extend(items)
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
-        told = {s for s in ours if s not in dirty or (s in announced and s not in untold)}
+        told = {
+            s
+            for s in ours
+            if s not in full and (s not in dirty or (s in announced and s not in untold))
+        }
         found = self._in_line(ours, afters, told)
         unread = {s: after for s, after in afters.items() if s not in found}
-        found.update(items_after_many(unread, limit=self.publish_limit, fresh=fresh))
+        read = items_after_many(unread, limit=self.publish_limit, fresh=fresh)
         return [
             Batch(
                 session_id=session_id,
                 after=afters[session_id],
                 items=items,
-                more=len(items) >= self.publish_limit,
+                # Read back, a full page may have left changes behind; sent from memory, all
+                # of this flush's own went (however many: the flush took at most its limit).
+                more=session_id in read and len(items) >= self.publish_limit,
                 pages=changes_pages(items, replay=False),
             )
-            for session_id, items in found.items()
+            for session_id, items in (found | read).items()
             if items
         ]
 
@@ -143,26 +150,41 @@ class FlushWriter:
         The others are read from the database (what other writers, here or elsewhere,
         recorded), with what is known taken from memory."""
         found: dict[str, list[Item]] = {}
+        gaps: dict[str, list[int]] = {}
         for session_id, made in ours.items():
+            if session_id not in told:
+                continue
             # What is at or below where publishing starts has gone out already: a change
             # announced after an earlier flush had read it back (its announcement came after
             # seqs taken beside it), which would otherwise make this flush read back too.
             after = afters[session_id]
             items = sorted((i for i in made if i["seq"] > after), key=lambda i: i["seq"])
-            seqs = [i["seq"] for i in items]
-            in_line = seqs == list(range(after + 1, after + 1 + len(seqs)))
-            if in_line and session_id in told and len(items) <= self.publish_limit:
+            found[session_id] = items
+            missing = _gaps(after, [i["seq"] for i in items])
+            if missing:
+                gaps[session_id] = missing
+        # A change committed while this flush stored its spans, its announcement not yet
+        # here (a run's next event, written between the flush's start and its own seqs):
+        # those few are read, the rest is sent as it is known.
+        filled = items_at({s: m for s, m in gaps.items() if len(m) <= self.publish_limit})
+        for session_id in gaps:
+            items = sorted([*found[session_id], *filled.get(session_id, [])], key=_seq)
+            if _gaps(afters[session_id], [i["seq"] for i in items]):
+                del found[session_id]  # a hole the change log cannot fill: read it all back
+            else:
                 found[session_id] = items
         return found
 
     def _announced_items(
         self, announced: Mapping[str, Sequence[ItemsMaker]]
-    ) -> tuple[dict[SeqKey, Item], dict[str, list[Item]]]:
+    ) -> tuple[dict[SeqKey, Item], dict[str, list[Item]], set[str]]:
         """The change items announced with this flush, made (one page at most per session):
-        by (session, seq) — what was just stored need not be read back — and, as change
-        items, by session."""
+        by (session, seq) — what was just stored need not be read back —, as change items by
+        session, and the sessions whose page is full (more may have been announced: they are
+        read back)."""
         fresh: dict[SeqKey, Item] = {}
         ours: dict[str, list[Item]] = {}
+        full: set[str] = set()
         # The makers that read their rows (a run's status changes) read together, once.
         reads = [m for makers in announced.values() for m in makers if isinstance(m, ChangesRead)]
         read = changes_read_together(reads) if len(reads) > 1 else {}
@@ -178,7 +200,9 @@ class FlushWriter:
                 fresh[(session_id, item["seq"])] = item["data"]
             if made:
                 ours[session_id] = made
-        return fresh, ours
+            if len(made) >= self.publish_limit:
+                full.add(session_id)
+        return fresh, ours, full
 
     def store(self, snapshots: Sequence[SpanSnapshot]) -> None:
         """Store ``snapshots`` outside a flush (a run's spans that no flusher got to: the
@@ -285,6 +309,17 @@ class FlushWriter:
         if len(known) + len(found) > MAX_REMEMBERED:
             known.clear()
         known.update(found)
+
+
+def _seq(item: Item) -> int:
+    return int(item["seq"])
+
+
+def _gaps(after: int, seqs: list[int]) -> list[int]:
+    """The seqs missing between ``after`` and the last of ``seqs`` (ascending)."""
+    if seqs == list(range(after + 1, after + 1 + len(seqs))):
+        return []
+    return sorted(set(range(after + 1, seqs[-1] + 1)) - set(seqs))
 
 
 def _regrown_items(

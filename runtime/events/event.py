@@ -16,6 +16,22 @@ def new_event_id() -> str:
     return uuid.uuid4().hex[:16]
 
 
+def ends_turn(
+    *,
+    skip_summarization: bool,
+    long_running: bool,
+    calls: bool,
+    responses: bool,
+    partial: bool,
+    trailing_code_result: bool,
+) -> bool:
+    """ADK's rule for the event that ends an agent's turn (``Event.is_final_response``), over
+    what it looks at: for a reader of stored events that does not build the ``Event``."""
+    if skip_summarization or long_running:
+        return True
+    return not (calls or responses or partial or trailing_code_result)
+
+
 class Event(BaseModel):
     """Something an author (``"user"``, an agent's name, ``"operator"``) added to a session.
 
@@ -64,13 +80,13 @@ class Event(BaseModel):
         final; otherwise an event is final when it is complete (not partial) and carries no
         function call or function response and does not end with a code execution's result.
         """
-        if self.actions.skip_summarization or self.long_running_tool_ids:
-            return True
-        return (
-            not self.get_function_calls()
-            and not self.get_function_responses()
-            and not self.partial
-            and not self.has_trailing_code_execution_result()
+        return ends_turn(
+            skip_summarization=bool(self.actions.skip_summarization),
+            long_running=bool(self.long_running_tool_ids),
+            calls=bool(self.get_function_calls()),
+            responses=bool(self.get_function_responses()),
+            partial=bool(self.partial),
+            trailing_code_result=self.has_trailing_code_execution_result(),
         )
 
     @property

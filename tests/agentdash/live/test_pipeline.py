@@ -228,6 +228,78 @@ def test_the_rest_of_a_backlog_goes_before_newer_changes(alice: User) -> None:
     assert pages == [[4, 5, 6], [7, 8]]
 
 
+def test_a_flush_sends_all_the_spans_it_stored_from_memory_past_a_page(alice: User) -> None:
+    """A flush stores at most its own limit of spans; when they run in line after what went
+    out, all go from memory — more than a page of them too (a burst of tool calls): reading
+    them back a page at a time, flush after flush, would cost what they were spared."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-past-a-page")
+    own = TracerProvider().get_tracer("tests.live.page")
+    snapshots = []
+    for n in range(7):
+        span = own.start_span(f"tick-{n}", attributes={GenAI.CONVERSATION_ID: session.id})
+        span.end()
+        snapshots.append(SpanSnapshot(span, dict(span.attributes or {}), True, (session.id,), ()))
+    writer = FlushWriter(publish_limit=3)
+    with CaptureQueriesContext(connection) as queries:
+        (batch,) = writer.write(snapshots, {})
+    assert [i["data"]["name"] for i in batch.items] == [f"tick-{n}" for n in range(7)]
+    assert [i["seq"] for i in batch.items] == list(range(1, 8))
+    assert not batch.more
+    reads = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert not [sql for sql in reads if "changes_sessionchange" in sql]
+
+
+def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User) -> None:
+    """A run's change committed between a flush's start and its spans' seqs (announced only
+    after the flush began) leaves a gap before them: the flush reads that change alone from
+    the change log, not the whole session after what went out, and sends the rest as
+    stored."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-gap-alone")
+    own = TracerProvider().get_tracer("tests.live.gap")
+
+    def ended(name: str) -> SpanSnapshot:
+        span = own.start_span(name, attributes={GenAI.CONVERSATION_ID: session.id})
+        span.end()
+        return SpanSnapshot(span, dict(span.attributes or {}), True, (session.id,), ())
+
+    writer = FlushWriter(publish_limit=100)
+    (first,) = writer.write([ended("first")], {})
+    writer.published(first)  # seq 1 went out
+    run = Run.objects.create(
+        session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="running",
+        message={},
+    )  # fmt: skip
+    between = session_change_next(
+        session_id=session.id, kind="run", ref=str(run.pk), announce=False
+    )
+    late = {"seq": 1, "kind": "span", "data": first.items[0]["data"]}  # told again, late
+    with CaptureQueriesContext(connection) as queries:
+        (batch,) = writer.write(
+            [ended("a"), ended("b")], {session.id: 1}, {session.id: [lambda limit: [late]]}
+        )
+    assert [(i["seq"], i["kind"]) for i in batch.items] == [
+        (between, "run"),
+        (between + 1, "span"),
+        (between + 2, "span"),
+    ]
+    assert batch.items[0]["data"]["id"] == run.pk
+    assert not batch.more
+    assert not [q for q in queries.captured_queries if "ROW_NUMBER" in q["sql"].upper()]
+
+
 def test_a_big_announced_write_makes_one_page_of_items_and_the_rest_is_read(
     alice: User,
 ) -> None:
