@@ -21,13 +21,11 @@ from agentdash.changes.items import (
     changes_read_together,
     items_after_many,
     items_at,
-    items_of_changes,
 )
 from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
 from agentdash.live.pages import ChangesPage, changes_pages
-from agentdash.runs.change_items import run_item
 from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_change_item
@@ -38,8 +36,7 @@ from agentdash.spans.services import (
 )
 from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
-from agentdash.spans.totals import price_book, runs_usage
-from agentdash.spans.usage import PriceBook
+from agentdash.spans.totals import price_book
 
 MAX_REMEMBERED = 10_000
 
@@ -94,11 +91,15 @@ class FlushWriter:
         untold: Collection[str],
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
-        fresh, ours, full = self._announced_items(announced)
         versions = self._versions(snapshots)
         writes, as_given = self._store(versions)
-        prices = price_book()
         used = _runs_used(versions, writes)  # runs whose model calls' totals grew
+        # A run's totals are part of its data: each run whose totals grew is a change of its
+        # own, sent with the spans — read with the runs whose changes were announced to this
+        # flush (one read of them all), not read back with the session's other changes.
+        regrown = run_usage_changed(runs=used) if used else {}
+        fresh, ours, full = self._announced_items(announced, regrown)
+        prices = price_book()
         for version, write in zip(versions, writes, strict=True):
             if write.seq is None or version.session_id is None:
                 continue
@@ -109,15 +110,6 @@ class FlushWriter:
             item = span_change_item(write.seq, version, prices)
             fresh[(version.session_id, write.seq)] = item["data"]
             ours.setdefault(version.session_id, []).append(item)
-        # A run's totals are part of its data: each run whose totals grew is a change of its
-        # own, sent with the spans — made here from the run's row and its new totals, not
-        # read back with the session's other changes.
-        regrown = run_usage_changed(runs=used) if used else {}
-        if regrown:
-            run_fresh, run_items = _regrown_items(regrown, prices)
-            fresh.update(run_fresh)
-            for session_id, items in run_items.items():
-                ours.setdefault(session_id, []).extend(items)
         afters = {session_id: self._after(session_id, hint) for session_id, hint in hints.items()}
         told = {
             s
@@ -176,32 +168,43 @@ class FlushWriter:
         return found
 
     def _announced_items(
-        self, announced: Mapping[str, Sequence[ItemsMaker]]
+        self,
+        announced: Mapping[str, Sequence[ItemsMaker]],
+        regrown: Mapping[tuple[str, int], int],
     ) -> tuple[dict[SeqKey, Item], dict[str, list[Item]], set[str]]:
-        """The change items announced with this flush, made (one page at most per session):
-        by (session, seq) — what was just stored need not be read back —, as change items by
-        session, and the sessions whose page is full (more may have been announced: they are
-        read back)."""
+        """The change items announced with this flush, made (one page at most per session),
+        and those of the runs whose totals grew (``regrown``: ``(session, run)`` → the seq of
+        its change): by (session, seq) — what was just stored need not be read back —, as
+        change items by session, and the sessions whose page of announced items is full
+        (more may have been announced: they are read back)."""
         fresh: dict[SeqKey, Item] = {}
         ours: dict[str, list[Item]] = {}
         full: set[str] = set()
-        # The makers that read their rows (a run's status changes) read together, once.
+        grown: dict[str, list[tuple[str, int, str, str]]] = {}
+        for (session_id, run_id), seq in sorted(regrown.items(), key=lambda pair: pair[1]):
+            grown.setdefault(session_id, []).append((session_id, seq, "run", str(run_id)))
+        grown_reads = {s: ChangesRead(tuple(changes)) for s, changes in grown.items()}
+        # The makers that read their rows (a run's status changes, a run's new totals) read
+        # together, once: one query for the runs, one for their totals.
         reads = [m for makers in announced.values() for m in makers if isinstance(m, ChangesRead)]
-        read = changes_read_together(reads) if len(reads) > 1 else {}
-        for session_id, makers in announced.items():
+        reads += grown_reads.values()
+        read = changes_read_together(reads) if reads else {}
+        for session_id in dict.fromkeys([*announced, *grown_reads]):
             made: list[Item] = []
-            for make in makers:  # in seq order: what is past one page goes out later, read
-                left = self.publish_limit - len(made)
+            for make in announced.get(session_id, ()):  # in seq order: what is past one page
+                left = self.publish_limit - len(made)  # goes out later, read
                 if left <= 0:
                     break
                 known = read.get(make) if isinstance(make, ChangesRead) else None
                 made += known[:left] if known is not None else make(left)
+            if len(made) >= self.publish_limit:
+                full.add(session_id)
+            if session_id in grown_reads:
+                made += read[grown_reads[session_id]]
             for item in made:
                 fresh[(session_id, item["seq"])] = item["data"]
             if made:
                 ours[session_id] = made
-            if len(made) >= self.publish_limit:
-                full.add(session_id)
         return fresh, ours, full
 
     def store(self, snapshots: Sequence[SpanSnapshot]) -> None:
@@ -320,25 +323,6 @@ def _gaps(after: int, seqs: list[int]) -> list[int]:
     if seqs == list(range(after + 1, after + 1 + len(seqs))):
         return []
     return sorted(set(range(after + 1, seqs[-1] + 1)) - set(seqs))
-
-
-def _regrown_items(
-    regrown: Mapping[tuple[str, int], int], prices: PriceBook
-) -> tuple[dict[SeqKey, Item], dict[str, list[Item]]]:
-    """The change items of the runs whose totals grew (``(session, run)`` → its change's
-    seq), by session, and their data by ``(session, seq)``: two queries (the runs, their
-    totals), priced by the flush's own price book."""
-    ids = [run_id for _, run_id in regrown]
-    runs = Run.objects.in_bulk(ids)
-    usage = runs_usage(session_ids={s for s, _ in regrown}, run_ids=ids, prices=prices)
-    fresh: dict[SeqKey, Item] = {}
-    changes = []
-    for (session_id, run_id), seq in regrown.items():
-        run = runs.get(run_id)
-        if run is not None:
-            fresh[session_id, seq] = run_item(run, usage.get(run_id))
-        changes.append((session_id, seq, "run", str(run_id)))
-    return fresh, items_of_changes(changes, fresh)
 
 
 def _runs_used(

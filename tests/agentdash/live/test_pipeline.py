@@ -376,6 +376,45 @@ def test_runs_announced_to_one_flush_are_read_together(alice: User) -> None:
         )
 
 
+def test_a_runs_status_change_and_its_new_totals_are_read_together(alice: User) -> None:
+    """A flush told of a run's status change that also stores a model call of it (its
+    totals grew: a change of its own) reads the run once for both, and sends both."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.changes.items import ChangesRead
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-run-read-once")
+    run = Run.objects.create(
+        session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="running",
+        message={},
+    )  # fmt: skip
+    status = session_change_next(session_id=session.id, kind="run", ref=str(run.pk), announce=False)
+    writer = FlushWriter(publish_limit=100)
+    own = TracerProvider().get_tracer("tests.live.totals")
+    attributes = {
+        GenAI.CONVERSATION_ID: session.id,
+        GenAI.USAGE_INPUT_TOKENS: 12,
+        GenAI.USAGE_OUTPUT_TOKENS: 3,
+    }
+    span = own.start_span("generate_content m", attributes=attributes)
+    span.end()
+    call = SpanSnapshot(
+        span, dict(span.attributes or {}), True, (session.id,), (run.invocation_id,)
+    )
+    told = ChangesRead(((session.id, status, "run", str(run.pk)),))
+    with CaptureQueriesContext(connection) as queries:
+        (batch,) = writer.write([call], {session.id: status}, {session.id: [told]})
+    kinds = [(i["seq"], i["kind"]) for i in batch.items]
+    assert kinds == [(status, "run"), (status + 1, "span"), (status + 2, "run")]
+    assert batch.items[2]["data"]["usage"]["input"] == 12
+    runs_read = [q for q in queries.captured_queries if '"runs_run"."status"' in q["sql"]]
+    assert len(runs_read) == 1, [q["sql"] for q in runs_read]
+
+
 def test_a_change_announced_after_it_went_out_makes_no_flush_read_back(alice: User) -> None:
     """A change whose announcement reaches the publisher only after a flush had read it back
     from the database (seqs taken beside it came first) is announced again with the next
