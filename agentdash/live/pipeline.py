@@ -291,17 +291,19 @@ class LivePipeline(FlusherLifecycle):
         final_rounds = STOP_ROUNDS
         while True:
             stopping = self._stopping
-            if not stopping:
-                if not self._has_work():
-                    with contextlib.suppress(TimeoutError):
-                        async with asyncio.timeout(self.idle_timeout):
-                            await self._wake.wait()
+            if not stopping and not self._has_work():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.idle_timeout):
+                        await self._wake.wait()
+                # Woken by a step's first span: the rest of the step joins this flush. Work
+                # that gathered during the last flush goes at once: it waited for that flush
+                # already (under load the batches grow with the flushes' length).
                 if (
                     self._has_work()
                     and self.processor.pending_count() < self.processor.batch_size
                     and not self._settling  # a run's outcome waits for this flush
                 ):
-                    await asyncio.sleep(self.linger)  # the rest of the step joins this flush
+                    await asyncio.sleep(self.linger)
             self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.faults.failures
             try:
