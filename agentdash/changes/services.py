@@ -7,9 +7,10 @@ row), so both commit or neither does; once committed it is announced
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Max
 from django.utils import timezone
 
@@ -102,6 +103,37 @@ def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool 
     if announce:
         announce_on_commit(session_id, seq)
     return seq
+
+
+def session_changes_next(
+    *, kind: str, refs: Sequence[tuple[str, str]], announce: bool = True
+) -> list[int]:
+    """Record one change of ``kind`` for each ``(session id, ref)``, in that order (a
+    session's seqs follow one another), and return their seqs: one transaction of two
+    statements whatever their number — the seqs taken for all the sessions at once
+    (:func:`seqs_take`), the changes inserted at once — or, should a seq be recorded
+    already, one change at a time as :func:`session_change_next` records it."""
+    if len(refs) <= 1:
+        with transaction.atomic():
+            return [
+                session_change_next(session_id=s, kind=kind, ref=r, announce=announce)
+                for s, r in refs
+            ]
+    try:
+        with transaction.atomic():
+            first = seqs_take(Counter(session_id for session_id, _ in refs))
+            changes = []
+            for session_id, ref in refs:
+                changes.append((session_id, first[session_id], ref))
+                first[session_id] += 1
+            session_changes_insert(kind=kind, changes=changes, announce=announce)
+    except IntegrityError:
+        with transaction.atomic():
+            return [
+                session_change_next(session_id=s, kind=kind, ref=r, announce=announce)
+                for s, r in refs
+            ]
+    return [seq for _, seq, _ in changes]
 
 
 def _change_insert(session_id: str, kind: str, ref: str) -> int | None:

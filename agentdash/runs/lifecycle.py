@@ -23,7 +23,7 @@ from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.changes.announcements import announce_on_commit
 from agentdash.changes.items import ChangesRead
 from agentdash.changes.models import SessionChange
-from agentdash.changes.services import session_change_next
+from agentdash.changes.services import session_change_next, session_changes_next
 from agentdash.core.hygiene import text_storable
 from agentdash.runs.models import Run
 from agentdash.runs.turns import turn_taken
@@ -83,13 +83,10 @@ def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[tuple[str, int], in
     """Record a change of each run ``(session id, run id)`` whose model calls' totals grew
     (its spans just stored), unannounced: the live pipeline, which stores those spans, sends
     the runs' new data with them. Returns the seq recorded for each run."""
-    seqs: dict[tuple[str, int], int] = {}
-    with transaction.atomic():
-        for session_id, run_id in sorted(runs):
-            seqs[session_id, run_id] = session_change_next(
-                session_id=session_id, kind=SessionChange.Kind.RUN, ref=str(run_id), announce=False
-            )
-    return seqs
+    ordered = sorted(runs)
+    refs = [(session_id, str(run_id)) for session_id, run_id in ordered]
+    seqs = session_changes_next(kind=SessionChange.Kind.RUN, refs=refs, announce=False)
+    return dict(zip(ordered, seqs, strict=True))
 
 
 def _change_seq_keep(run_id: int, seq: int) -> None:

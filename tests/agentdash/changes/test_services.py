@@ -101,6 +101,47 @@ def test_changes_written_around_the_counter_bring_it_back_in_line(
 
 
 @pytest.mark.django_db
+def test_many_sessions_changes_are_recorded_in_two_statements(make_session: MakeSession) -> None:
+    from django.test.utils import CaptureQueriesContext
+
+    for name in ("s1", "s2", "s3"):
+        make_session(name)
+    session_change_next(session_id="s2", kind="event", ref="e0")
+    refs = [("s1", "r1"), ("s2", "r2"), ("s1", "r3"), ("s3", "r4")]
+    with CaptureQueriesContext(connection) as queries:
+        seqs = services.session_changes_next(kind="run", refs=refs, announce=False)
+    assert seqs == [1, 2, 2, 1]  # each session's in the order given, after what it had
+    found = SessionChange.objects.filter(kind="run").order_by("session_id", "seq")
+    assert [(c.session_id, c.seq, c.ref) for c in found] == [
+        ("s1", 1, "r1"),
+        ("s1", 2, "r3"),
+        ("s2", 2, "r2"),
+        ("s3", 1, "r4"),
+    ]
+    writes = [q["sql"] for q in queries.captured_queries if "INSERT" in q["sql"]]
+    assert len(writes) == 2, writes
+
+
+@pytest.mark.django_db
+def test_many_changes_recorded_around_the_counter_are_recorded_one_by_one(
+    make_session: MakeSession,
+) -> None:
+    make_session("s1")
+    make_session("s2")
+    for i in range(3):
+        session_change_next(session_id="s1", kind="event", ref=f"e{i}")
+    SessionSeq.objects.filter(pk="s1").update(last_seq=1)  # as if seqs 2, 3 bypassed it
+    seqs = services.session_changes_next(kind="run", refs=[("s1", "a"), ("s2", "b")])
+    assert seqs == [4, 1]
+    assert list(SessionChange.objects.filter(session_id="s1").values_list("seq", flat=True)) == [
+        1,
+        2,
+        3,
+        4,
+    ]
+
+
+@pytest.mark.django_db
 def test_a_counter_that_cannot_be_mended_is_a_clear_error(
     make_session: MakeSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:
