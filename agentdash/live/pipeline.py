@@ -291,19 +291,22 @@ class LivePipeline(FlusherLifecycle):
         final_rounds = STOP_ROUNDS
         while True:
             stopping = self._stopping
-            if not stopping and not self._has_work():
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(self.idle_timeout):
-                        await self._wake.wait()
-                # Woken by a step's first span: the rest of the step joins this flush. Work
-                # that gathered during the last flush goes at once: it waited for that flush
-                # already (under load the batches grow with the flushes' length).
+            if not stopping:
+                if not self._has_work():
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(self.idle_timeout):
+                            await self._wake.wait()
+                # The rest of the step joins this flush: it waits until the first span
+                # waiting has waited ``linger`` — work that gathered during the last flush
+                # has waited for that flush already, and goes when its linger is over.
+                rest = self.linger - self.processor.waited()
                 if (
-                    self._has_work()
+                    rest > 0
+                    and self._has_work()
                     and self.processor.pending_count() < self.processor.batch_size
                     and not self._settling  # a run's outcome waits for this flush
                 ):
-                    await asyncio.sleep(self.linger)
+                    await asyncio.sleep(rest)
             self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.faults.failures
             try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -81,6 +82,7 @@ class LiveSpanProcessor(SpanProcessor):
         self._woken = 0  # wakes sent since the last take: 1 for the first snapshot, 2 when full
         self._lock = threading.Lock()
         self._pending: dict[tuple[int, int], SpanSnapshot] = {}
+        self._since = 0.0  # when the oldest snapshot waiting arrived (monotonic seconds)
         self._taken: list[SpanSnapshot] = []  # the last ``take``, until stored or restored
         self._owners: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 
@@ -117,6 +119,11 @@ class LiveSpanProcessor(SpanProcessor):
 
     def pending_count(self) -> int:
         return len(self._pending)
+
+    def waited(self) -> float:
+        """Seconds the oldest snapshot waiting has waited (0 when none waits)."""
+        with self._lock:
+            return time.monotonic() - self._since if self._pending else 0.0
 
     def waiting_for(self, invocation_id: str) -> bool:
         """Whether a snapshot of a span of the invocation waits to be stored: to be taken,
@@ -184,6 +191,8 @@ class LiveSpanProcessor(SpanProcessor):
         assert context is not None  # the SDK's spans always have one
         key = (context.trace_id, context.span_id)
         with self._lock:
+            if not self._pending:
+                self._since = time.monotonic()
             kept = self._pending.get(key)
             if kept is None or not kept.ended:
                 self._pending[key] = snapshot

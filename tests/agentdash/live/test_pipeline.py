@@ -228,6 +228,23 @@ def test_the_rest_of_a_backlog_goes_before_newer_changes(alice: User) -> None:
     assert pages == [[4, 5, 6], [7, 8]]
 
 
+async def test_spans_that_waited_their_linger_already_go_at_once(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flusher lets a step's spans gather for ``linger`` after the first one came, not
+    after each flush: work that gathered during a flush long enough goes at once. (A linger
+    of a minute here: lingering after a flush regardless, the span would not come.)"""
+    session = await sync_to_async(session_of)(alice, "s-linger-over")
+    socket = await connect(alice, session.id)
+    await hello(socket)
+    monkeypatch.setattr(live, "linger", 60.0)
+    monkeypatch.setattr(live.processor, "waited", lambda: 61.0)  # it came a minute ago
+    with tracer.start_as_current_span("waited", attributes={GenAI.CONVERSATION_ID: session.id}):
+        pass
+    items, _ = await changes_until(socket, lambda items: bool(items))
+    assert [i["data"]["name"] for i in items] == ["waited"]
+
+
 def test_a_flush_sends_all_the_spans_it_stored_from_memory_past_a_page(alice: User) -> None:
     """A flush stores at most its own limit of spans; when they run in line after what went
     out, all go from memory — more than a page of them too (a burst of tool calls): reading

@@ -181,3 +181,23 @@ def test_an_invocations_snapshots_for_a_caller_storing_them_itself(
     assert [s.span.name for s in processor.take_of("inv-1")] == ["first", "second"]
     assert processor.waiting_for("inv-1")  # the flush under way still has its own
     assert [s.span.name for s in processor.take(10)] == ["other"]
+
+
+def test_it_tells_how_long_the_oldest_snapshot_waiting_has_waited(
+    processor: LiveSpanProcessor, tracer: Tracer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr("agentdash.spans.span_processor.time.monotonic", lambda: clock[0])
+    assert processor.waited() == 0.0  # nothing waits
+    first = tracer.start_span("first", attributes=SESSION)
+    clock[0] = 100.5
+    tracer.start_span("second", attributes=SESSION)
+    clock[0] = 101.0
+    assert processor.waited() == 1.0  # the first one's wait, not the second's
+    processor.take(1)  # the first goes; the second has waited since the first came
+    assert processor.waited() == 1.0
+    processor.take(10)
+    assert processor.waited() == 0.0
+    first.end()  # a new snapshot into an empty buffer starts the wait again
+    clock[0] = 101.25
+    assert processor.waited() == 0.25
