@@ -36,7 +36,7 @@ from agentdash.spans.services import (
 )
 from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
-from agentdash.spans.totals import price_book
+from agentdash.spans.totals import price_book, prices_shared
 
 MAX_REMEMBERED = 10_000
 
@@ -80,7 +80,7 @@ class FlushWriter:
         (marked for other changes too) and in ``announced`` needs no read at all. On SQLite
         the write goes before the other writers waiting in the process: every client
         watching is waiting for it."""
-        with writes_first():
+        with writes_first(), prices_shared():  # spans and runs priced from one read
             return self._write(snapshots, dirty, announced or {}, untold)
 
     def _write(

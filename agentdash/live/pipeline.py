@@ -2,15 +2,15 @@
 
 One :class:`LivePipeline` per process (``live_pipeline()``). Its flusher runs on one event
 loop and sleeps until there is work: a span snapshot, or a session marked by :func:`notify`.
-Then it lets the rest of the step gather for ``linger`` seconds (a few ms; not at all when
-``batch_size`` snapshots wait), and flushes, on a database thread of its own: it stores the
-waiting span versions in one transaction (each gets its session's next seq), reads, for every
-session touched, the changes after the last seq this process published for it (what it has
-just stored is not read back; everything else comes *from the database*, a handful of queries
-for all sessions together) and sends each session's changes to its group in **one**
-``group_send``. While a flush runs, the next one's work gathers, so under load the batches
-grow instead of the flushes multiplying. The database is the truth: a client that misses a
-message fills the gap from it (see ``consumers``).
+Then it lets the rest of the step gather until the first snapshot waiting has waited
+``linger`` seconds (a few ms; not at all when ``batch_size`` snapshots wait), and flushes,
+on a database thread of its own: it stores the waiting span versions in one transaction
+(each gets its session's next seq), reads, for every session touched, the changes after the
+last seq this process published for it (not what it stored or was told with its items: the
+rest *from the database*, a few queries for all sessions together) and sends each session's
+changes to its group in **one** ``group_send``. While a flush runs, the next one's work
+gathers, so under load the batches grow instead of the flushes multiplying. The database is
+the truth: a client that misses a message fills the gap from it (see ``consumers``).
 
 The live app connects the pipeline when Django starts (``LiveConfig.ready``): it hears every
 committed change (``changes.announcements``) and streams every run (``runs.streaming``).
@@ -296,16 +296,11 @@ class LivePipeline(FlusherLifecycle):
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(self.idle_timeout):
                             await self._wake.wait()
-                # The rest of the step joins this flush: it waits until the first span
-                # waiting has waited ``linger`` — work that gathered during the last flush
-                # has waited for that flush already, and goes when its linger is over.
+                # A step's spans gather until the first one waiting has waited ``linger``
+                # (what gathered during a flush waited for it), unless a run's outcome waits.
                 rest = self.linger - self.processor.waited()
-                if (
-                    rest > 0
-                    and self._has_work()
-                    and self.processor.pending_count() < self.processor.batch_size
-                    and not self._settling  # a run's outcome waits for this flush
-                ):
+                full = self.processor.pending_count() >= self.processor.batch_size
+                if rest > 0 and self._has_work() and not full and not self._settling:
                     await asyncio.sleep(rest)
             self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.faults.failures

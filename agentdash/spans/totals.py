@@ -4,7 +4,9 @@ model, priced from the table as it is when read (agentdash.spans.usage)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import threading
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
@@ -25,10 +27,28 @@ _SUMS = {
 }
 
 
+_shared = threading.local()
+
+
 def price_book() -> PriceBook:
     """The price table as it is when first asked (one query, only if asked; the table is
-    small)."""
-    return PriceBook(lambda: list(ModelPrice.objects.all()))
+    small) — inside :func:`prices_shared`, the one book of that unit of work."""
+    shared: PriceBook | None = getattr(_shared, "book", None)
+    return shared if shared is not None else PriceBook(lambda: list(ModelPrice.objects.all()))
+
+
+@contextlib.contextmanager
+def prices_shared() -> Iterator[PriceBook]:
+    """One price book for everything this thread prices inside (a unit of work, such as a
+    flush that prices spans and runs): the table read once, at the first question."""
+    if getattr(_shared, "book", None) is not None:  # already inside one: that one
+        yield _shared.book
+        return
+    _shared.book = book = price_book()
+    try:
+        yield book
+    finally:
+        _shared.book = None
 
 
 def _groups(rows: QuerySet[Span], *by: str) -> Iterable[dict[str, Any]]:

@@ -395,7 +395,8 @@ def test_runs_announced_to_one_flush_are_read_together(alice: User) -> None:
 
 def test_a_runs_status_change_and_its_new_totals_are_read_together(alice: User) -> None:
     """A flush told of a run's status change that also stores a model call of it (its
-    totals grew: a change of its own) reads the run once for both, and sends both."""
+    totals grew: a change of its own) reads the run once for both, and the price table
+    once for the span and the run, and sends both."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
     from opentelemetry.sdk.trace import TracerProvider
@@ -430,6 +431,8 @@ def test_a_runs_status_change_and_its_new_totals_are_read_together(alice: User) 
     assert batch.items[2]["data"]["usage"]["input"] == 12
     runs_read = [q for q in queries.captured_queries if '"runs_run"."status"' in q["sql"]]
     assert len(runs_read) == 1, [q["sql"] for q in runs_read]
+    prices_read = [q for q in queries.captured_queries if '"spans_modelprice"' in q["sql"]]
+    assert len(prices_read) == 1  # the span and the run priced from one read of the table
 
 
 def test_a_change_announced_after_it_went_out_makes_no_flush_read_back(alice: User) -> None:
