@@ -1,11 +1,13 @@
 """How the live pipeline is set up: ``install`` feeds it the process's spans; its flusher
 runs on the running loop or on a loop of its own in a daemon thread (``launch`` chooses);
-``stop`` flushes what waits first. A part of :class:`agentdash.live.pipeline.LivePipeline`,
-which holds the state."""
+``stop`` flushes what waits first; producers on any thread or loop wake the flusher and
+wait for its flushes. A part of :class:`agentdash.live.pipeline.LivePipeline`, which holds
+the state."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -119,3 +121,37 @@ class FlusherLifecycle:
         own, self._loop_thread = self._loop_thread, None
         if own is not None:
             await asyncio.to_thread(own.stop, START_TIMEOUT_S)
+
+    # ── Waking the flusher, waiting for it (from any thread or loop) ───────────────────────
+    async def _on_flusher_loop(self, waiting: Coroutine[Any, Any, None]) -> None:
+        """Await ``waiting`` on the flusher's loop (from it, or from another loop)."""
+        assert self._loop is not None
+        if self._loop is asyncio.get_running_loop():
+            await waiting
+        else:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(waiting, self._loop))
+
+    async def _wait_while(self, behind: Callable[[], bool], within: float | None = None) -> None:
+        """Have the flusher flush at once, again and again, while ``behind()`` holds; at
+        most ``within`` seconds (then ``TimeoutError``)."""
+        async with asyncio.timeout(within):
+            while behind() and self.running:
+                assert self._flushed is not None and self._wake is not None
+                flushed = self._flushed
+                self._wake.set()
+                await flushed.wait()
+
+    def _signal_flushed(self) -> None:
+        assert self._flushed is not None
+        self._flushed.set()
+        self._flushed = asyncio.Event()
+
+    def _wake_threadsafe(self) -> None:
+        loop, wake = self._loop, self._wake
+        if loop is None or wake is None or loop.is_closed():
+            return
+        if asyncio._get_running_loop() is loop:
+            wake.set()
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(wake.set)

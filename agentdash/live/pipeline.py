@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import logging
 import threading
-from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -326,39 +325,6 @@ class LivePipeline(FlusherLifecycle):
 
     def _has_work(self) -> bool:
         return bool(self.processor.pending_count() or self._dirty or self._partials)
-
-    async def _on_flusher_loop(self, waiting: Coroutine[Any, Any, None]) -> None:
-        """Await ``waiting`` on the flusher's loop (from it, or from another loop)."""
-        assert self._loop is not None
-        if self._loop is asyncio.get_running_loop():
-            await waiting
-        else:
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(waiting, self._loop))
-
-    async def _wait_while(self, behind: Callable[[], bool], within: float | None = None) -> None:
-        """Have the flusher flush at once, again and again, while ``behind()`` holds; at
-        most ``within`` seconds (then ``TimeoutError``)."""
-        async with asyncio.timeout(within):
-            while behind() and self.running:
-                assert self._flushed is not None and self._wake is not None
-                flushed = self._flushed
-                self._wake.set()
-                await flushed.wait()
-
-    def _signal_flushed(self) -> None:
-        assert self._flushed is not None
-        self._flushed.set()
-        self._flushed = asyncio.Event()
-
-    def _wake_threadsafe(self) -> None:
-        loop, wake = self._loop, self._wake
-        if loop is None or wake is None or loop.is_closed():
-            return
-        if asyncio._get_running_loop() is loop:
-            wake.set()
-        else:
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(wake.set)
 
 
 _pipeline: LivePipeline | None = None
