@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from tests.agentdash.runs.worker_agents import AGENT_NAME, CALLBACK
 
 AGENT = "tests.agentdash.runs.worker_agents:root_agent"
 WAIT_S = 120.0  # bounds a wait; measures nothing
+SWITCH_APPLIED = "control listener: applied"  # what a worker logs for each switch message
 
 
 def database_url() -> str:
@@ -87,6 +88,22 @@ class Workers:
         """Which of these processes the run worker ``worker_name`` (``host:pid``) is."""
         pid = int(worker_name.rsplit(":", 1)[1])
         return next(name for name, proc in self.procs.items() if proc.pid == pid)
+
+    def switches_applied(self, name: str) -> int:
+        """How many switch messages the worker ``name`` has applied so far (its control
+        listener logs each one)."""
+        text = (self.tmp / f"{name}.log").read_text(errors="replace")
+        return text.count(SWITCH_APPLIED)
+
+    def switch_heard(self, names: Sequence[str], before: Mapping[str, int]) -> float:
+        """Wait until each worker of ``names`` has applied a switch more than ``before``
+        (its :meth:`switches_applied` then); how long that took, in seconds."""
+        started = time.monotonic()
+        self.wait(
+            lambda: all(self.switches_applied(name) > before[name] for name in names),
+            f"workers {names} to apply the switch",
+        )
+        return time.monotonic() - started
 
     def logs(self) -> str:
         return "\n".join(
