@@ -113,12 +113,16 @@ def session_changes_next(
     statements whatever their number — the seqs taken for all the sessions at once
     (:func:`seqs_take`), the changes inserted at once — or, should a seq be recorded
     already, one change at a time as :func:`session_change_next` records it."""
-    if len(refs) <= 1:
+
+    def one_by_one() -> list[int]:
         with transaction.atomic():
             return [
                 session_change_next(session_id=s, kind=kind, ref=r, announce=announce)
                 for s, r in refs
             ]
+
+    if len(refs) <= 1:  # one statement on PostgreSQL: no batch to gain
+        return one_by_one()
     try:
         with transaction.atomic():
             first = seqs_take(Counter(session_id for session_id, _ in refs))
@@ -128,11 +132,7 @@ def session_changes_next(
                 first[session_id] += 1
             session_changes_insert(kind=kind, changes=changes, announce=announce)
     except IntegrityError:
-        with transaction.atomic():
-            return [
-                session_change_next(session_id=s, kind=kind, ref=r, announce=announce)
-                for s, r in refs
-            ]
+        return one_by_one()
     return [seq for _, seq, _ in changes]
 
 
