@@ -134,10 +134,12 @@ def rollups_count(
             for i, tokens in enumerate(step.tokens, start=2):
                 sums[i] += sign * tokens
             sums[bin_column] += sign
+    # In key order: writers of overlapping rows (two workers' flushes of one agent's calls)
+    # then lock them in one order, and wait for each other instead of deadlocking.
     rows_insert(
         model=rollup_model, fields=(*KEY, *SUMS, *BIN_FIELDS), unique=KEY,
         add=(*SUMS, *BIN_FIELDS), as_given=True,
-        rows=[(*key, s[0], float(s[1]), *s[2:]) for key, s in rows.items()],
+        rows=[(*key, s[0], float(s[1]), *s[2:]) for key, s in sorted(rows.items())],
     )  # fmt: skip
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import io
 import threading
+import time
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
-from django.db import close_old_connections
+from django.db import close_old_connections, connection, connections, transaction
 from django.db.models import Sum
 
 from agentdash.agent_sessions.models import AgentSession
@@ -23,9 +24,12 @@ from agentdash.spans.rollups import (
     BIN_FIELDS,
     BINS,
     PERIODS,
+    Step,
     bin_seconds,
     duration_bin,
+    rollups_count,
     rollups_rebuild,
+    steps_of,
 )
 from agentdash.spans.services import span_upsert, spans_store
 from agentdash.spans.span_version import SpanVersion
@@ -184,3 +188,80 @@ def test_the_rebuild_command_recounts_and_asks_to_be_sure(alice: User) -> None:
     assert totals(300)["calls"] == 2
     with pytest.raises(CommandError, match="say --rebuild"):
         call_command("rollups")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writers_of_the_same_rollups_wait_for_each_other_instead_of_deadlocking(
+    alice: User,
+) -> None:
+    """Two workers' flushes of one agent's calls add to the same rollup rows. Each locks its
+    rows in one statement; in different orders, one holding what the other waits for, they
+    deadlock (PostgreSQL aborts one after a second). Made to happen here: a third writer
+    holds the rows of call ``x``; a writer counting ``x`` then ``z`` queues on them; one
+    counting ``z`` then ``x`` takes ``z``'s rows and queues behind it — unless both lock in
+    the rows' key order, whatever the order of their calls."""
+    if connection.vendor != "postgresql":
+        return  # SQLite: one writer at a time, nothing to deadlock
+    session_of(alice, "s-a", "capital_agent")
+
+    def step(tool: str) -> list[Step]:
+        attributes = {"agentdash.span.kind": "tool", "gen_ai.tool.name": tool}
+        start = (T0 + 5) * S
+        return steps_of(session_id="s-a", start_time=start, end_time=start + S, status="ok",
+                        attributes=attributes, usage_model="", tokens=(0, 0, 0, 0))  # fmt: skip
+
+    x, z = step("x"), step("z")
+    with transaction.atomic():
+        rollups_count(x + z)  # the rows exist: each writer waits in line for a row's lock
+    failures: list[BaseException] = []
+
+    def count(steps: list[Step]) -> None:
+        try:
+            with transaction.atomic():
+                rollups_count(steps)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            close_old_connections()
+
+    def waiting() -> int:
+        with connections["default"].cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()"
+            )
+            return int(cursor.fetchone()[0])
+
+    def until(n: int) -> None:
+        deadline = time.monotonic() + 30
+        while waiting() < n:
+            assert time.monotonic() < deadline, f"{n} writers never waited"
+            time.sleep(0.01)
+
+    holder = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        try:
+            with transaction.atomic():
+                rollups_count(x)
+                holder.set()
+                release.wait(30)
+        finally:
+            close_old_connections()
+
+    threads = [threading.Thread(target=hold)]
+    threads[0].start()
+    assert holder.wait(30)
+    threads.append(threading.Thread(target=count, args=(x + z,)))
+    threads[1].start()
+    until(1)
+    threads.append(threading.Thread(target=count, args=(z + x,)))
+    threads[2].start()
+    until(2)
+    release.set()
+    for thread in threads:
+        thread.join(60)
+    assert not failures, failures
+    assert StepRollup.objects.filter(period=300, name="x").get().calls == 4
+    assert StepRollup.objects.filter(period=300, name="z").get().calls == 3
