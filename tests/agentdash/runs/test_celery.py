@@ -30,6 +30,7 @@ from tests.agentdash.live_harness import celery_worker_args, in_ci
 from tests.agentdash.runs.broker import celery_broker
 from tests.agentdash.runs.conftest import FINISHED, says
 from tests.agentdash.runs.worker_harness import database_url
+from tests.waits import until
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 
@@ -146,13 +147,7 @@ def workers(
 
 
 def wait_until(check: Callable[[], Any], what: str, workers: Workers) -> Any:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"gave up waiting for {what}\n{workers.logs()}")
+    return until(check, what, timeout=WAIT_S, detail=workers.logs)
 
 
 def run_ended(run_id: int, workers: Workers) -> Run:

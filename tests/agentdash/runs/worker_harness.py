@@ -35,6 +35,7 @@ from tests.agentdash.live_harness import ROOT, celery_worker_args
 from tests.agentdash.runs.broker import celery_broker
 from tests.agentdash.runs.conftest import FINISHED, says
 from tests.agentdash.runs.worker_agents import AGENT_NAME, CALLBACK
+from tests.waits import until
 
 AGENT = "tests.agentdash.runs.worker_agents:root_agent"
 WAIT_S = 120.0  # bounds a wait; measures nothing
@@ -112,13 +113,7 @@ class Workers:
         )
 
     def wait(self, check: Callable[[], Any], what: str, timeout: float = WAIT_S) -> Any:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            found = check()
-            if found:
-                return found
-            time.sleep(0.05)
-        raise AssertionError(f"gave up waiting for {what}\n{self.logs()}")
+        return until(check, what, timeout=timeout, detail=self.logs)
 
     def ready(self, *names: str) -> list[ProcessState]:
         """Wait until the workers ``names`` record themselves live, executing runs, their

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -35,6 +34,7 @@ from agentdash.spans.services import span_upsert, spans_store
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.step_reads import steps_read, steps_read_spans
 from tests.agentdash.stored import session_of
+from tests.waits import until
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]
 
@@ -232,11 +232,8 @@ def test_writers_of_the_same_rollups_wait_for_each_other_instead_of_deadlocking(
             )
             return int(cursor.fetchone()[0])
 
-    def until(n: int) -> None:
-        deadline = time.monotonic() + 30
-        while waiting() < n:
-            assert time.monotonic() < deadline, f"{n} writers never waited"
-            time.sleep(0.01)
+    def queued(n: int) -> None:
+        until(lambda: waiting() >= n, f"{n} writers to wait for a lock")
 
     holder = threading.Event()
     release = threading.Event()
@@ -255,10 +252,10 @@ def test_writers_of_the_same_rollups_wait_for_each_other_instead_of_deadlocking(
     assert holder.wait(30)
     threads.append(threading.Thread(target=count, args=(x + z,)))
     threads[1].start()
-    until(1)
+    queued(1)
     threads.append(threading.Thread(target=count, args=(z + x,)))
     threads[2].start()
-    until(2)
+    queued(2)
     release.set()
     for thread in threads:
         thread.join(60)
