@@ -179,6 +179,16 @@ class SessionConsumer(AsyncJsonWebsocketConsumer):
         except Exception:
             logger.exception("session %s: delivering partial text failed", self.session_id)
 
+    async def session_spans(self, event: dict[str, Any]) -> None:
+        """Span versions not stored yet (``live.previews``): sent as encoded, to a client that
+        is live (one replaying gets them stored, with the replay or right after it)."""
+        try:
+            if self.live and await self._still_allowed():
+                for text in event.get("pages") or []:
+                    await self.send(text_data=text)
+        except Exception:
+            logger.exception("session %s: delivering span previews failed", self.session_id)
+
     async def callback_changed(self, event: dict[str, Any]) -> None:
         """A switch changed anywhere (``controls`` group): an operator's page hears those
         for every session (global) and for this one."""

@@ -259,6 +259,23 @@ class FlushWriter:
             return mark
         return max(session_last_seq(session_id=session_id) - 1, 0)
 
+    def learn(self, *, session_id: str, invocation_id: str, run_id: int) -> None:
+        """Remember a stored session and the run of an invocation (a run starting here):
+        its spans need no look-up, and can be previewed from their first."""
+        self._remember(self._sessions, {session_id})
+        if len(self._runs) > MAX_REMEMBERED:
+            self._runs.clear()
+        self._runs[invocation_id] = run_id
+
+    def known(self, snapshot: SpanSnapshot) -> tuple[str, int | None] | None:
+        """The stored session and the run of ``snapshot`` as far as this writer has looked
+        them up (``None``: its session is not known yet), without asking the database."""
+        session = next((s for s in snapshot.sessions if s in self._sessions), None)
+        if session is None:
+            return None
+        runs = self._runs
+        return session, next((runs[i] for i in snapshot.invocations if i in runs), None)
+
     def _versions(self, snapshots: Sequence[SpanSnapshot]) -> list[SpanVersion]:
         """Snapshots as span versions, each with the nearest stored session (spans of no
         stored session are not ours to keep) and the run of the nearest known invocation."""

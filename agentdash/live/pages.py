@@ -5,6 +5,7 @@ so consumers send the text as it is (docs/PROTOCOL.md)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 from agentdash.changes.items import item_json, item_trimmed
@@ -33,32 +34,42 @@ def changes_pages(
     clients the pages go to, or not at all when it carries its JSON
     (``changes.items.EncodedItem``)."""
     head, tail = '{"type": "changes", "items": [', f'], "replay": {json.dumps(replay)}}}'
-    room = limit - len(head) - len(tail)
+    texts = [item_json(item) for item in items]
     pages: list[ChangesPage] = []
-    texts: list[str] = []
-    seqs: list[int] = []
-    size = 0
+    for start, end, text in packed(texts, head, tail, limit, lambda at: item_trimmed(items[at])):
+        seqs = [item["seq"] for item in items[start:end]]
+        in_line = seqs[-1] - seqs[0] == len(seqs) - 1
+        pages.append(ChangesPage(first=seqs[0], last=seqs[-1], in_line=in_line, text=text))
+    return pages
 
-    def close() -> None:
-        if texts:
-            in_line = seqs[-1] - seqs[0] == len(seqs) - 1
-            text = head + ", ".join(texts) + tail
-            pages.append(ChangesPage(first=seqs[0], last=seqs[-1], in_line=in_line, text=text))
 
-    for item in items:
-        text = item_json(item)
+def packed(
+    texts: list[str],
+    head: str,
+    tail: str,
+    limit: int,
+    trimmed: Callable[[int], Any],
+) -> list[tuple[int, int, str]]:
+    """The JSON ``texts`` as the list of messages ``head`` + texts + ``tail``, each of at most
+    ``limit`` bytes (UTF-8), in order: ``(first index, end index, message)``. A text too large
+    alone is replaced by the JSON of ``trimmed(its index)``."""
+    room = limit - len(head) - len(tail)
+    found: list[tuple[int, int, str]] = []
+    taken: list[str] = []
+    first = size = 0
+    for at, text in enumerate(texts):
         length = _utf8_length(text)
         if length > room:
-            text = json.dumps(item_trimmed(item))
+            text = json.dumps(trimmed(at))
             length = len(text)
-        if texts and size + 2 + length > room:
-            close()
-            texts, seqs, size = [], [], 0
-        texts.append(text)
-        seqs.append(item["seq"])
-        size += length + (2 if len(texts) > 1 else 0)
-    close()
-    return pages
+        if taken and size + 2 + length > room:
+            found.append((first, at, head + ", ".join(taken) + tail))
+            taken, first, size = [], at, 0
+        taken.append(text)
+        size += length + (2 if len(taken) > 1 else 0)
+    if taken:
+        found.append((first, len(texts), head + ", ".join(taken) + tail))
+    return found
 
 
 def _utf8_length(text: str) -> int:

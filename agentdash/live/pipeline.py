@@ -46,6 +46,7 @@ from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.flusher_lifecycle import FlusherLifecycle
 from agentdash.live.groups import changes_send, session_group
 from agentdash.live.partials import PartialQueue, partials_joined, partials_send
+from agentdash.live.previews import SpanPreviews
 from agentdash.live.protocol import partial_message
 from agentdash.spans.otlp_out import otlp_out_uninstall
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
@@ -64,6 +65,7 @@ class LivePipeline(FlusherLifecycle):
         self,
         *,
         linger: float = 0.005,
+        preview_after: float | None = 0.010,
         idle_timeout: float = 1.0,
         retry_delay: float = 0.1,
         batch_size: int = 200,
@@ -81,6 +83,13 @@ class LivePipeline(FlusherLifecycle):
         self.channel_layer_alias = channel_layer_alias
         self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
         self.writer = FlushWriter(publish_limit=publish_limit)
+        self.previews = SpanPreviews(
+            processor=self.processor,
+            writer=self.writer,
+            after=preview_after,
+            gather=linger,
+            channel_layer_alias=channel_layer_alias,
+        )
         self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
         self.settle_waits = 0  # how often a run's outcome waited for the flusher (likewise)
         self.settle_stores = 0  # how often its spans were stored without the flusher
@@ -251,17 +260,18 @@ class LivePipeline(FlusherLifecycle):
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
         # A thread of its own: never queued behind the runs' or the consumers' calls.
         write = in_worker_thread(self.writer.write, executor=self._thread)
-        try:
-            batches = await write(snapshots, dirty, announced, untold)
-        except Exception as exc:
-            if caused_by_outage(exc):
-                self.faults.keep_for_later(snapshots, dirty, exc)
-                return 0
-            logger.exception("live pipeline: a flush failed; trying it session by session")
-            self.faults.failures += 1
-            batches = await self.faults.write_apart(write, snapshots, dirty)
-        else:
-            self.faults.recovered()
+        async with self.previews.during_flush():  # what waits meanwhile goes out unstored
+            try:
+                batches = await write(snapshots, dirty, announced, untold)
+            except Exception as exc:
+                if caused_by_outage(exc):
+                    self.faults.keep_for_later(snapshots, dirty, exc)
+                    return 0
+                logger.exception("live pipeline: a flush failed; trying it session by session")
+                self.faults.failures += 1
+                batches = await self.faults.write_apart(write, snapshots, dirty)
+            else:
+                self.faults.recovered()
         self.processor.stored()
         partials = self._partials.take()  # queued during the write: before what it read
         if partials:

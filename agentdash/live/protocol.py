@@ -269,6 +269,7 @@ SERVER_MESSAGE_TYPES = frozenset(
         "changes",
         "replay.done",
         "partial",
+        "spans",
         "chat.accepted",
         "ack",
         "error",

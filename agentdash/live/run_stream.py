@@ -17,6 +17,11 @@ class PipelineRunStream:
     async def stop(self) -> None:
         await live_pipeline().stop()
 
+    def run_started(self, *, session_id: str, invocation_id: str, run_id: int) -> None:
+        live_pipeline().writer.learn(
+            session_id=session_id, invocation_id=invocation_id, run_id=run_id
+        )
+
     async def publish_partial(
         self, *, session_id: str, run_id: int, invocation_id: str, author: str, text: str
     ) -> None:

@@ -28,6 +28,10 @@ class RunStream(Protocol):
     async def stop(self) -> None:
         """Send what waits, then stop (tests, shutdown)."""
 
+    def run_started(self, *, session_id: str, invocation_id: str, run_id: int) -> None:
+        """A run of this process began: its session and invocation are stored (its spans
+        can be told at once, without looking them up)."""
+
     async def publish_partial(
         self, *, session_id: str, run_id: int, invocation_id: str, author: str, text: str
     ) -> None:
@@ -47,6 +51,9 @@ class Unstreamed:
         return None
 
     async def stop(self) -> None:
+        return None
+
+    def run_started(self, *, session_id: str, invocation_id: str, run_id: int) -> None:
         return None
 
     async def publish_partial(
@@ -89,6 +96,14 @@ async def stop() -> None:
         await _stream.stop()
     except Exception:
         logger.exception("the live stream did not stop cleanly")
+
+
+def run_started(*, session_id: str, invocation_id: str, run_id: int) -> None:
+    """Tell the stream a run of this process began (its session and invocation are stored)."""
+    try:
+        _stream.run_started(session_id=session_id, invocation_id=invocation_id, run_id=run_id)
+    except Exception:
+        logger.exception("telling the live stream of run %s failed", run_id)
 
 
 async def publish_partial(

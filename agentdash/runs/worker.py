@@ -111,6 +111,7 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
     if run is None:
         logger.info("run %s is not queued any more: nothing to do", run_id)
         return False
+    streaming.run_started(session_id=run.session_id, invocation_id=run.invocation_id, run_id=run.pk)
     me = asyncio.current_task()
     assert me is not None
     watch = _Watch()

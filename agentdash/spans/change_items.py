@@ -51,14 +51,21 @@ def span_change_item(seq: int, version: SpanVersion, prices: PriceBook) -> Item:
     attributes and events were stored as (not encoded a second time), when it has it."""
     data = span_item(version, prices, seq=seq)
     item = {"seq": seq, "kind": "span", "data": data}
+    text = span_data_json(data, version)
+    if text is None:
+        return item
+    return EncodedItem(item, f'{{"seq": {seq}, "kind": "span", "data": {text}}}')
+
+
+def span_data_json(data: dict[str, Any], version: SpanVersion) -> str | None:
+    """``data`` (``span_item`` of ``version``) as JSON, made with the JSON the version's
+    attributes and events were made storable as; ``None`` when it has none."""
     attributes, events = version.attributes_json, version.events_json
     if attributes is None or events is None:
-        return item
+        return None
     rest = {k: v for k, v in data.items() if k not in ("attributes", "events")}
-    text = json.dumps({"seq": seq, "kind": "span", "data": rest}, ensure_ascii=False)
-    # '…"data": {…}}' → '…"data": {…, "attributes": …, "events": …}}'
-    text = f'{text[:-2]}, "attributes": {attributes}, "events": {events}}}}}'
-    return EncodedItem(item, text)
+    text = json.dumps(rest, ensure_ascii=False)
+    return f'{text[:-1]}, "attributes": {attributes}, "events": {events}}}'
 
 
 def spans_load(refs: set[RowKey]) -> dict[RowKey, Item]:

@@ -27,6 +27,10 @@ MAX_CANDIDATES = 4
 """How many enclosing sessions (and invocations) a span remembers: an agent run as a tool
 has a private session that is not stored, and its spans belong to the caller's session."""
 
+MAX_UNSENT = 100_000
+"""Span versions remembered as not sent yet (for previews); past it, the newest are left to
+their flush."""
+
 MAX_OPEN_SPANS = 100_000
 """Open spans remembered for their children; past it the oldest are forgotten (a span never
 ended, e.g. of an abandoned run, must not keep memory forever)."""
@@ -85,6 +89,9 @@ class LiveSpanProcessor(SpanProcessor):
         self._since = 0.0  # when the oldest snapshot waiting arrived (monotonic seconds)
         self._taken: list[SpanSnapshot] = []  # the last ``take``, until stored or restored
         self._owners: dict[int, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        # The latest version of each span not on its way to clients yet (neither stored by a
+        # flush nor previewed), with when its first such version came: oldest first.
+        self._unsent: dict[tuple[int, int], tuple[float, SpanSnapshot]] = {}
 
     def on_start(self, span: SdkSpan, parent_context: otel_context.Context | None = None) -> None:
         if not self.enabled:
@@ -139,12 +146,34 @@ class LiveSpanProcessor(SpanProcessor):
         with self._lock:
             keys = [k for k, s in self._pending.items() if invocation_id in s.invocations]
             mine = [self._pending.pop(key) for key in keys]
+            for key, snapshot in zip(keys, mine, strict=True):
+                self._sent(key, snapshot)
             return [*(s for s in self._taken if invocation_id in s.invocations), *mine]
 
     def stored(self) -> None:
-        """The snapshots of the last ``take`` are stored."""
+        """The snapshots of the last ``take`` are stored (and about to be published)."""
         with self._lock:
+            for snapshot in self._taken:
+                self._sent(_key(snapshot), snapshot)
             self._taken = []
+
+    def unsent_due(self, after: float) -> tuple[list[SpanSnapshot], float | None]:
+        """The latest versions of the spans that came ``after`` seconds ago or more and have
+        not been sent since (neither stored nor previewed): from now on they count as sent.
+        With them, the seconds until the next one is due (``None``: none is waiting)."""
+        now = time.monotonic()
+        due: list[SpanSnapshot] = []
+        with self._lock:
+            keys = []
+            for key, (since, snapshot) in self._unsent.items():  # oldest first
+                if since > now - after:
+                    break
+                keys.append(key)
+                due.append(snapshot)
+            for key in keys:
+                del self._unsent[key]
+            first = next(iter(self._unsent.values()), None)
+        return due, None if first is None else max(first[0] + after - now, 0.0)
 
     def take(self, limit: int, *, first: Collection[str] = ()) -> list[SpanSnapshot]:
         """Remove and return up to ``limit`` waiting snapshots, oldest span first; those of
@@ -172,9 +201,7 @@ class LiveSpanProcessor(SpanProcessor):
             restored = {id(snapshot) for snapshot in snapshots}
             self._taken = [taken for taken in self._taken if id(taken) not in restored]
             for snapshot in snapshots:
-                context = snapshot.span.get_span_context()
-                assert context is not None  # the SDK's spans always have one
-                key = (context.trace_id, context.span_id)
+                key = _key(snapshot)
                 newer = self._pending.get(key)
                 if newer is None or (snapshot.ended and not newer.ended):
                     self._pending[key] = snapshot
@@ -184,18 +211,24 @@ class LiveSpanProcessor(SpanProcessor):
             self._pending.clear()
             self._taken = []
             self._owners.clear()
+            self._unsent.clear()
             self._woken = 0
 
     def _put(self, snapshot: SpanSnapshot) -> None:
-        context = snapshot.span.get_span_context()
-        assert context is not None  # the SDK's spans always have one
-        key = (context.trace_id, context.span_id)
+        key = _key(snapshot)
         with self._lock:
+            now = time.monotonic()
             if not self._pending:
-                self._since = time.monotonic()
+                self._since = now
             kept = self._pending.get(key)
             if kept is None or not kept.ended:
                 self._pending[key] = snapshot
+            unsent = self._unsent.get(key)
+            if unsent is not None:
+                if not unsent[1].ended:
+                    self._unsent[key] = (unsent[0], snapshot)
+            elif len(self._unsent) < MAX_UNSENT:
+                self._unsent[key] = (now, snapshot)
             due = 2 if len(self._pending) >= self.batch_size else 1
             wake = due > self._woken
             if wake:
@@ -203,11 +236,24 @@ class LiveSpanProcessor(SpanProcessor):
         if wake:
             self._wake()
 
+    def _sent(self, key: tuple[int, int], snapshot: SpanSnapshot) -> None:
+        """``snapshot`` is on its way (call with the lock held): its span is sent unless a
+        later version came since."""
+        unsent = self._unsent.get(key)
+        if unsent is not None and unsent[1] is snapshot:
+            del self._unsent[key]
+
     def shutdown(self) -> None:
         self.enabled = False
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         return True
+
+
+def _key(snapshot: SpanSnapshot) -> tuple[int, int]:
+    context = snapshot.span.get_span_context()
+    assert context is not None  # the SDK's spans always have one
+    return (context.trace_id, context.span_id)
 
 
 def _attributes_copy(span: SdkSpan) -> dict[str, Any]:

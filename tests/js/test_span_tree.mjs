@@ -102,6 +102,28 @@ describe("SpanTree versions", () => {
     assert.equal(tree.nodes.get("t:a")?.ver, 2);
   });
 
+  test("an open version never replaces an ended one, whatever its seq (a preview's end, then the stored start)", () => {
+    const tree = new SpanTree();
+    assert.equal(tree.upsert(span("a", null, 0, { end: 9 }), -1), ADDED); // unstored: no seq yet
+    assert.equal(tree.upsert(span("a", null, 0, { status: "unset", end: null }), 3), IGNORED);
+    assert.equal(tree.nodes.get("t:a")?.end, 9);
+    assert.equal(tree.upsert(span("a", null, 0, { end: 9, status: "error" }), 4), UPDATED);
+    assert.equal(tree.nodes.get("t:a")?.status, "error");
+    assert.equal(tree.nodes.get("t:a")?.seq, 4);
+  });
+
+  test("a preview applies as of its span's seq here, so the stored change replaces it", () => {
+    const tree = new SpanTree();
+    tree.upsert(span("a", null, 0, { end: null }), 5);
+    const known = { trace_id: "t", span_id: "a", end_time: 9 };
+    const fresh = { trace_id: "t", span_id: "b", end_time: null };
+    assert.deepEqual(tree.previewed([known, null, { span_id: 7 }, fresh]), [
+      { seq: 5, kind: "span", data: known },
+      { seq: -1, kind: "span", data: fresh },
+    ]);
+    assert.deepEqual(tree.previewed("junk"), []);
+  });
+
   test("a new start moves the span among its siblings", () => {
     const tree = new SpanTree();
     tree.upsert(span("p", null, 0), 1);
@@ -205,5 +227,13 @@ describe("SpanVersions", () => {
     assert.equal(versions.kept.size, 200);
     assert.equal(versions.get("t:a"), undefined); // the least recent went first
     assert.ok(versions.get("t:s249"));
+  });
+
+  test("an ended version is kept against a later open one", () => {
+    const versions = new SpanVersions();
+    assert.equal(versions.keep({ trace_id: "t", span_id: "a", end_time: 9 }, -1), "t:a");
+    assert.equal(versions.keep({ trace_id: "t", span_id: "a", end_time: null }, 3), null);
+    assert.equal(versions.get("t:a")?.data.end_time, 9);
+    assert.equal(versions.keep({ trace_id: "t", span_id: "a", end_time: 9, v: 1 }, 4), "t:a");
   });
 });

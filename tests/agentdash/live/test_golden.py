@@ -28,10 +28,13 @@ from agentdash.changes.services import session_change_next
 from agentdash.controls.announce import switch_current
 from agentdash.controls.services import callback_setting_set
 from agentdash.live import access, actions, protocol
+from agentdash.live.previews import spans_pages
 from agentdash.runs.lifecycle import run_change_record
 from agentdash.runs.models import Run
 from agentdash.spans.prices import model_price_set
 from agentdash.spans.services import span_upsert
+from agentdash.spans.span_version import SpanVersion
+from agentdash.spans.totals import price_book
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from tests.agentdash.recording_executor import RecordingExecutor
@@ -145,6 +148,24 @@ def _span(user: User) -> dict[str, Any]:
     return protocol.changes_message(
         start_item + items_after(session_id="s-golden", after_seq=1, limit=10), replay=False
     )
+
+
+@server("server.spans")
+def _spans(user: User) -> dict[str, Any]:
+    # A tool call as it started, not stored yet: what a flush under way keeps waiting.
+    version = SpanVersion(
+        trace_id="4bf92f3577b34da6a3ce929d0e0e4736",
+        span_id="00f067aa0ba902b7",
+        name="execute_tool get_capital",
+        parent_span_id="53995c3f42cd8ad8",
+        start_time=1_700_000_000_000_000_000,
+        attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "get_capital"},
+        session_id="s-golden",
+        run_id=7,
+    )
+    (page,) = spans_pages([version], price_book())
+    message: dict[str, Any] = json.loads(page)
+    return message
 
 
 @server("server.changes.run")

@@ -201,3 +201,51 @@ def test_it_tells_how_long_the_oldest_snapshot_waiting_has_waited(
     first.end()  # a new snapshot into an empty buffer starts the wait again
     clock[0] = 101.25
     assert processor.waited() == 0.25
+
+
+def test_spans_not_sent_fall_due_for_a_preview_after_their_wait_and_once(
+    processor: LiveSpanProcessor, tracer: Tracer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = [100.0]
+    monkeypatch.setattr("agentdash.spans.span_processor.time.monotonic", lambda: clock[0])
+    assert processor.unsent_due(0.01) == ([], None)  # nothing waits
+    first = tracer.start_span("first", attributes=SESSION)
+    clock[0] = 100.004
+    tracer.start_span("second", attributes=SESSION)
+    clock[0] = 100.008
+    first.end()  # its latest version; it still counts from its start's arrival
+    due, wait = processor.unsent_due(0.01)
+    assert due == [] and wait == pytest.approx(0.002)
+    clock[0] = 100.011
+    due, wait = processor.unsent_due(0.01)
+    assert [(s.span.name, s.ended) for s in due] == [("first", True)]
+    assert wait == pytest.approx(0.003)  # the second's turn
+    clock[0] = 100.02
+    assert [s.span.name for s in processor.unsent_due(0.01)[0]] == ["second"]
+    assert processor.unsent_due(0.01) == ([], None)  # each version once
+    assert processor.pending_count() == 2  # previews take nothing from the flusher
+
+
+def test_a_span_stored_before_its_wait_is_over_is_never_due(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    span = tracer.start_span("quick", attributes=SESSION)
+    processor.take(10)
+    span.end()  # a later version arrives while the flush stores the first
+    processor.stored()
+    (due,), _ = processor.unsent_due(0.0)
+    assert due.ended  # the version the flush did not have
+    tracer.start_span("stored", attributes=SESSION)
+    processor.take(10)
+    processor.stored()
+    assert processor.unsent_due(0.0) == ([], None)
+
+
+def test_an_ended_version_waiting_is_not_replaced_by_an_open_one(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    span = tracer.start_span("a", attributes=SESSION)
+    span.end()
+    processor.on_start(span)  # a stray start after the end (a misbehaving instrumentation)
+    (due,), _ = processor.unsent_due(0.0)
+    assert due.ended

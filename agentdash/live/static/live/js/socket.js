@@ -34,7 +34,7 @@ const PING_EVERY_MS = 25_000;
  * @typedef {object} SocketHandlers
  * @property {(items: Change[], replay: boolean) => void} onChanges new changes, in seq order
  * @property {(message: any) => void} onMessage every other server message, as sent (JSON)
- *   (`replay.done`, `partial`, `chat.accepted`, `ack`, `error`, `pong`)
+ *   (`replay.done`, `partial`, `spans`, `chat.accepted`, `ack`, `error`, `pong`)
  * @property {(state: SocketState, detail?: {retryInMs?: number}) => void} onState
  * @property {() => void} [onStale] the server's history is not the one this copy came from
  *   (`replay.done` below the seq asked for): start over (the page reloads its snapshot)

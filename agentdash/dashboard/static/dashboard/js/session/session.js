@@ -222,6 +222,10 @@ function routeMessage(page, message) {
     case "partial":
       chat.applyPartial(message);
       break;
+    case "spans": // not stored yet: their stored changes follow
+      page.timeline.applyPreviews(message.items);
+      page.badge.render();
+      break;
     case "chat.accepted":
       chat.accepted(message);
       break;

@@ -86,6 +86,23 @@ export class SpanTree {
   }
 
   /**
+   * Span versions not stored yet (a `spans` message, docs/PROTOCOL.md) as changes to apply:
+   * each as of the seq its span has here (none yet: before any), so the stored change that
+   * follows replaces it (and an open version never replaces an ended one: see upsert).
+   *
+   * @param {any[]} datas span data, as a `span` change's
+   * @returns {{seq: number, kind: string, data: any}[]}
+   */
+  previewed(datas) {
+    return (Array.isArray(datas) ? datas : [])
+      .filter((data) => data && typeof data.span_id === "string")
+      .map((data) => {
+        const node = this.nodes.get(spanKey(String(data.trace_id), data.span_id));
+        return { seq: node ? node.seq : -1, kind: "span", data };
+      });
+  }
+
+  /**
    * Add a span or replace its summary. A version older than the one held (lower seq) is
    * ignored. Returns ADDED (the rows change), UPDATED (only the node's fields) or IGNORED.
    *
@@ -100,8 +117,8 @@ export class SpanTree {
       node = makeNode(s);
       this.nodes.set(node.key, node);
       result = ADDED;
-    } else if (seq < node.seq) {
-      return IGNORED;
+    } else if (seq < node.seq || (node.end !== null && s.end === null)) {
+      return IGNORED; // older, or open after its end (an ended span is final)
     } else if (s.start !== node.start) {
       this.detach(node); // a start never changes in practice; stay ordered if it does
       node.start = s.start;

@@ -28,7 +28,9 @@ export class SpanVersions {
   keep(data, seq, fetched = false) {
     const key = spanKey(String(data.trace_id), String(data.span_id));
     const had = this.kept.get(key);
-    if (had && had.seq > seq) return null;
+    if (had && (had.seq > seq || (ended(had.data) && !ended(data)))) {
+      return null; // older, or open after its end (an ended span is final)
+    }
     this.kept.delete(key);
     this.kept.set(key, { data, seq, fetched });
     if (this.kept.size > KEEP) this.kept.delete(/** @type {string} */ (this.kept.keys().next().value)); // the least recent
@@ -44,4 +46,9 @@ export class SpanVersions {
   has(key) {
     return this.kept.has(key);
   }
+}
+
+/** @param {any} data a span's data @returns {boolean} whether it has an end */
+function ended(data) {
+  return data.end_time !== null && data.end_time !== undefined;
 }

@@ -99,6 +99,11 @@ export class Timeline {
     if (changed) this.dataChanged();
   }
 
+  /** Span versions not stored yet (a `spans` message): SpanTree.previewed. @param {any[]} datas */
+  applyPreviews(datas) {
+    this.applySpans(this.data.previewed(datas));
+  }
+
   /**
    * A run's status: a finished run's spans without an end stop their clocks ("unfinished", or
    * "cancelled" for a cancelled run).
