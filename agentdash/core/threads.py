@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -34,3 +35,10 @@ def in_worker_thread(
             close_old_connections()
 
     return sync_to_async(unit_of_work, thread_sensitive=False, executor=executor)
+
+
+async def thread_pool_close(executor: ThreadPoolExecutor) -> None:
+    """Let ``executor``'s threads go, their database connections closed first, each in the
+    thread that opened it (a connection is not to be closed from another thread)."""
+    await asyncio.wrap_future(executor.submit(connections.close_all))
+    executor.shutdown(wait=False)

@@ -14,11 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
 
 from channels.layers import InMemoryChannelLayer, get_channel_layer
-from django.db import connections
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.core.loop_thread import LoopThread
+from agentdash.core.threads import thread_pool_close
+from agentdash.live.previews import SpanPreviews
 from agentdash.spans.otlp_out import agentdash_resource, otlp_out_install
 from agentdash.spans.span_processor import LiveSpanProcessor
 
@@ -35,6 +36,7 @@ class FlusherLifecycle:
     _wake: asyncio.Event | None
     _flushed: asyncio.Event | None
     _thread: ThreadPoolExecutor | None
+    previews: SpanPreviews
     _loop_thread: LoopThread | None
     _start_lock: threading.Lock
     _stopping: bool
@@ -115,9 +117,9 @@ class FlusherLifecycle:
                 await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(finish(), loop))
         self._task = self._loop = None
         thread, self._thread = self._thread, None
-        if thread is not None:  # its connection is closed in the thread that opened it
-            await asyncio.wrap_future(thread.submit(connections.close_all))
-            thread.shutdown(wait=False)
+        if thread is not None:
+            await thread_pool_close(thread)
+        await self.previews.close()
         own, self._loop_thread = self._loop_thread, None
         if own is not None:
             await asyncio.to_thread(own.stop, START_TIMEOUT_S)

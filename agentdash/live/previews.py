@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from channels.layers import get_channel_layer
 
-from agentdash.core.threads import in_worker_thread
+from agentdash.core.threads import in_worker_thread, thread_pool_close
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
 from agentdash.live.pages import MAX_SENT_BYTES, packed
@@ -87,6 +87,12 @@ class SpanPreviews:
         finally:
             done.set()
             await task
+
+    async def close(self) -> None:
+        """Let the preview thread go (the pipeline stops)."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            await thread_pool_close(thread)
 
     async def _run(self, done: asyncio.Event) -> None:
         assert self.after is not None
