@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from google.genai import types
@@ -36,13 +37,84 @@ def to_json(value: Any, *, limit: int = MAX_ATTRIBUTE_CHARS) -> str:
     one that contains itself, is serialized down to ``MAX_DEPTH`` levels, deeper parts
     replaced by ``DEPTH_MARK``."""
     try:
-        text = json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+        text = _head(value, limit + 1, WALK_DEPTH)
     except (RecursionError, ValueError):  # too deep, or circular
         bounded = _bounded(value, MAX_DEPTH)
         text = json.dumps(bounded, default=repr, ensure_ascii=False, separators=(",", ":"))
     if len(text) > limit:
         return text[: limit - len(TRUNCATION_MARK)] + TRUNCATION_MARK
     return text
+
+
+WALK_DEPTH = 4
+"""Levels of large lists and dicts :func:`to_json` walks itself, to stop once it has the text
+it keeps; below them, and for smaller values, each is encoded whole."""
+
+WALK_OVER = 2_048
+"""Items (of the lists and dicts of its top three levels) above which a value counts as
+large: below, encoding it whole costs less than walking it."""
+
+CHUNK = 64
+"""Items of a long list encoded at once when it is walked."""
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+
+
+def _large(value: Any) -> bool:
+    """Whether ``value`` holds over ``WALK_OVER`` items in its top three levels (counted
+    level by level until there: cheap for any value, whatever lies deeper)."""
+    count, level = 0, [value]
+    for depth in range(3):
+        below: list[Any] = []
+        for found in level:
+            if isinstance(found, dict):
+                count += len(found)
+                if depth < 2:
+                    below.extend(found.values())
+            elif isinstance(found, list):
+                count += len(found)
+                if depth < 2:
+                    below.extend(found)
+        if count > WALK_OVER:
+            return True
+        if not below:
+            return False
+        level = below
+    return False
+
+
+def _head(value: Any, enough: int, depth: int) -> str:
+    """The compact JSON of ``value``, or at least its first ``enough`` characters: a model
+    request of thousands of parts is not encoded whole for the 16 KB kept of it. A long list
+    goes ``CHUNK`` items at a time, each chunk encoded whole; a shorter one, or a dict, an
+    item at a time, each walked the same way (down to ``depth``)."""
+    if depth <= 0 or not isinstance(value, list | dict) or not _large(value):
+        return _dumps(value)
+    if isinstance(value, list) and len(value) > CHUNK:
+        texts = (_dumps(value[at : at + CHUNK])[1:-1] for at in range(0, len(value), CHUNK))
+        return _joined(texts, "[", "]", enough)
+    if isinstance(value, list):
+        texts = (_head(item, enough, depth - 1) for item in value)
+        return _joined(texts, "[", "]", enough)
+    if not all(isinstance(key, str) for key in value):
+        return _dumps(value)  # keys ``json`` turns into strings: as it does
+    texts = (_dumps(k) + ":" + _head(item, enough, depth - 1) for k, item in value.items())
+    return _joined(texts, "{", "}", enough)
+
+
+def _joined(texts: Iterator[str], opening: str, closing: str, enough: int) -> str:
+    """``opening`` + ``texts`` joined by commas + ``closing``, or its first ``enough``
+    characters at least (the texts past them are never made)."""
+    chunks, size = [opening], len(opening)
+    for text in texts:
+        if size > enough:
+            return "".join(chunks)
+        chunks.append(text if size == len(opening) else "," + text)
+        size += len(chunks[-1])
+    chunks.append(closing)
+    return "".join(chunks)
 
 
 def preview(value: Any, *, limit: int) -> str:
