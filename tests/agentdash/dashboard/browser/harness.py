@@ -122,10 +122,14 @@ def _wait_until_up(server: LiveServer) -> None:
     )
 
 
-def server_start(tmp: Path, *, env_extra: dict[str, str] | None = None) -> LiveServer:
+def server_start(
+    tmp: Path, *, env_extra: dict[str, str] | None = None, launcher: str = "daphne"
+) -> LiveServer:
     """Migrate and seed a fresh SQLite file in ``tmp``, then start daphne on 127.0.0.1 on a
     free port; returns once it answers. ``env_extra`` adds to (or overrides) the server's
-    environment, e.g. ``AGENTDASH_AGENTS``. Raises :class:`ServerError`."""
+    environment, e.g. ``AGENTDASH_AGENTS``; ``launcher``, the module run (``python -m``)
+    with daphne's arguments (e.g. one that slows the server down first). Raises
+    :class:`ServerError`."""
     env = {**server_env(tmp), **(env_extra or {})}
     try:
         sqlite_prepared(env)
@@ -135,7 +139,7 @@ def server_start(tmp: Path, *, env_extra: dict[str, str] | None = None) -> LiveS
     log = tmp / "daphne.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
+            [sys.executable, "-m", launcher, "-b", "127.0.0.1", "-p", str(port),
              "agentdash.asgi:application"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
