@@ -153,6 +153,8 @@ async def _until_ended(layer: Any, channel: str, session_id: str) -> dict[str, A
                 f"nothing published for {GIVE_UP_S:.0f} s: run ended {state['ended']}, answer "
                 f"{bool(state['answer'])}, spans without their final version {untold}"
             ) from None
+        if message.get("type") != "session.changes":
+            continue  # a span before it is stored (``spans``): its stored change follows
         for page in message.get("pages") or []:
             for item in json.loads(page["text"])["items"]:
                 if item["seq"] <= state["last"]:
