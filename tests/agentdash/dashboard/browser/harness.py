@@ -9,6 +9,7 @@ The fixtures live in conftest.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,9 +20,12 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.agentdash.live_harness import ROOT, sqlite_prepared
 
@@ -150,6 +154,20 @@ def server_start(
         server_stop(server)
         raise
     return server
+
+
+@contextlib.contextmanager
+def server_running(tmp: Path, **options: Any) -> Iterator[LiveServer]:
+    """:func:`server_start`'s server (``options``: its) for a ``with`` block, stopped after;
+    the test fails if it does not start (a module's own server)."""
+    try:
+        server = server_start(tmp, **options)
+    except ServerError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield server
+    finally:
+        server_stop(server)
 
 
 def server_stop(server: LiveServer) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,10 +15,8 @@ import pytest
 from tests.agentdash.dashboard.browser.harness import (
     Browser,
     LiveServer,
-    ServerError,
     screenshot,
-    server_start,
-    server_stop,
+    server_running,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -31,18 +28,12 @@ FLUSH_DELAY_S = 1.0
 @pytest.fixture(scope="module")
 def agentdash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """This module's own daphne, every live flush a second slower."""
-    try:
-        server = server_start(
-            tmp_path_factory.mktemp("slow-flush-server"),
-            env_extra={"AGENTDASH_TEST_FLUSH_DELAY_S": str(FLUSH_DELAY_S)},
-            launcher="tests.agentdash.dashboard.browser.slow_flush",
-        )
-    except ServerError as exc:
-        pytest.fail(str(exc))
-    try:
+    with server_running(
+        tmp_path_factory.mktemp("slow-flush-server"),
+        env_extra={"AGENTDASH_TEST_FLUSH_DELAY_S": str(FLUSH_DELAY_S)},
+        launcher="tests.agentdash.dashboard.browser.slow_flush",
+    ) as server:
         yield server
-    finally:
-        server_stop(server)
 
 
 def shown(browser: Browser) -> int:
@@ -76,10 +67,15 @@ def test_a_runs_spans_show_before_they_are_stored(browser: Browser) -> None:
     frames.clear()  # what comes from here on is the next run's
     page.fill("#composer-text", "And the capital of Japan?")
     page.press("#composer-text", "Enter")
-    deadline = time.monotonic() + LIVE_TIMEOUT / 1000
-    while shown(browser) <= before:  # the new run's first spans, on the page
-        assert time.monotonic() < deadline, "the new run's spans never showed"
-        page.wait_for_timeout(20)
+    page.wait_for_function(  # the new run's first spans, on the page
+        """before => {
+            const text = document.querySelector('#span-count').textContent;
+            const found = /^([\\d,]+) spans?$/.exec(text);
+            return found !== null && Number(found[1].replace(/,/g, '')) > before;
+        }""",
+        arg=before,
+        timeout=LIVE_TIMEOUT,
+    )
     stored_spans = [
         item
         for frame in frames

@@ -21,11 +21,9 @@ from tests.agentdash.dashboard.browser.harness import (
     POLL_MS,
     Browser,
     LiveServer,
-    ServerError,
     details_drawn,
     screenshot,
-    server_start,
-    server_stop,
+    server_running,
 )
 from tests.agentdash.dashboard.browser.hostile_agent import AGENT_NAME, HUGE_CHARS, MARKUP
 
@@ -41,16 +39,11 @@ HOSTILE_AGENTS = (
 @pytest.fixture(scope="module")
 def agentdash_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """This module's server: the embedded default, offering the hostile agent too."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AGENTDASH_AGENTS", HOSTILE_AGENTS)
-        try:
-            server = server_start(tmp_path_factory.mktemp("span-detail-server"))
-        except ServerError as exc:
-            pytest.fail(str(exc))
-    try:
+    with server_running(
+        tmp_path_factory.mktemp("span-detail-server"),
+        env_extra={"AGENTDASH_AGENTS": HOSTILE_AGENTS},
+    ) as server:
         yield server
-    finally:
-        server_stop(server)
 
 
 # ── Helpers ────────────────────────────────────────────────────────────────────────────────
