@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -90,19 +90,20 @@ class Workers:
         pid = int(worker_name.rsplit(":", 1)[1])
         return next(name for name, proc in self.procs.items() if proc.pid == pid)
 
-    def switches_applied(self, name: str) -> int:
-        """How many switch messages the worker ``name`` has applied so far (its control
-        listener logs each one)."""
+    def switch_applied(self, name: str, session_id: str) -> bool:
+        """Whether the worker ``name`` has applied a switch of the session ``session_id``
+        (its control listener logs each switch message it applies, with the change)."""
         text = (self.tmp / f"{name}.log").read_text(errors="replace")
-        return text.count(SWITCH_APPLIED)
+        marker = f"'session_id': {session_id!r}"
+        return any(marker in line for line in text.splitlines() if SWITCH_APPLIED in line)
 
-    def switch_heard(self, names: Sequence[str], before: Mapping[str, int]) -> float:
-        """Wait until each worker of ``names`` has applied a switch more than ``before``
-        (its :meth:`switches_applied` then); how long that took, in seconds."""
+    def switch_heard(self, names: Sequence[str], session_id: str) -> float:
+        """Wait until each worker of ``names`` has applied a switch of the session
+        ``session_id``; how long that took, in seconds."""
         started = time.monotonic()
         self.wait(
-            lambda: all(self.switches_applied(name) > before[name] for name in names),
-            f"workers {names} to apply the switch",
+            lambda: all(self.switch_applied(name, session_id) for name in names),
+            f"workers {names} to apply the switch of session {session_id}",
         )
         return time.monotonic() - started
 
