@@ -179,7 +179,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "max_connections": 100}]},
+            # Redis pub/sub channels are shared by every database number of a server: two
+            # installations on one Redis keep apart by their prefix (channels_redis's: asgi).
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "max_connections": 100}],
+                "prefix": os.environ.get("CHANNEL_LAYER_PREFIX", "asgi"),
+            },
         }
     }
 else:

@@ -128,6 +128,8 @@ def workers(
         "AGENTDASH_RUN_REQUEUE_AFTER_S": "600",  # no second chance for a lost message
         "AGENTDASH_TEST_GATE_DIR": str(gate),
         "PYTHONUNBUFFERED": "1",
+        # Pub/sub ignores the database number: apart from other tests' workers.
+        "CHANNEL_LAYER_PREFIX": f"test{uuid.uuid4().hex[:8]}",
     }
     # This process enqueues through the same broker, on the same queue.
     settings.AGENTDASH = {**settings.AGENTDASH, "EXECUTOR": "celery", "AGENTS": [AGENT]}

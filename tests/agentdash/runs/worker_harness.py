@@ -57,6 +57,9 @@ class Workers:
     def __init__(self, redis_url: str, tmp: Path, **settings: str) -> None:
         self.redis_url, self.tmp = redis_url, tmp
         self.queue = f"agentdash-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        # Pub/sub is shared by every database of the Redis server: the workers of tests running
+        # at once (both passes of ``make test``) must not hear each other's switches.
+        self.layer_prefix = f"test{uuid.uuid4().hex[:8]}"
         self.gate = tmp / "gate"
         self.gate.mkdir()
         self.env = {
@@ -67,6 +70,7 @@ class Workers:
             "CELERY_BROKER_URL": redis_url,
             "CELERY_QUEUE": self.queue,
             "AGENTDASH_EXECUTOR": "celery",
+            "CHANNEL_LAYER_PREFIX": self.layer_prefix,
             "AGENTDASH_AGENTS": AGENT,
             "AGENTDASH_TEST_GATE_DIR": str(self.gate),
             "PYTHONUNBUFFERED": "1",
@@ -157,7 +161,7 @@ def submitting_to(workers: Workers, settings: Any) -> Iterator[None]:
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
-            "CONFIG": {"hosts": [{"address": workers.redis_url}]},
+            "CONFIG": {"hosts": [{"address": workers.redis_url}], "prefix": workers.layer_prefix},
         }
     }
     agents_cache_clear()
