@@ -17,7 +17,6 @@ import select
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from typing import Any
 import pytest
 
 from tests.agentdash.live_harness import ROOT, sqlite_prepared
+from tests.waits import until
 
 CHROMIUM = os.environ.get(
     "AGENTDASH_CHROMIUM", "/usr/bin/chromium-headless-shell"
@@ -108,22 +108,23 @@ class ServerError(RuntimeError):
 
 
 def _wait_until_up(server: LiveServer) -> None:
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
-    while time.monotonic() < deadline:
+    def up() -> bool:
         if server.process.poll() is not None:
             raise ServerError(
                 f"daphne exited with {server.process.returncode}:\n{server.log_tail()}"
             )
         try:
             with urllib.request.urlopen(f"{server.url}/login/", timeout=2) as response:
-                if response.status == 200:
-                    return
+                return bool(response.status == 200)
         except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    raise ServerError(
-        f"daphne did not answer in {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}"
-    )
+            return False
+
+    try:
+        until(up, "daphne to answer", timeout=SERVER_START_TIMEOUT)
+    except AssertionError:
+        raise ServerError(
+            f"daphne did not answer in {SERVER_START_TIMEOUT:.0f} s:\n{server.log_tail()}"
+        ) from None
 
 
 def server_start(
