@@ -22,6 +22,7 @@ from agentdash.core.threads import thread_pool_close
 from agentdash.live.previews import SpanPreviews
 from agentdash.spans.otlp_out import agentdash_resource, otlp_out_install
 from agentdash.spans.span_processor import LiveSpanProcessor
+from runtime.telemetry.trace_ids import ChosenTraceIds, chosen_trace_ids_install
 
 START_TIMEOUT_S = 30.0
 
@@ -46,14 +47,18 @@ class FlusherLifecycle:
         """Make the global OpenTelemetry SDK tracer provider feed this pipeline: add the
         processor to the one already set (its other processors stay), or set a new one (its
         resource: ``agentdash_resource()``). Also copies the spans to a collector when the
-        standard ``OTEL_EXPORTER_OTLP_*`` variables name one (``spans.otlp_out``).
-        Idempotent; turns snapshot taking on."""
+        standard ``OTEL_EXPORTER_OTLP_*`` variables name one (``spans.otlp_out``), and
+        wraps its id generator, so that a run's trace can be chosen when it is claimed
+        (``runtime.telemetry.trace_ids``). Idempotent; turns snapshot taking on."""
         provider = trace.get_tracer_provider()
         if not isinstance(provider, TracerProvider):
-            trace.set_tracer_provider(TracerProvider(resource=agentdash_resource()))
+            trace.set_tracer_provider(
+                TracerProvider(resource=agentdash_resource(), id_generator=ChosenTraceIds())
+            )
             provider = trace.get_tracer_provider()
         if not isinstance(provider, TracerProvider):  # someone else's non-SDK provider won
             raise RuntimeError(f"the global tracer provider is not an SDK one: {provider!r}")
+        chosen_trace_ids_install(provider)  # a run's trace is written when it is claimed
         processors = provider._active_span_processor._span_processors  # no public accessor
         if self.processor not in processors:
             provider.add_span_processor(self.processor)

@@ -20,11 +20,12 @@ from django.utils import timezone
 
 from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.session_service import DjangoSessionService
-from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.announcements import ItemsMaker, announce_on_commit
 from agentdash.changes.items import ChangesRead
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next, session_changes_next
 from agentdash.core.hygiene import text_storable
+from agentdash.runs.change_items import run_item
 from agentdash.runs.models import Run
 from agentdash.runs.turns import turn_taken
 from runtime.events.event import Event
@@ -57,22 +58,32 @@ def run_ended_register(listener: RunEnded) -> None:
         _ended_listeners.append(listener)
 
 
-def run_change_record(*, run: Run) -> int:
+def run_change_record(*, run: Run, no_calls: bool = False) -> int:
     """Record a change of ``run`` in its session's change log; returns the seq. A run it
-    records as ended is handed to the :func:`run_ended_register` listeners on commit."""
+    records as ended is handed to the :func:`run_ended_register` listeners on commit.
+
+    ``no_calls``: the run cannot have made a model call yet (it was just queued, or its
+    first attempt just claimed) — ``run`` as it is now is then its whole item, and the
+    publisher reads nothing back."""
     seq = session_change_next(
         session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk), announce=False
     )
-    # Announced with a maker of its one item: the publisher reads this run (with the other
-    # runs announced to the same flush), not the session's changes since it last published.
+    run.change_seq = max(run.change_seq or 0, seq)
     change = (run.session_id, seq, SessionChange.Kind.RUN.value, str(run.pk))
-    announce_on_commit(run.session_id, seq, items=ChangesRead((change,)))
+    items: ItemsMaker
+    if no_calls:  # made now: the worker goes on changing ``run``
+        known = {"seq": seq, "kind": change[2], "data": run_item(run)}
+        items = lambda limit: [known][:limit]  # noqa: E731
+    else:
+        # The publisher reads this run (with the other runs announced to the same flush)
+        # with its totals, not the session's changes since it last published.
+        items = ChangesRead((change,))
+    announce_on_commit(run.session_id, seq, items=items)
     # Kept once the change commits, in a statement of its own: inside the writer's
     # transaction the run's row would be locked after the session's counter, which others
     # take the other way round (a deadlock, found under an outage test). Until then a
     # reader tells the run at its previous latest change too: as before this was kept.
     transaction.on_commit(partial(_change_seq_keep, run.pk, seq), robust=True)
-    run.change_seq = max(run.change_seq or 0, seq)
     if run.status in FINISHED:
         for listener in _ended_listeners:
             transaction.on_commit(partial(listener, run), robust=True)
@@ -101,8 +112,10 @@ def _change_seq_keep(run_id: int, seq: int) -> None:
     )
 
 
-def run_claim(*, run_id: int, worker: str) -> Run | None:
-    """Take a queued run for ``worker``: running, attempt + 1, started and heartbeat now.
+def run_claim(*, run_id: int, worker: str, trace_id: str = "") -> Run | None:
+    """Take a queued run for ``worker``: running, attempt + 1, started and heartbeat now;
+    ``trace_id``, when given, is the trace the attempt will run in (chosen before its first
+    span: ``runtime.telemetry.trace_ids``), else it is recorded once a span tells it.
 
     Conditional on the run being queued (its row locked), so of two workers handed the same
     run exactly one gets it; the other (and a delivery of a run that is no longer queued)
@@ -143,9 +156,10 @@ def run_claim(*, run_id: int, worker: str) -> Run | None:
             started_at=now,
             heartbeat_at=now,
             finished_at=None,
+            trace_id=trace_id,
         )
         run = Run.objects.select_related("session").get(pk=run_id)
-        run_change_record(run=run)
+        run_change_record(run=run, no_calls=run.attempt == 1)
     return run
 
 

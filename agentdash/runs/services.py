@@ -127,7 +127,7 @@ def run_enqueue(
             requested_by=user,
             queued_at=timezone.now(),
         )
-        run_change_record(run=run)
+        run_change_record(run=run, no_calls=True)
         run_id = run.pk
         transaction.on_commit(lambda: run_dispatch(run_id=run_id))
     return run

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +42,7 @@ from runtime import RunConfig, Runner, StreamingMode
 from runtime.errors import CallbackError, ModelCallError
 from runtime.events.event import Event
 from runtime.sessions.session import Session
+from runtime.telemetry.trace_ids import chosen_trace_ids, trace_id_chosen, trace_id_new
 from runtime.telemetry.tracing import trace_id_hex
 
 logger = logging.getLogger(__name__)
@@ -66,7 +67,8 @@ class RunSessionService(DjangoSessionService):
             found = trace_id_hex()  # the invocation's span is current while the runner stores
             if found != _NO_TRACE:
                 self.trace_id = found
-                await in_worker_thread(run_trace_set)(run=self.run, trace_id=found)
+                if found != self.run.trace_id:  # not the trace the claim chose (and wrote)
+                    await in_worker_thread(run_trace_set)(run=self.run, trace_id=found)
         return stored
 
 
@@ -105,8 +107,12 @@ async def run_execute(run_id: int, *, worker: str) -> None:
 async def _attempt(run_id: int, *, worker: str) -> bool:
     """One attempt; True when it ended queued again (a database outage interrupted it)."""
     claim = in_worker_thread(run_claim)
+    # The attempt's trace chosen now, when the tracer provider will use it: the claim
+    # records it, and no write is left for the first span to make.
+    trace_id = trace_id_new() if chosen_trace_ids() else ""
     run = await until_reachable(
-        lambda: claim(run_id=run_id, worker=worker), what=f"claiming run {run_id}"
+        lambda: claim(run_id=run_id, worker=worker, trace_id=trace_id),
+        what=f"claiming run {run_id}",
     )
     if run is None:
         logger.info("run %s is not queued any more: nothing to do", run_id)
@@ -187,21 +193,23 @@ async def _drive(run: Run, service: RunSessionService) -> None:
         run_config=RunConfig(streaming_mode=StreamingMode.SSE),
         invocation_id=run.invocation_id,
     )
-    async with aclosing(events) as stream:
-        async for event in stream:
-            if event.partial:
-                await streaming.publish_partial(
-                    session_id=run.session_id,
-                    run_id=run.pk,
-                    invocation_id=run.invocation_id,
-                    author=event.author,
-                    text=event.text,
-                )
-            await streaming.backpressure()
-            # A model or agent that yields without ever waiting (a fast stream, a local
-            # model) would otherwise hold the loop for the whole answer: the heartbeat, the
-            # flusher and daphne's other requests get a turn after every event.
-            await asyncio.sleep(0)
+    chosen = trace_id_chosen(run.trace_id) if run.trace_id else contextlib.nullcontext()
+    async with contextlib.aclosing(events) as stream:
+        with chosen:  # the invocation's span, the first span of the run, takes it
+            async for event in stream:
+                if event.partial:
+                    await streaming.publish_partial(
+                        session_id=run.session_id,
+                        run_id=run.pk,
+                        invocation_id=run.invocation_id,
+                        author=event.author,
+                        text=event.text,
+                    )
+                await streaming.backpressure()
+                # A model or agent that yields without ever waiting (a fast stream, a local
+                # model) would otherwise hold the loop for the whole answer: the heartbeat,
+                # the flusher and daphne's other requests get a turn after every event.
+                await asyncio.sleep(0)
 
 
 async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> None:

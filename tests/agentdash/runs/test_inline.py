@@ -60,11 +60,11 @@ async def test_the_capital_agent_runs_on_the_servers_loop(
     state = (await sync_to_async(session_state_view)(session_id=session.id)).state
     assert state["last_capital_lookup"] == "France" and state["last_answer"] == answer
 
-    # Every change is in the session's log: the run's (queued, running, trace, succeeded,
-    # and its totals growing: one per flush that stored a model call of it — the agent made
-    # two), the events', and, stored by the live pipeline, the spans'.
+    # Every change is in the session's log: the run's (queued, running with its trace,
+    # succeeded, and its totals growing: one per flush that stored a model call of it — the
+    # agent made two), the events', and, stored by the live pipeline, the spans'.
     kinds = [k async for k in SessionChange.objects.filter(session=session).values_list("kind")]
-    assert 4 + 1 <= [k for (k,) in kinds].count("run") <= 4 + 2
+    assert 3 + 1 <= [k for (k,) in kinds].count("run") <= 3 + 2
     assert [k for (k,) in kinds].count("event") == 4
 
     async def spans_stored() -> bool:
@@ -165,3 +165,33 @@ def test_sync_code_with_no_loop_around_gets_a_run_loop_of_its_own(
         executor_reset()
         live_pipeline().uninstall()
     assert host.loop is None
+
+
+async def test_a_run_has_its_trace_from_its_claim_and_its_spans_are_in_it(
+    register: Callable[..., None], make_session: MakeSession, host: Any
+) -> None:
+    """The claim chooses the attempt's trace and writes it with the run's start, so a client
+    knows it before the first span; the run's spans come in that trace, and no change of the
+    run is spent on recording it later."""
+    gate = Gate()
+    call = types.FunctionCall(name="slow_lookup", args={"topic": "tea"})
+    register(LlmAgent(name="traced_agent", model=ScriptedLlm(responses=[call, "Done."]),
+                      tools=[gate.tool]))  # fmt: skip
+    session = await sync_to_async(make_session)("traced_agent")
+    run = await arun_enqueue(
+        session=session, agent_name="traced_agent", message=says("tea?"), requested_by=None
+    )
+    await asyncio.wait_for(gate.entered.wait(), 60)
+    running = await Run.objects.aget(pk=run.pk)
+    assert running.status == Run.Status.RUNNING and len(running.trace_id) == 32
+    kinds = [k async for k in SessionChange.objects.filter(session=session).values_list("kind")]
+    changes_while_running = [k for (k,) in kinds].count("run")
+
+    gate.release.set()
+    stored = await run_ended(run.pk)
+
+    assert (stored.status, stored.trace_id) == (Run.Status.SUCCEEDED, running.trace_id)
+    await live_pipeline().settle(run.invocation_id)
+    traces = {t async for t in Span.objects.filter(run=run).values_list("trace_id", flat=True)}
+    assert traces == {running.trace_id}
+    assert changes_while_running == 2  # queued, running (with its trace): nothing since
