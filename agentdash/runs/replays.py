@@ -121,7 +121,10 @@ def replay_continue(run: Run) -> None:
     """After ``run`` ended: queue the next message of its session's active replay if it is
     due, or end the replay (done, or stopped by a run that failed). Registered with
     ``lifecycle.run_ended_register``; never raises (a failure stops the replay, logged)."""
+    active = Replay.objects.filter(session_id=run.session_id, status=Replay.Status.ACTIVE)
     try:
+        if not active.exists():  # most sessions: nothing to lock, no transaction
+            return
         with transaction.atomic():
             replay = _active(run.session_id)
             if replay is not None:
@@ -129,9 +132,7 @@ def replay_continue(run: Run) -> None:
     except Exception as exc:
         logger.exception("replay of session %s: the next message was not queued", run.session_id)
         try:
-            Replay.objects.filter(session_id=run.session_id, status=Replay.Status.ACTIVE).update(
-                status=Replay.Status.STOPPED, error=f"{type(exc).__name__}: {exc}"[:2000]
-            )
+            active.update(status=Replay.Status.STOPPED, error=f"{type(exc).__name__}: {exc}"[:2000])
         except Exception:
             logger.exception("replay of session %s could not be stopped", run.session_id)
 

@@ -37,20 +37,26 @@ def turn_first(session_id: str) -> int | None:
     """The queued run of the session whose turn is next (one asked to stop goes first: its
     claim only ends it), or ``None``."""
     queued = Run.objects.filter(session_id=session_id, status=Run.Status.QUEUED)
-    rows = list(queued.values_list("pk", "message", "cancel_requested"))
-    if not rows:
+    return _first(list(queued.values_list("pk", "message", "cancel_requested")))
+
+
+def _first(queued: list[tuple[int, Any, bool]]) -> int | None:
+    if not queued:
         return None
-    stopping = [pk for pk, _, cancel in rows if cancel]
+    stopping = [pk for pk, _, cancel in queued if cancel]
     if stopping:
         return min(stopping)
-    return min(rows, key=lambda row: queue_order(row[0], row[1]))[0]
+    return min(queued, key=lambda row: queue_order(row[0], row[1]))[0]
 
 
 def turn_taken(*, session_id: str, run_id: int) -> bool:
     """Whether run ``run_id`` (queued) must wait: another run of the session is running or
-    waiting, or a queued one goes before it."""
-    others = Run.objects.filter(session_id=session_id).exclude(pk=run_id)
-    if others.filter(status__in=HOLDERS).exists():
+    waiting, or a queued one goes before it. One query: the session's runs under way or
+    queued."""
+    rows = Run.objects.filter(session_id=session_id, status__in=(*HOLDERS, Run.Status.QUEUED))
+    found = list(rows.values_list("pk", "status", "message", "cancel_requested"))
+    if any(status in HOLDERS for pk, status, _, _ in found if pk != run_id):
         return True
-    first = turn_first(session_id)
+    first = _first([(pk, message, cancel) for pk, status, message, cancel in found
+                    if status == Run.Status.QUEUED])  # fmt: skip
     return first is not None and first != run_id

@@ -30,11 +30,21 @@ _SUMS = {
 _shared = threading.local()
 
 
+_PRICE_FIELDS = (
+    "model", "match", "input_per_mtok", "output_per_mtok", "cached_input_per_mtok",
+    "thinking_per_mtok", "as_of", "edited_on",
+)  # fmt: skip
+"""What costs read of a price row (``usage.Price``): read as tuples, not model instances —
+the table is read at every flush."""
+
+
 def price_book() -> PriceBook:
     """The price table as it is when first asked (one query, only if asked; the table is
     small) — inside :func:`prices_shared`, the one book of that unit of work."""
     shared: PriceBook | None = getattr(_shared, "book", None)
-    return shared if shared is not None else PriceBook(lambda: list(ModelPrice.objects.all()))
+    if shared is not None:
+        return shared
+    return PriceBook(lambda: ModelPrice.objects.values_list(*_PRICE_FIELDS, named=True))
 
 
 @contextlib.contextmanager
