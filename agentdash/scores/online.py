@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
@@ -43,11 +44,10 @@ def sampled(rule_name: str, invocation_id: str, rate: float) -> bool:
     return int.from_bytes(digest[:8], "big") / 2**64 < rate
 
 
-def rules_taking(run: Run) -> list[EvaluatorRule]:
-    """The enabled rules whose filter and sample take ``run``."""
+def rules_taking(run: Run, rules: Iterable[EvaluatorRule]) -> list[EvaluatorRule]:
+    """The rules of ``rules`` whose filter and sample take ``run``."""
     if run.status not in FINISHED:
         return []
-    rules = EvaluatorRule.objects.filter(enabled=True).select_related("definition")
     return [
         rule for rule in rules
         if rule.agent_name in ("", run.agent_name) and rule.outcome in ("", run.status)
@@ -55,9 +55,16 @@ def rules_taking(run: Run) -> list[EvaluatorRule]:
     ]  # fmt: skip
 
 
+def _enabled_rules() -> list[EvaluatorRule]:
+    return list(EvaluatorRule.objects.filter(enabled=True).select_related("definition"))
+
+
 def _run_and_rules(run_id: int) -> tuple[Run | None, list[EvaluatorRule]]:
+    rules = _enabled_rules()
+    if not rules:  # as a rule, none: the run is not read at all
+        return None, []
     run = Run.objects.select_related("session").filter(pk=run_id).first()
-    return (run, rules_taking(run)) if run is not None else (None, [])
+    return (run, rules_taking(run, rules)) if run is not None else (None, [])
 
 
 async def run_evaluate(run_id: int) -> None:
