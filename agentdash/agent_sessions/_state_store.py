@@ -170,7 +170,7 @@ def _current_state(
     (locked when ``lock``) where the delta's ``parts`` change them."""
     app_lookup = {"app_name": row["app_name"]}
     user_lookup = {"app_name": row["app_name"], "user_id": row["user_id"]}
-    app, user = row.get(_JOINED_APP), row.get(_JOINED_USER)  # read with the row, unlocked
+    app, user = row.get(JOINED_APP), row.get(JOINED_USER)  # read with the row, unlocked
     if app is None or parts["app"]:
         app = _scope_read(AppState, app_lookup, bool(parts["app"]), lock)
     if user is None or parts["user"]:
@@ -252,11 +252,11 @@ def _read_session(
     session_id: str, app_name: str | None, user_id: str | None, lock: bool = False
 ) -> Any:
     """The session's row (``_SESSION_FIELDS``), or ``None``. Unlocked, its app's and user's
-    shared rows come with it, in the same statement (under ``_JOINED_APP`` and
-    ``_JOINED_USER``; left joins: a shared row may not exist yet); locked
+    shared rows come with it, in the same statement (under ``JOINED_APP`` and
+    ``JOINED_USER``; left joins: a shared row may not exist yet); locked
     (``FOR NO KEY UPDATE``), the session's row alone."""
     if not lock:
-        return _read_joined(session_id, app_name, user_id)
+        return session_read_joined(session_id, app_name, user_id)
     sessions = AgentSession.objects.filter(pk=session_id).select_for_update(no_key=True)
     if app_name is not None:
         sessions = sessions.filter(app_name=app_name)
@@ -266,10 +266,13 @@ def _read_session(
 
 
 _SESSION_FIELDS = ("app_name", "user_id", "state", "version", "event_count", "last_update_time")
-_JOINED_APP, _JOINED_USER = "joined_app", "joined_user"
+JOINED_APP, JOINED_USER = "joined_app", "joined_user"
 
 
-def _read_joined(session_id: str, app_name: str | None, user_id: str | None) -> Any:
+def session_read_joined(session_id: str, app_name: str | None, user_id: str | None) -> Any:
+    """The session's row (``_SESSION_FIELDS``, of that app and user when given) with its
+    app's and user's shared rows (``ScopeRow`` under ``JOINED_APP`` and ``JOINED_USER``),
+    in one statement; ``None`` when there is no such session."""
     quote = connection.ops.quote_name
     tables = [quote(m._meta.db_table) for m in (AgentSession, AppState, UserState)]
     columns = [f"s.{quote(f)}" for f in _SESSION_FIELDS] + [
@@ -294,7 +297,7 @@ def _read_joined(session_id: str, app_name: str | None, user_id: str | None) -> 
         return None
     row: dict[str, Any] = dict(zip(_SESSION_FIELDS, found[:6], strict=True))
     row["state"] = _json(row["state"])
-    for key, start in ((_JOINED_APP, 6), (_JOINED_USER, 10)):
+    for key, start in ((JOINED_APP, 6), (JOINED_USER, 10)):
         scope = dict(zip(_SCOPE_FIELDS, found[start : start + 4], strict=True))
         if scope["id"] is None:
             row[key] = ScopeRow()

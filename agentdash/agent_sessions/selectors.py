@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
+from agentdash.agent_sessions._state_store import JOINED_APP, JOINED_USER, session_read_joined
 from agentdash.agent_sessions.change_items import event_item
 from agentdash.agent_sessions.models import (
     OPERATOR_AUTHOR,
@@ -115,11 +116,7 @@ def session_snapshot(
     """The runtime ``Session`` (merged state, stored events) or ``None`` when the session does
     not exist in that app for that user. Events are read up to the row's ``event_count``, so
     they match the own state read with them even while writers append."""
-    row = (
-        AgentSession.objects.filter(pk=session_id, app_name=app_name, user_id=user_id)
-        .values(*_SESSION_FIELDS, "last_update_time")
-        .first()
-    )
+    row = session_read_joined(session_id, app_name, user_id)  # with its shared rows
     if row is None:
         return None
     events = SessionEvent.objects.filter(session_id=session_id, seq__lte=row["event_count"])
@@ -133,12 +130,12 @@ def session_snapshot(
             data = list(newest[: config.num_recent_events])[::-1]
     else:
         data = list(events.order_by("seq").values_list("data", flat=True))
-    shared = _shared_states(app_name, [user_id])
+    shared = {**row[JOINED_APP].state, **row[JOINED_USER].state}
     return Session(
-        id=row["id"],
+        id=session_id,
         app_name=app_name,
         user_id=user_id,
-        state={**shared[user_id], **row["state"]},
+        state={**shared, **row["state"]},
         events=[Event.model_validate(d) for d in data],
         last_update_time=row["last_update_time"],
     )
