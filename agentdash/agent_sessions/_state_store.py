@@ -32,6 +32,7 @@ from agentdash.agent_sessions.errors import ConcurrentUpdateError
 from agentdash.agent_sessions.event_data import event_text
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
 from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.bulk import rows_insert
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import storable
@@ -214,7 +215,7 @@ def _append_once(
     )
     if not swapped:
         raise _CasMiss
-    row = SessionEvent.objects.create(
+    row = SessionEvent(
         session_id=session_id,
         seq=seq,
         event_id=event_data["id"],
@@ -226,6 +227,8 @@ def _append_once(
         data=event_data,
         html=html,
     )
+    # One plain INSERT of the row (not ``save()``'s per-field work); it is not read back.
+    rows_insert(model=SessionEvent, fields=_EVENT_FIELDS, rows=[_values(row, _EVENT_FIELDS)])
     # The session's change log, in the event's transaction: live clients catch up from it.
     # Announced with its item, made from the row just stored: the publisher need not read
     # it back.
@@ -242,6 +245,16 @@ def _append_once(
         state={**app_state, **user_state, **own},
         previous_state=current.merged,
     )
+
+
+_EVENT_FIELDS = (
+    "session_id", "seq", "event_id", "invocation_id", "author", "timestamp", "version",
+    "state_delta_keys", "data", "html",
+)  # fmt: skip
+
+
+def _values(row: SessionEvent, fields: tuple[str, ...]) -> list[Any]:
+    return [getattr(row, name) for name in fields]
 
 
 def _event_change(seq: int, row: SessionEvent) -> dict[str, Any]:
