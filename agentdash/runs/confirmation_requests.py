@@ -46,9 +46,9 @@ def requests_and_answers(
     requests: list[ConfirmationRequest] = []
     first_seq: int | None = None
     for row in session_events(session_id=session_id, invocation_id=invocation_id):
-        event = event_from_row(row)
-        if event.author == "user":  # a client's event answers; it never asks
+        if row.author == "user" or not _asks(row.data):  # a client's event never asks
             continue
+        event = event_from_row(row)  # validated only when it asks: events can be large
         for call in event.get_function_calls():
             if call.name != REQUEST_CONFIRMATION_FUNCTION or not call.id:
                 continue
@@ -64,6 +64,19 @@ def requests_and_answers(
             if fr.name == REQUEST_CONFIRMATION_FUNCTION and fr.id
         }
     return requests, answered
+
+
+def _asks(data: Any) -> bool:
+    """Whether a stored event's data holds a confirmation request (read as stored, before
+    building the event)."""
+    content = data.get("content") if isinstance(data, dict) else None
+    parts = content.get("parts") if isinstance(content, dict) else None
+    return any(
+        isinstance(part, dict)
+        and isinstance(part.get("function_call"), dict)
+        and part["function_call"].get("name") == REQUEST_CONFIRMATION_FUNCTION
+        for part in parts or []
+    )
 
 
 def _request(event: Event, call: types.FunctionCall) -> ConfirmationRequest:
