@@ -65,7 +65,7 @@ class LivePipeline(FlusherLifecycle):
         self,
         *,
         linger: float = 0.005,
-        preview_after: float | None = 0.010,
+        preview_after: float | None = 0.003,
         idle_timeout: float = 1.0,
         retry_delay: float = 0.1,
         batch_size: int = 200,

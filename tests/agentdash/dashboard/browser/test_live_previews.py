@@ -88,7 +88,11 @@ def test_a_runs_spans_show_before_they_are_stored(browser: Browser) -> None:
     screenshot(browser, "session-previewed.png")
 
     # Then the stored changes: the run ends, every span ended, as many as were previewed.
+    # Previews may show every span ended before any is stored: the run's end, which comes
+    # after its spans' stored changes, is what says they are all in.
+    page.locator("#run-status[data-status='running']").wait_for(timeout=LIVE_TIMEOUT)
     page.locator(".msg-agent .msg-body.md", has_text="Tokyo").first.wait_for(timeout=LIVE_TIMEOUT)
+    page.locator("#run-status[data-status='succeeded']").wait_for(timeout=LIVE_TIMEOUT)
     page.locator("#span-tree .span[data-state='running']").first.wait_for(
         state="detached", timeout=LIVE_TIMEOUT
     )
