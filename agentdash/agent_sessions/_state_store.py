@@ -228,7 +228,8 @@ def _append_once(
         html=html,
     )
     # One plain INSERT of the row (not ``save()``'s per-field work); it is not read back.
-    rows_insert(model=SessionEvent, fields=_EVENT_FIELDS, rows=[_values(row, _EVENT_FIELDS)])
+    values = [getattr(row, name) for name in _EVENT_FIELDS]
+    rows_insert(model=SessionEvent, fields=_EVENT_FIELDS, rows=[values])
     # The session's change log, in the event's transaction: live clients catch up from it.
     # Announced with its item, made from the row just stored: the publisher need not read
     # it back.
@@ -251,10 +252,6 @@ _EVENT_FIELDS = (
     "session_id", "seq", "event_id", "invocation_id", "author", "timestamp", "version",
     "state_delta_keys", "data", "html",
 )  # fmt: skip
-
-
-def _values(row: SessionEvent, fields: tuple[str, ...]) -> list[Any]:
-    return [getattr(row, name) for name in fields]
 
 
 def _event_change(seq: int, row: SessionEvent) -> dict[str, Any]:
