@@ -192,10 +192,11 @@ def run_trace_set(*, run: Run, trace_id: str) -> bool:
     return True
 
 
-def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") -> bool:
+def run_finish(*, run: Run, status: str, error: str = "", trace_id: str | None = None) -> bool:
     """End this attempt of a running run as ``status`` (succeeded, failed or cancelled), with
-    ``error`` (capped) and ``trace_id`` when given, and a seq. Returns False, writing
-    nothing, when the attempt is no longer the run's (reaped, or finished already)."""
+    ``error`` (capped) and a seq; ``trace_id``, when given, is the trace its spans are in
+    (``""``: it made none — the trace its claim chose was never used). Returns False,
+    writing nothing, when the attempt is no longer the run's (reaped, or finished already)."""
     if status not in (*FINISHED, Run.Status.WAITING):
         raise ValueError(f"a run finishes as one of {FINISHED} or waiting, not {status!r}")
     fields: dict[str, Any] = {
@@ -203,7 +204,7 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str = "") ->
         "finished_at": timezone.now(),
         "error": text_storable(error[:ERROR_MESSAGE_LIMIT])[0],  # may quote what a tool said
     }
-    if trace_id:
+    if trace_id is not None:
         fields["trace_id"] = trace_id
     with transaction.atomic():
         if not _this_attempt(run).update(**fields):
@@ -255,7 +256,7 @@ def run_requeue(*, run: Run, why: str, max_attempts: int, failure_code: str = ""
     return str(fields["status"])
 
 
-def run_fail(*, run: Run, error: str, trace_id: str = "") -> bool:
+def run_fail(*, run: Run, error: str, trace_id: str | None = None) -> bool:
     """:func:`run_finish` as ``failed`` with ``error``."""
     return run_finish(run=run, status=Run.Status.FAILED, error=error, trace_id=trace_id)
 
@@ -265,7 +266,7 @@ def run_conclude(
     run: Run,
     status: str,
     error: str = "",
-    trace_id: str = "",
+    trace_id: str | None = None,
     report: tuple[str, str] | None = None,
 ) -> bool:
     """End this attempt as :func:`run_finish` does and, with ``report`` (code, message),

@@ -42,7 +42,12 @@ from runtime import RunConfig, Runner, StreamingMode
 from runtime.errors import CallbackError, ModelCallError
 from runtime.events.event import Event
 from runtime.sessions.session import Session
-from runtime.telemetry.trace_ids import chosen_trace_ids, trace_id_chosen, trace_id_new
+from runtime.telemetry.trace_ids import (
+    ChosenTrace,
+    chosen_trace_ids,
+    trace_id_chosen,
+    trace_id_new,
+)
 from runtime.telemetry.tracing import trace_id_hex
 
 logger = logging.getLogger(__name__)
@@ -60,6 +65,14 @@ class RunSessionService(DjangoSessionService):
     def __init__(self, run: Run) -> None:
         self.run = run
         self.trace_id = ""
+        self.chosen: ChosenTrace | None = None  # the trace the claim chose, while driven
+
+    @property
+    def trace(self) -> str:
+        """The trace this attempt's spans are in; ``""`` when it made none."""
+        if self.trace_id:
+            return self.trace_id
+        return self.chosen.trace_id if self.chosen is not None and self.chosen.taken else ""
 
     async def aappend_event(self, session: Session, event: Event) -> Event:
         stored = await super().aappend_event(session, event)
@@ -141,7 +154,7 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
         await streaming.settle(run.invocation_id)  # clients see the run end after its spans
         if error is not None and watch.stop is None and caused_by_outage(error):
             return await _requeue(run, error)
-        await _record(run, service.trace_id, watch, error)
+        await _record(run, service.trace, watch, error)
         return False
     finally:
         await tasks_ended([beat])
@@ -195,7 +208,8 @@ async def _drive(run: Run, service: RunSessionService) -> None:
     )
     chosen = trace_id_chosen(run.trace_id) if run.trace_id else contextlib.nullcontext()
     async with contextlib.aclosing(events) as stream:
-        with chosen:  # the invocation's span, the first span of the run, takes it
+        with chosen as handle:  # the invocation's span, the first span of the run, takes it
+            service.chosen = handle
             async for event in stream:
                 if event.partial:
                     await streaming.publish_partial(

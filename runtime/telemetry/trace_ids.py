@@ -51,13 +51,26 @@ def trace_id_new() -> str:
     return format(secrets.randbits(128) or 1, "032x")
 
 
+class ChosenTrace:
+    """A trace id chosen for the next root span; ``taken`` once a span has it."""
+
+    def __init__(self, trace_id: str) -> None:
+        self.trace_id = trace_id
+        self._held = [int(trace_id, 16)]
+
+    @property
+    def taken(self) -> bool:
+        return not self._held
+
+
 @contextlib.contextmanager
-def trace_id_chosen(trace_id: str) -> Iterator[None]:
+def trace_id_chosen(trace_id: str) -> Iterator[ChosenTrace]:
     """In this block (and the tasks it starts), the next root span gets ``trace_id`` (32
     hex digits) — when the provider's generator is wrapped (:func:`chosen_trace_ids`)."""
-    token = _chosen.set([int(trace_id, 16)])
+    chosen = ChosenTrace(trace_id)
+    token = _chosen.set(chosen._held)
     try:
-        yield
+        yield chosen
     finally:
         _chosen.reset(token)
 

@@ -258,3 +258,33 @@ async def test_the_heartbeat_goes_on_while_the_runs_spans_settle(
     )
     assert (await run_ended(run.pk)).status == Run.Status.SUCCEEDED
     assert seen == [True]
+
+
+async def test_an_attempt_that_made_no_span_leaves_no_trace(
+    register: Callable[..., None],
+    make_session: MakeSession,
+    recorder: RecordingExecutor,
+    settings: Any,
+) -> None:
+    """The claim writes the trace it chose for the attempt; an attempt that fails before its
+    first span (its agent is gone) takes that trace back: the run points at no empty trace."""
+    from agentdash.live.pipeline import live_pipeline
+    from agentdash.registry.loader import agents_cache_clear
+    from runtime.telemetry.trace_ids import chosen_trace_ids
+
+    register(LlmAgent(name="fleeting_agent", model=ScriptedLlm(responses=["Hi."])))
+    session = await sync_to_async(make_session)("fleeting_agent")
+    run = await enqueue(session, "fleeting_agent")
+    live_pipeline().install()  # the tracer provider hands out chosen trace ids
+    try:
+        assert chosen_trace_ids()
+        settings.AGENTDASH = {**settings.AGENTDASH, "AGENTS": ["agentdash.demo.capital:root_agent"]}
+        agents_cache_clear()
+
+        await run_execute(run.pk, worker="w1")
+    finally:
+        live_pipeline().uninstall()
+
+    stored = await Run.objects.aget(pk=run.pk)
+    assert stored.status == Run.Status.FAILED and "fleeting_agent" in stored.error
+    assert stored.trace_id == ""

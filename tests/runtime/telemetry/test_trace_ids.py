@@ -27,12 +27,13 @@ def _trace_of(span: trace.Span) -> str:
 def test_the_first_root_span_in_the_block_takes_the_chosen_trace_and_only_it() -> None:
     tracer = _tracer()
     chosen = trace_id_new()
-    with trace_id_chosen(chosen):
+    with trace_id_chosen(chosen) as handle:
+        assert not handle.taken
         with (
             tracer.start_as_current_span("invocation") as root,
             tracer.start_as_current_span("step") as child,
         ):
-            pass
+            assert handle.taken
         with tracer.start_as_current_span("another root") as other:
             pass
     with tracer.start_as_current_span("outside") as outside:
