@@ -11,6 +11,7 @@ removes its own at the end.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -138,6 +139,9 @@ def _encodable(text: str) -> str:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield
     report = outcome.get_result()
+    if call.when == "setup":  # carried to the controller with the report (pytest-xdist)
+        shared = _SessionFixtures.spent.pop(item.nodeid, 0.0)
+        report.user_properties.append((SESSION_SETUP, shared))
     report.sections = [(title, _encodable(text)) for title, text in report.sections]
     if report.longrepr is not None:
         text = str(report.longrepr)
@@ -154,22 +158,38 @@ _spent: dict[str, float] = {}
 _marked: dict[str, bool] = {}
 
 
-_processes_started: set[str] = set()
+SESSION_SETUP = "session_fixtures_s"
 
 
-def _process_of(report: pytest.TestReport) -> str:
-    """The pytest-xdist worker a report came from ("" in a run without workers)."""
-    gateway = getattr(getattr(report, "node", None), "gateway", None)
-    return str(getattr(gateway, "id", ""))
+class _SessionFixtures:
+    """Times the session's fixtures (the test database, migrated; a server every test of a
+    run shares), made by the set-up of whichever test first asks for one: no test's own
+    cost. A plugin, not hooks of this conftest: a session fixture's hooks are the session's,
+    which a conftest of a directory below the root is not part of."""
+
+    spent: dict[str, float] = {}  # test → seconds its set-up spent making session fixtures
+    _current: list[str] = []  # the test being set up
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
+        self._current.append(item.nodeid)
+        try:
+            yield
+        finally:
+            self._current.pop()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
+        start = time.monotonic()
+        yield
+        if fixturedef.scope == "session" and self._current:
+            test = self._current[-1]
+            self.spent[test] = self.spent.get(test, 0.0) + time.monotonic() - start
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    spent = report.duration
-    # The first set-up a process runs makes its session's fixtures too (the test database,
-    # migrated): no test's own cost, so not counted against the test that happened to be first.
-    if report.when == "setup" and _process_of(report) not in _processes_started:
-        _processes_started.add(_process_of(report))
-        spent = 0.0
+    shared = float(dict(report.user_properties).get(SESSION_SETUP, 0.0))
+    spent = max(report.duration - shared, 0.0)
     _spent[report.nodeid] = _spent.get(report.nodeid, 0.0) + spent
     _marked[report.nodeid] = "slow" in report.keywords
 
@@ -282,4 +302,5 @@ class _LongestFirst:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_LongestFirst(), "agentdash-longest-first")
+    config.pluginmanager.register(_SessionFixtures(), "agentdash-session-fixtures")
     _templates_dir_make(config)
