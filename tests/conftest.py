@@ -140,7 +140,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     if call.when == "setup":  # carried to the controller with the report (pytest-xdist)
-        shared = _SessionFixtures.spent.pop(item.nodeid, 0.0)
+        shared = _session_fixtures.spent.pop(item.nodeid, 0.0)
         report.user_properties.append((SESSION_SETUP, shared))
     report.sections = [(title, _encodable(text)) for title, text in report.sections]
     if report.longrepr is not None:
@@ -167,24 +167,34 @@ class _SessionFixtures:
     cost. A plugin, not hooks of this conftest: a session fixture's hooks are the session's,
     which a conftest of a directory below the root is not part of."""
 
-    spent: dict[str, float] = {}  # test → seconds its set-up spent making session fixtures
-    _current: list[str] = []  # the test being set up
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}  # test → seconds its set-up spent on them
+        self._current: str | None = None  # the test being set up
+        self._depth = 0  # session fixtures being made (one asks for another: counted once)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> Iterator[None]:
-        self._current.append(item.nodeid)
+        self._current = item.nodeid
         try:
             yield
         finally:
-            self._current.pop()
+            self._current = None
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
+        outermost = fixturedef.scope == "session" and self._depth == 0
+        self._depth += fixturedef.scope == "session"
         start = time.monotonic()
-        yield
-        if fixturedef.scope == "session" and self._current:
-            test = self._current[-1]
-            self.spent[test] = self.spent.get(test, 0.0) + time.monotonic() - start
+        try:
+            yield
+        finally:
+            self._depth -= fixturedef.scope == "session"
+            if outermost and self._current is not None:
+                spent = time.monotonic() - start
+                self.spent[self._current] = self.spent.get(self._current, 0.0) + spent
+
+
+_session_fixtures = _SessionFixtures()
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -302,5 +312,5 @@ class _LongestFirst:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_LongestFirst(), "agentdash-longest-first")
-    config.pluginmanager.register(_SessionFixtures(), "agentdash-session-fixtures")
+    config.pluginmanager.register(_session_fixtures, "agentdash-session-fixtures")
     _templates_dir_make(config)

@@ -256,11 +256,6 @@ def run_requeue(*, run: Run, why: str, max_attempts: int, failure_code: str = ""
     return str(fields["status"])
 
 
-def run_fail(*, run: Run, error: str, trace_id: str | None = None) -> bool:
-    """:func:`run_finish` as ``failed`` with ``error``."""
-    return run_finish(run=run, status=Run.Status.FAILED, error=error, trace_id=trace_id)
-
-
 def run_conclude(
     *,
     run: Run,
