@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -12,6 +11,7 @@ from typing import Any
 from agentdash.changes.items import Item
 from agentdash.core.outages import error_chain
 from agentdash.live.flush_writer import Batch
+from agentdash.live.layer_send import GroupMessage, groups_send
 
 _SAFE_GROUP = re.compile(r"[A-Za-z0-9_.-]{1,90}")
 
@@ -30,22 +30,18 @@ def session_group(session_id: str) -> str:
 
 async def changes_send(layer: Any, batches: Sequence[Batch]) -> list[BaseException | None]:
     """Send each batch to its session's group as one ``session.changes`` message of its
-    encoded pages, all at once (over a network layer each would otherwise wait for the one
-    before); the outcome of each, in order: ``None`` when the layer took it, else the error.
-    Pages are text, which every layer carries (Redis's msgpack refuses integers of 2^64 and
-    more, which JSON carries)."""
-    sends = [
-        layer.group_send(session_group(b.session_id), {"type": "session.changes", "pages": b.pages})
+    encoded pages, all at once (``layer_send``: over Redis, one round trip); the outcome of
+    each, in order: ``None`` when the layer took it, else the error. Pages are text, which
+    every layer carries (Redis's msgpack refuses integers of 2^64 and more, which JSON
+    carries)."""
+    messages: list[GroupMessage] = [
+        (session_group(b.session_id), {"type": "session.changes", "pages": b.pages})
         for b in batches
     ]
     touched = sorted({b.session_id for b in batches})
     if touched:  # the lists' notice: its outcome is nobody's loss (a list reloads to catch up)
-        sends.append(layer.group_send(SESSIONS_LIST_GROUP, touched_message(touched)))
-    outcomes = await asyncio.gather(*sends, return_exceptions=True)
-    return [
-        outcome if isinstance(outcome, BaseException) else None
-        for outcome in outcomes[: len(batches)]
-    ]
+        messages.append((SESSIONS_LIST_GROUP, touched_message(touched)))
+    return (await groups_send(layer, messages))[: len(batches)]
 
 
 TOUCHED_IDS_MAX = 200

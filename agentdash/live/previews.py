@@ -7,10 +7,13 @@ are, unstored and without a seq (docs/PROTOCOL.md, ``spans``); the stored change
 with the flush that stores them and replaces what was shown. A quiet flusher stores and
 publishes a span before it is due, so nothing is sent twice then.
 
-Built from what this process already knows (the flush writer's sessions and runs; a span
-whose session it has not looked up yet waits for its flush), on a thread of its own, never
-the flusher's database thread: a preview never waits for the database. What fails is logged
-and lost: the stored changes carry everything.
+Built from what this process already knows (the flush writer's sessions and runs, a price
+table read at most a second ago; a span whose session it has not looked up yet waits for
+its flush) on the flusher's loop, with no hop to a thread and back: in a busy process each
+hop waits for the interpreter. Once a second, the price table is read first, on a thread of
+the previews' own, never the flusher's database thread: a preview never waits for a flush.
+All sessions' messages go to the channel layer together (``layer_send``). What fails is
+logged and lost: the stored changes carry everything.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from channels.layers import get_channel_layer
 from agentdash.core.threads import in_worker_thread, thread_pool_close
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
+from agentdash.live.layer_send import groups_send
 from agentdash.live.pages import MAX_SENT_BYTES, packed
 from agentdash.spans.change_items import span_data_json, span_item, span_trimmed
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
@@ -97,6 +101,7 @@ class SpanPreviews:
     async def _run(self, done: asyncio.Event) -> None:
         assert self.after is not None
         while not done.is_set():
+            began = time.monotonic()
             due, wait = self.processor.unsent_due(self.after)
             if due:
                 try:
@@ -104,24 +109,28 @@ class SpanPreviews:
                 except Exception:  # the stored changes follow: nothing is lost
                     logger.exception("live pipeline: previewing spans failed")
                 # What falls due meanwhile gathers for a while (as spans do for a flush):
-                # under a stream of spans, one message per session every ``gather`` at most.
-                wait = max(wait or 0.0, self.gather)
+                # under a stream of spans, one message per session every ``gather`` at most
+                # (counted from this one's start: a slow send is part of the wait).
+                wait = max(max(wait or 0.0, self.gather) - (time.monotonic() - began), 0.0)
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.after if wait is None else wait):
                     await done.wait()
 
     async def send(self, snapshots: Sequence[SpanSnapshot]) -> None:
         """Send ``snapshots`` of known sessions as ``spans`` messages, all sessions at once."""
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-previews")
-        pages = await in_worker_thread(self.pages, executor=self._thread)(snapshots)
+        if self._prices_fresh():  # all in memory: made here, no hop to a thread and back
+            pages = self.pages(snapshots)
+        else:  # the price table is read first (the database is never asked on the loop)
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-previews")
+            pages = await in_worker_thread(self.pages, executor=self._thread)(snapshots)
         layer = get_channel_layer(self.channel_layer_alias)
         assert layer is not None  # the settings always configure one
-        sends = [
-            layer.group_send(session_group(session_id), {"type": "session.spans", "pages": texts})
+        messages = [
+            (session_group(session_id), {"type": "session.spans", "pages": texts})
             for session_id, texts in pages.items()
         ]
-        for outcome in await asyncio.gather(*sends, return_exceptions=True):
+        for outcome in await groups_send(layer, messages):
             if isinstance(outcome, BaseException):
                 logger.warning("live pipeline: a preview was not published: %r", outcome)
 
@@ -138,10 +147,14 @@ class SpanPreviews:
         prices = self._prices()
         return {session_id: spans_pages(found, prices) for session_id, found in versions.items()}
 
+    def _prices_fresh(self) -> bool:
+        """Whether the price book is read and fresh (``pages`` then asks no database)."""
+        return self._book is not None and time.monotonic() - self._book[0] <= PRICES_FRESH_S
+
     def _prices(self) -> PriceBook:
-        now = time.monotonic()
-        if self._book is None or now - self._book[0] > PRICES_FRESH_S:
-            self._book = (now, price_book())
+        if not self._prices_fresh():
+            self._book = (time.monotonic(), price_book().read())
+        assert self._book is not None
         return self._book[1]
 
 

@@ -117,6 +117,12 @@ class PriceBook:
                 self._exact.setdefault(key, price)  # a prefix row prices its own name too
         self._prefixes.sort(key=lambda pair: len(pair[0]), reverse=True)
 
+    def read(self) -> PriceBook:
+        """Read the table now, if it was not read yet (then no question asks the database)."""
+        if not self._read:
+            self._load()
+        return self
+
     def price_of(self, model: str) -> Price | None:
         """The row that prices ``model``, or ``None``."""
         if not self._read:

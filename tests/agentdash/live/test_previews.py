@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import threading
 import uuid
+from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -14,12 +16,15 @@ from channels.layers import channel_layers
 from django.contrib.auth.models import User
 from opentelemetry import trace
 
+from agentdash.live import previews
 from agentdash.live.groups import session_group
 from agentdash.live.pages import MAX_SENT_BYTES
 from agentdash.live.pipeline import LivePipeline
 from agentdash.live.previews import spans_pages
 from agentdash.runs import streaming
 from agentdash.spans.models import Span
+from agentdash.spans.prices import model_price_set
+from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book
 from runtime.telemetry.attributes import GenAI
@@ -92,6 +97,52 @@ async def test_spans_a_slow_flush_keeps_waiting_go_out_unstored_then_stored(
         assert {**seen, "summary": None} == {**item["data"], "summary": None}
         assert {**seen["summary"], "seq": item["seq"]} == item["data"]["summary"]
     await nothing_more(socket)
+
+
+async def test_a_preview_is_priced_from_a_table_read_off_the_loop_at_most_a_second_ago(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages are made on the flusher's loop, where Django refuses a query: the price table is
+    read on the previews' thread when the book in hand is over a second old, and a preview
+    made with a fresh one asks nothing."""
+    session = await sync_to_async(session_of)(alice, f"s-{uuid.uuid4().hex[:8]}")
+    streaming.run_started(session_id=session.id, invocation_id="p-inv", run_id=1)
+    socket = await connect(alice, session.id)
+    await hello(socket)
+
+    async def price(per_mtok: int) -> None:
+        await sync_to_async(model_price_set)(
+            model="preview-model",
+            input_per_mtok=Decimal(per_mtok),
+            output_per_mtok=Decimal(per_mtok),
+            as_of=date(2026, 12, 1),
+            source="test",
+            actor=None,
+        )
+
+    async def previewed_cost() -> float:
+        attributes = {
+            GenAI.CONVERSATION_ID: session.id,
+            GenAI.REQUEST_MODEL: "preview-model",
+            GenAI.USAGE_INPUT_TOKENS: 1_000_000,
+        }
+        span = tracer.start_span("call", attributes=attributes)
+        span.end()
+        snapshot = SpanSnapshot(span, attributes, True, (session.id,), ("p-inv",))  # type: ignore[arg-type]
+        await live.previews.send([snapshot])  # on this loop: a query would raise here
+        message = await receive(socket)
+        assert message["type"] == "spans", message
+        cost: float = message["items"][0]["usage"]["cost_usd"]
+        return cost
+
+    await price(1)
+    monkeypatch.setattr(previews, "PRICES_FRESH_S", 0.0)
+    assert await previewed_cost() == pytest.approx(1.0)  # read on the thread
+    monkeypatch.setattr(previews, "PRICES_FRESH_S", 3600.0)
+    await price(2)
+    assert await previewed_cost() == pytest.approx(1.0)  # the book in hand: nothing read
+    monkeypatch.setattr(previews, "PRICES_FRESH_S", 0.0)
+    assert await previewed_cost() == pytest.approx(2.0)  # too old: read again, off the loop
 
 
 async def test_previews_reach_live_clients_of_the_session_only(
