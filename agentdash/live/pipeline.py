@@ -66,6 +66,7 @@ class LivePipeline(FlusherLifecycle):
         *,
         linger: float = 0.005,
         preview_after: float | None = 0.003,
+        preview_gather: float = 0.002,
         idle_timeout: float = 1.0,
         retry_delay: float = 0.1,
         batch_size: int = 200,
@@ -87,9 +88,10 @@ class LivePipeline(FlusherLifecycle):
             processor=self.processor,
             writer=self.writer,
             after=preview_after,
-            gather=linger,
+            gather=preview_gather,
             channel_layer_alias=channel_layer_alias,
         )
+        self.processor.unsent = self.previews.wake_threadsafe
         self.backpressure_waits = 0  # how often a producer had to wait (for tests and stats)
         self.settle_waits = 0  # how often a run's outcome waited for the flusher (likewise)
         self.settle_stores = 0  # how often its spans were stored without the flusher
@@ -260,7 +262,7 @@ class LivePipeline(FlusherLifecycle):
             self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
         # A thread of its own: never queued behind the runs' or the consumers' calls.
         write = in_worker_thread(self.writer.write, executor=self._thread)
-        async with self.previews.during_flush():  # what waits meanwhile goes out unstored
+        async with self.previews.during():  # what waits meanwhile goes out unstored
             try:
                 batches = await write(snapshots, dirty, announced, untold)
             except Exception as exc:
@@ -310,7 +312,8 @@ class LivePipeline(FlusherLifecycle):
                 rest = self.linger - self.processor.waited()
                 full = self.processor.pending_count() >= self.processor.batch_size
                 if rest > 0 and self._has_work() and not full and not self._settling:
-                    await asyncio.sleep(rest)
+                    async with self.previews.during():  # a span may fall due meanwhile
+                        await asyncio.sleep(rest)
             self._wake.clear()  # producers wake it again for anything taken after this
             failures = self.faults.failures
             try:

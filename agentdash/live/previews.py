@@ -1,11 +1,15 @@
 """Span versions sent before they are stored: the live pipeline's ``spans`` messages.
 
-A span's change goes out once its flush has stored it, and a flush waits for the one before
-(each a few database round trips: under load, tens of ms). While a flush writes, the spans
-that have waited ``after`` seconds without being sent go to their sessions' clients as they
-are, unstored and without a seq (docs/PROTOCOL.md, ``spans``); the stored change follows
-with the flush that stores them and replaces what was shown. A quiet flusher stores and
-publishes a span before it is due, so nothing is sent twice then.
+A span's change goes out once its flush has stored it: a flush starts after the step's
+spans gathered for a few ms and waits for the one before (each a few database round trips:
+under load, tens of ms). Meanwhile — while a flush writes, or the flusher waits for a step's
+spans to gather — the versions that have waited ``after`` seconds without being sent go to
+their sessions' clients as they are, unstored and without a seq (docs/PROTOCOL.md,
+``spans``); the stored change follows with the flush that stores them and replaces what was
+shown. A span that ends within ``after`` goes once, ended; one a flush stores before it is
+due is not previewed at all. The previews look for what falls due as it falls due (woken by
+the span processor when a version comes while none waits) and hand it to one sender
+(:class:`Outbox`): a publish waiting for Redis's answer never holds up the next look.
 
 Built from what this process already knows (the flush writer's sessions and runs, a price
 table read at most a second ago; a span whose session it has not looked up yet waits for
@@ -23,15 +27,16 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from channels.layers import get_channel_layer
 
 from agentdash.core.threads import in_worker_thread, thread_pool_close
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
-from agentdash.live.layer_send import groups_send
+from agentdash.live.layer_send import GroupMessage, groups_send
 from agentdash.live.pages import MAX_SENT_BYTES, packed
 from agentdash.spans.change_items import span_data_json, span_item, span_trimmed
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
@@ -56,7 +61,7 @@ before a span is stored may be that old; its stored change has the table as it i
 
 
 class SpanPreviews:
-    """Sends the spans a flush under way keeps waiting (see the module docstring)."""
+    """Sends the span versions the flusher keeps waiting (see the module docstring)."""
 
     def __init__(
         self,
@@ -76,21 +81,39 @@ class SpanPreviews:
         self._thread: ThreadPoolExecutor | None = None
         self._book: tuple[float, PriceBook] | None = None
         self._budget = Budget(PER_SESSION_PER_S)
+        self._woken: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
 
     @contextlib.asynccontextmanager
-    async def during_flush(self) -> AsyncIterator[None]:
-        """Preview what falls due while the body (a flush's write) runs; on leaving, the
-        preview under way is finished first: it goes out before the flush's changes."""
+    async def during(self) -> AsyncIterator[None]:
+        """Preview what falls due while the body (a flush's write, or the flusher's wait for
+        a step's spans to gather) runs; on leaving, the preview under way is finished first:
+        it goes out before the flush's changes."""
         if self.after is None:
             yield
             return
-        done = asyncio.Event()
-        task = asyncio.create_task(self._run(done))
+        done, woken = asyncio.Event(), asyncio.Event()
+        self._woken = (asyncio.get_running_loop(), woken)
+        task = asyncio.create_task(self._run(done, woken))
         try:
             yield
         finally:
+            self._woken = None
             done.set()
+            woken.set()
             await task
+
+    def wake_threadsafe(self) -> None:
+        """A span version came when none was waiting to be sent (from any thread): the
+        previews under way time its turn from now, rather than at their next look."""
+        woken = self._woken
+        if woken is None:
+            return
+        loop, event = woken
+        if asyncio._get_running_loop() is loop:
+            event.set()
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(event.set)
 
     async def close(self) -> None:
         """Let the preview thread go (the pipeline stops)."""
@@ -98,38 +121,49 @@ class SpanPreviews:
         if thread is not None:
             await thread_pool_close(thread)
 
-    async def _run(self, done: asyncio.Event) -> None:
+    async def _run(self, done: asyncio.Event, woken: asyncio.Event) -> None:
+        """Take what falls due as it falls due (``gather`` apart at least) and hand it to
+        the sender: a publish in flight never holds up the next look."""
         assert self.after is not None
-        while not done.is_set():
-            began = time.monotonic()
-            due, wait = self.processor.unsent_due(self.after)
-            if due:
-                try:
-                    await self.send(due)
-                except Exception:  # the stored changes follow: nothing is lost
-                    logger.exception("live pipeline: previewing spans failed")
-                # What falls due meanwhile gathers for a while (as spans do for a flush):
-                # under a stream of spans, one message per session every ``gather`` at most
-                # (counted from this one's start: a slow send is part of the wait).
-                wait = max(max(wait or 0.0, self.gather) - (time.monotonic() - began), 0.0)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.after if wait is None else wait):
-                    await done.wait()
+        outbox = Outbox(self._publish)
+        try:
+            while not done.is_set():
+                woken.clear()
+                began = time.monotonic()
+                due, wait = self.processor.unsent_due(self.after)
+                if due:
+                    try:
+                        outbox.put(await self.messages(due))
+                    except Exception:  # the stored changes follow: nothing is lost
+                        logger.exception("live pipeline: previewing spans failed")
+                    wait = max(max(wait or 0.0, self.gather) - (time.monotonic() - began), 0.0)
+                # Until the next one is due; none waiting: until one comes (``wake_threadsafe``).
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await woken.wait()
+        finally:
+            await outbox.drained()
 
     async def send(self, snapshots: Sequence[SpanSnapshot]) -> None:
         """Send ``snapshots`` of known sessions as ``spans`` messages, all sessions at once."""
+        await self._publish(await self.messages(snapshots))
+
+    async def messages(self, snapshots: Sequence[SpanSnapshot]) -> list[GroupMessage]:
+        """The ``session.spans`` group messages of ``snapshots`` of known sessions."""
         if self._prices_fresh():  # all in memory: made here, no hop to a thread and back
             pages = self.pages(snapshots)
         else:  # the price table is read first (the database is never asked on the loop)
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-previews")
             pages = await in_worker_thread(self.pages, executor=self._thread)(snapshots)
-        layer = get_channel_layer(self.channel_layer_alias)
-        assert layer is not None  # the settings always configure one
-        messages = [
+        return [
             (session_group(session_id), {"type": "session.spans", "pages": texts})
             for session_id, texts in pages.items()
         ]
+
+    async def _publish(self, messages: list[GroupMessage]) -> None:
+        layer = get_channel_layer(self.channel_layer_alias)
+        assert layer is not None  # the settings always configure one
         for outcome in await groups_send(layer, messages):
             if isinstance(outcome, BaseException):
                 logger.warning("live pipeline: a preview was not published: %r", outcome)
@@ -156,6 +190,48 @@ class SpanPreviews:
             self._book = (time.monotonic(), price_book().read())
         assert self._book is not None
         return self._book[1]
+
+
+class Outbox:
+    """Group messages published in the order put, by one sender at a time: what is put while
+    a publish is in flight goes with the next one, a group's messages joined into one (its
+    pages in order). Over a network layer a publish waits for its answer; meanwhile the
+    next messages are made, not held up."""
+
+    def __init__(self, publish: Callable[[list[GroupMessage]], Awaitable[None]]) -> None:
+        self._publish = publish
+        self._waiting: list[GroupMessage] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    def put(self, messages: list[GroupMessage]) -> None:
+        self._waiting += messages
+        if self._waiting and (self._sender is None or self._sender.done()):
+            self._sender = asyncio.create_task(self._send())
+
+    async def drained(self) -> None:
+        """Return once everything put is published."""
+        while self._sender is not None and not self._sender.done():
+            await asyncio.shield(self._sender)
+
+    async def _send(self) -> None:
+        while self._waiting:
+            taken, self._waiting = self._waiting, []
+            try:
+                await self._publish(_joined(taken))
+            except Exception:  # logged and lost: the stored changes follow
+                logger.exception("live pipeline: publishing previews failed")
+
+
+def _joined(messages: list[GroupMessage]) -> list[GroupMessage]:
+    """One message per group: the pages of its messages, in order."""
+    joined: dict[str, dict[str, Any]] = {}
+    for group, message in messages:
+        found = joined.get(group)
+        if found is None:
+            joined[group] = {**message, "pages": list(message["pages"])}
+        else:
+            found["pages"] += message["pages"]
+    return list(joined.items())
 
 
 class Budget:

@@ -79,10 +79,17 @@ class LiveSpanProcessor(SpanProcessor):
     ``enabled`` is false nothing is kept.
     """
 
-    def __init__(self, *, batch_size: int, wake: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        wake: Callable[[], None],
+        unsent: Callable[[], None] | None = None,
+    ) -> None:
         self.enabled = False
         self.batch_size = batch_size
         self._wake = wake
+        self.unsent = unsent  # called when a version comes while none waits to be sent
         self._woken = 0  # wakes sent since the last take: 1 for the first snapshot, 2 when full
         self._lock = threading.Lock()
         self._pending: dict[tuple[int, int], SpanSnapshot] = {}
@@ -224,6 +231,7 @@ class LiveSpanProcessor(SpanProcessor):
             if kept is None or not kept.ended:
                 self._pending[key] = snapshot
             unsent = self._unsent.get(key)
+            first_unsent = not self._unsent
             if unsent is not None:
                 if not unsent[1].ended:
                     self._unsent[key] = (unsent[0], snapshot)
@@ -235,6 +243,8 @@ class LiveSpanProcessor(SpanProcessor):
                 self._woken = due
         if wake:
             self._wake()
+        if first_unsent and self.unsent is not None:
+            self.unsent()
 
     def _sent(self, key: tuple[int, int], snapshot: SpanSnapshot) -> None:
         """``snapshot`` is on its way (call with the lock held): its span is sent unless a

@@ -249,3 +249,17 @@ def test_an_ended_version_waiting_is_not_replaced_by_an_open_one(
     processor.on_start(span)  # a stray start after the end (a misbehaving instrumentation)
     (due,), _ = processor.unsent_due(0.0)
     assert due.ended
+
+
+def test_the_previews_are_told_when_a_version_comes_while_none_waits_to_be_sent(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    told: list[int] = []
+    processor.unsent = lambda: told.append(1)
+    first = tracer.start_span("first", attributes=SESSION)
+    tracer.start_span("second", attributes=SESSION)
+    first.end()
+    assert told == [1]  # the first version only: the others came while it waited
+    processor.unsent_due(0.0)  # all previewed: none waits
+    tracer.start_span("third", attributes=SESSION)
+    assert told == [1, 1]
