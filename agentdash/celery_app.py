@@ -7,7 +7,8 @@ worker's ``-A`` — so the app exists before a run is submitted; its one task is
 shared task, which binds to it. Each worker
 process starts its run loop as soon as it is up — with the switchboard, the control listener,
 the live pipeline and the reaper on it — not at its first task, so a worker that gets no run
-still reaps the runs of one that died.
+still reaps the runs of one that died. First it lowers its CPU priority
+(``AGENTDASH_WORKER_NICE``, ``core.cpu_priority``): the web processes on its host go first.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ app.autodiscover_tasks(["agentdash.runs"])
 
 def _start_run_loop() -> None:
     from agentdash.core.conf import agentdash_setting
+    from agentdash.core.cpu_priority import priority_lower
     from agentdash.core.gc_tuning import gc_tune
     from agentdash.runs.host import run_host
 
+    priority_lower(agentdash_setting("WORKER_NICE"))  # the threads made from here on too
     run_host().start_thread(runs=True)
     gc_tune(threshold=agentdash_setting("GC_THRESHOLD"))
 

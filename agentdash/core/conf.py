@@ -28,6 +28,7 @@ from agentdash.core.env_values import (
     parse_bool,
     parse_int,
     parse_list,
+    parse_nice,
     parse_rate,
     parse_seconds,
     parse_secret,
@@ -274,6 +275,14 @@ SETTINGS: tuple[Setting, ...] = (
         parse_int,
         "The garbage collector's first threshold in serving and worker processes, which "
         "also freeze what they hold once started (0: Python's defaults).",
+    ),
+    Setting(
+        "WORKER_NICE",
+        10,
+        "AGENTDASH_WORKER_NICE",
+        parse_nice,
+        "The CPU priority (nice, 0–19) Celery workers lower themselves to, so that web "
+        "processes on the same host go first (0: as started).",
     ),
     Setting(
         "HEALTH_INTERVAL_S",

@@ -59,6 +59,13 @@ def parse_int(raw: str, name: str) -> int:
         raise ValueError(f"{name}={raw!r} is not a whole number") from None
 
 
+def parse_nice(raw: str, name: str) -> int:
+    value = parse_int(raw, name)
+    if not 0 <= value <= 19:
+        raise ValueError(f"{name}={raw!r} is not a nice value from 0 to 19")
+    return value
+
+
 def parse_seconds(raw: str, name: str) -> float:
     try:
         value = float(raw.strip())

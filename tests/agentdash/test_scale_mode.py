@@ -9,6 +9,7 @@ Without PostgreSQL or Redis a developer's run skips; in CI (``CI`` set) it fails
 from __future__ import annotations
 
 import json
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,7 +65,24 @@ def test_a_waiting_run_outlives_every_daphne_and_worker_killed(
         assert [run["status"] for run in found["runs"]] == ["succeeded", "succeeded"]
         said = json.dumps([e for e in found["events"]])
         assert said.count("reimbursed: 40.00 EUR") >= 1 and "75.50 EUR reimbursed" not in said
+        # The worker yields the CPU to the web processes: every thread of it (its agents',
+        # its live pipeline's) at nice 10 (AGENTDASH_WORKER_NICE), daphne as started.
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        nice = {name: threads_nice(proc.pid) for name, proc in procs.procs if proc.poll() is None}
+        assert nice == {"daphne-b": {ours}, "worker-2": {max(ours, 10)}}, nice
     except BaseException as error:
         raise AssertionError(f"{error!r}\n{procs.logs()}") from error
     finally:
         procs.stop()
+
+
+def threads_nice(pid: int) -> set[int]:
+    """The nice values of the threads of process ``pid`` (Linux's ``/proc``)."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:  # the thread ended meanwhile
+            continue
+        found.add(int(stat.rsplit(")", 1)[1].split()[16]))
+    return found

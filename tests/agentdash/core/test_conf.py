@@ -42,6 +42,7 @@ def test_variables_are_read_by_type() -> None:
             "AGENTDASH_INLINE_CONCURRENCY": "3",
             "AGENTDASH_RUN_HEARTBEAT_S": "0.5",
             "AGENTDASH_DEMO_PASSWORD": " spaced secret ",
+            "AGENTDASH_WORKER_NICE": " 0 ",
         }
     )
     assert found["AGENTS"] == ["a.b:c", "d.e:f"]
@@ -49,6 +50,7 @@ def test_variables_are_read_by_type() -> None:
     assert found["INLINE_CONCURRENCY"] == 3
     assert found["RUN_HEARTBEAT_S"] == 0.5
     assert found["DEMO_PASSWORD"] == " spaced secret "  # a password is taken as given
+    assert found["WORKER_NICE"] == 0
     assert found["RUN_MAX_ATTEMPTS"] == DEFAULTS["RUN_MAX_ATTEMPTS"]
 
 
@@ -62,6 +64,8 @@ def test_variables_are_read_by_type() -> None:
         ("AGENTDASH_REAPER_INTERVAL_S", "inf"),
         ("AGENTDASH_INLINE_CONCURRENCY", "\x00"),
         ("AGENTDASH_RUN_HEARTBEAT_S", "\ud800"),
+        ("AGENTDASH_WORKER_NICE", "20"),
+        ("AGENTDASH_WORKER_NICE", "-5"),
     ],
 )
 def test_a_bad_value_is_a_clear_error_naming_the_variable(variable: str, value: str) -> None:
