@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -13,6 +12,7 @@ from pydantic import BaseModel
 from runtime.tools._declarations import HIDDEN_PARAMETERS, _hints, declaration_for
 from runtime.tools.base_tool import BaseTool
 from runtime.tools.identity import AGENT, Identity, declared_identity
+from runtime.tools.sync_calls import run_sync
 from runtime.tools.tool_confirmation import CONFIRMATION_REJECTED, CONFIRMATION_REQUIRED
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class FunctionTool(BaseTool):
         ):
             result = await self.func(**kwargs)
         else:
-            result = await asyncio.to_thread(self.func, **kwargs)
+            result = await run_sync(self.func, **kwargs)  # off the loop, many per hand-over
             if inspect.isawaitable(result):
                 result = await result
         return result
