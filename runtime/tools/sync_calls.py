@@ -140,6 +140,16 @@ class SyncCalls:
 _calls = SyncCalls()
 
 
+def _forked() -> None:
+    """A forked child has none of the parent's threads (a prefork worker pool): a pool of
+    its own, or calls would wait for threads that are not there."""
+    global _calls
+    _calls = SyncCalls()
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 async def run_sync(func: Callable[..., Any], /, **kwargs: Any) -> Any:
     """Run the sync ``func(**kwargs)`` off the loop (see the module docstring)."""
     return await _calls.run(func, **kwargs)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 
 import pytest
@@ -14,6 +15,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from runtime.tools import sync_calls
 from runtime.tools.function_tool import FunctionTool
 from runtime.tools.sync_calls import SyncCalls
 
@@ -107,3 +109,17 @@ async def test_a_sync_tools_own_spans_are_children_of_its_call() -> None:
         assert await tool.run_async(args={"city": "Paris"}, tool_context=None) == {"city": "Paris"}
     inside, call = exporter.get_finished_spans()
     assert inside.parent is not None and inside.parent.span_id == call.context.span_id
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX's")
+def test_a_forked_child_runs_calls_on_threads_of_its_own() -> None:
+    asyncio.run(sync_calls.run_sync(greet, name="before the fork"))  # the parent has a thread
+    child = os.fork()
+    if child == 0:  # the child: exit 0 only if its call ran
+        try:
+            said = asyncio.run(asyncio.wait_for(sync_calls.run_sync(greet, name="f"), 30))
+            os._exit(0 if said == "nobody greets f" else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
