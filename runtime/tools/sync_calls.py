@@ -8,9 +8,10 @@ calls of a quick function in one turn paid that a thousand times over, more than
 
 Here the calls wait in one queue, and each pool thread takes call after call until none
 waits; their outcomes go back to their loops together (one wake-up of a loop for all the
-outcomes ready then). A call that blocks (I/O, a sleep) holds one thread: the next waiting
-call wakes another, up to ``MAX_THREADS``. Each call runs in a copy of its caller's context,
-as with ``asyncio.to_thread`` (its spans are children of the tool's).
+outcomes ready then). A call that blocks (I/O, a sleep) holds one thread: once the next
+call has waited ``HELD_UP_S``, another thread takes it, up to ``MAX_THREADS``. Each call
+runs in a copy of its caller's context, as with ``asyncio.to_thread`` (its spans are
+children of the tool's).
 """
 
 from __future__ import annotations
