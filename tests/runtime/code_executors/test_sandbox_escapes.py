@@ -265,7 +265,14 @@ MEMORY_ROUTES = {
 }
 
 
-@pytest.mark.parametrize("route", MEMORY_ROUTES)
+# Making 200k files until the memory limit stops it takes 1.5–2.5 s of its own: slow.
+ROUTE_PARAMS = [
+    pytest.param(route, marks=pytest.mark.slow) if "kernel" in route else route
+    for route in MEMORY_ROUTES
+]
+
+
+@pytest.mark.parametrize("route", ROUTE_PARAMS)
 def test_each_memory_route_is_stopped_at_the_runs_limit(route: str) -> None:
     limits = TIGHT if "kernel" not in route else SandboxLimits(memory_mb=64, files=1_000_000)
     done = run(MEMORY_ROUTES[route], limits)
