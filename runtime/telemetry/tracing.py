@@ -52,18 +52,16 @@ def start_span(
 
     What ``start_as_current_span`` does, without its two nested generator context managers
     (2 of a span's 13 µs with an SDK and no processor, on every step)."""
-    span = tracer.start_span(name, kind=kind, attributes=attributes)
-    token = otel_context.attach(trace.set_span_in_context(span))
-    live = LiveSpan(span, attributes)
+    live = open_span(name, attributes, kind)
+    token = otel_context.attach(trace.set_span_in_context(live.span))
     try:
         yield live
     except BaseException as exc:
-        if not isinstance(exc, GeneratorExit):
-            mark_error(live, exc)
+        _failed(live, exc)
         raise
     finally:
         otel_context.detach(token)
-        span.end()
+        live.span.end()
 
 
 T = TypeVar("T")
@@ -96,8 +94,7 @@ async def iterate_in_span(
                 otel_context.detach(token)
             yield item
     except BaseException as exc:
-        if not isinstance(exc, GeneratorExit):
-            mark_error(span, exc)
+        _failed(span, exc)
         raise
     finally:
         token = otel_context.attach(ctx)
@@ -106,6 +103,13 @@ async def iterate_in_span(
         finally:
             otel_context.detach(token)
             span.span.end()
+
+
+def _failed(span: LiveSpan, exc: BaseException) -> None:
+    """``exc`` left ``span``'s block: marked errored, unless its generator is only being
+    closed (``GeneratorExit``: the caller stopped early, nothing failed)."""
+    if not isinstance(exc, GeneratorExit):
+        mark_error(span, exc)
 
 
 def mark_error(span: LiveSpan | Span, exc: BaseException) -> None:
