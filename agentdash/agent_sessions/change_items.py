@@ -7,6 +7,7 @@ from typing import Any
 
 from agentdash.agent_sessions.models import SessionEvent
 from agentdash.changes.items import TOO_LARGE, Item, RowKey, items_of_rows, payload_capped
+from agentdash.core.prepared import PreparedQuery
 from runtime.events.event import ends_turn
 
 TOO_LARGE_HTML = "<p>[too large to show live: see the stored event]</p>"
@@ -66,13 +67,18 @@ def event_item(row: SessionEvent) -> Item:
     }
 
 
+_EVENTS: PreparedQuery[SessionEvent] = PreparedQuery(
+    lambda session_ids, event_ids: SessionEvent.objects.filter(
+        session_id__in=session_ids, event_id__in=event_ids
+    )
+)
+
+
 def events_load(refs: set[RowKey]) -> dict[RowKey, Item]:
     """The data of the events named ``(session id, event id)``, in one query."""
     if not refs:
         return {}
-    rows = SessionEvent.objects.filter(
-        session_id__in={s for s, _ in refs}, event_id__in={e for _, e in refs}
-    )
+    rows = _EVENTS.rows(sorted({s for s, _ in refs}), sorted({e for _, e in refs}))
     return items_of_rows(
         refs,
         rows,

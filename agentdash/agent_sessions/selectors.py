@@ -20,6 +20,7 @@ from agentdash.agent_sessions.models import (
     UserState,
 )
 from agentdash.core.permissions import is_operator
+from agentdash.core.prepared import PreparedQuery
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import GetSessionConfig, SessionNotFoundError
 from runtime.sessions.session import Session
@@ -106,6 +107,15 @@ def session_state_view(*, session_id: str) -> SessionStateView:
     )
 
 
+_EVENTS_DATA: PreparedQuery[dict[str, Any]] = PreparedQuery(
+    lambda session_id, last: (
+        SessionEvent.objects.filter(session_id=session_id, seq__lte=last)
+        .order_by("seq")
+        .values_list("data", flat=True)
+    )
+)
+
+
 def session_snapshot(
     *,
     session_id: str,
@@ -119,17 +129,22 @@ def session_snapshot(
     row = session_read_joined(session_id, app_name, user_id)  # with its shared rows
     if row is None:
         return None
-    events = SessionEvent.objects.filter(session_id=session_id, seq__lte=row["event_count"])
-    if config is not None and config.after_timestamp is not None:
-        events = events.filter(timestamp__gt=config.after_timestamp)
-    if config is not None and config.num_recent_events is not None:
-        if config.num_recent_events <= 0:
-            data: list[dict[str, Any]] = []
-        else:
-            newest = events.order_by("-seq").values_list("data", flat=True)
-            data = list(newest[: config.num_recent_events])[::-1]
+    after = config.after_timestamp if config is not None else None
+    recent = config.num_recent_events if config is not None else None
+    data: list[dict[str, Any]]
+    if after is None and recent is None:  # the runner's every read
+        data = _EVENTS_DATA.rows(session_id, row["event_count"])
+    elif recent is not None and recent <= 0:
+        data = []
     else:
-        data = list(events.order_by("seq").values_list("data", flat=True))
+        events = SessionEvent.objects.filter(session_id=session_id, seq__lte=row["event_count"])
+        if after is not None:
+            events = events.filter(timestamp__gt=after)
+        if recent is not None:
+            newest = events.order_by("-seq").values_list("data", flat=True)
+            data = list(newest[:recent])[::-1]
+        else:
+            data = list(events.order_by("seq").values_list("data", flat=True))
     shared = {**row[JOINED_APP].state, **row[JOINED_USER].state}
     return Session(
         id=session_id,

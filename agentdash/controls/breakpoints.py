@@ -20,6 +20,7 @@ from agentdash.controls.announce import breakpoints_announce_on_commit
 from agentdash.controls.models import Breakpoint
 from agentdash.controls.services import Actor
 from agentdash.core.hygiene import text_problem
+from agentdash.core.prepared import PreparedQuery
 from agentdash.core.services import audit_record
 from agentdash.core.threads import in_worker_thread
 from runtime.debug.breakpoints import Breakpoints
@@ -109,12 +110,23 @@ def breakpoint_remove(*, point: Breakpoint, actor: Actor, reason: str = "") -> N
         point.delete()
 
 
+_HOLDING: PreparedQuery[Breakpoint] = PreparedQuery(
+    lambda agent_names: Breakpoint.objects.filter(agent_name__in=agent_names, enabled=True)
+)
+_HOLDING_IN: PreparedQuery[Breakpoint] = PreparedQuery(
+    lambda agent_names, session_id: Breakpoint.objects.filter(
+        Q(session__isnull=True) | Q(session_id=session_id),
+        agent_name__in=agent_names,
+        enabled=True,
+    )
+)
+
+
 def breakpoints_listed(*, agent_names: set[str], session_id: str | None) -> list[Breakpoint]:
     """The breakpoints that hold in ``session_id`` for these agents (every session's and
     that session's)."""
-    scope = Q(session__isnull=True) | Q(session_id=session_id) if session_id else Q()
-    rows = Breakpoint.objects.filter(scope, agent_name__in=agent_names, enabled=True)
-    return list(rows)
+    names = sorted(agent_names)
+    return _HOLDING_IN.rows(names, session_id) if session_id else _HOLDING.rows(names)
 
 
 def breakpoints_for(*, agent_names: set[str], session_id: str) -> Breakpoints:

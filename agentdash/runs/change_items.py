@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from agentdash.changes.items import Item, RowKey, items_of_rows
+from agentdash.core.prepared import PreparedQuery
 from agentdash.runs.models import Run
 from agentdash.spans.totals import runs_usage
 from agentdash.spans.usage import Totals
@@ -45,6 +46,11 @@ def _queued_text(run: Run) -> str:
     return " ".join(texts)
 
 
+_RUNS: PreparedQuery[Run] = PreparedQuery(
+    lambda session_ids, ids: Run.objects.filter(session_id__in=session_ids, pk__in=ids)
+)
+
+
 def runs_load(refs: set[RowKey]) -> dict[RowKey, Item]:
     """The data of the runs named ``(session id, run id)``, in two queries (the runs, their
     usage)."""
@@ -52,7 +58,7 @@ def runs_load(refs: set[RowKey]) -> dict[RowKey, Item]:
         return {}
     ids = [int(ref) for _, ref in refs if ref.isdigit()]
     sessions = {s for s, _ in refs}
-    rows = Run.objects.filter(session_id__in=sessions, pk__in=ids)
+    rows = _RUNS.rows(sorted(sessions), ids)
     usage = runs_usage(session_ids=sessions, run_ids=ids)
     return items_of_rows(
         refs,

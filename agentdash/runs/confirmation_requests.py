@@ -11,8 +11,9 @@ from typing import Any
 from django.db.models import Min
 from google.genai import types
 
-from agentdash.agent_sessions.models import AgentSession
-from agentdash.agent_sessions.selectors import event_from_row, session_events
+from agentdash.agent_sessions.models import AgentSession, SessionEvent
+from agentdash.agent_sessions.selectors import event_from_row
+from agentdash.core.prepared import PreparedQuery
 from agentdash.runs.models import Run
 from agentdash.runs.selectors import ACTIVE
 from runtime.events.event import Event
@@ -38,6 +39,21 @@ class ConfirmationRequest:
     """Unix time the request was stored."""
 
 
+_EVENTS: PreparedQuery[SessionEvent] = PreparedQuery(
+    lambda session_id: SessionEvent.objects.filter(session_id=session_id, seq__gt=0).order_by("seq")
+)
+_INVOCATION_EVENTS: PreparedQuery[SessionEvent] = PreparedQuery(
+    lambda session_id, invocation_id: SessionEvent.objects.filter(
+        session_id=session_id, seq__gt=0, invocation_id=invocation_id
+    ).order_by("seq")
+)
+_USER_EVENTS_AFTER: PreparedQuery[SessionEvent] = PreparedQuery(
+    lambda session_id, seq: SessionEvent.objects.filter(
+        session_id=session_id, seq__gt=seq, author="user"
+    ).order_by("seq")
+)
+
+
 def requests_and_answers(
     session_id: str, *, invocation_id: str | None = None
 ) -> tuple[list[ConfirmationRequest], set[str]]:
@@ -45,7 +61,12 @@ def requests_and_answers(
     the answers stored after the first of them answer."""
     requests: list[ConfirmationRequest] = []
     first_seq: int | None = None
-    for row in session_events(session_id=session_id, invocation_id=invocation_id):
+    rows = (
+        _EVENTS.rows(session_id)
+        if invocation_id is None
+        else _INVOCATION_EVENTS.rows(session_id, invocation_id)
+    )
+    for row in rows:
         if row.author == "user" or not _asks(row.data):  # a client's event never asks
             continue
         event = event_from_row(row)  # validated only when it asks: events can be large
@@ -57,7 +78,7 @@ def requests_and_answers(
     if first_seq is None:
         return [], set()
     answered: set[str] = set()
-    for row in session_events(session_id=session_id, after_seq=first_seq, author="user"):
+    for row in _USER_EVENTS_AFTER.rows(session_id, first_seq):
         answered |= {
             fr.id
             for fr in event_from_row(row).get_function_responses()

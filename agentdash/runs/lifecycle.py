@@ -25,6 +25,7 @@ from agentdash.changes.items import ChangesRead
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next, session_changes_next
 from agentdash.core.hygiene import text_storable
+from agentdash.core.prepared import PreparedQuery
 from agentdash.runs.change_items import run_item
 from agentdash.runs.models import Run
 from agentdash.runs.turns import turn_taken
@@ -117,6 +118,28 @@ def _change_seq_keep(run_id: int, seq: int) -> None:
     )
 
 
+_SESSION_OF: PreparedQuery[str] = PreparedQuery(
+    lambda run_id: Run.objects.filter(pk=run_id).values_list("session_id", flat=True)
+)
+_QUEUED_HELD: PreparedQuery[dict[str, Any]] = PreparedQuery(
+    lambda run_id: (
+        Run.objects.select_for_update(no_key=True)
+        .filter(pk=run_id, status=Run.Status.QUEUED)
+        .values("cancel_requested", "cancel_reason")
+    )
+)
+_RUN_WITH_SESSION: PreparedQuery[Run] = PreparedQuery(
+    lambda run_id: Run.objects.select_related("session").filter(pk=run_id)
+)
+_ATTEMPT_HELD: PreparedQuery[int] = PreparedQuery(
+    lambda run_id, attempt: (
+        Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, attempt=attempt)
+        .select_for_update(no_key=True)
+        .values_list("pk", flat=True)
+    )
+)
+
+
 def run_claim(*, run_id: int, worker: str, trace_id: str = "") -> Run | None:
     """Take a queued run for ``worker``: running, attempt + 1, started and heartbeat now;
     ``trace_id``, when given, is the trace the attempt will run in (chosen before its first
@@ -131,17 +154,15 @@ def run_claim(*, run_id: int, worker: str, trace_id: str = "") -> Run | None:
     it is dispatched again when the run before it ends.
     """
     now = timezone.now()
-    session_id = Run.objects.filter(pk=run_id).values_list("session_id", flat=True).first()
+    session_id = next(iter(_SESSION_OF.rows(run_id)), None)
     if session_id is None:
         return None
     with transaction.atomic():
         # The session's row first: one claim of a session at a time, so two runs of it
         # cannot both find the other still queued and start together.
         session_lock(session_id=session_id)
-        queued = Run.objects.select_for_update(no_key=True).filter(
-            pk=run_id, status=Run.Status.QUEUED
-        )
-        found = queued.values("cancel_requested", "cancel_reason").first()
+        queued = Run.objects.filter(pk=run_id, status=Run.Status.QUEUED)
+        found = next(iter(_QUEUED_HELD.rows(run_id)), None)  # its row held
         if found is None:
             return None
         if not found["cancel_requested"] and turn_taken(session_id=session_id, run_id=run_id):
@@ -163,7 +184,7 @@ def run_claim(*, run_id: int, worker: str, trace_id: str = "") -> Run | None:
             finished_at=None,
             trace_id=trace_id,
         )
-        run = Run.objects.select_related("session").get(pk=run_id)
+        (run,) = _RUN_WITH_SESSION.rows(run_id)
         run_change_record(run=run, no_calls=run.attempt == 1)
     return run
 
@@ -271,7 +292,7 @@ def run_conclude(
     it wrote."""
     with transaction.atomic():
         # The run's row first, as the reaper takes it: whoever holds it decides the attempt.
-        if not _this_attempt(run).select_for_update(no_key=True).exists():
+        if not _ATTEMPT_HELD.rows(run.pk, run.attempt):
             return False
         if report is not None:
             run_report(run=run, code=report[0], message=report[1])

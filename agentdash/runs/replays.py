@@ -24,6 +24,7 @@ from google.genai import types
 from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.core.permissions import is_operator
+from agentdash.core.prepared import PreparedQuery
 from agentdash.core.services import audit_record
 from agentdash.runs.models import Replay, Run
 from agentdash.runs.services import run_enqueue
@@ -117,13 +118,20 @@ def replay_start(*, session: AgentSession, actor: Any) -> Replay:
     return replay
 
 
+_ACTIVE_IN: PreparedQuery[int] = PreparedQuery(
+    lambda session_id: Replay.objects.filter(
+        session_id=session_id, status=Replay.Status.ACTIVE
+    ).values_list("pk", flat=True)[:1]
+)
+
+
 def replay_continue(run: Run) -> None:
     """After ``run`` ended: queue the next message of its session's active replay if it is
     due, or end the replay (done, or stopped by a run that failed). Registered with
     ``lifecycle.run_ended_register``; never raises (a failure stops the replay, logged)."""
     active = Replay.objects.filter(session_id=run.session_id, status=Replay.Status.ACTIVE)
     try:
-        if not active.exists():  # most sessions: nothing to lock, no transaction
+        if not _ACTIVE_IN.rows(run.session_id):  # most sessions: nothing to lock, no transaction
             return
         with transaction.atomic():
             replay = _active(run.session_id)

@@ -17,9 +17,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentdash.core.prepared import PreparedQuery
 from agentdash.runs.models import Run
 
 HOLDERS = (Run.Status.RUNNING, Run.Status.WAITING)
+
+
+_QUEUED: PreparedQuery[tuple[int, Any, bool]] = PreparedQuery(
+    lambda session_id: Run.objects.filter(
+        session_id=session_id, status=Run.Status.QUEUED
+    ).values_list("pk", "message", "cancel_requested")
+)
+_UNDER_WAY_OR_QUEUED: PreparedQuery[tuple[int, str, Any, bool]] = PreparedQuery(
+    lambda session_id: Run.objects.filter(
+        session_id=session_id, status__in=(*HOLDERS, Run.Status.QUEUED)
+    ).values_list("pk", "status", "message", "cancel_requested")
+)
 
 
 def is_answer(message: Any) -> bool:
@@ -36,8 +49,7 @@ def queue_order(run_id: int, message: Any) -> tuple[bool, int]:
 def turn_first(session_id: str) -> int | None:
     """The queued run of the session whose turn is next (one asked to stop goes first: its
     claim only ends it), or ``None``."""
-    queued = Run.objects.filter(session_id=session_id, status=Run.Status.QUEUED)
-    return _first(list(queued.values_list("pk", "message", "cancel_requested")))
+    return _first(_QUEUED.rows(session_id))
 
 
 def _first(queued: list[tuple[int, Any, bool]]) -> int | None:
@@ -53,8 +65,7 @@ def turn_taken(*, session_id: str, run_id: int) -> bool:
     """Whether run ``run_id`` (queued) must wait: another run of the session is running or
     waiting, or a queued one goes before it. One query: the session's runs under way or
     queued."""
-    rows = Run.objects.filter(session_id=session_id, status__in=(*HOLDERS, Run.Status.QUEUED))
-    found = list(rows.values_list("pk", "status", "message", "cancel_requested"))
+    found: list[tuple[int, str, Any, bool]] = _UNDER_WAY_OR_QUEUED.rows(session_id)
     if any(status in HOLDERS for pk, status, _, _ in found if pk != run_id):
         return True
     first = _first([(pk, message, cancel) for pk, status, message, cancel in found

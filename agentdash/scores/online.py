@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from agentdash.agent_sessions.selectors import event_from_row, session_events
+from agentdash.core.prepared import PreparedQuery
 from agentdash.core.threads import in_worker_thread
 from agentdash.runs.models import Run
 from agentdash.scores.evaluator_checks import (
@@ -55,8 +56,13 @@ def rules_taking(run: Run, rules: Iterable[EvaluatorRule]) -> list[EvaluatorRule
     ]  # fmt: skip
 
 
+_ENABLED: PreparedQuery[EvaluatorRule] = PreparedQuery(
+    lambda: EvaluatorRule.objects.filter(enabled=True).select_related("definition")
+)
+
+
 def _enabled_rules() -> list[EvaluatorRule]:
-    return list(EvaluatorRule.objects.filter(enabled=True).select_related("definition"))
+    return _ENABLED.rows()
 
 
 def _run_and_rules(run_id: int) -> tuple[Run | None, list[EvaluatorRule]]:

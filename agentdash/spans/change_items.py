@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from agentdash.changes.items import EncodedItem, Item, RowKey, items_of_rows
+from agentdash.core.prepared import PreparedQuery
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.summaries import span_summary
@@ -68,15 +69,20 @@ def span_data_json(data: dict[str, Any], version: SpanVersion) -> str | None:
     return f'{text[:-1]}, "attributes": {attributes}, "events": {events}}}'
 
 
+_SPANS: PreparedQuery[Span] = PreparedQuery(
+    lambda session_ids, trace_ids, span_ids: Span.objects.filter(
+        session_id__in=session_ids, trace_id__in=trace_ids, span_id__in=span_ids
+    )
+)
+
+
 def spans_load(refs: set[RowKey]) -> dict[RowKey, Item]:
     """The data of the spans named ``(session id, "trace:span")``, in one query."""
     if not refs:
         return {}
     ids = {tuple(ref.split(":", 1)) for _, ref in refs}
-    rows = Span.objects.filter(
-        session_id__in={s for s, _ in refs},
-        trace_id__in={t for t, *_ in ids},
-        span_id__in={s for *_, s in ids},
+    rows = _SPANS.rows(
+        sorted({s for s, _ in refs}), sorted({t for t, *_ in ids}), sorted({s for *_, s in ids})
     )
     prices = price_book()
     return items_of_rows(

@@ -27,6 +27,7 @@ from django.db.models import QuerySet
 
 from agentdash.agent_sessions.models import EXTERNAL_SESSION_PREFIX, AgentSession
 from agentdash.changes.bulk import rows_insert
+from agentdash.core.prepared import PreparedQuery
 from agentdash.spans.models import ROLLUP_BINS, Span, StepRollup
 from runtime.telemetry.attributes import AgentDash, GenAI
 
@@ -103,6 +104,13 @@ def first_token_seconds(attributes: dict[str, Any]) -> float | None:
     return float(value)
 
 
+_APPS_OF: PreparedQuery[tuple[str, str]] = PreparedQuery(
+    lambda session_ids: AgentSession.objects.filter(pk__in=session_ids).values_list(
+        "pk", "app_name"
+    )
+)
+
+
 def rollups_count(
     steps: Iterable[Step], *, sign: int = 1, sessions_model: Any = AgentSession,
     rollup_model: Any = StepRollup,
@@ -112,11 +120,11 @@ def rollups_count(
     found = list(steps)
     if not found:
         return
-    sessions = dict(
-        sessions_model.objects.filter(pk__in={s.session_id for s in found}).values_list(
-            "pk", "app_name"
-        )
-    )
+    ids = sorted({s.session_id for s in found})
+    if sessions_model is AgentSession:
+        sessions = dict(_APPS_OF.rows(ids))
+    else:  # a migration's model
+        sessions = dict(sessions_model.objects.filter(pk__in=ids).values_list("pk", "app_name"))
     rows: dict[tuple[Any, ...], list[Any]] = {}
     width = len(SUMS) + BINS
     for step in found:

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db.models import Count, Q, QuerySet, Sum
 
+from agentdash.core.prepared import PreparedQuery
 from agentdash.spans.models import ModelPrice, Span
 from agentdash.spans.usage import PriceBook, Totals
 
@@ -38,13 +39,18 @@ _PRICE_FIELDS = (
 the table is read at every flush."""
 
 
+_PRICES: PreparedQuery[Any] = PreparedQuery(
+    lambda: ModelPrice.objects.values_list(*_PRICE_FIELDS, named=True)
+)
+
+
 def price_book() -> PriceBook:
     """The price table as it is when first asked (one query, only if asked; the table is
     small) — inside :func:`prices_shared`, the one book of that unit of work."""
     shared: PriceBook | None = getattr(_shared, "book", None)
     if shared is not None:
         return shared
-    return PriceBook(lambda: ModelPrice.objects.values_list(*_PRICE_FIELDS, named=True))
+    return PriceBook(_PRICES.rows)
 
 
 @contextlib.contextmanager
@@ -61,8 +67,21 @@ def prices_shared() -> Iterator[PriceBook]:
         _shared.book = None
 
 
-def _groups(rows: QuerySet[Span], *by: str) -> Iterable[dict[str, Any]]:
+def _groups(rows: QuerySet[Span], *by: str) -> QuerySet[Span, dict[str, Any]]:
     return rows.filter(MODEL_CALLS).values(*by, "usage_model").annotate(**_SUMS).order_by()
+
+
+_SESSION_GROUPS: PreparedQuery[dict[str, Any]] = PreparedQuery(
+    lambda session_id: _groups(Span.objects.filter(session_id=session_id), "run_id")
+)
+_RUNS_GROUPS: PreparedQuery[dict[str, Any]] = PreparedQuery(
+    lambda session_ids, run_ids: _groups(
+        Span.objects.filter(session_id__in=session_ids, run_id__in=run_ids), "run_id"
+    )
+)
+_SESSIONS_GROUPS: PreparedQuery[dict[str, Any]] = PreparedQuery(
+    lambda session_ids: _groups(Span.objects.filter(session_id__in=session_ids), "session_id")
+)
 
 
 def session_usage(
@@ -74,7 +93,7 @@ def session_usage(
     prices = prices or price_book()
     session = Totals()
     runs: dict[int, Totals] = {}
-    for group in _groups(Span.objects.filter(session_id=session_id), "run_id"):
+    for group in _SESSION_GROUPS.rows(session_id):
         session.add_group(group, prices)
         if group["run_id"] is not None:
             runs.setdefault(group["run_id"], Totals()).add_group(group, prices)
@@ -90,9 +109,8 @@ def runs_usage(
     if not run_ids:
         return {}
     prices = prices or price_book()
-    rows = Span.objects.filter(session_id__in=set(session_ids), run_id__in=run_ids)
     found: dict[int, Totals] = {}
-    for group in _groups(rows, "run_id"):
+    for group in _RUNS_GROUPS.rows(sorted(set(session_ids)), sorted(run_ids)):
         found.setdefault(group["run_id"], Totals()).add_group(group, prices)
     return found
 
@@ -107,6 +125,6 @@ def sessions_usage(
         return {}
     prices = prices or price_book()
     found: dict[str, Totals] = {}
-    for group in _groups(Span.objects.filter(session_id__in=session_ids), "session_id"):
+    for group in _SESSIONS_GROUPS.rows(sorted(session_ids)):
         found.setdefault(group["session_id"], Totals()).add_group(group, prices)
     return found

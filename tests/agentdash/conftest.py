@@ -58,6 +58,7 @@ DATABASE_MODULES = frozenset(
         "controls/test_policy_services.py",
         "core/test_database_unavailable.py",
         "core/test_outages.py",
+        "core/test_prepared.py",
         "core/test_test_database.py",
         "dashboard/test_export.py",
         "dashboard/test_session_list.py",
