@@ -92,19 +92,23 @@ def test_related_rows_come_with_the_row(runs: list[Run]) -> None:
     [
         lambda ids: Run.objects.filter(pk__in=ids).order_by("pk").values("pk", "agent_name"),
         lambda ids: Run.objects.filter(pk__in=ids).order_by("pk").values_list("pk", "message"),
-        lambda ids: Run.objects.filter(pk__in=ids)
-        .order_by("-pk")
-        .values_list("invocation_id", flat=True),
-        lambda ids: Run.objects.filter(pk__in=ids)
-        .order_by("pk")
-        .values_list("pk", "attempt", named=True),
-        lambda ids: Run.objects.filter(pk__in=ids)
-        .values("agent_name")
-        .annotate(n=Count("id"), latest=Max("created_at"))
-        .order_by("agent_name"),
-        lambda ids: Run.objects.filter(Q(pk__in=ids) | Q(agent_name="none"))
-        .order_by("pk")
-        .values_list("pk", "cancel_requested")[:2],
+        lambda ids: (
+            Run.objects.filter(pk__in=ids).order_by("-pk").values_list("invocation_id", flat=True)
+        ),
+        lambda ids: (
+            Run.objects.filter(pk__in=ids).order_by("pk").values_list("pk", "attempt", named=True)
+        ),
+        lambda ids: (
+            Run.objects.filter(pk__in=ids)
+            .values("agent_name")
+            .annotate(n=Count("id"), latest=Max("created_at"))
+            .order_by("agent_name")
+        ),
+        lambda ids: (
+            Run.objects.filter(Q(pk__in=ids) | Q(agent_name="none"))
+            .order_by("pk")
+            .values_list("pk", "cancel_requested")[:2]
+        ),
     ],
     ids=["values", "values_list", "flat", "named", "groups", "or and a slice"],
 )
@@ -139,9 +143,11 @@ def test_an_empty_list_asks_nothing(runs: list[Run]) -> None:
     assert len(queries) == 0
     # An empty list OR-ed with another condition is dropped, as the ORM drops it.
     either: PreparedQuery[int] = PreparedQuery(
-        lambda ids, name: Run.objects.filter(Q(pk__in=ids) | Q(agent_name=name))
-        .order_by("pk")
-        .values_list("pk", flat=True)
+        lambda ids, name: (
+            Run.objects.filter(Q(pk__in=ids) | Q(agent_name=name))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
     )
     assert either.rows([], "agent-1") == [r.pk for r in runs if r.agent_name == "agent-1"]
 
@@ -150,12 +156,12 @@ def test_ints_and_strings_in_one_query_and_constants_kept(runs: list[Run]) -> No
     # 1000 and 17000 are the stand-ins' first values: a constant equal to one stays a
     # constant of the query.
     query: PreparedQuery[int] = PreparedQuery(
-        lambda session_id, attempt: Run.objects.filter(
-            session_id=session_id, attempt__lt=attempt, change_seq__lt=1000
+        lambda session_id, attempt: (
+            Run.objects.filter(session_id=session_id, attempt__lt=attempt, change_seq__lt=1000)
+            .exclude(pk=17000)
+            .order_by("pk")
+            .values_list("pk", flat=True)
         )
-        .exclude(pk=17000)
-        .order_by("pk")
-        .values_list("pk", flat=True)
     )
     Run.objects.update(change_seq=1)
     Run.objects.filter(pk=runs[0].pk).update(change_seq=5000)
@@ -171,7 +177,7 @@ def test_ints_and_strings_in_one_query_and_constants_kept(runs: list[Run]) -> No
 
 @pytest.mark.parametrize(
     "text",
-    [NUL, "it's \\ \"quoted\" %s %(x)s $1 ?", "x" * 5_000, "\U0001f600 \u2028", ""],
+    [NUL, 'it\'s \\ "quoted" %s %(x)s $1 ?', "x" * 5_000, "\U0001f600 \u2028", ""],
     ids=["NUL", "quotes and placeholders", "5,000 characters", "astral", "empty"],
 )
 def test_hostile_text_as_the_orm_takes_it(runs: list[Run], text: str) -> None:
@@ -248,9 +254,11 @@ def test_shapes_are_forgotten_past_the_limit(runs: list[Run], monkeypatch: Any) 
 
 def test_a_held_row_in_a_transaction(runs: list[Run]) -> None:
     query: PreparedQuery[int] = PreparedQuery(
-        lambda pk: Run.objects.select_for_update(no_key=True)
-        .filter(pk=pk)
-        .values_list("attempt", flat=True)
+        lambda pk: (
+            Run.objects.select_for_update(no_key=True)
+            .filter(pk=pk)
+            .values_list("attempt", flat=True)
+        )
     )
     with transaction.atomic(), CaptureQueriesContext(connection) as queries:
         assert query.rows(runs[5].pk) == [runs[5].attempt]
