@@ -150,8 +150,11 @@ class SpanPreviews:
 
     async def messages(self, snapshots: Sequence[SpanSnapshot]) -> list[GroupMessage]:
         """The ``session.spans`` group messages of ``snapshots`` of known sessions."""
-        if self._prices_fresh():  # all in memory: made here, no hop to a thread and back
-            pages = self.pages(snapshots)
+        book = self._book
+        if book is not None and time.monotonic() - book[0] <= PRICES_FRESH_S:
+            # All in memory, with the book as it was found fresh (not asked again: it may
+            # have aged meanwhile): made here, no hop to a thread and back.
+            pages = self.pages(snapshots, book[1])
         else:  # the price table is read first (the database is never asked on the loop)
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-previews")
@@ -168,8 +171,11 @@ class SpanPreviews:
             if isinstance(outcome, BaseException):
                 logger.warning("live pipeline: a preview was not published: %r", outcome)
 
-    def pages(self, snapshots: Sequence[SpanSnapshot]) -> dict[str, list[str]]:
-        """By session, the ``spans`` messages of ``snapshots`` of known sessions."""
+    def pages(
+        self, snapshots: Sequence[SpanSnapshot], prices: PriceBook | None = None
+    ) -> dict[str, list[str]]:
+        """By session, the ``spans`` messages of ``snapshots`` of known sessions, priced
+        with ``prices`` (none given: the book, read if it is not fresh — not on a loop)."""
         versions: dict[str, list[SpanVersion]] = {}
         for snapshot in snapshots:
             owner = self.writer.known(snapshot)
@@ -178,7 +184,7 @@ class SpanPreviews:
                 version = snapshot.version(session_id=session_id, run_id=run_id)
                 versions.setdefault(session_id, []).append(version)
         self.sent += sum(len(found) for found in versions.values())
-        prices = self._prices()
+        prices = self._prices() if prices is None else prices
         return {session_id: spans_pages(found, prices) for session_id, found in versions.items()}
 
     def _prices_fresh(self) -> bool:

@@ -145,6 +145,22 @@ async def test_a_preview_is_priced_from_a_table_read_off_the_loop_at_most_a_seco
     assert await previewed_cost() == pytest.approx(1.0)  # the book in hand: nothing read
     monkeypatch.setattr(previews, "PRICES_FRESH_S", 0.0)
     assert await previewed_cost() == pytest.approx(2.0)  # too old: read again, off the loop
+    # The loop makes its pages with the book it found fresh, not asking its age again (a
+    # second may have gone by meanwhile): given a book, ``pages`` asks nothing, even when
+    # the book held is stale — on this loop, a query would raise.
+    book = live.previews._book
+    assert book is not None
+    live.previews._book = None
+    attributes = {
+        GenAI.CONVERSATION_ID: session.id,
+        GenAI.REQUEST_MODEL: "preview-model",
+        GenAI.USAGE_INPUT_TOKENS: 1_000_000,
+    }
+    span = apart.start_span("call", attributes=attributes)
+    span.end()
+    snapshot = SpanSnapshot(span, attributes, True, (session.id,), ("p-inv",))  # type: ignore[arg-type]
+    (texts,) = live.previews.pages([snapshot], book[1]).values()
+    assert json.loads(texts[0])["items"][0]["usage"]["cost_usd"] == pytest.approx(2.0)
 
 
 async def test_previews_reach_live_clients_of_the_session_only(
