@@ -9,7 +9,8 @@ Setups (servers started here, in a temporary directory):
 - **embedded**: one daphne, the inline executor, an SQLite file, the in-memory channel layer;
 - **scale**: PostgreSQL and Redis (``scripts/postgres.sh``, ``scripts/redis.sh``; a database
   of its own, dropped after), one daphne serving the clients, two Celery workers (threads
-  pool, 10 slots each) running the agents; the Redis channel layer between them.
+  pool, 10 slots each) running the agents; the Redis channel layer between them. The servers
+  run with ``DEBUG`` off, as deployed (the embedded one with it on, as ``make run``).
 
 Measures, after one warm-up run:
 
@@ -303,10 +304,13 @@ def scale(tmp: Path, burst_calls: int) -> Iterator[tuple[str, Database, Processe
     procs = Processes(tmp)
     try:
         manage(env, "migrate", "--noinput")
-        manage(env, "seed_demo")
-        procs.worker("worker-1", env, concurrency=10)
-        procs.worker("worker-2", env, concurrency=10)
-        yield procs.daphne("daphne", env), Database(url), procs
+        manage(env, "seed_demo")  # (refused with DEBUG off: the servers only run so)
+        # The servers as a deployment runs them (docs/DEPLOY.md): DEBUG off, which spares
+        # every statement Django's query log.
+        served = {**env, "DEBUG": "0", "SECRET_KEY": "bench-live-secret-key-" + "x" * 40}
+        procs.worker("worker-1", served, concurrency=10)
+        procs.worker("worker-2", served, concurrency=10)
+        yield procs.daphne("daphne", served), Database(url), procs
     finally:
         procs.stop()
         with psycopg.connect(server, autocommit=True) as conn:
