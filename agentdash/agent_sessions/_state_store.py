@@ -36,6 +36,7 @@ from agentdash.changes.bulk import rows_insert
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
 from agentdash.core.hygiene import storable
+from agentdash.core.prepared import PreparedUpdate
 from agentdash.core.rendering import render_untrusted
 from runtime.sessions.base_session_service import SessionNotFoundError
 from runtime.sessions.state import scope_of, without_temp
@@ -188,6 +189,12 @@ def _current_state(
     )
 
 
+_SESSION_SWAP = PreparedUpdate(
+    lambda session_id, version: AgentSession.objects.filter(pk=session_id, version=version),
+    fields=("state", "version", "event_count", "last_update_time"),
+)
+
+
 def _append_once(
     session_id: str,
     event_data: dict[str, Any],
@@ -210,9 +217,7 @@ def _append_once(
     seq = current.event_count + 1
     own = {**current.own, **parts["session"]}
     now = max(time.time(), float(event_data.get("timestamp") or 0), row["last_update_time"])
-    swapped = AgentSession.objects.filter(pk=session_id, version=current.version).update(
-        state=own, version=version, event_count=seq, last_update_time=now
-    )
+    swapped = _SESSION_SWAP.update((own, version, seq, now), session_id, current.version)
     if not swapped:
         raise _CasMiss
     row = SessionEvent(

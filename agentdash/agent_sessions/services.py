@@ -34,6 +34,7 @@ from agentdash.agent_sessions.models import (
 )
 from agentdash.agent_sessions.titles import first_message_of, title_clean, title_from_message
 from agentdash.core.hygiene import storable
+from agentdash.core.prepared import PreparedUpdate
 from agentdash.core.services import audit_record
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
@@ -153,6 +154,15 @@ def session_delete(
     return True
 
 
+_FIRST_MESSAGE = PreparedUpdate(
+    lambda session_id: AgentSession.objects.filter(pk=session_id, first_message=""),
+    fields=("first_message",),
+)
+_FIRST_TITLE = PreparedUpdate(
+    lambda session_id: AgentSession.objects.filter(pk=session_id, title=""), fields=("title",)
+)
+
+
 def session_first_message_record(*, session_id: str, text: str) -> bool:
     """Keep ``text`` as the session's first message (:mod:`~agentdash.agent_sessions.titles`)
     and, when the session has no title yet, make its title of it. Only the first message
@@ -161,9 +171,9 @@ def session_first_message_record(*, session_id: str, text: str) -> bool:
     first = first_message_of(text)
     if not first:
         return False
-    kept = AgentSession.objects.filter(pk=session_id, first_message="").update(first_message=first)
+    kept = _FIRST_MESSAGE.update((first,), session_id)
     if kept:
-        AgentSession.objects.filter(pk=session_id, title="").update(title=title_from_message(text))
+        _FIRST_TITLE.update((title_from_message(text),), session_id)
     return bool(kept)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -82,20 +82,19 @@ class _Answered:
         return self._compiler
 
 
-class PreparedQuery(Generic[T]):
-    """``build(*args)`` (a ``QuerySet``), its SQL made once per shape of the arguments."""
+class _Prepared:
+    """The SQL of ``build(*args)``'s query, made once per shape of the arguments."""
 
     def __init__(self, build: Callable[..., QuerySet[Any]]) -> None:
         self._build = build
         self._shapes: dict[Key, _Shape | str] = {}
         self._lock = threading.Lock()
 
-    def rows(self, *args: int | str | Collection[int | str]) -> list[T]:
-        """What ``list(build(*args))`` gives, the query built only for a new shape. Raises
-        :class:`NotPreparable` for an argument of a kind not taken."""
-        given = [_argument(value) for value in args]
+    def _shape(self, given: list[Any]) -> _Shape | str:
+        """The kept SQL of the shape of ``given`` (checked arguments), made if new; or
+        ``_EMPTY``, or ``_ORM`` (also for a value SQL cannot hold)."""
         if any(_beyond_sql(value) for value in given):
-            return list(self._build(*given))  # the ORM's own answer to what SQL cannot hold
+            return _ORM  # the ORM's own answer to what SQL cannot hold
         key = tuple(map(_kind, given))
         shape = self._shapes.get(key)
         if shape is None:
@@ -104,29 +103,15 @@ class PreparedQuery(Generic[T]):
                 if len(self._shapes) >= MAX_SHAPES:  # lists of ever new lengths
                     self._shapes.clear()
                 self._shapes[key] = shape
-        if shape == _EMPTY:
-            return []
-        if not isinstance(shape, _Shape):
-            return list(self._build(*given))
+        return shape
+
+    @staticmethod
+    def _params(shape: _Shape, given: list[Any]) -> list[Any]:
         params = list(shape.params)
         for index, argument, item in shape.places:
             value = given[argument]
             params[index] = value[item] if item is not None else value
-        connection = connections[shape.queryset.db]
-        with connection.cursor() as cursor:
-            cursor.execute(shape.sql, params)
-            fetched = cursor.fetchall()
-        # The queryset's own iterable makes the rows, from a copy of the kept compiler that
-        # hands back what was fetched instead of running its SQL again.
-        compiler = object.__new__(type(shape.compiler))
-        compiler.__dict__.update(shape.compiler.__dict__)
-        compiler.connection = connection  # this thread's (its converters ask it)
-        compiler.execute_sql = lambda *a, **k: [fetched]  # type: ignore[assignment]
-        answered: QuerySet[Any] = object.__new__(type(shape.queryset))
-        answered.__dict__.update(shape.queryset.__dict__)
-        # (Not through the ``query`` setter: it would make a values query yield dicts.)
-        answered.__dict__["_query"] = _Answered(shape.queryset.query, compiler)
-        return list(answered._iterable_class(answered))  # type: ignore[call-overload]
+        return params
 
     def _prepare(self, key: Key) -> _Shape | str:
         count = sum(1 if size is None else size for _, size in key)
@@ -159,14 +144,97 @@ class PreparedQuery(Generic[T]):
         )
 
     def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def _left(self, key: Key, why: str) -> str:
+        logger.warning("a query of %s is left to the ORM (%s): %s", self._build, key, why)
+        return _ORM
+
+
+class PreparedQuery(_Prepared, Generic[T]):
+    """``build(*args)`` (a ``QuerySet``), its SQL made once per shape of the arguments."""
+
+    def rows(self, *args: int | str | Collection[int | str]) -> list[T]:
+        """What ``list(build(*args))`` gives, the query built only for a new shape. Raises
+        :class:`NotPreparable` for an argument of a kind not taken."""
+        given = [_argument(value) for value in args]
+        shape = self._shape(given)
+        if shape == _EMPTY:
+            return []
+        if not isinstance(shape, _Shape):
+            return list(self._build(*given))
+        connection = connections[shape.queryset.db]
+        with connection.cursor() as cursor:
+            cursor.execute(shape.sql, self._params(shape, given))
+            fetched = cursor.fetchall()
+        # The queryset's own iterable makes the rows, from a copy of the kept compiler that
+        # hands back what was fetched instead of running its SQL again.
+        compiler = object.__new__(type(shape.compiler))
+        compiler.__dict__.update(shape.compiler.__dict__)
+        compiler.connection = connection  # this thread's (its converters ask it)
+        compiler.execute_sql = lambda *a, **k: [fetched]  # type: ignore[assignment]
+        answered: QuerySet[Any] = object.__new__(type(shape.queryset))
+        answered.__dict__.update(shape.queryset.__dict__)
+        # (Not through the ``query`` setter: it would make a values query yield dicts.)
+        answered.__dict__["_query"] = _Answered(shape.queryset.query, compiler)
+        return list(answered._iterable_class(answered))  # type: ignore[call-overload]
+
+    def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
         queryset = self._build(*args)
         compiler = queryset.query.get_compiler(using=queryset.db)
         sql, params = compiler.as_sql()  # (it also sets what the iterables read)
         return queryset, compiler, sql, tuple(params)
 
-    def _left(self, key: Key, why: str) -> str:
-        logger.warning("a query of %s is left to the ORM (%s): %s", self._build, key, why)
-        return _ORM
+
+class PreparedUpdate(_Prepared):
+    """An ``UPDATE`` of ``fields`` of the rows ``build(*args)`` selects (a filter of one
+    model's table, no join), its SQL made once per shape of the arguments. The new values
+    are converted as ``save()`` converts them; ``None`` writes ``NULL``."""
+
+    def __init__(self, build: Callable[..., QuerySet[Any]], *, fields: Sequence[str]) -> None:
+        super().__init__(build)
+        self._names = tuple(fields)
+
+    def update(self, values: Sequence[Any], *args: int | str | Collection[int | str]) -> int:
+        """Set ``fields`` to ``values`` (in that order) on the rows ``build(*args)``
+        selects; how many rows matched (as ``QuerySet.update``)."""
+        if len(values) != len(self._names):
+            raise ValueError(f"{len(self._names)} values, one per field, not {len(values)}")
+        given = [_argument(value) for value in args]
+        shape = self._shape(given)
+        if shape == _EMPTY:
+            return 0
+        if not isinstance(shape, _Shape):
+            return self._build(*given).update(**dict(zip(self._names, values, strict=True)))
+        connection = connections[shape.queryset.db]
+        model = shape.queryset.model
+        new = [
+            model._meta.get_field(name).get_db_prep_save(value, connection=connection)
+            for name, value in zip(self._names, values, strict=True)
+        ]
+        params = self._params(shape, given)
+        params[: len(new)] = new
+        with connection.cursor() as cursor:
+            cursor.execute(shape.sql, params)
+            return int(cursor.rowcount)
+
+    def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
+        queryset = self._build(*args)
+        query = queryset.query
+        if len(query.alias_map) > 1:
+            raise ValueError("an update of rows selected through a join")
+        compiler = query.get_compiler(using=queryset.db)
+        quote = compiler.quote_name_unless_alias
+        meta = queryset.model._meta
+        sets = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in self._names)
+        sql = f"UPDATE {quote(meta.db_table)} SET {sets}"
+        try:
+            where, params = compiler.compile(query.where)
+        except FullResultSet:  # every row
+            return queryset, compiler, sql, ()
+        # The SET's places come first: constants of the kept SQL, replaced at each update.
+        nones = (None,) * len(self._names)
+        return queryset, compiler, f"{sql} WHERE {where}", (*nones, *params)
 
 
 def _stand_ins(key: Key, start: int) -> tuple[dict[Any, tuple[int, int | None]], list[Any]]:

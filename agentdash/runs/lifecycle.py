@@ -14,8 +14,7 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from django.db import connection, transaction
-from django.db.models import F, Value
-from django.db.models.functions import Coalesce, Greatest
+from django.db.models import F, Q
 from django.utils import timezone
 
 from agentdash.agent_sessions.locks import session_lock
@@ -25,7 +24,7 @@ from agentdash.changes.items import ChangesRead
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next, session_changes_next
 from agentdash.core.hygiene import text_storable
-from agentdash.core.prepared import PreparedQuery
+from agentdash.core.prepared import PreparedQuery, PreparedUpdate
 from agentdash.runs.change_items import run_item
 from agentdash.runs.models import Run
 from agentdash.runs.turns import turn_taken
@@ -113,11 +112,15 @@ def _change_seq_keep(run_id: int, seq: int) -> None:
     a usage change (:func:`run_usage_changed`, made by the live pipeline's flusher, which
     must not wait on a run's row) tells the run's data as it is now, after its latest
     status change, which is all the order promise needs."""
-    Run.objects.filter(pk=run_id).update(
-        change_seq=Greatest(Coalesce(F("change_seq"), Value(0)), Value(seq))
-    )
+    _CHANGE_SEQ_RAISE.update((seq,), run_id, seq)
 
 
+_CHANGE_SEQ_RAISE = PreparedUpdate(
+    lambda run_id, seq: Run.objects.filter(
+        Q(change_seq__isnull=True) | Q(change_seq__lt=seq), pk=run_id
+    ),
+    fields=("change_seq",),
+)
 _SESSION_OF: PreparedQuery[str] = PreparedQuery(
     lambda run_id: Run.objects.filter(pk=run_id).values_list("session_id", flat=True)
 )

@@ -12,10 +12,11 @@ import pytest
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.core import prepared
-from agentdash.core.prepared import NotPreparable, PreparedQuery
+from agentdash.core.prepared import NotPreparable, PreparedQuery, PreparedUpdate
 from agentdash.runs.models import Run
 from tests.agentdash.hostile import NUL, SURROGATE
 from tests.agentdash.stored import session_make
@@ -265,3 +266,50 @@ def test_a_held_row_in_a_transaction(runs: list[Run]) -> None:
         assert query.rows(runs[6].pk) == [runs[6].attempt]
     held = connection.features.has_select_for_no_key_update
     assert all(("FOR NO KEY UPDATE" in q["sql"]) == held for q in queries.captured_queries[-2:])
+
+
+def test_an_update_sets_its_fields_as_save_converts_them(runs: list[Run]) -> None:
+    update = PreparedUpdate(
+        lambda session_id, attempt: Run.objects.filter(session_id=session_id, attempt=attempt),
+        fields=("message", "error", "trace_id", "started_at"),
+    )
+    when = timezone.now()
+    message = {"parts": [{"text": 'it\'s \\ "new" %s'}], "deep": [[[1]]]}
+    target = [r for r in runs if r.session_id == "s1" and r.attempt == runs[1].attempt]
+    assert update.update((message, "", "t" * 32, when), "s1", runs[1].attempt) == len(target)
+    for run in Run.objects.filter(pk__in=[r.pk for r in target]):
+        assert (run.message, run.trace_id, run.started_at) == (message, "t" * 32, when)
+    untouched = Run.objects.exclude(pk__in=[r.pk for r in target])
+    assert all(r.trace_id == "" and r.started_at is None for r in untouched)
+    assert update.update((None, "", "", None), "s1", 99) == 0  # no row: none changed
+    # ``None`` writes NULL.
+    update.update(({"a": 1}, "e", "", None), "s1", runs[1].attempt)
+    assert Run.objects.get(pk=target[0].pk).started_at is None
+
+
+def test_an_update_kept_once_and_as_the_orm_updates(runs: list[Run]) -> None:
+    build = Counted(
+        lambda run_id, seq: Run.objects.filter(
+            Q(change_seq__isnull=True) | Q(change_seq__lt=seq), pk=run_id
+        )
+    )
+    raise_to = PreparedUpdate(build, fields=("change_seq",))
+    assert raise_to.update((5,), runs[0].pk, 5) == 1
+    assert raise_to.update((3,), runs[0].pk, 3) == 0  # only ever raised
+    assert raise_to.update((9,), runs[0].pk, 9) == 1
+    assert build.calls == 2  # one shape, built twice once (the stand-ins)
+    assert Run.objects.get(pk=runs[0].pk).change_seq == 9
+    with pytest.raises(ValueError, match="one per field"):
+        raise_to.update((1, 2), runs[0].pk, 1)
+
+
+def test_an_update_through_a_join_or_of_no_row_is_the_orm_one(runs: list[Run]) -> None:
+    joined = PreparedUpdate(
+        lambda app: Run.objects.filter(session__app_name=app), fields=("worker",)
+    )
+    assert joined.update(("w",), "app") == len(runs)
+    assert set(Run.objects.values_list("worker", flat=True)) == {"w"}
+    none = PreparedUpdate(lambda ids: Run.objects.filter(pk__in=ids), fields=("worker",))
+    with CaptureQueriesContext(connection) as queries:
+        assert none.update(("x",), []) == 0
+    assert len(queries) == 0
