@@ -40,15 +40,30 @@ _STATUS = {StatusCode.UNSET: "unset", StatusCode.OK: "ok", StatusCode.ERROR: "er
 
 class SpanSnapshot(NamedTuple):  # a tuple: the cheapest thing to build on the agent's path
     """A span as it was at start or end, with the sessions and invocations it may belong to
-    (nearest first; the flusher picks the first one that is stored)."""
+    (nearest first; the flusher picks the first one that is stored). ``made``, when given
+    (an empty list), keeps the last version made of it: the previews and the flusher often
+    make the same one (a span that ended before its preview went out), and a version is
+    made storable — its attributes checked and encoded — when made."""
 
     span: ReadableSpan
     attributes: Mapping[str, Any]
     ended: bool
     sessions: tuple[str, ...]
     invocations: tuple[str, ...]
+    made: list[Any] | None = None
 
     def version(self, *, session_id: str | None, run_id: int | None) -> SpanVersion:
+        made = self.made
+        if made:
+            owner, known = made  # (one read: another thread may be replacing both)
+            if owner == (session_id, run_id):
+                return known
+        version = self._version(session_id=session_id, run_id=run_id)
+        if made is not None:
+            made[:] = ((session_id, run_id), version)
+        return version
+
+    def _version(self, *, session_id: str | None, run_id: int | None) -> SpanVersion:
         span, context = self.span, self.span.get_span_context()
         assert context is not None  # the SDK's spans always have one
         status = span.status
@@ -119,7 +134,7 @@ class LiveSpanProcessor(SpanProcessor):
             with contextlib.suppress(StopIteration, RuntimeError):  # changed by another thread
                 self._owners.pop(next(iter(self._owners)), None)
         self._owners[span.context.span_id] = (sessions, invocations)
-        self._put(SpanSnapshot(span, attributes, False, sessions, invocations))
+        self._put(SpanSnapshot(span, attributes, False, sessions, invocations, []))
 
     def on_end(self, span: ReadableSpan) -> None:
         if not self.enabled:
@@ -129,7 +144,7 @@ class LiveSpanProcessor(SpanProcessor):
         owner = self._owners.pop(context.span_id, None)
         if owner is None:
             return
-        self._put(SpanSnapshot(span, span.attributes or {}, True, owner[0], owner[1]))
+        self._put(SpanSnapshot(span, span.attributes or {}, True, owner[0], owner[1], []))
 
     def pending_count(self) -> int:
         return len(self._pending)

@@ -60,6 +60,21 @@ def test_a_started_span_is_kept_open_then_replaced_by_its_end(
     assert final.events[0]["attributes"] == {"attempt": [1, 2]}
 
 
+def test_a_snapshot_made_into_a_version_twice_for_one_owner_is_made_once(
+    processor: LiveSpanProcessor, tracer: Tracer
+) -> None:
+    """The previews and the flusher often ask for the same version (a span ended before its
+    preview went out): made storable once, for as long as the owner asked is the same."""
+    span = tracer.start_span("call", attributes={**SESSION, "big": "x" * 1000})
+    span.end()
+    (ended,) = processor.take(10)
+    first = ended.version(session_id="s1", run_id=7)
+    assert ended.version(session_id="s1", run_id=7) is first
+    other = ended.version(session_id="s1", run_id=None)  # another owner: another version
+    assert other is not first and other.run_id is None and other.attributes == first.attributes
+    assert ended.version(session_id="s1", run_id=None) is other
+
+
 def test_versions_of_one_span_coalesce_and_an_end_is_final(
     processor: LiveSpanProcessor, tracer: Tracer
 ) -> None:
