@@ -33,6 +33,7 @@ from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.sql.compiler import SQLCompiler
+from django.db.transaction import TransactionManagementError
 
 logger = logging.getLogger(__name__)
 
@@ -164,6 +165,11 @@ class PreparedQuery(_Prepared, Generic[T]):
         if not isinstance(shape, _Shape):
             return list(self._build(*given))
         connection = connections[shape.queryset.db]
+        if shape.queryset.query.select_for_update and connection.get_autocommit():
+            # As the ORM says it (it checks when it builds: here the SQL is built already).
+            raise TransactionManagementError(
+                "select_for_update cannot be used outside of a transaction."
+            )
         with connection.cursor() as cursor:
             cursor.execute(shape.sql, self._params(shape, given))
             fetched = cursor.fetchall()
@@ -181,6 +187,8 @@ class PreparedQuery(_Prepared, Generic[T]):
 
     def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
         queryset = self._build(*args)
+        if getattr(queryset, "_prefetch_related_lookups", ()):  # (prefetches: more queries)
+            raise ValueError("a query with prefetch_related")
         compiler = queryset.query.get_compiler(using=queryset.db)
         sql, params = compiler.as_sql()  # (it also sets what the iterables read)
         return queryset, compiler, sql, tuple(params)

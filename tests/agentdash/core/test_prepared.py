@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, Max, Q, QuerySet
+from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -313,3 +314,30 @@ def test_an_update_through_a_join_or_of_no_row_is_the_orm_one(runs: list[Run]) -
     with CaptureQueriesContext(connection) as queries:
         assert none.update(("x",), []) == 0
     assert len(queries) == 0
+
+
+def test_a_held_row_outside_a_transaction_is_refused_as_the_orm_refuses_it(
+    runs: list[Run],
+) -> None:
+    query: PreparedQuery[int] = PreparedQuery(
+        lambda pk: Run.objects.select_for_update().filter(pk=pk).values_list("pk", flat=True)
+    )
+    with transaction.atomic():
+        query.rows(runs[0].pk)  # built inside one
+    if not connection.features.has_select_for_update:
+        assert query.rows(runs[0].pk) == [runs[0].pk]  # SQLite holds no row
+        return
+    with pytest.raises(TransactionManagementError):
+        list(Run.objects.select_for_update().filter(pk=runs[0].pk))
+    with pytest.raises(TransactionManagementError):
+        query.rows(runs[0].pk)
+
+
+def test_a_query_with_prefetches_is_left_to_the_orm(runs: list[Run]) -> None:
+    query: PreparedQuery[AgentSession] = PreparedQuery(
+        lambda ids: AgentSession.objects.filter(pk__in=ids).prefetch_related("runs").order_by("pk")
+    )
+    found = query.rows(["s0", "s1"])
+    with CaptureQueriesContext(connection) as queries:
+        counts = [len(session.runs.all()) for session in found]  # prefetched: no query
+    assert counts == [3, 3] and len(queries) == 0
