@@ -10,7 +10,7 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.announcements import ItemsMaker, announce_on_commit
@@ -92,16 +92,15 @@ class FlushWriter:
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
         versions = self._versions(snapshots)
-        # The spans and the changes of the runs whose totals they grew: one transaction (a
-        # commit, and on PostgreSQL a BEGIN and a COMMIT's round trips, fewer per flush).
-        with transaction.atomic():
-            writes, as_given = self._store(versions)
-            used = _runs_used(versions, writes)  # runs whose model calls' totals grew
-            # A run's totals are part of its data: each run whose totals grew is a change of
-            # its own, sent with the spans — read with the runs whose changes were announced
-            # to this flush (one read of them all), not read back with the session's other
-            # changes.
-            regrown = run_usage_changed(runs=used) if used else {}
+        # (Not one transaction with the runs' usage changes below: foreign keys are checked
+        # at the outermost commit, where ``_store``'s fallback for a vanished session or
+        # run would no longer see the failure.)
+        writes, as_given = self._store(versions)
+        used = _runs_used(versions, writes)  # runs whose model calls' totals grew
+        # A run's totals are part of its data: each run whose totals grew is a change of its
+        # own, sent with the spans — read with the runs whose changes were announced to this
+        # flush (one read of them all), not read back with the session's other changes.
+        regrown = run_usage_changed(runs=used) if used else {}
         fresh, ours, full = self._announced_items(announced, regrown)
         prices = price_book()
         for version, write in zip(versions, writes, strict=True):

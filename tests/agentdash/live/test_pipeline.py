@@ -317,6 +317,36 @@ def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User
     assert not [q for q in queries.captured_queries if "ROW_NUMBER" in q["sql"].upper()]
 
 
+def test_a_session_deleted_between_flushes_costs_only_its_own_spans(alice: User) -> None:
+    """The flusher remembers the sessions it has seen; one deleted since (its spans refused
+    by the database) costs its own spans, not the flush's others, and not later flushes —
+    the refusal is met where the flusher tells it apart (foreign keys are checked at the
+    commit: a flush's store is its own transaction)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.agent_sessions.models import AgentSession
+    from agentdash.live.flush_writer import FlushWriter
+
+    kept, gone = session_of(alice, "s-kept"), session_of(alice, "s-gone")
+    own = TracerProvider().get_tracer("tests.live.gone")
+
+    def ended(session_id: str, name: str) -> SpanSnapshot:
+        span = own.start_span(name, attributes={GenAI.CONVERSATION_ID: session_id})
+        span.end()
+        return SpanSnapshot(span, dict(span.attributes or {}), True, (session_id,), ())
+
+    writer = FlushWriter(publish_limit=100)
+    writer.write([ended(gone.id, "seen")], {})  # looked up, remembered
+    AgentSession.objects.filter(pk=gone.id).delete()
+    for round_ in range(2):
+        writer.write([ended(gone.id, f"late-{round_}"), ended(kept.id, f"kept-{round_}")], {})
+    assert set(Span.objects.filter(session_id=kept.id).values_list("name", flat=True)) == {
+        "kept-0",
+        "kept-1",
+    }
+    assert not Span.objects.filter(name__startswith="late-").exists()
+
+
 def test_a_big_announced_write_makes_one_page_of_items_and_the_rest_is_read(
     alice: User,
 ) -> None:
