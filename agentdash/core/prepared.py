@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import EmptyResultSet, FullResultSet
-from django.db import connections
+from django.db import connections, router, transaction
 from django.db.models import QuerySet
 from django.db.models.sql.compiler import SQLCompiler
 from django.db.transaction import TransactionManagementError
@@ -41,13 +42,18 @@ T = TypeVar("T")
 Key = tuple[tuple[type, int | None], ...]  # per argument: int or str, and a list's length
 
 MAX_SHAPES = 256
-"""Shapes kept per query, at most (one per length of a list argument): past that they are
-all forgotten and built again as they come."""
-_STAND_INS = (1_000, 17_000)
-"""Where the two builds' stand-in ints count from: inside every integer field's range, even
-a ``PositiveSmallIntegerField``'s (a value outside it would make the ORM answer without SQL),
-so a query takes at most 16,000 stand-ins; one with more is left to the ORM."""
-_LIMIT = _STAND_INS[1] - _STAND_INS[0]
+"""Shapes kept per query, at most (one per length of a list argument), the least recently
+used forgotten first."""
+_STAND_INS = ((1_000, 1), (17_000, 3))
+"""The two builds' stand-in ints: from where, by what step. Inside every integer field's
+range, even a ``PositiveSmallIntegerField``'s (a value outside it would make the ORM answer
+without SQL); steps that differ, so that a value the build computes from an argument
+(``n + 1``) is never another argument's stand-in in both builds. A query takes at most
+5,000 stand-ins; one with more is left to the ORM."""
+_LIMIT = 5_000
+_STRING = "\ue000%_\\{}"
+"""A stand-in string: with the characters a pattern lookup escapes (``%``, ``_``, ``\\``),
+so that a lookup that would change a value is seen changing its stand-in."""
 _INT64 = range(-(2**63), 2**63)
 
 
@@ -61,6 +67,9 @@ class _Shape:
     sql: str
     params: tuple[Any, ...]
     places: tuple[tuple[int, int, int | None], ...]  # (param index, argument, item or None)
+    # (argument, item) → the range of the integer field it is compared with: a value
+    # outside it the ORM answers without SQL (no row, or the condition dropped).
+    ranges: dict[tuple[int, int | None], range] = field(repr=False)
     queryset: QuerySet[Any] = field(repr=False)
     compiler: SQLCompiler = field(repr=False)
 
@@ -88,22 +97,26 @@ class _Prepared:
 
     def __init__(self, build: Callable[..., QuerySet[Any]]) -> None:
         self._build = build
-        self._shapes: dict[Key, _Shape | str] = {}
+        self._shapes: OrderedDict[Key, _Shape | str] = OrderedDict()
         self._lock = threading.Lock()
 
     def _shape(self, given: list[Any]) -> _Shape | str:
         """The kept SQL of the shape of ``given`` (checked arguments), made if new; or
-        ``_EMPTY``, or ``_ORM`` (also for a value SQL cannot hold)."""
+        ``_EMPTY``, or ``_ORM`` (also for a value SQL cannot hold, or one the ORM answers
+        without SQL)."""
         if any(_beyond_sql(value) for value in given):
             return _ORM  # the ORM's own answer to what SQL cannot hold
         key = tuple(map(_kind, given))
-        shape = self._shapes.get(key)
-        if shape is None:
-            with self._lock:
-                shape = self._shapes.get(key) or self._prepare(key)
-                if len(self._shapes) >= MAX_SHAPES:  # lists of ever new lengths
-                    self._shapes.clear()
-                self._shapes[key] = shape
+        with self._lock:
+            shape = self._shapes.get(key)
+            if shape is None:
+                shape = self._shapes[key] = self._prepare(key)
+                if len(self._shapes) > MAX_SHAPES:  # lists of ever new lengths
+                    self._shapes.popitem(last=False)
+            else:
+                self._shapes.move_to_end(key)
+        if isinstance(shape, _Shape) and shape.ranges and not _in_ranges(shape.ranges, given):
+            return _ORM
         return shape
 
     @staticmethod
@@ -118,7 +131,7 @@ class _Prepared:
         count = sum(1 if size is None else size for _, size in key)
         if count > _LIMIT:
             return self._left(key, f"{count} values")
-        (first, a), (_, b) = (_stand_ins(key, start) for start in _STAND_INS)
+        (first, a), (_, b) = (_stand_ins(key, *how) for how in _STAND_INS)
         try:
             queryset, compiler, sql, params = self._compiled(a)
             _, _, sql_b, params_b = self._compiled(b)
@@ -126,7 +139,7 @@ class _Prepared:
             if any(size == 0 for _, size in key):
                 return _EMPTY
             return self._left(key, "the ORM answers it without SQL")
-        except (FullResultSet, TypeError, ValueError) as error:
+        except Exception as error:  # whatever it is, the ORM says it at the call
             return self._left(key, repr(error))
         if sql != sql_b or len(params) != len(params_b):
             return self._left(key, "its SQL depends on the values")
@@ -140,9 +153,12 @@ class _Prepared:
             places.append((index, *place))
         if {(argument, item) for _, argument, item in places} != set(first.values()):
             return self._left(key, "a value does not reach the SQL")
+        ranges = _integer_ranges(queryset, first)
+        compiler.connection = None  # type: ignore[assignment]  # (the builder's: not kept)
         return _Shape(
-            sql=sql, params=params, places=tuple(places), queryset=queryset, compiler=compiler
-        )
+            sql=sql, params=params, places=tuple(places), ranges=ranges, queryset=queryset,
+            compiler=compiler,
+        )  # fmt: skip
 
     def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
         raise NotImplementedError
@@ -165,7 +181,8 @@ class PreparedQuery(_Prepared, Generic[T]):
         if not isinstance(shape, _Shape):
             return list(self._build(*given))
         connection = connections[shape.queryset.db]
-        if shape.queryset.query.select_for_update and connection.get_autocommit():
+        held = shape.queryset.query.select_for_update
+        if held and connection.features.has_select_for_update and connection.get_autocommit():
             # As the ORM says it (it checks when it builds: here the SQL is built already).
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
@@ -173,6 +190,8 @@ class PreparedQuery(_Prepared, Generic[T]):
         with connection.cursor() as cursor:
             cursor.execute(shape.sql, self._params(shape, given))
             fetched = cursor.fetchall()
+        if shape.compiler.has_extra_select:  # columns only ordered by: cut, as the ORM does
+            fetched = [row[: shape.compiler.col_count] for row in fetched]
         # The queryset's own iterable makes the rows, from a copy of the kept compiler that
         # hands back what was fetched instead of running its SQL again.
         compiler = object.__new__(type(shape.compiler))
@@ -212,9 +231,10 @@ class PreparedUpdate(_Prepared):
         shape = self._shape(given)
         if shape == _EMPTY:
             return 0
-        if not isinstance(shape, _Shape):
+        if not isinstance(shape, _Shape) or any(_not_plain(value) for value in values):
             return self._build(*given).update(**dict(zip(self._names, values, strict=True)))
-        connection = connections[shape.queryset.db]
+        alias = router.db_for_write(shape.queryset.model)
+        connection = connections[alias]
         model = shape.queryset.model
         new = [
             model._meta.get_field(name).get_db_prep_save(value, connection=connection)
@@ -222,18 +242,20 @@ class PreparedUpdate(_Prepared):
         ]
         params = self._params(shape, given)
         params[: len(new)] = new
-        with connection.cursor() as cursor:
+        with transaction.mark_for_rollback_on_error(using=alias), connection.cursor() as cursor:
             cursor.execute(shape.sql, params)
             return int(cursor.rowcount)
 
     def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
         queryset = self._build(*args)
         query = queryset.query
-        if len(query.alias_map) > 1:
+        if sum(1 for alias in query.alias_map if query.alias_refcount[alias]) > 1:
             raise ValueError("an update of rows selected through a join")
-        compiler = query.get_compiler(using=queryset.db)
-        quote = compiler.quote_name_unless_alias
         meta = queryset.model._meta
+        if any(hasattr(meta.get_field(name), "get_placeholder") for name in self._names):
+            raise ValueError("a field with a placeholder of its own")
+        compiler = query.get_compiler(using=router.db_for_write(queryset.model))
+        quote = compiler.quote_name_unless_alias
         sets = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in self._names)
         sql = f"UPDATE {quote(meta.db_table)} SET {sets}"
         try:
@@ -245,21 +267,62 @@ class PreparedUpdate(_Prepared):
         return queryset, compiler, f"{sql} WHERE {where}", (*nones, *params)
 
 
-def _stand_ins(key: Key, start: int) -> tuple[dict[Any, tuple[int, int | None]], list[Any]]:
-    """Stand-ins for arguments of shape ``key``, counted from ``start``: value → (argument,
-    item), and the arguments."""
+def _stand_ins(
+    key: Key, start: int, step: int
+) -> tuple[dict[Any, tuple[int, int | None]], list[Any]]:
+    """Stand-ins for arguments of shape ``key``, counted from ``start`` by ``step``: value →
+    (argument, item), and the arguments."""
     places: dict[Any, tuple[int, int | None]] = {}
     args: list[Any] = []
     number = start
     for argument, (kind, size) in enumerate(key):
         values = []
         for item in [None] if size is None else range(size):
-            value = number if kind is int else f"\ue000{number}"
+            value = number if kind is int else _STRING.format(number)
             places[value] = (argument, item)
             values.append(value)
-            number += 1
+            number += step
         args.append(values[0] if size is None else values)
     return places, args
+
+
+def _integer_ranges(
+    queryset: QuerySet[Any], stand_ins: dict[Any, tuple[int, int | None]]
+) -> dict[tuple[int, int | None], range]:
+    """For each int stand-in compared with an integer field in the query's conditions, that
+    field's range (``connection.ops.integer_field_range``)."""
+    ops = connections[queryset.db].ops
+    found: dict[tuple[int, int | None], range] = {}
+    nodes = [queryset.query.where]
+    while nodes:
+        node = nodes.pop()
+        nodes.extend(getattr(node, "children", ()))
+        rhs, lhs = getattr(node, "rhs", None), getattr(node, "lhs", None)
+        values = rhs if isinstance(rhs, list | tuple | set | frozenset) else [rhs]
+        places = [stand_ins[v] for v in values if type(v) is int and v in stand_ins]
+        if not places or lhs is None:
+            continue
+        try:
+            low, high = ops.integer_field_range(lhs.output_field.get_internal_type())
+        except (AttributeError, KeyError):
+            continue  # not an integer field
+        bounds = range(-(2**63) if low is None else low, 2**63 if high is None else high + 1)
+        for place in places:
+            found[place] = bounds
+    return found
+
+
+def _in_ranges(ranges: dict[tuple[int, int | None], range], given: list[Any]) -> bool:
+    for (argument, item), bounds in ranges.items():
+        value = given[argument] if item is None else given[argument][item]
+        if value not in bounds:
+            return False
+    return True
+
+
+def _not_plain(value: Any) -> bool:
+    """A value an update must leave to the ORM: an expression, a model instance."""
+    return hasattr(value, "resolve_expression") or hasattr(value, "prepare_database_save")
 
 
 def _stand_in_at(place: tuple[int, int | None], args: list[Any]) -> Any:

@@ -187,7 +187,10 @@ def run_claim(*, run_id: int, worker: str, trace_id: str = "") -> Run | None:
             finished_at=None,
             trace_id=trace_id,
         )
-        (run,) = _RUN_WITH_SESSION.rows(run_id)
+        claimed = _RUN_WITH_SESSION.rows(run_id)
+        if len(claimed) != 1:  # (held since the update above: as ``get`` would say it)
+            raise Run.DoesNotExist(f"run {run_id} is gone")
+        run = claimed[0]
         run_change_record(run=run, no_calls=run.attempt == 1)
     return run
 

@@ -41,9 +41,10 @@ _STATUS = {StatusCode.UNSET: "unset", StatusCode.OK: "ok", StatusCode.ERROR: "er
 class SpanSnapshot(NamedTuple):  # a tuple: the cheapest thing to build on the agent's path
     """A span as it was at start or end, with the sessions and invocations it may belong to
     (nearest first; the flusher picks the first one that is stored). ``made``, when given
-    (an empty list), keeps the last version made of it: the previews and the flusher often
-    make the same one (a span that ended before its preview went out), and a version is
-    made storable — its attributes checked and encoded — when made."""
+    (an empty list), keeps the last version made of an ended one: the previews and the
+    flusher often make the same one (a span that ended before its preview went out), and a
+    version is made storable — its attributes checked and encoded — when made. (A span not
+    ended yet may still be renamed: each version of it is made anew.)"""
 
     span: ReadableSpan
     attributes: Mapping[str, Any]
@@ -53,7 +54,7 @@ class SpanSnapshot(NamedTuple):  # a tuple: the cheapest thing to build on the a
     made: list[Any] | None = None
 
     def version(self, *, session_id: str | None, run_id: int | None) -> SpanVersion:
-        made = self.made
+        made = self.made if self.ended else None
         if made:
             owner, known = made  # (one read: another thread may be replacing both)
             if owner == (session_id, run_id):

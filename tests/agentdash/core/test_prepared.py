@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from django.db import DatabaseError, connection, transaction
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -283,6 +283,7 @@ def test_an_update_sets_its_fields_as_save_converts_them(runs: list[Run]) -> Non
     untouched = Run.objects.exclude(pk__in=[r.pk for r in target])
     assert all(r.trace_id == "" and r.started_at is None for r in untouched)
     assert update.update((None, "", "", None), "s1", 99) == 0  # no row: none changed
+    assert kept(update)
     # ``None`` writes NULL.
     update.update(({"a": 1}, "e", "", None), "s1", runs[1].attempt)
     assert Run.objects.get(pk=target[0].pk).started_at is None
@@ -316,6 +317,7 @@ def test_an_update_through_a_join_or_of_no_row_is_the_orm_one(runs: list[Run]) -
     assert len(queries) == 0
 
 
+@pytest.mark.django_db(transaction=True)  # outside a transaction, the test's own too
 def test_a_held_row_outside_a_transaction_is_refused_as_the_orm_refuses_it(
     runs: list[Run],
 ) -> None:
@@ -341,3 +343,110 @@ def test_a_query_with_prefetches_is_left_to_the_orm(runs: list[Run]) -> None:
     with CaptureQueriesContext(connection) as queries:
         counts = [len(session.runs.all()) for session in found]  # prefetched: no query
     assert counts == [3, 3] and len(queries) == 0
+
+
+def kept(query: Any) -> bool:
+    """Whether every shape of ``query`` so far is kept as SQL (none left to the ORM)."""
+    return bool(query._shapes) and all(
+        isinstance(s, prepared._Shape) for s in query._shapes.values()
+    )
+
+
+def test_the_prepared_path_is_the_one_taken(runs: list[Run]) -> None:
+    """The project's hot reads and writes really keep their SQL (a query left to the ORM
+    would still be right, only not faster)."""
+    from agentdash.agent_sessions.locks import _HELD
+    from agentdash.runs.lifecycle import _CHANGE_SEQ_RAISE
+    from agentdash.runs.turns import _UNDER_WAY_OR_QUEUED
+
+    with transaction.atomic():
+        _HELD.rows("s0")
+    _UNDER_WAY_OR_QUEUED.rows("s1")
+    _CHANGE_SEQ_RAISE.update((3,), runs[0].pk, 3)
+    assert kept(_HELD) and kept(_UNDER_WAY_OR_QUEUED) and kept(_CHANGE_SEQ_RAISE)
+
+
+@pytest.mark.parametrize(
+    ("lookup", "value"),
+    [
+        ("agent_name__iexact", "agent_1"),
+        ("agent_name__startswith", "agent%"),
+        ("agent_name__contains", "_"),
+    ],
+)
+def test_a_pattern_lookup_escaping_its_value_is_left_to_the_orm(
+    runs: list[Run], lookup: str, value: str
+) -> None:
+    run_make(runs[0].session, 100, agent_name="agentX1")
+    run_make(runs[0].session, 101, agent_name="agent%1")
+
+    def build(text: str) -> QuerySet[Any]:
+        return (
+            Run.objects.filter(**{lookup: text}).order_by("pk").values_list("agent_name", flat=True)
+        )
+
+    query: PreparedQuery[str] = PreparedQuery(build)
+    assert query.rows(value) == list(build(value))  # (escaped: left to the ORM on SQLite)
+
+
+def test_a_value_computed_from_an_argument_is_not_taken_for_another(runs: list[Run]) -> None:
+    def build(low: int, other: int) -> QuerySet[Any]:
+        return (
+            Run.objects.filter(attempt__gte=low, attempt__lt=low + 1)
+            .exclude(attempt=other)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+
+    query: PreparedQuery[int] = PreparedQuery(build)
+    for low, other in ((0, 1), (1, 2), (2, 0), (1, 1)):
+        assert query.rows(low, other) == list(build(low, other))
+
+
+@pytest.mark.parametrize("value", [-1, -(2**40), 2**40, 40_000])
+def test_a_value_outside_its_fields_range_gets_the_orm_answer(runs: list[Run], value: int) -> None:
+    """The ORM answers an integer outside its field's range without SQL (a ``>`` under the
+    range keeps every row, NULLs too; ``=`` keeps none): so does a prepared query."""
+    Run.objects.filter(pk=runs[0].pk).update(change_seq=5)  # the others: NULL
+    for lookup in ("change_seq__gt", "change_seq__lt", "change_seq", "attempt__gte", "attempt"):
+
+        def build(n: int, lookup: str = lookup) -> QuerySet[Any]:
+            return Run.objects.filter(**{lookup: n}).order_by("pk").values_list("pk", flat=True)
+
+        query: PreparedQuery[int] = PreparedQuery(build)
+        query.rows(1)  # kept
+        assert query.rows(value) == list(build(value)), lookup
+
+
+def test_an_argument_for_a_field_of_another_kind_is_left_to_the_orm(runs: list[Run]) -> None:
+    build = lambda when: Run.objects.filter(created_at__lt=when).values_list("pk", flat=True)  # noqa: E731
+    query: PreparedQuery[int] = PreparedQuery(build)
+    assert sorted(query.rows("2999-01-01T00:00:00+00:00")) == sorted(r.pk for r in runs)
+    assert not kept(query)
+
+
+def test_columns_only_ordered_by_are_cut_as_the_orm_cuts_them(runs: list[Run]) -> None:
+    def build(ids: list[int]) -> QuerySet[Any]:
+        return (
+            Run.objects.filter(pk__in=ids)
+            .order_by("created_at")
+            .distinct()
+            .values_list("session_id", "attempt")
+        )
+
+    query: PreparedQuery[tuple[str, int]] = PreparedQuery(build)
+    ids = [r.pk for r in runs]
+    assert query.rows(ids) == list(build(ids))
+    assert kept(query) and all(len(row) == 2 for row in query.rows(ids))
+
+
+def test_an_update_with_an_expression_or_an_instance_is_the_orm_one(runs: list[Run]) -> None:
+    by_pk = PreparedUpdate(lambda pk: Run.objects.filter(pk=pk), fields=("attempt",))
+    assert by_pk.update((F("attempt") + 10,), runs[2].pk) == 1
+    assert Run.objects.get(pk=runs[2].pk).attempt == runs[2].attempt + 10
+    owner = PreparedUpdate(lambda pk: Run.objects.filter(pk=pk), fields=("session",))
+    other = AgentSession.objects.get(pk="s0")
+    assert owner.update((other,), runs[1].pk) == 1
+    assert Run.objects.get(pk=runs[1].pk).session_id == "s0"
+    assert owner.update(("s2",), runs[1].pk) == 1  # and a plain value, kept as SQL
+    assert Run.objects.get(pk=runs[1].pk).session_id == "s2" and kept(owner)
