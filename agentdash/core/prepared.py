@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -92,7 +93,7 @@ class _Answered:
         return self._compiler
 
 
-class _Prepared:
+class _Prepared(ABC):
     """The SQL of ``build(*args)``'s query, made once per shape of the arguments."""
 
     def __init__(self, build: Callable[..., QuerySet[Any]]) -> None:
@@ -160,8 +161,9 @@ class _Prepared:
             compiler=compiler,
         )  # fmt: skip
 
+    @abstractmethod
     def _compiled(self, args: list[Any]) -> tuple[QuerySet[Any], SQLCompiler, str, tuple[Any, ...]]:
-        raise NotImplementedError
+        """``build(*args)``, its compiler, its SQL and parameters (a kind's own)."""
 
     def _left(self, key: Key, why: str) -> str:
         logger.warning("a query of %s is left to the ORM (%s): %s", self._build, key, why)
