@@ -32,6 +32,7 @@ from google.genai import types
 from agentdash.agent_sessions.models import AgentSession, SessionEvent
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.core.hygiene import text_storable
+from agentdash.core.prepared import PreparedQuery
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
 from runtime.events.event import Event
@@ -92,7 +93,7 @@ def _trace_tell(session_id: str, trace_id: str, group: list[SpanVersion], amende
             count += _tell(session_id, question_id, "user", text, ended[0], trace_id)
     answer_id = f"otlp-{trace_id}-answer"
     if ended and answer_id not in told:
-        found = _answer(session_id, trace_id)
+        found = _answer(session_id, trace_id, group)
         root_text = plain_value(ended[0].attributes.get("output.value"), OUTPUT_KEYS)
         if found is None and root_text:
             found = (root_text, ended[0])
@@ -103,15 +104,35 @@ def _trace_tell(session_id: str, trace_id: str, group: list[SpanVersion], amende
     return count
 
 
-def _answer(session_id: str, trace_id: str) -> tuple[str, SpanVersion] | None:
-    """The text of the trace's last model call that answered with text, and that call."""
-    rows = (
-        Span.objects.filter(session_id=session_id, trace_id=trace_id, end_time__isnull=False)
-        .order_by("-end_time")
-        .values("span_id", "name", "start_time", "end_time", "attributes")
-    )
+_TRACE_SPANS: PreparedQuery[str] = PreparedQuery(
+    lambda session_id, trace_id: Span.objects.filter(
+        session_id=session_id, trace_id=trace_id
+    ).values_list("span_id", flat=True)
+)
+
+
+def _answer(
+    session_id: str, trace_id: str, group: list[SpanVersion]
+) -> tuple[str, SpanVersion] | None:
+    """The text of the trace's last model call that answered with text, and that call.
+    Read from ``group`` (the trace's versions just stored) when they are every span the
+    trace has stored, all ended — a whole trace in one export, as exporters send them: its
+    spans' attributes are then not read back —, else from the stored spans."""
+    here = {version.span_id: version for version in group}
+    rows: Iterable[Mapping[str, Any]]
+    if all(v.end_time is not None for v in here.values()) and set(
+        _TRACE_SPANS.rows(session_id, trace_id)
+    ) == set(here):
+        ended = sorted(here.values(), key=lambda v: v.end_time or 0, reverse=True)
+        rows = (
+            {"span_id": v.span_id, "name": v.name, "start_time": v.start_time,
+             "end_time": v.end_time, "attributes": v.attributes}
+            for v in ended
+        )  # fmt: skip
+    else:
+        rows = _stored_ended(session_id, trace_id)
     agent = ""  # the agent that answered: its span ends after its model calls
-    for row in rows.iterator(chunk_size=50):
+    for row in rows:
         attributes = row["attributes"] if isinstance(row["attributes"], dict) else {}
         name = attributes.get(GenAI.AGENT_NAME)
         if isinstance(name, str) and name:
@@ -130,6 +151,16 @@ def _answer(session_id: str, trace_id: str) -> tuple[str, SpanVersion] | None:
             )
             return text, version
     return None
+
+
+def _stored_ended(session_id: str, trace_id: str) -> Iterable[Mapping[str, Any]]:
+    """The trace's stored ended spans, the latest to end first (read as iterated)."""
+    return (
+        Span.objects.filter(session_id=session_id, trace_id=trace_id, end_time__isnull=False)
+        .order_by("-end_time")
+        .values("span_id", "name", "start_time", "end_time", "attributes")
+        .iterator(chunk_size=50)
+    )
 
 
 def _root_ended(session_id: str, trace_id: str) -> list[SpanVersion]:

@@ -4,11 +4,13 @@ out of the model calls' recorded messages in every convention a sender uses, tol
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 
 from agentdash.agent_sessions.models import SessionEvent
+from agentdash.ingest import conversation
 from agentdash.ingest.conversation import answer_text, plain_value, question_text
 from agentdash.ingest.semconv import mapped
 from tests.agentdash.ingest.otlp_bodies import JSON, PROTOBUF
@@ -122,3 +124,63 @@ def test_message_content_in_each_convention() -> None:
     assert plain_value('{"other": 1}', ("input",)) is None
     assert plain_value("plain words", ("input",)) == "plain words"
     assert plain_value("", ("input",)) is None
+
+
+def model_call(span_id: str, end: str, text: str | None) -> dict:
+    attributes = {"gen_ai.operation.name": "chat", "gen_ai.conversation.id": "c2"}
+    if text is not None:
+        attributes["gen_ai.output.messages"] = json.dumps(
+            [{"role": "assistant", "parts": [{"type": "text", "content": text}]}]
+        )
+    found = span(T1, span_id, "a" * 16, "chat m", attributes, end=True)
+    found["endTimeUnixNano"] = end
+    return found
+
+
+def root_span() -> dict:
+    attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": "c2"}
+    found = span(T1, "a" * 16, "", "invoke_agent helper", attributes, end=True)
+    found["endTimeUnixNano"] = "1700000009000000000"
+    return found
+
+
+def read_backs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The traces whose stored spans the conversation reads back (any thread)."""
+    read: list[str] = []
+    stored_ended = conversation._stored_ended
+
+    def spy(session_id: str, trace_id: str) -> Any:
+        read.append(trace_id)
+        return stored_ended(session_id, trace_id)
+
+    monkeypatch.setattr(conversation, "_stored_ended", spy)
+    return read
+
+
+def test_a_whole_trace_in_one_export_is_answered_without_reading_it_back(
+    alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every span the trace has is in hand: the answer is read from them, not from the
+    stored spans' attributes."""
+    read = read_backs(monkeypatch)
+    key = new_key(alice)
+    calls = [model_call("b" * 16, "1700000002000000000", "Paris."), root_span()]
+    assert partial(post(export(*calls), key, JSON)) == (0, "")
+    author, text = chat()[-1]
+    assert (author != "user", text) == (True, "Paris.")
+    assert read == []
+
+
+def test_an_answer_stored_in_an_earlier_export_is_found_when_the_run_ends(
+    alice: User, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trace's last model call with text came in an earlier export; the export that
+    ends the run has only a later call without text: the stored spans are read."""
+    read = read_backs(monkeypatch)
+    key = new_key(alice)
+    first = model_call("b" * 16, "1700000002000000000", "The capital is Paris.")
+    assert partial(post(export(first), key, JSON)) == (0, "")
+    later = model_call("c" * 16, "1700000003000000000", None)
+    assert partial(post(export(later, root_span()), key, JSON)) == (0, "")
+    assert chat()[-1][1] == "The capital is Paris."
+    assert read == [T1]
