@@ -228,6 +228,9 @@ def test_a_redraw_keeps_what_the_reader_expanded_and_focused(browser: Browser) -
     # A second question on the open page: its spans come over the socket, each with its live
     # version. (The first run may have ended before the page was there: its spans are then
     # the snapshot's summaries, whose details only the server's copy draws.)
+    # Once the page says Live: a message sent before is refused as 'Not connected' (the
+    # first run may end before the page's socket is open).
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     page.fill("#composer-text", "And the capital of Australia?")
     page.press("#composer-text", "Enter")
     page.locator(".msg-agent:not(.streaming) .msg-body.md").nth(1).wait_for(timeout=LIVE_TIMEOUT)

@@ -144,6 +144,7 @@ def test_runs_add_up_live_in_the_header_the_chat_and_the_runs_list(browser: Brow
     assert run_row == first["text"]
 
     # A second run, on the open page: the totals grow through the live messages alone.
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     page.fill("#composer-text", "And the capital of Japan?")
     page.press("#composer-text", "Enter")
     page.wait_for_function(
