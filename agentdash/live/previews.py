@@ -150,11 +150,11 @@ class SpanPreviews:
 
     async def messages(self, snapshots: Sequence[SpanSnapshot]) -> list[GroupMessage]:
         """The ``session.spans`` group messages of ``snapshots`` of known sessions."""
-        book = self._book
-        if book is not None and time.monotonic() - book[0] <= PRICES_FRESH_S:
+        prices = self._fresh_prices()
+        if prices is not None:
             # All in memory, with the book as it was found fresh (not asked again: it may
             # have aged meanwhile): made here, no hop to a thread and back.
-            pages = self.pages(snapshots, book[1])
+            pages = self.pages(snapshots, prices)
         else:  # the price table is read first (the database is never asked on the loop)
             if self._thread is None:
                 self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-previews")
@@ -187,15 +187,19 @@ class SpanPreviews:
         prices = self._prices() if prices is None else prices
         return {session_id: spans_pages(found, prices) for session_id, found in versions.items()}
 
-    def _prices_fresh(self) -> bool:
-        """Whether the price book is read and fresh (``pages`` then asks no database)."""
-        return self._book is not None and time.monotonic() - self._book[0] <= PRICES_FRESH_S
+    def _fresh_prices(self) -> PriceBook | None:
+        """The price book when it is read and fresh (a page made with it asks no database)."""
+        book = self._book
+        return (
+            book[1] if book is not None and time.monotonic() - book[0] <= PRICES_FRESH_S else None
+        )
 
     def _prices(self) -> PriceBook:
-        if not self._prices_fresh():
-            self._book = (time.monotonic(), price_book().read())
-        assert self._book is not None
-        return self._book[1]
+        found = self._fresh_prices()
+        if found is None:
+            found = price_book().read()
+            self._book = (time.monotonic(), found)
+        return found
 
 
 class Outbox:
