@@ -2,8 +2,9 @@
 parsed (``otlp_decode``), its spans unpacked and checked (``otlp_spans``), and each one's
 version for the span store made (``versions``: attributes read into the runtime's names,
 their JSON encoded once, text made storable) — everything about a span that does not depend
-on where it will be stored. Pure work on values: ``decoders`` runs it in a process of its
-own, beside the one that stores.
+on where it will be stored, down to the fixed part of its change item's JSON (what the live
+socket is sent). Pure work on values: ``decoders`` runs it in a process of its own, beside
+the one that stores.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from agentdash.ingest.otlp_decode import request_parse
 from agentdash.ingest.otlp_spans import Unpacked, unpack
 from agentdash.ingest.versions import span_version_of
+from agentdash.spans.change_items import item_fixed
 from agentdash.spans.span_version import SpanVersion
 
 
@@ -38,6 +40,8 @@ def prepare(
     message = request_parse(data, kind)
     unpacked = unpack(message, max_value_chars=max_value_chars, part=part)
     versions = [span_version_of(span, None, None) for span in unpacked.spans]
+    for version in versions:
+        item_fixed(version)  # kept with the version (its memo)
     return Prepared(unpacked=unpacked, versions=versions)
 
 

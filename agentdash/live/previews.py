@@ -38,7 +38,7 @@ from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
 from agentdash.live.layer_send import GroupMessage, groups_send
 from agentdash.live.pages import MAX_SENT_BYTES, packed
-from agentdash.spans.change_items import span_data_json, span_item, span_trimmed
+from agentdash.spans.change_items import span_trimmed, span_version_data
 from agentdash.spans.span_processor import LiveSpanProcessor, SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book
@@ -269,11 +269,9 @@ def spans_pages(versions: Sequence[SpanVersion], prices: PriceBook) -> list[str]
     """``versions`` (of one session) as ``spans`` messages, encoded, each within the send
     limit: a span too large alone goes without its attributes and events, as in ``changes``.
     The data of each is a ``span`` change's, ``summary.seq`` 0 (it has none yet)."""
-    datas = [span_item(version, prices, seq=0) for version in versions]
-    texts = [
-        span_data_json(data, version) or json.dumps(data, ensure_ascii=False)
-        for data, version in zip(datas, versions, strict=True)
-    ]
+    made = [span_version_data(0, version, prices) for version in versions]
+    datas = [data for data, _ in made]
+    texts = [text or json.dumps(data, ensure_ascii=False) for data, text in made]
     head, tail = '{"type": "spans", "items": [', "]}"
     trimmed = lambda at: span_trimmed(datas[at])  # noqa: E731
     return [text for _, _, text in packed(texts, head, tail, MAX_SENT_BYTES, trimmed)]

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from agentdash.changes.items import EncodedItem, Item, RowKey, items_of_rows
 from agentdash.core.prepared import PreparedQuery
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
-from agentdash.spans.summaries import span_summary
+from agentdash.spans.summaries import span_summary, summary_of, summary_shown
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
 
@@ -48,25 +49,112 @@ def span_item(
 
 
 def span_change_item(seq: int, version: SpanVersion, prices: PriceBook) -> Item:
-    """The change item of ``version`` stored with ``seq``: encoded with the JSON its
-    attributes and events were stored as (not encoded a second time), when it has it."""
-    data = span_item(version, prices, seq=seq)
+    """The change item of ``version`` stored with ``seq``, with its JSON text when it has it
+    (:func:`span_version_data`)."""
+    data, text = span_version_data(seq, version, prices)
     item = {"seq": seq, "kind": "span", "data": data}
-    text = span_data_json(data, version)
     if text is None:
         return item
     return EncodedItem(item, f'{{"seq": {seq}, "kind": "span", "data": {text}}}')
 
 
-def span_data_json(data: dict[str, Any], version: SpanVersion) -> str | None:
-    """``data`` (``span_item`` of ``version``) as JSON, made with the JSON the version's
-    attributes and events were made storable as; ``None`` when it has none."""
+def span_version_data(seq: int, version: SpanVersion, prices: PriceBook) -> tuple[Item, str | None]:
+    """The ``data`` of ``version``'s change (:func:`span_item`) stored with ``seq``, and its
+    JSON — made with the JSON its attributes and events were stored as (not encoded a second
+    time) and with what depends on the version alone made once (:func:`item_fixed`); ``None``
+    when it has no stored JSON."""
+    fixed, summary_fixed, shown = item_fixed(version)
+    columns = {column: getattr(version, column) for column in USAGE_COLUMNS}
+    usage = span_usage(columns, prices)
+    summary = summary_of(version, shown, seq=seq, usage=usage)
+    data = {
+        "trace_id": version.trace_id,
+        "span_id": version.span_id,
+        "parent_span_id": version.parent_span_id or None,
+        "name": version.name,
+        "kind": version.kind,
+        "start_time": version.start_time,
+        "end_time": version.end_time,
+        "status": version.status,
+        "status_message": version.status_message,
+        "attributes": version.attributes,
+        "events": version.events,
+        "run_id": version.run_id,
+        "otlp": version.otlp,
+        "source_id": version.source_id,
+        "usage": usage,
+        "summary": summary,
+    }
     attributes, events = version.attributes_json, version.events_json
     if attributes is None or events is None:
-        return None
-    rest = {k: v for k, v in data.items() if k not in ("attributes", "events")}
-    text = json.dumps(rest, ensure_ascii=False)
-    return f'{text[:-1]}, "attributes": {attributes}, "events": {events}}}'
+        return data, None
+    usage_json = "null" if usage is None else _encoded(usage)
+    run, source = _scalar(version.run_id), _scalar(version.source_id)
+    summary_placed = ", ".join(f'"{k}": {_scalar(summary[k])}' for k in _SUMMARY_PLACED)
+    text = (
+        f'{{{fixed}, "run_id": {run}, "source_id": {source}, "usage": {usage_json}, '
+        f'"attributes": {attributes}, "events": {events}, '
+        f'"summary": {{{summary_fixed}, {summary_placed}}}}}'
+    )
+    return data, text
+
+
+def _scalar(value: Any) -> str:
+    """The JSON of a number or ``None`` (what a change's placed fields hold) without the
+    encoder's cost per call; anything else through it."""
+    if value is None:
+        return "null"
+    if type(value) is int:
+        return str(value)
+    if type(value) is float and math.isfinite(value):
+        return repr(value)
+    return _encoded(value)
+
+
+# One encoder for every call (``json.dumps`` with arguments makes one per call).
+_encoded = json.JSONEncoder(ensure_ascii=False).encode
+
+_DATA_FIXED = (
+    "trace_id",
+    "span_id",
+    "parent_span_id",
+    "name",
+    "kind",
+    "start_time",
+    "end_time",
+    "status",
+    "status_message",
+    "otlp",
+)
+# A summary's fields that depend on where and when the span is stored, and at what price.
+_SUMMARY_PLACED = (
+    "run_id",
+    "seq",
+    "tokens_in",
+    "tokens_out",
+    "tokens_cached",
+    "tokens_thinking",
+    "cost_usd",
+)
+
+
+def item_fixed(version: SpanVersion) -> tuple[str, str, tuple[Any, ...]]:
+    """What ``version``'s change item holds that depends on the version alone — not on its
+    session, run, source, seq or prices: the JSON members (no braces) of those fields of
+    its ``data`` (less attributes and events, kept as stored) and of its ``summary``, and
+    what the summary reads out of the attributes (``summaries.summary_shown``). Made once
+    and kept with the version (:attr:`SpanVersion.memo`): an ingest decoding process makes it
+    before the version is stored elsewhere."""
+    made = version.memo.get("item")
+    if made is None:
+        shown = summary_shown(version)
+        data = {name: getattr(version, name) for name in _DATA_FIXED}
+        data["parent_span_id"] = data["parent_span_id"] or None
+        summary = summary_of(version, shown, seq=0, usage=None)
+        fixed_summary = {k: v for k, v in summary.items() if k not in _SUMMARY_PLACED}
+        made = (_encoded(data)[1:-1], _encoded(fixed_summary)[1:-1], shown)
+        version.memo["item"] = made
+    return made
 
 
 _SPANS: PreparedQuery[Span] = PreparedQuery(

@@ -48,6 +48,8 @@ class SpanVersion:
     # The JSON of attributes and events, encoded once when made storable (None: not JSON).
     _attributes_json: str | None = field(default=None, init=False, repr=False, compare=False)
     _events_json: str | None = field(default=None, init=False, repr=False, compare=False)
+    # What others derived from this version alone, kept with it (``memo``).
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._make_storable()
@@ -108,6 +110,14 @@ class SpanVersion:
     def events_stored(self) -> Any:
         """The events as the span store writes them (their JSON encoded once)."""
         return _encoded(self.events, self._events_json)
+
+    @property
+    def memo(self) -> dict[str, Any]:
+        """What is derived from this version's own fields, kept for whoever needs it again
+        (a change item's JSON, read in an ingest decoding process, used where the version is
+        stored): carried into :meth:`placed` copies, which change no field it reads; a copy
+        with other fields (``replace``) starts empty."""
+        return self._memo
 
     def placed(self, *, session_id: str | None, source_id: int | None) -> SpanVersion:
         """This version in ``session_id``, sent by ``source_id``: a copy, not made storable

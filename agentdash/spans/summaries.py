@@ -177,31 +177,61 @@ _DECISION_AT = _EXTRACTED_AT + len(_EXTRACTED)
 def _summary_row(row: tuple[Any, ...], prices: PriceBook) -> list[Any]:
     usage = span_usage(dict(zip(USAGE_COLUMNS, row[_USAGE_AT:_EXTRACTED_AT], strict=True)), prices)
     extracted = dict(zip(_EXTRACTED, row[_EXTRACTED_AT:_DECISION_AT], strict=True))
-    return _row(row[1:_USAGE_AT], usage, extracted, row[_DECISION_AT])
+    shown = _shown(row[4], row[2], extracted)
+    return _row(row[1:_USAGE_AT], usage, shown, row[_DECISION_AT])
 
 
 def span_summary(span: Any, *, seq: int, usage: Mapping[str, Any] | None) -> dict[str, Any]:
     """The summary of one span (a stored row, or a version being stored) by field name: the
     row a page of :func:`span_summaries` has for it, computed by the same code — what a live
     ``span`` change carries (``summary``), so a page and a socket show a span alike."""
+    return summary_of(span, summary_shown(span), seq=seq, usage=usage)
+
+
+def summary_shown(span: Any) -> tuple[Any, ...]:
+    """What a span's summary reads out of its attributes, as :data:`SHOWN` names it: it
+    depends on the span alone (not on its seq, run or prices), so it can be read once."""
     attributes = span.attributes if isinstance(span.attributes, Mapping) else {}
     extracted = {alias: _as_stored_text(attributes.get(key)) for alias, key in _EXTRACTED.items()}
+    return _shown(span.name, span.span_id, extracted)
+
+
+def summary_of(
+    span: Any, shown: tuple[Any, ...], *, seq: int, usage: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """:func:`span_summary` from what :func:`summary_shown` read of ``span``."""
     stored = (
         span.trace_id, span.span_id, span.parent_span_id, span.name, span.kind,
         span.start_time, span.end_time, span.status, span.status_message, span.run_id, seq,
     )  # fmt: skip
-    return dict(zip(SUMMARY_FIELDS, _row(stored, usage, extracted, span.decision), strict=True))
+    return dict(zip(SUMMARY_FIELDS, _row(stored, usage, shown, span.decision), strict=True))
+
+
+SHOWN = ("span_kind", "label", "outcome", "hook", "offline", "cancelled")
+"""The summary's fields read out of the attributes, in :func:`summary_shown`'s order."""
+
+
+def _shown(name: str, span: str, extracted: Mapping[str, Any]) -> tuple[Any, ...]:
+    span_kind = span_kind_of(kind_attribute=extracted["a_kind"], name=name)
+    label = extracted.get(_LABEL_OF_KIND.get(span_kind, "")) or name or span
+    return (
+        span_kind,
+        str(label),
+        _text(extracted["a_outcome"]),
+        _text(extracted["a_hook"]),
+        _flag(extracted["a_offline"]),
+        _flag(extracted["a_cancelled"]),
+    )
 
 
 def _row(
     stored: tuple[Any, ...],
     usage: Mapping[str, Any] | None,
-    extracted: Mapping[str, Any],
+    shown: tuple[Any, ...],
     decision: str,
 ) -> list[Any]:
     (trace, span, parent, name, kind, start, end, status, message, run, seq) = stored
-    span_kind = span_kind_of(kind_attribute=extracted["a_kind"], name=name)
-    label = extracted.get(_LABEL_OF_KIND.get(span_kind, "")) or name or span
+    span_kind, label, outcome, hook, offline, cancelled = shown
     return [
         trace,
         span,
@@ -215,13 +245,13 @@ def _row(
         run,
         seq,
         span_kind,
-        str(label),
-        _text(extracted["a_outcome"]),
-        _text(extracted["a_hook"]),
+        label,
+        outcome,
+        hook,
         usage and usage["input"],
         usage and usage["output"],
-        _flag(extracted["a_offline"]),
-        _flag(extracted["a_cancelled"]),
+        offline,
+        cancelled,
         usage and usage["cached"],
         usage and usage["thinking"],
         usage and usage["cost_usd"],
