@@ -180,7 +180,8 @@ def session_changes_insert(
     session's first new seq is announced once the transaction commits, with ``items[session]``
     when given (it makes the session's change items: ``announcements.ItemsMaker``)."""
     now = timezone.now()
-    rows_insert(
+    kind = str(kind)  # a choice's text (``SessionChange.Kind``) as a plain string: not converted
+    rows_insert(  # again for each row
         model=SessionChange,
         fields=("session_id", "seq", "kind", "ref", "at"),
         rows=[(session_id, seq, kind, ref, now) for session_id, seq, ref in changes],

@@ -32,6 +32,7 @@ from agentdash.spans.models import ROLLUP_BINS, Span, StepRollup
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 PERIODS = (300, 3600, 21600, 86400)
+assert all(period % PERIODS[0] == 0 for period in PERIODS)  # ``rollups_count`` needs it
 STEP_KINDS = ("model", "tool")
 FIRST_TOKEN = "first_token"
 """The rollup rows of streamed model calls' time to their first token: one more step per
@@ -125,23 +126,35 @@ def rollups_count(
         sessions = dict(_APPS_OF.rows(ids))
     else:  # a migration's model
         sessions = dict(sessions_model.objects.filter(pk__in=ids).values_list("pk", "app_name"))
-    rows: dict[tuple[Any, ...], list[Any]] = {}
+    # Added up by the shortest period first (each longer one is a whole number of them: a
+    # bucket of it lies in one bucket of every longer period), then each sum into its
+    # periods' rows: a step costs one row's additions, not one per period.
+    shortest: dict[tuple[Any, ...], list[Any]] = {}
     width = len(SUMS) + BINS
     for step in found:
         agent = str(sessions.get(step.session_id, ""))
         seconds = max(0, step.end_time - step.start_time) / 1e9
         external = step.session_id.startswith(EXTERNAL_SESSION_PREFIX)
-        where = (step.kind, step.name, agent[:128], external, step.error)
         start_s = step.start_time // 1_000_000_000
-        bin_column = len(SUMS) + duration_bin(seconds)
+        key = (start_s - start_s % PERIODS[0], step.kind, step.name, agent[:128], external,
+               step.error)  # fmt: skip
+        sums = shortest.get(key)
+        if sums is None:
+            sums = shortest[key] = [0] * width
+        sums[0] += sign
+        sums[1] += sign * seconds
+        for i, tokens in enumerate(step.tokens, start=2):
+            sums[i] += sign * tokens
+        sums[len(SUMS) + duration_bin(seconds)] += sign
+    rows: dict[tuple[Any, ...], list[Any]] = {}
+    for (bucket, *where), sums in shortest.items():
         for period in PERIODS:
-            key = (period, start_s - start_s % period, *where)
-            sums = rows.setdefault(key, [0] * width)
-            sums[0] += sign
-            sums[1] += sign * seconds
-            for i, tokens in enumerate(step.tokens, start=2):
-                sums[i] += sign * tokens
-            sums[bin_column] += sign
+            key = (period, bucket - bucket % period, *where)
+            kept = rows.get(key)
+            if kept is None:
+                rows[key] = list(sums)
+            else:
+                rows[key] = [a + b for a, b in zip(kept, sums, strict=True)]
     # In key order: writers of overlapping rows (two workers' flushes of one agent's calls)
     # then lock them in one order, and wait for each other instead of deadlocking.
     rows_insert(

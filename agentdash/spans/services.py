@@ -68,7 +68,9 @@ _ROW_FIELDS = ("trace_id", "span_id", *_SPAN_FIELDS)
 _INSERT_FIELDS = (*_ROW_FIELDS, "seq")
 _row_values = attrgetter(
     *(
-        {"attributes": "attributes_stored", "events": "events_stored"}.get(name, name)
+        {"attributes": "attributes_stored", "events": "events_stored", "otlp": "otlp_stored"}.get(
+            name, name
+        )
         for name in _ROW_FIELDS
     )
 )

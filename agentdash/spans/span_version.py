@@ -48,6 +48,7 @@ class SpanVersion:
     # The JSON of attributes and events, encoded once when made storable (None: not JSON).
     _attributes_json: str | None = field(default=None, init=False, repr=False, compare=False)
     _events_json: str | None = field(default=None, init=False, repr=False, compare=False)
+    _otlp_json: str | None = field(default=None, init=False, repr=False, compare=False)
     # What others derived from this version alone, kept with it (``memo``).
     _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -70,9 +71,12 @@ class SpanVersion:
         object.__setattr__(self, "_events_json", events_json)
         changes = cut + replaced + in_attributes + in_events
         if self.otlp:
-            otlp, in_otlp, _ = storable_json(self.otlp)
+            otlp, in_otlp, otlp_json = storable_json(self.otlp)
             object.__setattr__(self, "otlp", otlp)
+            object.__setattr__(self, "_otlp_json", otlp_json)
             changes += in_otlp
+        elif self.otlp == {}:
+            object.__setattr__(self, "_otlp_json", "{}")
         if not changes:
             object.__setattr__(self, "_attributes_json", attributes_json)
             return
@@ -118,6 +122,12 @@ class SpanVersion:
         stored): carried into :meth:`placed` copies, which change no field it reads; a copy
         with other fields (``replace``) starts empty."""
         return self._memo
+
+    @property
+    def otlp_stored(self) -> Any:
+        """What OTLP carries beyond the columns as the span store writes it (its JSON encoded
+        once)."""
+        return _encoded(self.otlp, self._otlp_json)
 
     def placed(self, *, session_id: str | None, source_id: int | None) -> SpanVersion:
         """This version in ``session_id``, sent by ``source_id``: a copy, not made storable

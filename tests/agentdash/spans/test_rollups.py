@@ -88,6 +88,23 @@ def test_each_ended_call_counts_once_in_every_period(alice: User) -> None:
     assert getattr(outside, f"b{duration_bin(0.01):02d}") == outside.calls == 1
 
 
+def test_calls_of_one_batch_in_two_short_buckets_add_up_in_the_longer_ones(alice: User) -> None:
+    session_of(alice, "s-a", "capital_agent")
+    spans_store(versions=[
+        call(1, "s-a", "model", 10, 1.5),
+        call(2, "s-a", "model", 400, 0.25),  # the next five minutes, the same hour
+        call(3, "s-a", "model", 420, 0.25),
+    ])  # fmt: skip
+    fives = StepRollup.objects.filter(period=300).order_by("bucket")
+    assert [(r.bucket, r.calls) for r in fives] == [(T0, 1), (T0 + 300, 2)]
+    for period in PERIODS[1:]:
+        [row] = StepRollup.objects.filter(period=period)
+        assert (row.bucket, row.calls, row.tokens_in) == (T0 - T0 % period, 3, 300)
+        assert row.seconds == pytest.approx(2.0)
+        assert getattr(row, f"b{duration_bin(0.25):02d}") == 2
+        assert getattr(row, f"b{duration_bin(1.5):02d}") == 1
+
+
 def test_the_single_upsert_counts_too_and_a_recount_agrees(alice: User) -> None:
     session_of(alice, "s-a", "capital_agent")
     for n, seconds in enumerate((0.0004, 0.05, 1.0, 30.0, 100_000.0), start=1):

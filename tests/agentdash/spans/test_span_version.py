@@ -149,3 +149,19 @@ def test_a_span_change_item_carries_the_json_its_data_was_stored_as() -> None:
     assert item == {"seq": 7, "kind": "span", "data": span_item(version, prices, seq=7)}
     assert json.loads(item.text) == item  # type: ignore[attr-defined]
     assert version.attributes_json is not None and version.attributes_json in item.text  # type: ignore[attr-defined]
+
+
+def test_what_otlp_carries_is_stored_as_the_json_made_storable_once(
+    make_session: MakeSession,
+) -> None:
+    make_session("s1")
+    hostile = {"trace_state": "k=\x00ü", "links": [{"attributes": {"\ud800": 1.5}}]}
+    sent = version("a" * 16, session_id="s1", otlp=hostile, end_time=2_000)
+    plain = version("b" * 16, session_id="s1", end_time=2_000)
+    assert sent.otlp_stored.text == json.dumps(sent.otlp, ensure_ascii=False)
+    assert plain.otlp_stored.text == "{}"
+    assert sent.attributes[AgentDash.STORAGE_REPLACED] == 2  # the NUL and the surrogate
+    spans_store_isolating(versions=[sent, plain])
+    stored = {span.span_id: span.otlp for span in Span.objects.all()}
+    assert stored == {"a" * 16: sent.otlp, "b" * 16: {}}
+    assert stored["a" * 16]["trace_state"] == f"k={REPLACEMENT}ü"
