@@ -39,6 +39,8 @@ from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book, prices_shared
 
 MAX_REMEMBERED = 10_000
+ANNOUNCED_PAGES = 8
+"""How many pages (``publish_limit``) of announced items a flush makes for one session."""
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,12 @@ class FlushWriter:
     """Stores span versions and reads what to publish; remembers, per session, the last seq
     this process published (``published``) so the next flush starts after it."""
 
-    def __init__(self, *, publish_limit: int) -> None:
+    def __init__(self, *, publish_limit: int, announced_limit: int | None = None) -> None:
         self.publish_limit = publish_limit
+        # Items announced with their writes are made from memory up to this many a session and
+        # flush (past it, the rest is read back): more than a page, as the flush's own spans —
+        # a flusher that fell behind a fast sender would otherwise read every span of it back.
+        self.announced_limit = announced_limit or publish_limit * ANNOUNCED_PAGES
         self._lock = threading.Lock()
         self._marks: dict[str, int] = {}
         self._behind: set[str] = set()  # sessions whose last batch was a full page
@@ -194,13 +200,13 @@ class FlushWriter:
         read = changes_read_together(reads) if reads else {}
         for session_id in dict.fromkeys([*announced, *grown_reads]):
             made: list[Item] = []
-            for make in announced.get(session_id, ()):  # in seq order: what is past one page
-                left = self.publish_limit - len(made)  # goes out later, read
+            for make in announced.get(session_id, ()):  # in seq order: what is past the
+                left = self.announced_limit - len(made)  # bound goes out later, read
                 if left <= 0:
                     break
                 known = read.get(make) if isinstance(make, ChangesRead) else None
                 made += known[:left] if known is not None else make(left)
-            if len(made) >= self.publish_limit:
+            if len(made) >= self.announced_limit:
                 full.add(session_id)
             if session_id in grown_reads:
                 made += read[grown_reads[session_id]]

@@ -347,11 +347,40 @@ def test_a_session_deleted_between_flushes_costs_only_its_own_spans(alice: User)
     assert not Span.objects.filter(name__startswith="late-").exists()
 
 
-def test_a_big_announced_write_makes_one_page_of_items_and_the_rest_is_read(
+def test_an_announced_write_past_a_page_goes_from_memory(alice: User) -> None:
+    """Items announced with their write (an export's spans) are made from memory past a page,
+    up to the writer's bound: a flusher that fell behind a fast sender, finding two exports'
+    worth of one session's spans, does not read the second back from the database."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import ANNOUNCED_PAGES, FlushWriter
+
+    session = session_of(alice, "s-announced-past-a-page")
+    seqs = [
+        session_change_next(session_id=session.id, kind="run", ref=str(n), announce=False)
+        for n in range(7)
+    ]
+
+    def maker(part: list[int]) -> Any:
+        return lambda limit: [{"seq": s, "kind": "run", "data": {"ref": s}} for s in part][:limit]
+
+    writer = FlushWriter(publish_limit=3)
+    assert writer.announced_limit == 3 * ANNOUNCED_PAGES
+    with CaptureQueriesContext(connection) as queries:
+        (batch,) = writer.write([], {session.id: seqs[0]}, {session.id: [maker(seqs[:4]),
+                                                                         maker(seqs[4:])]})  # fmt: skip
+    assert ([i["seq"] for i in batch.items], batch.more) == (seqs, False)
+    assert [i["data"] for i in batch.items] == [{"ref": seq} for seq in seqs]  # as made
+    assert not [q for q in queries.captured_queries if "changes_sessionchange" in q["sql"]]
+
+
+def test_a_big_announced_write_makes_items_up_to_its_bound_and_the_rest_is_read(
     alice: User,
 ) -> None:
-    """The items a big export announces are made one page at a time (the publisher asks a
-    maker for what it can send): not every span's item for a flush that sends 1,000."""
+    """The items a big export announces are made up to the writer's bound (the publisher
+    asks a maker for what it can send): not every span's item of a flush that sends 50,000."""
     from agentdash.changes.services import session_change_next
     from agentdash.live.flush_writer import FlushWriter
 
@@ -367,9 +396,9 @@ def test_a_big_announced_write_makes_one_page_of_items_and_the_rest_is_read(
         items = [{"seq": seq, "kind": "run", "data": {"ref": seq}} for seq in seqs]
         return items[:limit]
 
-    writer = FlushWriter(publish_limit=3)
+    writer = FlushWriter(publish_limit=3, announced_limit=3)
     (first,) = writer.write([], {session.id: seqs[0]}, {session.id: [maker, maker]})
-    assert asked == [3]  # one page asked of the first maker, none of the second
+    assert asked == [3]  # what the bound allows asked of the first maker, none of the second
     assert ([i["seq"] for i in first.items], first.more) == (seqs[:3], True)
     assert [i["data"] for i in first.items] == [{"ref": seq} for seq in seqs[:3]]  # as made
     writer.published(first)
