@@ -369,8 +369,8 @@ def test_an_announced_write_past_a_page_goes_from_memory(alice: User) -> None:
     writer = FlushWriter(publish_limit=3)
     assert writer.announced_limit == 3 * ANNOUNCED_PAGES
     with CaptureQueriesContext(connection) as queries:
-        (batch,) = writer.write([], {session.id: seqs[0]}, {session.id: [maker(seqs[:4]),
-                                                                         maker(seqs[4:])]})  # fmt: skip
+        announced = {session.id: [maker(seqs[:4]), maker(seqs[4:])]}
+        (batch,) = writer.write([], {session.id: seqs[0]}, announced)
     assert ([i["seq"] for i in batch.items], batch.more) == (seqs, False)
     assert [i["data"] for i in batch.items] == [{"ref": seq} for seq in seqs]  # as made
     assert not [q for q in queries.captured_queries if "changes_sessionchange" in q["sql"]]
