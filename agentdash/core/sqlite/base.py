@@ -8,8 +8,11 @@ and who goes next is left to chance. Here a transaction (``BEGIN IMMEDIATE``, fr
 ``transaction.atomic``) first takes a lock shared by every connection of this process to the
 same database file, and gives it back when it commits, rolls back or closes: the writers of
 one process queue and go in the moment the lock is free, and a thread marked with
-:func:`writes_first` (the live pipeline's) goes before the others that wait. Writers in
-*other* processes (a management command, a second server) are still kept apart by SQLite.
+:func:`writes_first` (the live pipeline's) goes before the others that wait. A write outside
+a transaction (an ``UPDATE`` in autocommit, which SQLite commits on its own) takes the lock
+for its statement too: it would otherwise meet a transaction of the process in SQLite's busy
+handler, and sleep. Writers in *other* processes (a management command, a second server) are
+still kept apart by SQLite.
 
 Selected by ``ENGINE = "agentdash.core.sqlite"`` (``agentdash.settings`` does it for every
 SQLite database); everything else is Django's backend unchanged.
@@ -20,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from django.db import OperationalError
 from django.db.backends.sqlite3 import base
@@ -36,11 +40,13 @@ class WriterLock:
         self._changed = threading.Condition(threading.Lock())
         self._held = False
         self._first_waiting = 0
+        self._waiting = 0
 
     def acquire(self, *, timeout: float, first: bool = False) -> bool:
         with self._changed:
             if first:
                 self._first_waiting += 1
+            self._waiting += 1
             try:
                 free = self._changed.wait_for(
                     lambda: not self._held and (first or not self._first_waiting), timeout
@@ -49,6 +55,7 @@ class WriterLock:
                     self._held = True
                 return free
             finally:
+                self._waiting -= 1
                 if first:
                     self._first_waiting -= 1
                     if not self._first_waiting:
@@ -62,6 +69,11 @@ class WriterLock:
     @property
     def locked(self) -> bool:
         return self._held
+
+    @property
+    def waiting(self) -> int:
+        """How many wait for it (or are just taking it)."""
+        return self._waiting
 
 
 _locks: dict[str, WriterLock] = {}
@@ -87,17 +99,60 @@ def writes_first() -> Iterator[None]:
         _first.on = before
 
 
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+def _lock_taken(lock: WriterLock, wait: float) -> None:
+    if not lock.acquire(timeout=wait, first=getattr(_first, "on", False)):
+        raise OperationalError(
+            f"database is locked (waited {wait:g} s behind this process's writers)"
+        )
+
+
+class CursorWrapper(base.SQLiteCursorWrapper):
+    """Django's cursor, whose writes outside a transaction take the process's writer lock
+    for their statement (``owner``: the connection whose lock it is)."""
+
+    owner: DatabaseWrapper
+
+    def execute(self, query: str, params: Any = None) -> Any:
+        if self.connection.in_transaction or not query.lstrip()[:7].upper().startswith(_WRITES):
+            return super().execute(query, params)
+        lock, wait = self.owner.writer()
+        _lock_taken(lock, wait)
+        try:
+            return super().execute(query, params)
+        finally:
+            lock.release()
+
+    def executemany(self, query: str, param_list: Any) -> Any:
+        if self.connection.in_transaction or not query.lstrip()[:7].upper().startswith(_WRITES):
+            return super().executemany(query, param_list)
+        lock, wait = self.owner.writer()
+        _lock_taken(lock, wait)
+        try:
+            return super().executemany(query, param_list)
+        finally:
+            lock.release()
+
+
 # The ignores: the type hints Django is checked with omit its backends' private transaction methods.
 class DatabaseWrapper(base.DatabaseWrapper):
     _held: WriterLock | None = None
 
-    def _start_transaction_under_autocommit(self) -> None:
+    def writer(self) -> tuple[WriterLock, float]:
+        """This database's writer lock, and how long a writer waits for it."""
         lock = writer_lock(self.settings_dict["NAME"])
-        wait = float(self.settings_dict.get("OPTIONS", {}).get("timeout", DEFAULT_WAIT_S))
-        if not lock.acquire(timeout=wait, first=getattr(_first, "on", False)):
-            raise OperationalError(
-                f"database is locked (waited {wait:g} s behind this process's writers)"
-            )
+        return lock, float(self.settings_dict.get("OPTIONS", {}).get("timeout", DEFAULT_WAIT_S))
+
+    def create_cursor(self, name: str | None = None) -> CursorWrapper:
+        cursor: CursorWrapper = self.connection.cursor(factory=CursorWrapper)
+        cursor.owner = self
+        return cursor
+
+    def _start_transaction_under_autocommit(self) -> None:
+        lock, wait = self.writer()
+        _lock_taken(lock, wait)
         self._held = lock
         try:
             super()._start_transaction_under_autocommit()  # type: ignore[misc]

@@ -187,6 +187,33 @@ def test_writers_of_other_threads_wait_their_turn_and_lose_nothing(
     assert sorted(db()) == ["first", *(f"w{i}" for i in range(8))]
 
 
+def test_a_write_outside_a_transaction_queues_on_the_lock_too(
+    db: Callable[[], list[str]],
+) -> None:
+    """A statement SQLite commits on its own (an ``UPDATE`` in autocommit) waits its turn on
+    the process's lock — not in SQLite's busy handler, which sleeps past the moment the
+    database is free — and goes when the transaction before it ends; a read does not wait."""
+    errors: list[str] = []
+    release = threading.Event()
+
+    def holder() -> None:
+        with transaction.atomic(using=ALIAS):
+            insert("holder")
+            release.wait(10)
+
+    threads = [in_thread(holder, errors)]
+    until(lambda: lock().locked, "the holder's transaction")
+    threads.append(in_thread(lambda: insert("alone"), errors))  # no transaction: autocommit
+    until(lambda: lock().waiting == 1, "the write outside a transaction, waiting on the lock")
+    assert db() == []  # a read goes on meanwhile
+    release.set()
+    for thread in threads:
+        thread.join(20)
+    assert errors == []
+    assert db() == ["holder", "alone"]
+    assert not lock().locked and lock().waiting == 0
+
+
 def test_the_thread_that_writes_first_overtakes_the_queue(db: Callable[[], list[str]]) -> None:
     errors: list[str] = []
     release = threading.Event()
