@@ -14,6 +14,12 @@ of this process check, as soon as its headers are in:
   (a huge cookie) or all headers past it ``431`` — Twisted dropped the connection unanswered,
   or answered a bare 400.
 
+A body of a declared length up to :data:`IN_MEMORY_BYTES` is kept in memory and handed to
+the application whole (:class:`WholeBody`), not through a temporary file in daphne's 8 KB
+pieces (Twisted spools a body from 100 KB on to a file, and daphne passes it on one ASGI
+message a buffer: an OTLP export of 330 KB was a file made, written and read back, and 41
+messages through the event loop).
+
 Limits: the OTLP paths take ``INGEST_MAX_BODY_BYTES``; every other request
 ``HTTP_MAX_BODY_BYTES`` (forms, uploads of eval sets, JSON). Each refusal closes the
 connection (the rest of the body is never read). ``asgi.py`` applies it, so it holds however
@@ -22,6 +28,7 @@ daphne is started; a proxy in front should keep its own limits too (docs/DEPLOY.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -30,7 +37,11 @@ from twisted.web import http
 
 from agentdash.core.conf import agentdash_setting
 
-__all__ = ["OTLP_PATHS", "http_limits_apply"]
+__all__ = ["IN_MEMORY_BYTES", "OTLP_PATHS", "WholeBody", "http_limits_apply"]
+
+IN_MEMORY_BYTES = 4 * 1024 * 1024
+"""The longest declared body kept in memory (a longer one goes to a temporary file, as
+Twisted does)."""
 
 OTLP_PATHS = (b"/v1/traces", b"/api/public/otel/v1/traces")
 _REASONS = {
@@ -62,6 +73,15 @@ def _refusal(status: int, message: str, *, otlp: bool) -> bytes:
     return _response(status, f"{message}\n".encode(), b"text/plain; charset=utf-8")
 
 
+class WholeBody(io.BytesIO):
+    """A request body in memory that daphne reads whole: ``read`` gives all that is left
+    whatever size it asks for (daphne asks for its buffer's size, and sends the application
+    one message a read)."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        return super().read()
+
+
 class LimitedRequest(http_protocol.WebRequest):
     """daphne's request, refusing what it must not read (see the module docstring)."""
 
@@ -84,7 +104,10 @@ class LimitedRequest(http_protocol.WebRequest):
             self.refuse(413, f"the body is larger than {self.limit} bytes", otlp)
             return
         self.otlp = otlp
-        super().gotLength(length)
+        if length is not None and length <= IN_MEMORY_BYTES:
+            self.content = WholeBody()
+        else:
+            super().gotLength(length)
 
     def handleContentChunk(self, data: bytes) -> None:
         if self.refused:

@@ -25,6 +25,7 @@ from tests.agentdash.ingest.ingest_server import (
     embedded_server,
     external_sessions,
     key_create,
+    otlp_send,
     span_names,
 )
 from tests.agentdash.ingest.otlp_bodies import agent_run
@@ -176,3 +177,29 @@ def test_agentdash_otel_streams_starts_too(server: tuple[str, dict[str, str]]) -
         asyncio.run(asyncio.wait_for(watch_a_span_run(alice, session_id, provider), 120))
     finally:
         provider.shutdown()
+
+
+def test_bodies_of_every_size_arrive_whole(server: tuple[str, dict[str, str]]) -> None:
+    """An export under Twisted's 100 KB (its own buffer), one over it (kept in memory and
+    handed to the application whole) and one over ``IN_MEMORY_BYTES`` (through a temporary
+    file, in daphne's pieces) are each read whole: answered 200, every span stored."""
+    from agentdash.http_limits import IN_MEMORY_BYTES
+    from tests.agentdash.ingest.otlp_bodies import request_of, span
+
+    url, env = server
+    key = key_create(env, "alice", "shop")
+    count = 20
+    for n, size in enumerate([40_000, 600_000, IN_MEMORY_BYTES + 400_000], start=1):
+        trace = f"{n:032x}"
+        spans = [
+            span(trace, f"{n:08x}{i + 1:08x}", f"part {i}", gen_ai__conversation__id="sizes",
+                 blob=chr(65 + i % 26) * (size // count))
+            for i in range(count)
+        ]  # fmt: skip
+        body = request_of(*spans).SerializeToString()
+        assert len(body) > size
+        otlp_send(url, key, body)
+    alice = Browserless(url)
+    alice.log_in("alice")
+    (session_id,) = external_sessions(alice)
+    assert alice.snapshot(session_id)["spans_total"] == 3 * count
