@@ -105,7 +105,7 @@ class LimitedRequest(http_protocol.WebRequest):
             return
         self.otlp = otlp
         if length is not None and length <= IN_MEMORY_BYTES:
-            self.content = WholeBody()
+            self.content: Any = WholeBody()
         else:
             super().gotLength(length)
 
