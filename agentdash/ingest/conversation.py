@@ -74,12 +74,8 @@ def _trace_tell(session_id: str, trace_id: str, group: list[SpanVersion], amende
         ended = _root_ended(session_id, trace_id)
     if not models and not ended:
         return 0
-    ids = {f"otlp-{trace_id}-question", f"otlp-{trace_id}-answer"}
-    told = set(
-        SessionEvent.objects.filter(session_id=session_id, event_id__in=ids).values_list(
-            "event_id", flat=True
-        )
-    )
+    ids = [f"otlp-{trace_id}-question", f"otlp-{trace_id}-answer"]
+    told = set(_TOLD.rows(session_id, ids))
     count = 0
     question_id = f"otlp-{trace_id}-question"
     if models and question_id not in told:
@@ -104,6 +100,11 @@ def _trace_tell(session_id: str, trace_id: str, group: list[SpanVersion], amende
     return count
 
 
+_TOLD: PreparedQuery[str] = PreparedQuery(
+    lambda session_id, event_ids: SessionEvent.objects.filter(
+        session_id=session_id, event_id__in=event_ids
+    ).values_list("event_id", flat=True)
+)
 _TRACE_SPANS: PreparedQuery[str] = PreparedQuery(
     lambda session_id, trace_id: Span.objects.filter(
         session_id=session_id, trace_id=trace_id

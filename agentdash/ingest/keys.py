@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from agentdash.core.prepared import PreparedQuery
 from agentdash.core.secrets import PREFIX_CHARS, secret_make, secret_matches, secret_shape_ok
 from agentdash.core.services import audit_record
 from agentdash.ingest.models import IngestKey
@@ -92,15 +93,21 @@ def ingest_key_revoke(*, key: IngestKey, actor: User | None, reason: str = "") -
     return key
 
 
+# Read at every export: built once (``core.prepared``).
+_LIVE_KEY: PreparedQuery[IngestKey] = PreparedQuery(
+    lambda prefix: (
+        IngestKey.objects.select_related("owner")
+        .filter(prefix=prefix, revoked_at__isnull=True)
+        .order_by("pk")[:1]
+    )
+)
+
+
 def ingest_key_check(raw: str) -> IngestKey | None:
     """The active key whose secret is ``raw``, or ``None`` (unknown, malformed, revoked)."""
     if not secret_shape_ok(raw, KEY_PREFIX):
         return None
-    key = (
-        IngestKey.objects.select_related("owner")
-        .filter(prefix=raw[:PREFIX_CHARS], revoked_at__isnull=True)
-        .first()
-    )
+    key = next(iter(_LIVE_KEY.rows(raw[:PREFIX_CHARS])), None)
     if key is None or not secret_matches(key.key_hash, raw):
         return None
     if not key.owner.is_active:

@@ -119,6 +119,10 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
     with transaction.atomic():
         _sessions_ensure(key, taken, targets)
         moved = _traces_rehome(key, targets)
+        sessions = {id(span): _session_of(span, targets, mine, moved) for span in taken}
+        # Touched here, where the writer's lock is held already: a write of its own would
+        # wait for it once more, behind the other exports' stores.
+        sessions_touch(ids=sorted(set(sessions.values())))
     sent_events = {id(span): span.events for span in taken}
     with_logs = pending_take(key=key, spans=taken)  # their log records, sent before them
     sources = list({id(span.source): span.source for span in taken}.values())
@@ -126,10 +130,7 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
     made = prepared.by_span()
     versions = []
     for span in taken:
-        session_id = targets[span.trace_id]
-        identity = (span.trace_id, span.span_id)
-        if identity in mine and span.trace_id not in moved:
-            session_id = mine[identity]
+        session_id = sessions[id(span)]
         source_id = source_ids[id(span.source)]
         if span.events is sent_events[id(span)]:
             versions.append(made[id(span)].placed(session_id=session_id, source_id=source_id))
@@ -139,7 +140,6 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
     writes = spans_store_isolating(versions=versions)
     _stored_call_llm_uncount(versions)
     touched = sorted({v.session_id for v in versions if v.session_id})
-    sessions_touch(ids=touched)
     conversation_record(versions)
     pending_drop(key=key, identities=with_logs)
     stored = sum(1 for w in writes if w.stored)
@@ -152,6 +152,20 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
             "span named 'span not stored' saying why)"
         )
     return IngestResult(stored, rejected, problems_said(rejected, problems), tuple(touched))
+
+
+def _session_of(
+    span: IncomingSpan,
+    targets: dict[str, str],
+    mine: dict[tuple[str, str], str],
+    moved: set[str],
+) -> str:
+    """The session ``span`` is stored in: where it is stored already (a span of this sender
+    sent again), unless its trace moved; else its trace's target."""
+    identity = (span.trace_id, span.span_id)
+    if identity in mine and span.trace_id not in moved:
+        return mine[identity]
+    return targets[span.trace_id]
 
 
 def problems_said(rejected: int, problems: list[str], what: str = "span") -> str:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 from django.db.models import Count, F, Max, Q, QuerySet
 from django.db.transaction import TransactionManagementError
@@ -364,6 +365,25 @@ def test_the_prepared_path_is_the_one_taken(runs: list[Run]) -> None:
     _UNDER_WAY_OR_QUEUED.rows("s1")
     _CHANGE_SEQ_RAISE.update((3,), runs[0].pk, 3)
     assert kept(_HELD) and kept(_UNDER_WAY_OR_QUEUED) and kept(_CHANGE_SEQ_RAISE)
+
+
+def test_an_ingest_key_is_checked_by_its_prepared_read(alice: User) -> None:
+    """Every export checks its key: the read keeps its SQL, and answers as the ORM does — the
+    live key with its owner, not a revoked one, not a wrong secret."""
+    from agentdash.ingest.keys import (
+        _LIVE_KEY,
+        ingest_key_check,
+        ingest_key_create,
+        ingest_key_revoke,
+    )
+
+    key, raw = ingest_key_create(name="k", project="shop", owner=alice, actor=None)
+    found = ingest_key_check(raw)
+    assert found is not None and found.pk == key.pk and found.owner.username == "alice"
+    assert kept(_LIVE_KEY)
+    assert ingest_key_check(raw[:-1] + ("x" if raw[-1] != "x" else "y")) is None
+    ingest_key_revoke(key=key, actor=alice)
+    assert ingest_key_check(raw) is None
 
 
 @pytest.mark.parametrize(

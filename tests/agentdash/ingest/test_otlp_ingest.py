@@ -287,6 +287,22 @@ def test_spans_the_runtime_stored_cannot_be_overwritten(alice: User) -> None:
     assert rejected == 1 and Span.objects.get().name == "ours"
 
 
+def test_each_export_touches_the_sessions_it_stores_in(alice: User) -> None:
+    """The sessions list orders by the latest activity: an export touches each session it
+    stores in — one its span is stored in already (sent again), too."""
+    key = new_key(alice)
+    first = span(T1, "00000000000000a1", "first", gen_ai__conversation__id="c1")
+    post(request_of(first).SerializeToString(), key)
+    post(request_of(span(T2, "00000000000000b1", "second", gen_ai__conversation__id="c2"))
+         .SerializeToString(), key)  # fmt: skip
+    one = Span.objects.get(span_id="00000000000000a1").session
+    two = Span.objects.get(span_id="00000000000000b1").session
+    assert two.last_update_time > one.last_update_time
+    post(request_of(first).SerializeToString(), key)  # the same span again (a retry)
+    one.refresh_from_db()
+    assert one.last_update_time > two.last_update_time
+
+
 def test_bad_spans_are_rejected_one_by_one(alice: User) -> None:
     good = span(T1, "00000000000000a1", "good")
     zero = span("0" * 32, "00000000000000a2", "zero trace")
