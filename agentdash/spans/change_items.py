@@ -10,7 +10,13 @@ from agentdash.changes.items import EncodedItem, Item, RowKey, items_of_rows
 from agentdash.core.prepared import PreparedQuery
 from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
-from agentdash.spans.summaries import span_summary, summary_of, summary_shown
+from agentdash.spans.summaries import (
+    SHOWN,
+    STATUS_MESSAGE_CHARS,
+    span_summary,
+    summary_of,
+    summary_shown,
+)
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
 
@@ -148,11 +154,21 @@ def item_fixed(version: SpanVersion) -> tuple[str, str, tuple[Any, ...]]:
     made = version.memo.get("item")
     if made is None:
         shown = summary_shown(version)
-        data = {name: getattr(version, name) for name in _DATA_FIXED}
-        data["parent_span_id"] = data["parent_span_id"] or None
-        summary = summary_of(version, shown, seq=0, usage=None)
-        fixed_summary = {k: v for k, v in summary.items() if k not in _SUMMARY_PLACED}
-        made = (_encoded(data)[1:-1], _encoded(fixed_summary)[1:-1], shown)
+        # The fields the data and the summary both begin with, encoded once for both (the
+        # summary cuts a long status message: then its own).
+        common = {name: getattr(version, name) for name in _DATA_FIXED[:-1]}
+        common["parent_span_id"] = common["parent_span_id"] or None
+        both = _encoded(common)[1:-1]
+        own = both
+        if len(version.status_message) > STATUS_MESSAGE_CHARS:
+            common["status_message"] = version.status_message[:STATUS_MESSAGE_CHARS]
+            own = _encoded(common)[1:-1]
+        rest = {**dict(zip(SHOWN, shown, strict=True)), "decision": version.decision}
+        made = (
+            f'{both}, "otlp": {version.otlp_json or _encoded(version.otlp)}',
+            f"{own}, {_encoded(rest)[1:-1]}",
+            shown,
+        )
         version.memo["item"] = made
     return made
 

@@ -124,6 +124,11 @@ class SpanVersion:
         return self._memo
 
     @property
+    def otlp_json(self) -> str | None:
+        """What OTLP carries beyond the columns, as JSON (``None``: not JSON)."""
+        return self._otlp_json
+
+    @property
     def otlp_stored(self) -> Any:
         """What OTLP carries beyond the columns as the span store writes it (its JSON encoded
         once)."""
