@@ -12,6 +12,7 @@ from agentdash.spans.models import Span
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.summaries import (
     SHOWN,
+    SPAN_HEAD,
     STATUS_MESSAGE_CHARS,
     span_summary,
     summary_of,
@@ -120,18 +121,6 @@ def _scalar(value: Any) -> str:
 # One encoder for every call (``json.dumps`` with arguments makes one per call).
 _encoded = json.JSONEncoder(ensure_ascii=False).encode
 
-_DATA_FIXED = (
-    "trace_id",
-    "span_id",
-    "parent_span_id",
-    "name",
-    "kind",
-    "start_time",
-    "end_time",
-    "status",
-    "status_message",
-    "otlp",
-)
 # A summary's fields that depend on where and when the span is stored, and at what price.
 _SUMMARY_PLACED = (
     "run_id",
@@ -156,7 +145,7 @@ def item_fixed(version: SpanVersion) -> tuple[str, str, tuple[Any, ...]]:
         shown = summary_shown(version)
         # The fields the data and the summary both begin with, encoded once for both (the
         # summary cuts a long status message: then its own).
-        common = {name: getattr(version, name) for name in _DATA_FIXED[:-1]}
+        common = {name: getattr(version, name) for name in SPAN_HEAD}
         common["parent_span_id"] = common["parent_span_id"] or None
         both = _encoded(common)[1:-1]
         own = both

@@ -18,7 +18,7 @@ from agentdash.spans.totals import price_book
 from agentdash.spans.usage import USAGE_COLUMNS, PriceBook, span_usage
 from runtime.telemetry.attributes import AgentDash, GenAI, StepKind
 
-_STORED = (
+SPAN_HEAD = (
     "trace_id",
     "span_id",
     "parent_span_id",
@@ -28,9 +28,9 @@ _STORED = (
     "end_time",
     "status",
     "status_message",
-    "run_id",
-    "seq",
 )
+"""The span's own fields a summary and a span change's data both begin with."""
+_STORED = (*SPAN_HEAD, "run_id", "seq")
 """The span's own columns a summary starts with."""
 
 SUMMARY_FIELDS = (

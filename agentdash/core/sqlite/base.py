@@ -116,24 +116,18 @@ class CursorWrapper(base.SQLiteCursorWrapper):
     owner: DatabaseWrapper
 
     def execute(self, query: str, params: Any = None) -> Any:
-        if self.connection.in_transaction or not query.lstrip()[:7].upper().startswith(_WRITES):
+        with self._alone(query):
             return super().execute(query, params)
-        lock, wait = self.owner.writer()
-        _lock_taken(lock, wait)
-        try:
-            return super().execute(query, params)
-        finally:
-            lock.release()
 
     def executemany(self, query: str, param_list: Any) -> Any:
+        with self._alone(query):
+            return super().executemany(query, param_list)
+
+    def _alone(self, query: str) -> contextlib.AbstractContextManager[None]:
+        """The writer lock for a write SQLite would commit on its own; nothing otherwise."""
         if self.connection.in_transaction or not query.lstrip()[:7].upper().startswith(_WRITES):
-            return super().executemany(query, param_list)
-        lock, wait = self.owner.writer()
-        _lock_taken(lock, wait)
-        try:
-            return super().executemany(query, param_list)
-        finally:
-            lock.release()
+            return contextlib.nullcontext()
+        return self.owner.writing()
 
 
 # The ignores: the type hints Django is checked with omit its backends' private transaction methods.
@@ -144,6 +138,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
         """This database's writer lock, and how long a writer waits for it."""
         lock = writer_lock(self.settings_dict["NAME"])
         return lock, float(self.settings_dict.get("OPTIONS", {}).get("timeout", DEFAULT_WAIT_S))
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """This database's writer lock, held for the block."""
+        lock, wait = self.writer()
+        _lock_taken(lock, wait)
+        try:
+            yield
+        finally:
+            lock.release()
 
     def create_cursor(self, name: str | None = None) -> CursorWrapper:
         cursor: CursorWrapper = self.connection.cursor(factory=CursorWrapper)

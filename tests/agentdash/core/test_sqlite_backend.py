@@ -7,6 +7,7 @@ run whatever database the suite runs on.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -52,8 +53,8 @@ def test_a_waiter_marked_first_goes_before_those_that_came_earlier() -> None:
     def waiter(name: str, first: bool) -> Callable[[], None]:
         def run() -> None:
             waiting.wait()
-            if first:
-                time.sleep(0.05)  # comes last
+            if first:  # comes last
+                until(lambda: lock.waiting == 2, "the other two waiting")
             assert lock.acquire(timeout=10, first=first)
             order.append(name)
             lock.release()
@@ -67,7 +68,7 @@ def test_a_waiter_marked_first_goes_before_those_that_came_earlier() -> None:
     for thread in threads:
         thread.start()
     waiting.wait()
-    time.sleep(0.2)  # everyone waits, the flusher last
+    until(lambda: lock.waiting == 3, "everyone waiting, the flusher last")
     lock.release()
     for thread in threads:
         thread.join(10)
@@ -157,98 +158,9 @@ def test_closing_the_connection_in_a_transaction_frees_the_lock(
     assert db() == []
 
 
-def test_writers_of_other_threads_wait_their_turn_and_lose_nothing(
-    db: Callable[[], list[str]],
-) -> None:
-    errors: list[str] = []
-    release = threading.Event()
-
-    def holder() -> None:
-        with transaction.atomic(using=ALIAS):
-            insert("first")
-            release.wait(10)
-
-    def writer(name: str) -> Callable[[], None]:
-        def run() -> None:
-            with transaction.atomic(using=ALIAS):
-                insert(name)
-
-        return run
-
-    threads = [in_thread(holder, errors)]
-    until(lambda: lock().locked, "the holder's transaction")
-    threads += [in_thread(writer(f"w{i}"), errors) for i in range(8)]
-    time.sleep(0.1)
-    assert db() == []  # WAL: a reader goes on; the writers all wait
-    release.set()
-    for thread in threads:
-        thread.join(20)
-    assert errors == []
-    assert sorted(db()) == ["first", *(f"w{i}" for i in range(8))]
-
-
-def test_a_write_outside_a_transaction_queues_on_the_lock_too(
-    db: Callable[[], list[str]],
-) -> None:
-    """A statement SQLite commits on its own (an ``UPDATE`` in autocommit) waits its turn on
-    the process's lock — not in SQLite's busy handler, which sleeps past the moment the
-    database is free — and goes when the transaction before it ends; a read does not wait."""
-    errors: list[str] = []
-    release = threading.Event()
-
-    def holder() -> None:
-        with transaction.atomic(using=ALIAS):
-            insert("holder")
-            release.wait(10)
-
-    threads = [in_thread(holder, errors)]
-    until(lambda: lock().locked, "the holder's transaction")
-    threads.append(in_thread(lambda: insert("alone"), errors))  # no transaction: autocommit
-    until(lambda: lock().waiting == 1, "the write outside a transaction, waiting on the lock")
-    assert db() == []  # a read goes on meanwhile
-    release.set()
-    for thread in threads:
-        thread.join(20)
-    assert errors == []
-    assert db() == ["holder", "alone"]
-    assert not lock().locked and lock().waiting == 0
-
-
-def test_the_thread_that_writes_first_overtakes_the_queue(db: Callable[[], list[str]]) -> None:
-    errors: list[str] = []
-    release = threading.Event()
-
-    def holder() -> None:
-        with transaction.atomic(using=ALIAS):
-            insert("holder")
-            release.wait(10)
-
-    def writer(name: str, first: bool) -> Callable[[], None]:
-        def run() -> None:
-            if first:
-                with writes_first(), transaction.atomic(using=ALIAS):
-                    insert(name)
-            else:
-                with transaction.atomic(using=ALIAS):
-                    insert(name)
-
-        return run
-
-    threads = [in_thread(holder, errors)]
-    until(lambda: lock().locked, "the holder's transaction")
-    threads += [in_thread(writer(f"run-{i}", False), errors) for i in range(4)]
-    time.sleep(0.1)  # the runs queue first
-    threads.append(in_thread(writer("flusher", True), errors))
-    time.sleep(0.1)
-    release.set()
-    for thread in threads:
-        thread.join(20)
-    assert errors == []
-    assert db()[:2] == ["holder", "flusher"]
-
-
-def test_a_writer_that_waits_too_long_gets_a_clear_error(db: Callable[[], list[str]]) -> None:
-    errors: list[str] = []
+def holding(errors: list[str]) -> tuple[threading.Thread, threading.Event]:
+    """A thread in a transaction that wrote ``holder`` and holds the lock until the event is
+    set (started, and holding it, when this returns)."""
     release = threading.Event()
 
     def holder() -> None:
@@ -258,6 +170,68 @@ def test_a_writer_that_waits_too_long_gets_a_clear_error(db: Callable[[], list[s
 
     thread = in_thread(holder, errors)
     until(lambda: lock().locked, "the holder's transaction")
+    return thread, release
+
+
+def writer(name: str, *, first: bool = False) -> Callable[[], None]:
+    def run() -> None:
+        with writes_first() if first else contextlib.nullcontext(), transaction.atomic(using=ALIAS):
+            insert(name)
+
+    return run
+
+
+def test_writers_of_other_threads_wait_their_turn_and_lose_nothing(
+    db: Callable[[], list[str]],
+) -> None:
+    errors: list[str] = []
+    holder, release = holding(errors)
+    threads = [holder, *(in_thread(writer(f"w{i}"), errors) for i in range(8))]
+    until(lambda: lock().waiting == 8, "the writers waiting")
+    assert db() == []  # WAL: a reader goes on; the writers all wait
+    release.set()
+    for thread in threads:
+        thread.join(20)
+    assert errors == []
+    assert sorted(db()) == ["holder", *(f"w{i}" for i in range(8))]
+
+
+def test_a_write_outside_a_transaction_queues_on_the_lock_too(
+    db: Callable[[], list[str]],
+) -> None:
+    """A statement SQLite commits on its own (an ``UPDATE`` in autocommit) waits its turn on
+    the process's lock — not in SQLite's busy handler, which sleeps past the moment the
+    database is free — and goes when the transaction before it ends; a read does not wait."""
+    errors: list[str] = []
+    holder, release = holding(errors)
+    alone = in_thread(lambda: insert("alone"), errors)  # no transaction: autocommit
+    until(lambda: lock().waiting == 1, "the write outside a transaction, waiting on the lock")
+    assert db() == []  # a read goes on meanwhile
+    release.set()
+    for thread in (holder, alone):
+        thread.join(20)
+    assert errors == []
+    assert db() == ["holder", "alone"]
+    assert not lock().locked and lock().waiting == 0
+
+
+def test_the_thread_that_writes_first_overtakes_the_queue(db: Callable[[], list[str]]) -> None:
+    errors: list[str] = []
+    holder, release = holding(errors)
+    threads = [holder, *(in_thread(writer(f"run-{i}"), errors) for i in range(4))]
+    until(lambda: lock().waiting == 4, "the runs queued first")
+    threads.append(in_thread(writer("flusher", first=True), errors))
+    until(lambda: lock().waiting == 5, "the flusher queued last")
+    release.set()
+    for thread in threads:
+        thread.join(20)
+    assert errors == []
+    assert db()[:2] == ["holder", "flusher"]
+
+
+def test_a_writer_that_waits_too_long_gets_a_clear_error(db: Callable[[], list[str]]) -> None:
+    errors: list[str] = []
+    thread, release = holding(errors)
     connections[ALIAS].settings_dict["OPTIONS"]["timeout"] = 0.2
     try:
         with (
