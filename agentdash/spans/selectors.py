@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterator
 from typing import Any, NamedTuple
 
@@ -15,8 +16,8 @@ from agentdash.spans.sources import source_item
 from runtime.telemetry.attributes import AgentDash, GenAI
 
 STORED_PER_QUERY = 2_000
-"""Span ids looked up in one query by :func:`spans_stored` (SQLite takes at most 32,766
-parameters in a statement; an OTLP request can carry more spans)."""
+"""Span ids looked up in one query by :func:`spans_stored` (an OTLP request can carry more
+spans: each statement stays bounded)."""
 
 
 class StoredSpan(NamedTuple):
@@ -48,6 +49,10 @@ def spans_stored(
     if lock and connection.features.has_select_for_update:
         no_key = connection.features.has_select_for_no_key_update
         held = " FOR NO KEY UPDATE" if no_key else " FOR UPDATE"
+    # Each list of ids one parameter (a JSON array on SQLite, an array on PostgreSQL): not
+    # hundreds of placeholders to bind, nor for DEBUG's query log to quote one by one.
+    sqlite = connection.vendor == "sqlite"
+    among = "IN (SELECT value FROM json_each(%s))" if sqlite else "= ANY(%s)"
     found: dict[tuple[str, str], StoredSpan] = {}
     with connection.cursor() as cursor:
         for start in range(0, len(wanted), STORED_PER_QUERY):
@@ -55,10 +60,9 @@ def spans_stored(
             traces = sorted({trace_id for trace_id, _ in chunk})
             spans = sorted({span_id for _, span_id in chunk})
             cursor.execute(
-                f"SELECT {columns} FROM {table} "
-                f"WHERE {quote('trace_id')} IN ({', '.join(['%s'] * len(traces))}) "
-                f"AND {quote('span_id')} IN ({', '.join(['%s'] * len(spans))}){held}",
-                [*traces, *spans],
+                f"SELECT {columns} FROM {table} WHERE {quote('trace_id')} {among} "
+                f"AND {quote('span_id')} {among}{held}",
+                [json.dumps(traces), json.dumps(spans)] if sqlite else [traces, spans],
             )
             for trace_id, span_id, session_id, end_time in cursor.fetchall():
                 found[(trace_id, span_id)] = StoredSpan(session_id, end_time)

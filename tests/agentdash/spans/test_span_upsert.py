@@ -94,3 +94,35 @@ def test_a_runs_spans_are_read_through_the_run_index() -> None:
             cursor.execute(explain + sql, params)
             plan = " ".join(str(row) for row in cursor.fetchall())
             assert "span_run" in plan, plan
+
+
+def test_which_spans_are_stored_is_read_exactly_in_chunks(
+    make_session: Callable[[str], AgentSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``spans_stored`` answers for exactly the identities asked (a span id of one trace asked
+    with another trace is not that span), with each one's session and end, however many are
+    asked (a statement per chunk), held or not."""
+    from django.db import transaction
+
+    from agentdash.spans import selectors
+    from agentdash.spans.selectors import StoredSpan, spans_stored
+
+    make_session("s1")
+    one, two = "1" * 32, "2" * 32
+    span_upsert(trace_id=one, span_id="a" * 16, name="a", start_time=1, end_time=2,
+                session_id="s1")  # fmt: skip
+    span_upsert(trace_id=one, span_id="b" * 16, name="b", start_time=1)
+    span_upsert(trace_id=two, span_id="c" * 16, name="c", start_time=1, end_time=3)
+    asked = [(one, "a" * 16), (one, "b" * 16), (two, "c" * 16), (two, "a" * 16),
+             (one, "c" * 16), (one, "d" * 16)]  # fmt: skip
+    expected = {
+        (one, "a" * 16): StoredSpan("s1", 2),
+        (one, "b" * 16): StoredSpan(None, None),
+        (two, "c" * 16): StoredSpan(None, 3),
+    }
+    assert spans_stored(identities=asked) == expected
+    monkeypatch.setattr(selectors, "STORED_PER_QUERY", 2)
+    assert spans_stored(identities=asked) == expected
+    with transaction.atomic():
+        assert spans_stored(identities=asked, lock=True) == expected
+    assert spans_stored(identities=[]) == {}
