@@ -50,7 +50,7 @@ def spans_stored(
         no_key = connection.features.has_select_for_no_key_update
         held = " FOR NO KEY UPDATE" if no_key else " FOR UPDATE"
     # Each list of ids one parameter (a JSON array on SQLite, an array on PostgreSQL): not
-    # hundreds of placeholders to bind, nor for DEBUG's query log to quote one by one.
+    # hundreds of parameters to bind, nor for DEBUG's query log to quote one by one.
     sqlite = connection.vendor == "sqlite"
     among = "IN (SELECT value FROM json_each(%s))" if sqlite else "= ANY(%s)"
     found: dict[tuple[str, str], StoredSpan] = {}
