@@ -122,7 +122,8 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
         sessions = {id(span): _session_of(span, targets, mine, moved) for span in taken}
         # Touched here, where the writer's lock is held already: a write of its own would
         # wait for it once more, behind the other exports' stores.
-        sessions_touch(ids=sorted(set(sessions.values())))
+        touched = sorted(set(sessions.values()))
+        sessions_touch(ids=touched)
     sent_events = {id(span): span.events for span in taken}
     with_logs = pending_take(key=key, spans=taken)  # their log records, sent before them
     sources = list({id(span.source): span.source for span in taken}.values())
@@ -139,7 +140,6 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
     versions = _usage_counted_once(versions)
     writes = spans_store_isolating(versions=versions)
     _stored_call_llm_uncount(versions)
-    touched = sorted({v.session_id for v in versions if v.session_id})
     conversation_record(versions)
     pending_drop(key=key, identities=with_logs)
     stored = sum(1 for w in writes if w.stored)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import pytest
 from django.db import OperationalError, connections, transaction
 
 from agentdash.core.sqlite.base import WriterLock, writer_lock, writes_first
+from tests.waits import until
 
 ALIAS = "sqlite_backend_test"
 
@@ -34,13 +34,6 @@ def in_thread(target: Callable[[], None], errors: list[str]) -> threading.Thread
     thread = threading.Thread(target=run)
     thread.start()
     return thread
-
-
-def until(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not check():
-        assert time.monotonic() < deadline, f"gave up waiting for {what}"
-        time.sleep(0.005)
 
 
 # ── The lock ───────────────────────────────────────────────────────────────────────────────
