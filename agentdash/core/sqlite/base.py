@@ -14,6 +14,11 @@ for its statement too: it would otherwise meet a transaction of the process in S
 handler, and sleep. Writers in *other* processes (a management command, a second server) are
 still kept apart by SQLite.
 
+With ``OPTIONS["pool"] = {"max_size": n}``, a connection closed outside a transaction goes
+back to a pool of the process (:mod:`agentdash.core.sqlite.pool`) and the next connection of
+any thread takes it; a request gives its connections back when it finishes, whatever
+``CONN_MAX_AGE`` says (its thread ends with it).
+
 Selected by ``ENGINE = "agentdash.core.sqlite"`` (``agentdash.settings`` does it for every
 SQLite database); everything else is Django's backend unchanged.
 """
@@ -25,8 +30,12 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from django.db import OperationalError
-from django.db.backends.sqlite3 import base
+from django.core.exceptions import ImproperlyConfigured
+from django.core.signals import request_finished
+from django.db import OperationalError, connections
+from django.db.backends.sqlite3 import base, creation
+
+from agentdash.core.sqlite import pool
 
 DEFAULT_WAIT_S = 10.0
 """How long a transaction waits for the lock when the database sets no ``timeout``."""
@@ -130,9 +139,35 @@ class CursorWrapper(base.SQLiteCursorWrapper):
         return self.owner.writing()
 
 
+def _pool_size(options: Any) -> int:
+    size = options.get("max_size") if isinstance(options, dict) else None
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise ImproperlyConfigured(
+            'SQLite\'s OPTIONS["pool"] is {"max_size": n}, n a whole number ≥ 0 '
+            f"(idle connections kept), not {options!r}"
+        )
+    return size
+
+
+# The ignores: the type hints Django is checked with omit its test databases' private methods.
+class DatabaseCreation(creation.DatabaseCreation):
+    """Django's, and a test database made or removed takes its idle connections with it."""
+
+    def _create_test_db(self, verbosity: int, autoclobber: bool, keepdb: bool = False) -> str:
+        pool.drain(str(self._get_test_db_name()))  # type: ignore[attr-defined]
+        return str(super()._create_test_db(verbosity, autoclobber, keepdb))  # type: ignore[misc]
+
+    def _destroy_test_db(self, test_database_name: str, verbosity: int) -> None:
+        super()._destroy_test_db(test_database_name, verbosity)  # type: ignore[misc]
+        pool.drain(str(test_database_name))
+
+
 # The ignores: the type hints Django is checked with omit its backends' private transaction methods.
 class DatabaseWrapper(base.DatabaseWrapper):
+    creation_class = DatabaseCreation
     _held: WriterLock | None = None
+    _pool_max = 0
+    _identity: pool.Identity | None = None
 
     def writer(self) -> tuple[WriterLock, float]:
         """This database's writer lock, and how long a writer waits for it."""
@@ -148,6 +183,44 @@ class DatabaseWrapper(base.DatabaseWrapper):
             yield
         finally:
             lock.release()
+
+    def get_connection_params(self) -> dict[str, Any]:
+        params: dict[str, Any] = super().get_connection_params()
+        size = _pool_size(params.pop("pool")) if "pool" in params else 0
+        self._pool_max = 0 if self.is_in_memory_db() else size
+        return params
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        name = str(conn_params["database"])
+        if self._pool_max:
+            taken = pool.take(name)
+            if taken is not None:
+                connection, self._identity = taken
+                # As a new connection has them (a failed schema change may have left them off).
+                connection.execute("PRAGMA foreign_keys = ON")
+                return connection
+        connection = super().get_new_connection(conn_params)
+        self._identity = pool.file_identity(name) if self._pool_max else None
+        return connection
+
+    def to_pool(self) -> None:
+        """Give the connection back to the pool now, if there is one and no transaction
+        holds it (the end of a request)."""
+        if self._pool_max and self.connection is not None and not self.in_atomic_block:
+            self.close()
+
+    def _pooled(self) -> bool:
+        """Whether the open connection went back to the pool (rolled back first if a
+        transaction was left open outside ``atomic``)."""
+        connection, identity = self.connection, self._identity
+        if not self._pool_max or identity is None or self.in_atomic_block:
+            return False
+        try:
+            if connection.in_transaction:
+                connection.rollback()
+        except Exception:
+            return False
+        return pool.give(str(self.settings_dict["NAME"]), connection, identity, self._pool_max)
 
     def create_cursor(self, name: str | None = None) -> CursorWrapper:
         cursor: CursorWrapper = self.connection.cursor(factory=CursorWrapper)
@@ -179,7 +252,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     def _close(self) -> None:
         try:
-            super()._close()  # type: ignore[misc]
+            if not self._pooled():
+                super()._close()  # type: ignore[misc]
         finally:
             self._release()
 
@@ -187,3 +261,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         held, self._held = self._held, None
         if held is not None:
             held.release()
+
+
+def _requests_connections_pooled(**_: Any) -> None:
+    for wrapper in connections.all(initialized_only=True):
+        if isinstance(wrapper, DatabaseWrapper):
+            wrapper.to_pool()
+
+
+request_finished.connect(_requests_connections_pooled, dispatch_uid="agentdash.core.sqlite.pool")

@@ -17,9 +17,8 @@ import pytest
 from django.db import OperationalError, connections, transaction
 
 from agentdash.core.sqlite.base import WriterLock, writer_lock, writes_first
+from tests.agentdash.core.sqlite_alias import ALIAS, insert, own_database
 from tests.waits import until
-
-ALIAS = "sqlite_backend_test"
 
 
 def in_thread(target: Callable[[], None], errors: list[str]) -> threading.Thread:
@@ -82,37 +81,8 @@ def test_a_waiter_gives_up_after_its_timeout_and_the_lock_stays_usable() -> None
 @pytest.fixture
 def db(tmp_path: Path, django_db_blocker: Any) -> Iterator[Callable[..., list[str]]]:
     """A database of its own (``ALIAS``) with a table ``names``; returns a reader of it."""
-    from django.db import connection
-
-    settings = {
-        **connection.settings_dict,
-        "ENGINE": "agentdash.core.sqlite",
-        "NAME": str(tmp_path / "lock.sqlite3"),
-        "OPTIONS": {"init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"},
-        "TEST": {},
-    }
-    connections.settings[ALIAS] = settings
-    with django_db_blocker.unblock():
-        with connections[ALIAS].cursor() as cursor:
-            cursor.execute("CREATE TABLE names (name TEXT NOT NULL)")
-
-        def names() -> list[str]:
-            with connections[ALIAS].cursor() as cursor:
-                cursor.execute("SELECT name FROM names ORDER BY rowid")
-                return [row[0] for row in cursor.fetchall()]
-
-        try:
-            yield names
-        finally:
-            connections[ALIAS].close()
-            del connections.settings[ALIAS]
-            if hasattr(connections._connections, ALIAS):
-                delattr(connections._connections, ALIAS)
-
-
-def insert(name: str) -> None:
-    with connections[ALIAS].cursor() as cursor:
-        cursor.execute("INSERT INTO names (name) VALUES (%s)", [name])
+    with django_db_blocker.unblock(), own_database(tmp_path / "lock.sqlite3") as names:
+        yield names
 
 
 def lock() -> WriterLock:
