@@ -4,9 +4,10 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "agentdash.settings")
 
-from django.core.asgi import get_asgi_application
+from agentdash.core.asgi_handler import one_trip_asgi_application
 
-django_asgi_app = get_asgi_application()
+# Django's handler, with each request's middleware and view in one trip to its thread.
+django_asgi_app = one_trip_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
