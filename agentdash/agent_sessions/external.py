@@ -56,4 +56,6 @@ def sessions_touch(*, ids: Collection[str]) -> None:
 def external_sessions_delete(*, ids: Collection[str]) -> None:
     """Delete those of ``ids`` that are external sessions (their spans moved to another
     session); a session of the runtime's is never deleted here."""
+    if not ids:  # Django's delete collects every related model's rows even for none
+        return
     AgentSession.objects.filter(pk__in=ids, pk__startswith=EXTERNAL_SESSION_PREFIX).delete()

@@ -117,8 +117,11 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
     taken, targets, refused = _within_budget(key, taken, problems)
     rejected += refused
     with transaction.atomic():
-        _sessions_ensure(key, taken, targets)
-        moved = _traces_rehome(key, targets)
+        # Each trace's session of its own, where its spans went while it named no conversation.
+        own = {trace_id: session_id_for(key, _trace_conversation(trace_id)) for trace_id in targets}
+        existing = sessions_existing(ids={*targets.values(), *own.values()})
+        _sessions_ensure(key, taken, targets, existing)
+        moved = _traces_rehome(targets, own, existing)
         sessions = {id(span): _session_of(span, targets, mine, moved) for span in taken}
         # Touched here, where the writer's lock is held already: a write of its own would
         # wait for it once more, behind the other exports' stores.
@@ -241,9 +244,11 @@ def _sessions_over_budget(key: IngestKey, targets: dict[str, str]) -> set[str]:
     }
 
 
-def _sessions_ensure(key: IngestKey, spans: list[IncomingSpan], targets: dict[str, str]) -> None:
+def _sessions_ensure(
+    key: IngestKey, spans: list[IncomingSpan], targets: dict[str, str], existing: set[str]
+) -> None:
+    """Make the sessions of ``targets`` not in ``existing``."""
     wanted = set(targets.values())
-    existing = sessions_existing(ids=wanted)
     firsts: dict[str, IncomingSpan] = {}
     for span in sorted(spans, key=lambda s: (s.parent_span_id != "", s.start_time)):
         firsts.setdefault(targets[span.trace_id], span)
@@ -260,13 +265,14 @@ def _sessions_ensure(key: IngestKey, spans: list[IncomingSpan], targets: dict[st
         )
 
 
-def _traces_rehome(key: IngestKey, targets: dict[str, str]) -> set[str]:
+def _traces_rehome(targets: dict[str, str], own: dict[str, str], existing: set[str]) -> set[str]:
     """Move the spans of traces that now name their conversation out of the session they
-    were given while they did not; the traces moved."""
+    were given while they did not (``own``: a session that holds spans exists); the traces
+    moved."""
     moves = {
-        trace_id: (session_id_for(key, _trace_conversation(trace_id)), target)
+        trace_id: (own[trace_id], target)
         for trace_id, target in targets.items()
-        if target != session_id_for(key, _trace_conversation(trace_id))
+        if target != own[trace_id] and own[trace_id] in existing
     }
     moved, emptied = traces_rehome(moves=moves)
     external_sessions_delete(ids=emptied)
