@@ -116,17 +116,7 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
             taken.append(span)
     taken, targets, refused = _within_budget(key, taken, problems)
     rejected += refused
-    with transaction.atomic():
-        # Each trace's session of its own, where its spans went while it named no conversation.
-        own = {trace_id: session_id_for(key, _trace_conversation(trace_id)) for trace_id in targets}
-        existing = sessions_existing(ids={*targets.values(), *own.values()})
-        _sessions_ensure(key, taken, targets, existing)
-        moved = _traces_rehome(targets, own, existing)
-        sessions = {id(span): _session_of(span, targets, mine, moved) for span in taken}
-        # Touched here, where the writer's lock is held already: a write of its own would
-        # wait for it once more, behind the other exports' stores.
-        touched = sorted(set(sessions.values()))
-        sessions_touch(ids=touched)
+    sessions, touched = _sessions_placed(key, taken, targets, mine)
     sent_events = {id(span): span.events for span in taken}
     with_logs = pending_take(key=key, spans=taken)  # their log records, sent before them
     sources = list({id(span.source): span.source for span in taken}.values())
@@ -155,6 +145,28 @@ def spans_ingest(*, key: IngestKey, prepared: Prepared) -> IngestResult:
             "span named 'span not stored' saying why)"
         )
     return IngestResult(stored, rejected, problems_said(rejected, problems), tuple(touched))
+
+
+def _sessions_placed(
+    key: IngestKey,
+    taken: list[IncomingSpan],
+    targets: dict[str, str],
+    mine: dict[tuple[str, str], str],
+) -> tuple[dict[int, str], list[str]]:
+    """Each span's session (by ``id`` of the span), made or moved to as needed, and the
+    sessions touched — in one transaction."""
+    with transaction.atomic():
+        # Each trace's session of its own, where its spans went while it named no conversation.
+        own = {trace_id: session_id_for(key, _trace_conversation(trace_id)) for trace_id in targets}
+        existing = sessions_existing(ids={*targets.values(), *own.values()})
+        _sessions_ensure(key, taken, targets, existing)
+        moved = _traces_rehome(targets, own, existing)
+        sessions = {id(span): _session_of(span, targets, mine, moved) for span in taken}
+        # Touched here, where the writer's lock is held already: a write of its own would
+        # wait for it once more, behind the other exports' stores.
+        touched = sorted(set(sessions.values()))
+        sessions_touch(ids=touched)
+    return sessions, touched
 
 
 def _session_of(
