@@ -3,7 +3,9 @@ middleware and view run in one trip to its thread, answering exactly as Django's
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,8 +13,11 @@ import pytest
 from asgiref import sync
 from asgiref.testing import ApplicationCommunicator
 from django.core.handlers.asgi import ASGIHandler
+from django.http import HttpRequest, HttpResponse
+from django.test import override_settings
+from django.urls import path
 
-from agentdash.core.asgi_handler import OneTripASGIHandler
+from agentdash.core.asgi_handler import OneTripASGIHandler, RequestThreads
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -96,3 +101,57 @@ async def test_an_async_view_still_answers() -> None:
     assert status in (200, 503)  # the process's health, whichever it is
     assert headers[b"content-type"] == b"application/json"
     assert b'"checks"' in body
+
+
+# ── The request threads ────────────────────────────────────────────────────────────────────
+threads_seen: list[int] = []
+
+
+def _where(request: HttpRequest) -> HttpResponse:
+    threads_seen.append(threading.get_ident())
+    return HttpResponse(b"here")
+
+
+urlpatterns = [path("where/", _where)]
+
+
+@pytest.fixture
+def own_urls() -> Iterator[None]:
+    threads_seen.clear()
+    with override_settings(ROOT_URLCONF=__name__):
+        yield
+
+
+async def test_requests_one_after_another_run_on_one_kept_thread(own_urls: None) -> None:
+    handler = OneTripASGIHandler()
+    for _ in range(3):
+        status, _, body = await request(handler, "/where/")
+        assert (status, body) == (200, b"here")
+    assert len(set(threads_seen)) == 1
+    assert threads_seen[0] != threading.get_ident()  # not the event loop's
+    assert handler.threads.idle_count == 1
+
+
+async def test_requests_at_once_each_have_a_thread_and_all_are_kept(own_urls: None) -> None:
+    handler = OneTripASGIHandler()
+    results = await asyncio.gather(*(request(handler, "/where/") for _ in range(4)))
+    assert [status for status, _, _ in results] == [200] * 4
+    assert handler.threads.idle_count == len(set(threads_seen)) >= 1
+
+
+def test_a_thread_with_work_still_running_is_not_kept() -> None:
+    """Whatever ended the request (asgiref waits for a left request's view today), a thread
+    goes to the next request only with nothing of the last one on it."""
+    threads = RequestThreads()
+    busy = threads.take()
+    release = threading.Event()
+    running = busy.submit(release.wait, 10)
+    threads.give(busy)
+    assert threads.idle_count == 0
+    assert threads.take() is not busy  # the next request's thread is another
+    release.set()
+    assert running.result(10) is True
+    done = threads.take()
+    done.submit(lambda: None).result(10)
+    threads.give(done)
+    assert threads.idle_count == 1 and threads.take() is done
