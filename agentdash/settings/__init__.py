@@ -159,9 +159,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=10000;"
         ),
         "transaction_mode": "IMMEDIATE",
-        # Idle connections kept for the next request or unit of work (opening one costs
-        # ~0.6 ms, most of it parsing the schema): a request's thread ends with it, so its
-        # connection went with it. DATABASE_POOL_MAX_SIZE=0: none kept.
+        # Idle connections kept for the next request or unit of work of any thread (opening
+        # one costs ~0.6 ms, most of it parsing the schema; a thread that ends takes its own
+        # along). DATABASE_POOL_MAX_SIZE=0: none kept.
         "pool": {"max_size": _POOL_MAX},
     }
 

@@ -17,7 +17,7 @@ still kept apart by SQLite.
 With ``OPTIONS["pool"] = {"max_size": n}``, a connection closed outside a transaction goes
 back to a pool of the process (:mod:`agentdash.core.sqlite.pool`) and the next connection of
 any thread takes it; a request gives its connections back when it finishes, whatever
-``CONN_MAX_AGE`` says (its thread ends with it).
+``CONN_MAX_AGE`` says (the next request may run on another thread).
 
 Selected by ``ENGINE = "agentdash.core.sqlite"`` (``agentdash.settings`` does it for every
 SQLite database); everything else is Django's backend unchanged.
