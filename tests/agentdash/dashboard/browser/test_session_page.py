@@ -473,6 +473,51 @@ def test_a_dropped_connection_resumes_without_gaps_or_duplicates(browser: Browse
     browser.console.assert_clean()
 
 
+# Sockets refused while the page's session storage says so: each is closed before it opens
+# (as a connection that cannot be made), so the page keeps trying, backing off.
+REFUSED_SOCKETS = """
+(() => {
+  const Real = window.WebSocket;
+  window.WebSocket = class extends Real {
+    constructor(url, protocols) {
+      super(url, protocols);
+      if (sessionStorage.getItem("refuse-sockets")) this.close();
+    }
+  };
+})();
+"""
+
+
+@pytest.mark.parametrize("size", ["browser", "phone"])
+def test_a_message_written_before_the_socket_opens_is_sent_when_it_does(
+    size: str, request: pytest.FixtureRequest
+) -> None:
+    browser: Browser = request.getfixturevalue(size)
+    page = browser.page
+    page.add_init_script(REFUSED_SOCKETS)
+    browser.log_in("alice")
+    browser.new_chat("capital_agent")
+    ask(browser, QUESTION)
+    wait_for_answer(browser, "Paris")
+
+    page.evaluate("sessionStorage.setItem('refuse-sockets', '1')")
+    page.reload()
+    page.wait_for_selector("#connection[data-state='reconnecting']", timeout=LIVE_TIMEOUT)
+    page.fill("#composer-text", "And the capital of Spain?")
+    page.press("#composer-text", "Enter")  # the socket is not open: the message waits
+    page.locator(".msg-user .msg-body", has_text="Spain").first.wait_for()
+    assert page.locator("#composer-text").input_value() == ""
+    assert page.locator("#messages .msg-error").count() == 0
+    screenshot(browser, f"session-message-waiting-{size}.png")
+
+    page.evaluate("sessionStorage.removeItem('refuse-sockets')")  # the next try connects
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
+    wait_for_answer(browser, "Madrid")
+    assert page.locator(".msg-user .msg-body", has_text="Spain").count() == 1  # sent once
+    assert page.locator("#messages .msg-error").count() == 0
+    browser.console.assert_clean()
+
+
 def test_the_chat_opens_on_its_latest_messages_and_pages_older_ones_on_scroll_up(
     browser: Browser,
 ) -> None:

@@ -52,6 +52,13 @@ const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
  * @property {RunBadge} badge
  * @property {UsageTotal} usage
  * @property {HTMLElement} banner
+ * @property {Composer} [composer] set once the socket is made
+ */
+
+/**
+ * @typedef {object} Composer
+ * @property {() => void} flush send the messages written while the socket was not open
+ * @property {() => void} fail tell them they will not be sent (the session is gone)
  */
 
 async function main() {
@@ -87,7 +94,7 @@ async function main() {
   /** @type {Page} */
   const page = { data, api, chat, timeline, links, traceOfRun, confirmations, scores, controls, badge, usage, banner };
   socket = new LiveSocket(data.ws_path, socketHandlers(page, () => socket));
-  setupComposer(socket, chat);
+  page.composer = setupComposer(socket, chat);
   await startFromSnapshot(page, socket);
 }
 
@@ -197,6 +204,8 @@ function socketHandlers(page, socket) {
       }
       /** @type {Element} */ (node.lastElementChild).textContent = label; // the label's span
       composerReady(Boolean(socket()?.isOpen));
+      if (state === "live" || state === "replaying") page.composer?.flush();
+      if (state === "forbidden" || state === "not-found") page.composer?.fail();
       if (state === "reconnecting" || state === "forbidden" || state === "not-found") {
         controls?.connectionLost(); // what was asked on the closed socket has no answer
       }
@@ -321,22 +330,28 @@ async function snapshotWithRetries(api, banner) {
   }
 }
 
-/** The composer sends `chat.send`; Enter sends, Shift+Enter starts a new line.
- * @param {LiveSocket} socket @param {Chat} chat */
+/** The composer sends `chat.send`; Enter sends, Shift+Enter starts a new line. A message
+ * written while the socket is (re)connecting is shown pending and sent, in order, the moment
+ * it opens.
+ * @param {LiveSocket} socket @param {Chat} chat @returns {Composer} */
 function setupComposer(socket, chat) {
   const form = /** @type {HTMLFormElement} */ (byId("composer"));
   const text = /** @type {HTMLTextAreaElement} */ (byId("composer-text"));
   let counter = 0;
+  /** @type {{type: string, text: string, client_id: string}[]} */
+  let waiting = [];
+  let gone = false;
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     const value = text.value.trim();
     if (!value) return;
-    const clientId = `c${Date.now().toString(36)}${(counter += 1)}`;
-    if (!socket.send({ type: "chat.send", text: value, client_id: clientId })) {
+    if (gone) {
       chat.showError({ code: "offline", message: "Not connected: the message was not sent." });
       return;
     }
-    chat.addPending(clientId, value);
+    const message = { type: "chat.send", text: value, client_id: `c${Date.now().toString(36)}${(counter += 1)}` };
+    if (waiting.length || !socket.send(message)) waiting.push(message); // after those waiting
+    chat.addPending(message.client_id, value);
     chat.scrollToEnd();
     text.value = "";
   });
@@ -346,6 +361,17 @@ function setupComposer(socket, chat) {
       form.requestSubmit();
     }
   });
+  return {
+    flush() {
+      while (waiting.length && socket.send(waiting[0])) waiting.shift();
+    },
+    fail() {
+      gone = true;
+      if (!waiting.length) return;
+      waiting = [];
+      chat.showError({ code: "offline", message: "Not connected: the message was not sent." });
+    },
+  };
 }
 
 /** @param {boolean} open */
