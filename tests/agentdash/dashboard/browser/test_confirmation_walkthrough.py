@@ -9,7 +9,10 @@ amount in the payload, approves, and the tool reimburses what they approved.
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -205,3 +208,29 @@ def test_an_operator_cancels_a_waiting_run_with_a_reason_of_its_own(browser: Bro
     assert "the customer withdrew the claim" in ended.locator(".run-error").inner_text()
     page.wait_for_selector("#run-status[data-status='cancelled']", timeout=LIVE_TIMEOUT)
     browser.console.assert_clean()
+
+
+def test_the_waiting_page_says_since_when_in_the_readers_zone(abroad: Browser) -> None:
+    """The server writes the time in UTC, saying so; the page shows it where it is read
+    (Kolkata, UTC+05:30; Arabic with ASCII digits), the exact time with its zone on hover."""
+    page = abroad.page
+    abroad.log_in("operator")
+    abroad.new_chat("support_desk")
+    ask(abroad, "Please reimburse invoice INV-1002")
+    page.wait_for_selector("#run-status[data-status='waiting']", timeout=LIVE_TIMEOUT)
+    abroad.goto("/waiting/")
+    since = page.locator("td[data-label='Since'] time").first
+    since.wait_for()
+    page.wait_for_function(
+        "!document.querySelector(\"td[data-label='Since'] time\").textContent.includes('UTC')"
+    )
+    at = datetime.fromisoformat(since.get_attribute("datetime") or "")
+    there = at.astimezone(ZoneInfo("Asia/Kolkata"))
+    shown = since.inner_text()
+    assert f"{there:%M:%S}" in shown and re.search(r"\d", shown), shown
+    assert at.astimezone(UTC).strftime("%Y-%m-%d %H:%M") not in shown
+    assert since.get_attribute("title")  # the exact time, with the zone
+    screenshot(abroad, "waiting-abroad.png")
+    page.set_viewport_size({"width": 390, "height": 844})
+    screenshot(abroad, "waiting-abroad-phone.png")
+    abroad.console.assert_clean()

@@ -1,102 +1,13 @@
 /**
- * The sessions list: times in the reader's zone, renaming in place, rows kept current
- * (sessions_live.js). Titles are text: set with textContent only. (Filters apply with their Filter button or Enter, never while a
+ * The sessions list: renaming in place, rows kept current (sessions_live.js), their times
+ * shown again when rows change (core/js/times.js). Titles are text: set with textContent only. (Filters apply with their Filter button or Enter, never while a
  * choice is being made: a keyboard's arrows change a select's value one step at a time.)
  *
  * @module dashboard/home
  */
 
+import { showTimes } from "../../../core/js/times.js";
 import { keepListCurrent } from "./sessions_live.js";
-
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
-
-/** @type {Map<boolean, Intl.DateTimeFormat>} with the year or without */
-const dates = new Map();
-/** @type {Intl.RelativeTimeFormat|null} */
-let relative = null;
-
-/**
- * A date and time for people, in the reader's zone and language, with ASCII digits; the
- * year only when it is not this one ("Nov 24, 11:41 PM", "Mar 3, 2025, 09:12").
- *
- * @param {Date} at
- * @returns {string}
- */
-function formatDate(at) {
-  const withYear = at.getFullYear() !== new Date().getFullYear();
-  let format = dates.get(withYear);
-  if (!format) {
-    format = new Intl.DateTimeFormat(undefined, {
-      year: withYear ? "numeric" : undefined,
-      month: "short",
-      day: "numeric",
-      hour: "2-digit",
-      minute: "2-digit",
-      numberingSystem: "latn",
-    });
-    dates.set(withYear, format);
-  }
-  return format.format(at);
-}
-
-/** @type {Intl.DateTimeFormat|null} */
-let exact = null;
-
-/**
- * The exact time, for the hover: weekday, date with the year, time to the second and the
- * zone ("Sat, Nov 28, 2026, 15:29:03 UTC").
- *
- * @param {Date} at
- * @returns {string}
- */
-function formatExact(at) {
-  exact ??= new Intl.DateTimeFormat(undefined, {
-    weekday: "short",
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    timeZoneName: "short",
-    numberingSystem: "latn",
-  });
-  return exact.format(at);
-}
-
-/**
- * How long ago, for recent times ("5 min ago"); the date for older ones.
- *
- * @param {Date} at
- * @param {number} now
- * @returns {string}
- */
-function formatAgo(at, now) {
-  const ago = now - at.getTime();
-  if (ago < 0 || ago >= 7 * DAY) return formatDate(at);
-  if (ago < MINUTE) return "just now";
-  // numberingSystem is ECMA-402's (browsers take it); TypeScript's ES2022 lib lacks it.
-  relative ??= new Intl.RelativeTimeFormat(undefined, /** @type {Intl.RelativeTimeFormatOptions} */ ({
-    numeric: "auto",
-    style: "short",
-    numberingSystem: "latn",
-  }));
-  if (ago < HOUR) return relative.format(-Math.floor(ago / MINUTE), "minute");
-  if (ago < DAY) return relative.format(-Math.floor(ago / HOUR), "hour");
-  return relative.format(-Math.floor(ago / DAY), "day");
-}
-
-function showTimes() {
-  const now = Date.now();
-  for (const node of /** @type {NodeListOf<HTMLTimeElement>} */ (document.querySelectorAll("time[data-format]"))) {
-    const at = new Date(node.getAttribute("datetime") || "");
-    if (Number.isNaN(at.getTime())) continue;
-    node.textContent = node.dataset.format === "ago" ? formatAgo(at, now) : formatDate(at);
-    node.setAttribute("title", formatExact(at));
-  }
-}
 
 /**
  * @param {HTMLTableRowElement} row
@@ -183,8 +94,6 @@ document.addEventListener("submit", (event) => {
   void rename(form);
 });
 
-showTimes();
-setInterval(showTimes, MINUTE);
 const card = document.querySelector(".sessions-card");
 const news = document.querySelector("#list-news");
 const indicator = document.querySelector("#list-live");
