@@ -350,11 +350,15 @@ function setupComposer(socket, chat) {
       return;
     }
     const message = { type: "chat.send", text: value, client_id: `c${Date.now().toString(36)}${(counter += 1)}` };
-    if (waiting.length || !socket.send(message)) waiting.push(message); // after those waiting
+    waiting.push(message); // after any that wait already
+    flush();
     chat.addPending(message.client_id, value);
     chat.scrollToEnd();
     text.value = "";
   });
+  const flush = () => {
+    while (waiting.length && socket.send(waiting[0])) waiting.shift();
+  };
   text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
@@ -362,9 +366,7 @@ function setupComposer(socket, chat) {
     }
   });
   return {
-    flush() {
-      while (waiting.length && socket.send(waiting[0])) waiting.shift();
-    },
+    flush,
     fail() {
       gone = true;
       if (!waiting.length) return;
