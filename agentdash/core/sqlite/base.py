@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -169,6 +170,10 @@ class DatabaseWrapper(base.DatabaseWrapper):
     _pool_max = 0
     _identity: pool.Identity | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._cursors: weakref.WeakSet[CursorWrapper] = weakref.WeakSet()
+
     def writer(self) -> tuple[WriterLock, float]:
         """This database's writer lock, and how long a writer waits for it."""
         lock = writer_lock(self.settings_dict["NAME"])
@@ -216,6 +221,12 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if not self._pool_max or identity is None or self.in_atomic_block:
             return False
         try:
+            # A cursor left part-way through its rows keeps its statement, and with it the
+            # snapshot it read, open (WAL): whoever took the connection next would read that
+            # old snapshot. Closing the cursors ends their statements.
+            for cursor in list(self._cursors):
+                cursor.close()
+            self._cursors.clear()
             if connection.in_transaction:
                 connection.rollback()
         except Exception:
@@ -225,6 +236,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
     def create_cursor(self, name: str | None = None) -> CursorWrapper:
         cursor: CursorWrapper = self.connection.cursor(factory=CursorWrapper)
         cursor.owner = self
+        if self._pool_max:  # closed before the connection is pooled (``_pooled``)
+            self._cursors.add(cursor)
         return cursor
 
     def _start_transaction_under_autocommit(self) -> None:

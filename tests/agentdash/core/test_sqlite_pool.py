@@ -77,6 +77,26 @@ def test_a_closed_connection_is_taken_by_the_next_thread(db: Callable[[], list[s
     assert db() == ["from another thread"]
 
 
+def test_a_cursor_left_part_way_does_not_hand_its_old_snapshot_on(
+    db: Callable[[], list[str]],
+) -> None:
+    """WAL: a statement not stepped to its end keeps the snapshot it read; a connection
+    pooled with one would show the next request data from before later commits."""
+    for written in ("a", "b", "c"):
+        insert(written)
+    left = connections[ALIAS].cursor()
+    left.execute("SELECT name FROM names ORDER BY rowid")
+    assert left.fetchone() == ("a",)  # and left there, open
+    kept = raw()
+    connections[ALIAS].close()
+    assert pool.idle_count(name()) == 1
+    other = sqlite3.connect(name())
+    other.execute("INSERT INTO names (name) VALUES ('after')")
+    other.commit()
+    other.close()
+    assert in_thread(lambda: (raw() is kept, db())) == (True, ["a", "b", "c", "after"])
+
+
 def test_a_transaction_left_open_is_rolled_back_before_the_connection_is_kept(
     db: Callable[[], list[str]],
 ) -> None:
