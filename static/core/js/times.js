@@ -12,21 +12,24 @@ export const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-/** @type {Map<boolean, Intl.DateTimeFormat>} with the year or without */
+/** @type {Map<string, Intl.DateTimeFormat>} by year shown or not, and seconds shown or not */
 const dates = new Map();
 /** @type {Intl.RelativeTimeFormat|null} */
 let relative = null;
 
 /**
  * A date and time for people, in the reader's zone and language, with ASCII digits; the
- * year only when it is not this one ("Nov 24, 11:41 PM", "Mar 3, 2025, 09:12").
+ * year only when it is not this one ("Nov 24, 11:41 PM", "Mar 3, 2025, 09:12"), the seconds
+ * when asked ("Nov 24, 23:41:07").
  *
  * @param {Date} at
+ * @param {{seconds?: boolean}} [options]
  * @returns {string}
  */
-export function formatDate(at) {
+export function formatDate(at, { seconds = false } = {}) {
   const withYear = at.getFullYear() !== new Date().getFullYear();
-  let format = dates.get(withYear);
+  const key = `${withYear}:${seconds}`;
+  let format = dates.get(key);
   if (!format) {
     format = new Intl.DateTimeFormat(undefined, {
       year: withYear ? "numeric" : undefined,
@@ -34,9 +37,10 @@ export function formatDate(at) {
       day: "numeric",
       hour: "2-digit",
       minute: "2-digit",
+      second: seconds ? "2-digit" : undefined,
       numberingSystem: "latn",
     });
-    dates.set(withYear, format);
+    dates.set(key, format);
   }
   return format.format(at);
 }
@@ -88,34 +92,6 @@ export function formatAgo(at, now) {
   return relative.format(-Math.floor(ago / DAY), "day");
 }
 
-/** @type {Map<boolean, Intl.DateTimeFormat>} with the year or without, to the second */
-const withSeconds = new Map();
-
-/**
- * A date and time to the second, in the reader's zone, with ASCII digits; the year only when
- * it is not this one ("Nov 24, 23:41:07").
- *
- * @param {Date} at
- * @returns {string}
- */
-export function formatSeconds(at) {
-  const withYear = at.getFullYear() !== new Date().getFullYear();
-  let format = withSeconds.get(withYear);
-  if (!format) {
-    format = new Intl.DateTimeFormat(undefined, {
-      year: withYear ? "numeric" : undefined,
-      month: "short",
-      day: "numeric",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-      numberingSystem: "latn",
-    });
-    withSeconds.set(withYear, format);
-  }
-  return format.format(at);
-}
-
 /**
  * Show every `time[data-format]` under `root` in the reader's zone (its exact time on hover).
  *
@@ -127,7 +103,7 @@ export function showTimes(root = document) {
     const at = new Date(node.getAttribute("datetime") || "");
     if (Number.isNaN(at.getTime())) continue;
     const format = node.dataset.format;
-    node.textContent = format === "ago" ? formatAgo(at, now) : format === "seconds" ? formatSeconds(at) : formatDate(at);
+    node.textContent = format === "ago" ? formatAgo(at, now) : formatDate(at, { seconds: format === "seconds" });
     node.setAttribute("title", formatExact(at));
   }
 }
