@@ -109,16 +109,20 @@ def storable_json(value: Any, *, max_depth: int = MAX_STORED_DEPTH) -> tuple[Any
     C, instead of walking them in Python. The text is ``None`` when the value is not JSON
     (an object of another kind: its own serializer decides, as for :func:`storable`)."""
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = _stored_json(value)
     except (TypeError, ValueError, RecursionError):
         text = None  # NaN, bytes, another object, very deep: the walk decides
     if text is not None and _json_clean(text, max_depth):
         return value, 0, text
     fixed, changes = storable(value, max_depth=max_depth)
     try:
-        return fixed, changes, json.dumps(fixed, ensure_ascii=False, allow_nan=False)
+        return fixed, changes, _stored_json(fixed)
     except (TypeError, ValueError):
         return fixed, changes, None
+
+
+# One encoder for every value stored (``json.dumps`` with arguments makes one per call).
+_stored_json = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
 
 def _json_clean(text: str, max_depth: int) -> bool:

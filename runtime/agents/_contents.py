@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from google.genai import types
 
 from runtime.events.event import Event
+from runtime.models.genai_values import replaced
 from runtime.models.llm_request import CONTEXT_PREFIX
 from runtime.telemetry.payloads import to_json
 from runtime.tools.auth import REQUEST_CREDENTIAL_FUNCTION
@@ -79,11 +80,11 @@ def _strip_client_ids(content: types.Content) -> types.Content:
     for p in parts:
         fc, fr = p.function_call, p.function_response
         if fc and (fc.id or "").startswith(CLIENT_ID_PREFIX):
-            p = p.model_copy(update={"function_call": fc.model_copy(update={"id": None})})
+            p = replaced(p, function_call=replaced(fc, id=None))
         if fr and (fr.id or "").startswith(CLIENT_ID_PREFIX):
-            p = p.model_copy(update={"function_response": fr.model_copy(update={"id": None})})
+            p = replaced(p, function_response=replaced(fr, id=None))
         stripped.append(p)
-    return content.model_copy(update={"parts": stripped})
+    return replaced(content, parts=stripped)
 
 
 def _latest_responses(events: list[Event]) -> dict[str, tuple[int, types.Part]]:
@@ -114,8 +115,8 @@ def _dedupe_responses(
         elif fr.id not in answered:
             answered.add(fr.id)
             kept.append(latest[fr.id][1])
-    content = event.content.model_copy(update={"parts": kept}) if event.content else None
-    return event.model_copy(update={"content": content})
+    content = replaced(event.content, parts=kept) if event.content else None
+    return replaced(event, content=content)
 
 
 def build_contents(ctx: InvocationContext, *, include_contents: str) -> list[types.Content]:

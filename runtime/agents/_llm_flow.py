@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
@@ -18,6 +17,7 @@ from runtime.contexts.run_config import StreamingMode
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
 from runtime.models.base_llm import BaseLlm
+from runtime.models.genai_values import call_id, replaced
 from runtime.models.llm_request import LlmRequest, system_instruction_text
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.attributes import AgentDash, Decision, GenAI, Operation, StepKind
@@ -277,15 +277,9 @@ def _with_call_ids(content: types.Content) -> types.Content:
     if all(p.function_call is None or p.function_call.id for p in parts):
         return content
     fresh = [
-        p.model_copy(
-            update={
-                "function_call": p.function_call.model_copy(
-                    update={"id": CLIENT_ID_PREFIX + uuid.uuid4().hex[:16]}
-                )
-            }
-        )
+        replaced(p, function_call=replaced(p.function_call, id=call_id(CLIENT_ID_PREFIX)))
         if p.function_call is not None and not p.function_call.id
         else p
         for p in parts
     ]
-    return content.model_copy(update={"parts": fresh})
+    return replaced(content, parts=fresh)

@@ -16,6 +16,7 @@ from runtime.debug import breakpoints
 from runtime.errors import CallbackError
 from runtime.events.event import Event
 from runtime.events.event_actions import EventActions
+from runtime.models.genai_values import function_response_part
 from runtime.telemetry.attributes import AgentDash, GenAI, Operation, StepKind
 from runtime.telemetry.payloads import to_json
 from runtime.telemetry.tracing import LiveSpan, mark_error, start_span
@@ -88,8 +89,7 @@ async def _call_tool(
         result = _recorded(span, tool, result, actions, capture)
     if result is None:
         return None, actions
-    response = types.FunctionResponse(id=call.id, name=name, response=result)
-    return types.Part(function_response=response), actions
+    return function_response_part(id=call.id, name=name, response=result), actions
 
 
 def _recorded(

@@ -58,8 +58,8 @@ CHUNK = 64
 """Items of a long list encoded at once when it is walked."""
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, default=_default, ensure_ascii=False, separators=(",", ":"))
+# One encoder for every call: ``json.dumps`` with arguments makes a new one each time.
+_dumps = json.JSONEncoder(default=_default, ensure_ascii=False, separators=(",", ":")).encode
 
 
 def _large(value: Any) -> bool:
