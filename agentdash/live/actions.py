@@ -69,6 +69,7 @@ async def _chat_send(request: ChatSend, access: Access) -> dict[str, Any]:
         "agent_name": access.session.app_name,
         "message": types.Content(role="user", parts=[types.Part(text=request.text)]),
         "requested_by": access.user,
+        "client_id": request.client_id or "",
     }
     try:  # it also starts this process's executor (daphne has no lifespan)
         run = await arun_enqueue(**arguments)

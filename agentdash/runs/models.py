@@ -51,9 +51,24 @@ class Run(models.Model):
         help_text="The seq of the run's latest change in its session's change log: the one "
         "that tells its data as it is now (none: recorded before this was kept).",
     )
+    client_id = models.CharField(
+        max_length=128,
+        blank=True,
+        default="",
+        help_text="The id the client gave the message (a chat.send's client_id): the same "
+        "message sent again, after its answer was lost, finds this run instead of queuing "
+        "another. Empty: none given.",
+    )
 
     class Meta:
         ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["session", "client_id"],
+                condition=~models.Q(client_id=""),
+                name="run_session_client_id",
+            ),
+        ]
         indexes = [
             models.Index(fields=["status", "heartbeat_at"]),
             models.Index(fields=["session", "-created_at"]),

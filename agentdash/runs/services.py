@@ -12,7 +12,7 @@ import logging
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from google.genai import types
 
@@ -84,6 +84,7 @@ def run_enqueue(
     message: types.Content,
     requested_by: Actor,
     message_stored: bool = False,
+    client_id: str = "",
 ) -> Run:
     """Queue a run of root agent ``agent_name`` answering ``message`` in ``session``.
 
@@ -98,7 +99,45 @@ def run_enqueue(
 
     ``message_stored``: ``message`` is the session's last event already (a fork made at a
     question): the run answers it without appending it again.
+
+    ``client_id``: the id the client gave the message. The same message sent again with it
+    (its answer was lost with the socket) is the run queued the first time, not another; the
+    same id with another message is a ``ValidationError`` (key ``client_id``).
     """
+    agent_name = _agent_of(session, agent_name)
+    data = _message_clean(message)
+    user = requested_by if requested_by is not None and requested_by.is_authenticated else None
+    text = " ".join(p.get("text", "") for p in data["parts"] if isinstance(p.get("text"), str))
+    if client_id and (sent := _run_sent_before(session, client_id, data)) is not None:
+        return sent
+    try:
+        with transaction.atomic():
+            session_first_message_record(session_id=session.pk, text=text)
+            run = Run.objects.create(
+                session=session,
+                agent_name=agent_name,
+                invocation_id=new_invocation_id(),
+                status=Run.Status.QUEUED,
+                message=data,
+                message_stored=message_stored,
+                requested_by=user,
+                queued_at=timezone.now(),
+                client_id=client_id,
+            )
+            run_change_record(run=run, no_calls=True)
+            run_id = run.pk
+            transaction.on_commit(lambda: run_dispatch(run_id=run_id))
+    except IntegrityError:
+        # The same message sent twice at once: the other one's transaction queued it.
+        if not client_id or (sent := _run_sent_before(session, client_id, data)) is None:
+            raise
+        return sent
+    return run
+
+
+def _agent_of(session: AgentSession, agent_name: str) -> str:
+    """The name of the registered root agent ``agent_name`` whose app ``session`` is; a
+    ``ValidationError`` (key ``agent_name`` or ``session``) otherwise."""
     try:
         agent = agent_get(name=agent_name)
     except AgentNotRegisteredError as exc:
@@ -112,36 +151,38 @@ def run_enqueue(
                 ]
             }
         )
-    data = _message_clean(message)
-    user = requested_by if requested_by is not None and requested_by.is_authenticated else None
-    text = " ".join(p.get("text", "") for p in data["parts"] if isinstance(p.get("text"), str))
-    with transaction.atomic():
-        session_first_message_record(session_id=session.pk, text=text)
-        run = Run.objects.create(
-            session=session,
-            agent_name=agent.name,
-            invocation_id=new_invocation_id(),
-            status=Run.Status.QUEUED,
-            message=data,
-            message_stored=message_stored,
-            requested_by=user,
-            queued_at=timezone.now(),
+    return agent.name
+
+
+def _run_sent_before(session: AgentSession, client_id: str, data: dict[str, Any]) -> Run | None:
+    """The run queued for the message ``client_id`` names in ``session``, if one was; a
+    ``ValidationError`` when that message is not ``data``."""
+    sent = Run.objects.filter(session_id=session.pk, client_id=client_id).first()
+    if sent is not None and sent.message != data:
+        raise ValidationError(
+            {"client_id": [f"client_id {client_id!r} names another message of this session"]}
         )
-        run_change_record(run=run, no_calls=True)
-        run_id = run.pk
-        transaction.on_commit(lambda: run_dispatch(run_id=run_id))
-    return run
+    return sent
 
 
 async def arun_enqueue(
-    *, session: AgentSession, agent_name: str, message: types.Content, requested_by: Actor
+    *,
+    session: AgentSession,
+    agent_name: str,
+    message: types.Content,
+    requested_by: Actor,
+    client_id: str = "",
 ) -> Run:
     """:func:`run_enqueue` for async code (a consumer): starts this process's executor on the
     running loop first (daphne has no lifespan), then enqueues from a worker thread."""
     await executor_start()
     enqueue = in_worker_thread(run_enqueue)
     run: Run = await enqueue(
-        session=session, agent_name=agent_name, message=message, requested_by=requested_by
+        session=session,
+        agent_name=agent_name,
+        message=message,
+        requested_by=requested_by,
+        client_id=client_id,
     )
     return run
 

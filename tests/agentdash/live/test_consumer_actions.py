@@ -92,6 +92,25 @@ async def test_chat_send_queues_a_run_and_answers_with_it(
     assert [i["data"]["id"] for i in items if i["kind"] == "run"] == [run.pk]
 
 
+async def test_a_message_sent_again_on_a_new_socket_is_answered_with_its_first_run(
+    connect: Connect, owned: str, alice: User, recorder: RecordingExecutor
+) -> None:
+    """A page whose socket closed before the answer came sends the message again, with its
+    client_id, once it is back: it is the same run, queued once."""
+    message = {"type": "chat.send", "text": "Capital of France?", "client_id": "c-lost"}
+    first = await request(await connect(alice, owned), message)
+    socket = await connect(alice, owned)  # the page, back on a new socket
+    await hello(socket)
+    again = await request(socket, {**message, "req": "r-2"})
+    assert again == {**first, "req": "r-2"} and first["type"] == "chat.accepted"
+    assert await Run.objects.filter(session_id=owned).acount() == 1
+    assert await eventually(lambda: recorder.submitted == [first["run_id"]], "one submission")
+    other = await request(socket, {**message, "text": "Capital of Spain?"})
+    assert (other["code"], other["ref"]) == ("bad_request", "chat.send")
+    assert "client_id" in other["message"]
+    assert await Run.objects.filter(session_id=owned).acount() == 1
+
+
 async def test_chat_send_for_an_agent_that_is_not_configured_is_a_bad_request(
     connect: Connect, alice: User, recorder: RecordingExecutor
 ) -> None:

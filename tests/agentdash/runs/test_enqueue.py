@@ -200,3 +200,78 @@ def test_the_celery_executor_refuses_to_send_through_an_app_that_is_not_the_proj
     )
     assert "refused: the Celery app is not loaded in this process" in done.stdout
     assert "loaded: agentdash" in done.stdout
+
+
+# ── A message sent again with its client id ─────────────────────────────────────────────────
+def _send(session: AgentSession, alice: User, text: str, client_id: str) -> Run:
+    return run_enqueue(
+        session=session,
+        agent_name=CAPITAL,
+        message=says(text),
+        requested_by=alice,
+        client_id=client_id,
+    )
+
+
+def test_a_message_sent_again_with_its_client_id_is_the_run_queued_the_first_time(
+    session: AgentSession,
+    recorder: RecordingExecutor,
+    alice: User,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        first = _send(session, alice, "Capital of France?", "c-1")
+        again = _send(session, alice, "Capital of France?", "c-1")
+        other = _send(session, alice, "Capital of France?", "c-2")  # another message
+    assert again.pk == first.pk and other.pk != first.pk
+    assert again.invocation_id == first.invocation_id
+    assert recorder.submitted == [first.pk, other.pk]  # queued once each
+    assert Run.objects.filter(session=session).count() == 2
+    assert SessionChange.objects.filter(session=session, kind="run").count() == 2
+    assert Run.objects.get(pk=first.pk).client_id == "c-1"
+
+
+def test_a_client_id_is_a_messages_only_in_its_own_session(
+    session: AgentSession, recorder: RecordingExecutor, alice: User
+) -> None:
+    elsewhere = AgentSession.objects.create(
+        id="s-cap-2", app_name=CAPITAL, user_id="u", last_update_time=0
+    )
+    here = _send(session, alice, "Capital of France?", "c-1")
+    there = _send(elsewhere, alice, "Capital of France?", "c-1")
+    assert here.pk != there.pk and there.session_id == "s-cap-2"
+
+
+def test_a_client_id_sent_with_another_message_is_refused_and_queues_nothing(
+    session: AgentSession, recorder: RecordingExecutor, alice: User
+) -> None:
+    first = _send(session, alice, "Capital of France?", "c-1")
+    with pytest.raises(ValidationError) as raised:
+        _send(session, alice, "Capital of Spain?", "c-1")
+    assert "client_id" in raised.value.message_dict
+    assert list(Run.objects.filter(session=session).values_list("pk", flat=True)) == [first.pk]
+
+
+def test_a_message_sent_twice_at_once_is_queued_once(
+    session: AgentSession,
+    recorder: RecordingExecutor,
+    alice: User,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The second copy looked before the first one's transaction committed (both found
+    nothing): its insert meets the first one's row, and it answers with that run."""
+    from agentdash.runs import services
+
+    first = _send(session, alice, "Capital of France?", "c-1")
+    looked = services._run_sent_before
+    calls: list[str] = []
+
+    def too_early(*args: Any) -> Run | None:
+        calls.append("looked")
+        return None if len(calls) == 1 else looked(*args)
+
+    monkeypatch.setattr(services, "_run_sent_before", too_early)
+    again = _send(session, alice, "Capital of France?", "c-1")
+    assert again.pk == first.pk and calls == ["looked", "looked"]
+    assert Run.objects.filter(session=session).count() == 1
+    assert SessionChange.objects.filter(session=session, kind="run").count() == 1

@@ -11,6 +11,7 @@ import { readJsonScript } from "../../../core/js/dom.js";
 import { Chat } from "../chat/chat.js";
 import { Confirmations } from "../controls/confirmations.js";
 import { Controls } from "../controls/controls.js";
+import { setupComposer } from "./composer.js";
 import { setupDetailSplit } from "./detail_split.js";
 import { setupExportMenu } from "./export_menu.js";
 import { FindBar } from "../timeline/find_bar.js";
@@ -52,14 +53,9 @@ const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
  * @property {RunBadge} badge
  * @property {UsageTotal} usage
  * @property {HTMLElement} banner
- * @property {Composer} [composer] set once the socket is made
+ * @property {import("./composer.js").Composer} [composer] set once the socket is made
  */
 
-/**
- * @typedef {object} Composer
- * @property {() => void} flush send the messages written while the socket was not open
- * @property {() => void} fail tell them they will not be sent (the session is gone)
- */
 
 async function main() {
   const data = readJsonScript("session-data");
@@ -204,6 +200,7 @@ function socketHandlers(page, socket) {
       }
       /** @type {Element} */ (node.lastElementChild).textContent = label; // the label's span
       composerReady(Boolean(socket()?.isOpen));
+      if (state === "reconnecting") page.composer?.closed();
       if (state === "live" || state === "replaying") page.composer?.flush();
       if (state === "forbidden" || state === "not-found") page.composer?.fail();
       if (state === "reconnecting" || state === "forbidden" || state === "not-found") {
@@ -236,6 +233,7 @@ function routeMessage(page, message) {
       page.badge.render();
       break;
     case "chat.accepted":
+      page.composer?.answered(message.client_id);
       chat.accepted(message);
       break;
     case "callback.changed":
@@ -245,6 +243,7 @@ function routeMessage(page, message) {
       if (!confirmations.answer(message)) controls?.answer(message);
       break;
     case "error":
+      if (message.ref === "chat.send") page.composer?.answered(message.req);
       if (confirmations.answer(message) || controls?.answer(message)) break;
       if (message.ref === "chat.send" || !message.ref) chat.showError(message);
       else showBanner(page.banner, `${message.code}: ${message.message}`);
@@ -328,52 +327,6 @@ async function snapshotWithRetries(api, banner) {
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
-}
-
-/** The composer sends `chat.send`; Enter sends, Shift+Enter starts a new line. A message
- * written while the socket is (re)connecting is shown pending and sent, in order, the moment
- * it opens.
- * @param {LiveSocket} socket @param {Chat} chat @returns {Composer} */
-function setupComposer(socket, chat) {
-  const form = /** @type {HTMLFormElement} */ (byId("composer"));
-  const text = /** @type {HTMLTextAreaElement} */ (byId("composer-text"));
-  let counter = 0;
-  /** @type {{type: string, text: string, client_id: string}[]} */
-  let waiting = [];
-  let gone = false;
-  form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    const value = text.value.trim();
-    if (!value) return;
-    if (gone) {
-      chat.showError({ code: "offline", message: "Not connected: the message was not sent." });
-      return;
-    }
-    const message = { type: "chat.send", text: value, client_id: `c${Date.now().toString(36)}${(counter += 1)}` };
-    waiting.push(message); // after any that wait already
-    flush();
-    chat.addPending(message.client_id, value);
-    chat.scrollToEnd();
-    text.value = "";
-  });
-  const flush = () => {
-    while (waiting.length && socket.send(waiting[0])) waiting.shift();
-  };
-  text.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      form.requestSubmit();
-    }
-  });
-  return {
-    flush,
-    fail() {
-      gone = true;
-      if (!waiting.length) return;
-      waiting = [];
-      chat.showError({ code: "offline", message: "Not connected: the message was not sent." });
-    },
-  };
 }
 
 /** @param {boolean} open */
