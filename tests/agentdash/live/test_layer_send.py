@@ -6,6 +6,9 @@ the layer's own ``group_send`` does, so its subscribers get them; on any other l
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any
@@ -108,3 +111,27 @@ async def test_another_layer_gets_each_message_by_its_group_send() -> None:
     assert await groups_send(layer, sent) == [None, None]
     assert [(await received(layer, one))["n"] for _ in range(2)] == [2**70, 1]
     assert await groups_send(layer, []) == []
+
+
+def test_the_embedded_default_sends_without_importing_the_redis_layer() -> None:
+    """On the in-memory layer nothing of ``channels_redis`` is imported: its first import
+    took ~0.2 s, inside the first flush of an embedded server (its first chat's spans)."""
+    code = (
+        "import asyncio, sys, django\n"
+        "django.setup()\n"
+        "from channels.layers import get_channel_layer\n"
+        "from agentdash.live.layer_send import groups_send\n"
+        "layer = get_channel_layer()\n"
+        "sent = asyncio.run(groups_send(layer, [('g.one', {'type': 't.a'})]))\n"
+        "print(type(layer).__name__, sent, 'channels_redis' in sys.modules)\n"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "agentdash.settings",
+        "DATABASE_URL": "",
+        "REDIS_URL": "",
+    }
+    found = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert found.stdout.split() == ["InMemoryChannelLayer", "[None]", "False"], found.stderr
