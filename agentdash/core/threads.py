@@ -22,8 +22,10 @@ def in_worker_thread(
     thread of the loop's default pool, or of ``executor``).
 
     Each call is one unit of work, like a request: connections that broke or outlived
-    ``CONN_MAX_AGE`` are dropped before and after it. A transaction never spans an ``await``:
-    every write is one sync function, committed before the coroutine resumes.
+    ``CONN_MAX_AGE`` are dropped before and after it, and a statement it left part-way is
+    ended (a kept SQLite connection would read its old snapshot in the next unit). A
+    transaction never spans an ``await``: every write is one sync function, committed before
+    the coroutine resumes.
     """
 
     @wraps(func)
@@ -32,9 +34,17 @@ def in_worker_thread(
         try:
             return func(*args, **kwargs)
         finally:
+            _statements_end()
             close_old_connections()
 
     return sync_to_async(unit_of_work, thread_sensitive=False, executor=executor)
+
+
+def _statements_end() -> None:
+    for connection in connections.all(initialized_only=True):
+        end = getattr(connection, "statements_end", None)  # (this project's SQLite backend)
+        if end is not None and connection.connection is not None:
+            end()
 
 
 async def thread_pool_close(executor: ThreadPoolExecutor) -> None:

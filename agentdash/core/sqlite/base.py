@@ -221,23 +221,29 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if not self._pool_max or identity is None or self.in_atomic_block:
             return False
         try:
-            # A cursor left part-way through its rows keeps its statement, and with it the
-            # snapshot it read, open (WAL): whoever took the connection next would read that
-            # old snapshot. Closing the cursors ends their statements.
-            for cursor in list(self._cursors):
-                cursor.close()
-            self._cursors.clear()
+            self.statements_end()
             if connection.in_transaction:
                 connection.rollback()
         except Exception:
             return False
         return pool.give(str(self.settings_dict["NAME"]), connection, identity, self._pool_max)
 
+    def statements_end(self) -> None:
+        """Close the cursors this connection left open. A cursor left part-way through its
+        rows keeps its statement, and with it the snapshot it read (WAL), open: whoever
+        reads through the connection next — the next unit of work of a thread that keeps
+        it, or the thread that takes it from the pool — would read that old snapshot, blind
+        to every commit since. Not inside a transaction (its reads may still be under way)."""
+        if self.in_atomic_block:
+            return
+        for cursor in list(self._cursors):
+            cursor.close()
+        self._cursors.clear()
+
     def create_cursor(self, name: str | None = None) -> CursorWrapper:
         cursor: CursorWrapper = self.connection.cursor(factory=CursorWrapper)
         cursor.owner = self
-        if self._pool_max:  # closed before the connection is pooled (``_pooled``)
-            self._cursors.add(cursor)
+        self._cursors.add(cursor)  # closed when a unit of work ends (``statements_end``)
         return cursor
 
     def _start_transaction_under_autocommit(self) -> None:
