@@ -2,12 +2,14 @@
 (:func:`playground_check`), sent to the model it names — the runtime's registry: ``offline``,
 Gemini with a key, any registered class — on the caller's loop (:func:`playground_send`),
 and its answer, tokens, cost and latency kept as the playground's own run
-(:func:`playground_record`) — never an event or a span of the session. Operators only;
+(:func:`playground_record`) — never an event or a span of the session; a streamed call is
+kept even when its page closes mid-answer (:func:`playground_stream_kept`). Operators only;
 every call audited."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +21,7 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.core.hygiene import value_problem
 from agentdash.core.permissions import is_operator
 from agentdash.core.services import audit_record
+from agentdash.core.threads import in_worker_thread
 from agentdash.playground.models import PlaygroundRun
 from agentdash.spans.totals import price_book
 from agentdash.spans.usage import cost_of
@@ -26,6 +29,8 @@ from runtime.models import registry
 from runtime.models.call_payload import PARAMETERS, CallPayload, request_of
 from runtime.models.llm_response import LlmResponse
 from runtime.telemetry.payloads import contents_to_messages
+
+logger = logging.getLogger(__name__)
 
 CALL_TIMEOUT_S = 120.0
 TEXT_MAX_CHARS = 200_000
@@ -111,6 +116,47 @@ async def playground_stream(payload: CallPayload) -> AsyncIterator[str | Sent]:
         yield _failed(exc)
         return
     yield Sent(last, round((time.perf_counter() - started) * 1000, 1))
+
+
+# The streamed calls under way, each to its end whoever still reads it (a task the loop
+# only holds weakly would be collected mid-call).
+_UNDER_WAY: set[asyncio.Task[None]] = set()
+
+
+async def playground_stream_kept(
+    *, session: AgentSession, trace_id: str, span_id: str, payload: CallPayload, actor: Any
+) -> AsyncIterator[str | PlaygroundRun]:
+    """:func:`playground_stream` with its run kept (:func:`playground_record`): the text of
+    each piece as it comes, then the run. The call goes on to its end and is kept even when
+    the reader stops (a page closed mid-answer: the model has been asked, its tokens spent)."""
+    said: asyncio.Queue[str | PlaygroundRun | Exception] = asyncio.Queue()
+
+    async def call() -> None:
+        try:
+            sent = None
+            async for piece in playground_stream(payload):
+                if isinstance(piece, str):
+                    said.put_nowait(piece)
+                else:
+                    sent = piece
+            assert sent is not None  # the stream ends with its outcome
+            record = in_worker_thread(playground_record)
+            said.put_nowait(await record(session=session, trace_id=trace_id, span_id=span_id,
+                                         payload=payload, sent=sent, actor=actor))  # fmt: skip
+        except Exception as exc:  # the database, say: the reader is told, if still there
+            logger.exception("a playground call of session %s could not be kept", session.pk)
+            said.put_nowait(exc)
+
+    task = asyncio.get_running_loop().create_task(call())
+    _UNDER_WAY.add(task)
+    task.add_done_callback(_UNDER_WAY.discard)
+    while True:
+        item = await said.get()
+        if isinstance(item, Exception):
+            raise item
+        yield item
+        if isinstance(item, PlaygroundRun):
+            return
 
 
 def _failed(exc: Exception) -> Sent:

@@ -40,7 +40,7 @@ from agentdash.playground.services import (
     playground_check,
     playground_record,
     playground_send,
-    playground_stream,
+    playground_stream_kept,
 )
 from runtime.models.call_payload import CallPayload, contents_of
 
@@ -80,19 +80,16 @@ async def _streamed(
 ) -> AsyncIterator[bytes]:
     """One JSON object a line: ``{"text": …}`` for each piece of the answer as the model
     sends it (text, set as text by the page), then ``{"run": id, "url": …}`` once the run is
-    kept — the page then opens it, its comparison drawn by the server."""
-    sent = None
-    async for said in playground_stream(payload):
+    kept — the page then opens it, its comparison drawn by the server. A page closed before
+    then still has its run kept (``playground_stream_kept``)."""
+    async for said in playground_stream_kept(
+        session=session, trace_id=span["trace_id"], span_id=span["span_id"], payload=payload,
+        actor=request.user,
+    ):  # fmt: skip
         if isinstance(said, str):
             yield _line({"text": said})
         else:
-            sent = said
-    assert sent is not None  # the stream ends with its outcome
-    row = await sync_to_async(playground_record)(
-        session=session, trace_id=span["trace_id"], span_id=span["span_id"],
-        payload=payload, sent=sent, actor=request.user,
-    )  # fmt: skip
-    yield _line({"run": row.pk, "url": f"{here}?run={row.pk}", "error": row.error})
+            yield _line({"run": said.pk, "url": f"{here}?run={said.pk}", "error": said.error})
 
 
 def _line(value: dict[str, Any]) -> bytes:

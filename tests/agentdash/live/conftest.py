@@ -3,9 +3,7 @@ signed in with a real session cookie, and helpers to read what they receive."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -18,6 +16,7 @@ from django.test import Client
 
 from agentdash.asgi import application
 from agentdash.live.pipeline import LivePipeline
+from tests.waits import eventually  # noqa: F401 (this package's tests take it from here)
 
 ORIGIN = "http://localhost"
 WAIT = 10.0  # seconds: only bounds a wait for something that must happen; measures nothing
@@ -103,17 +102,3 @@ async def nothing_more(socket: WebsocketCommunicator) -> None:
     """Proves the server sent nothing before this point: a ping's pong comes next."""
     await socket.send_json_to({"type": "ping"})
     assert await receive(socket) == {"type": "pong"}
-
-
-async def eventually(check: Callable[[], Any], what: str) -> Any:
-    """Poll ``check`` (sync or async) until truthy; fail after ``WAIT`` seconds."""
-    deadline = time.monotonic() + WAIT
-    while True:
-        found = check()
-        if asyncio.iscoroutine(found):
-            found = await found
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"gave up waiting for {what}")
-        await asyncio.sleep(0.01)

@@ -6,6 +6,7 @@ and nothing stored; operators only."""
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -21,6 +22,7 @@ from agentdash.playground.models import PlaygroundRun
 from agentdash.spans.models import Span
 from agentdash.spans.services import span_upsert
 from tests.agentdash.stored import session_of
+from tests.waits import eventually
 
 pytestmark = [pytest.mark.django_db, pytest.mark.database]
 
@@ -169,3 +171,24 @@ async def test_a_streamed_run_sends_its_answer_as_it_comes_then_the_run_it_kept(
     refused = await client.post(url(session), {**form(model="nosuch-model-1"), "stream": "1"})
     assert refused.status_code == 200 and refused["Content-Type"].startswith("text/html")
     assert await PlaygroundRun.objects.acount() == 1
+
+
+@pytest.mark.django_db(transaction=True)  # the view reads and writes in a thread of its own
+async def test_a_streamed_run_is_kept_when_its_page_closes_mid_answer(
+    session: AgentSession, operator_user: User
+) -> None:
+    """The page goes after the first piece (the server stops sending: the response's
+    iterator is closed, as the server closes it on a disconnect). The model has been asked
+    and its tokens spent: the call goes on to its end and its run is kept, whole."""
+    client = AsyncClient()
+    await client.aforce_login(operator_user)
+    answer = await client.post(url(session), {**form(), "stream": "1"})
+    stream = answer.streaming_content
+    first = json.loads(await anext(stream))
+    await stream.aclose()
+    del stream, answer
+    gc.collect()  # what was left of the response is finalized, its iterators closed
+    run = await eventually(lambda: PlaygroundRun.objects.afirst(), "the run to be kept")
+    assert run.text.startswith(first["text"]) and len(run.text) > len(first["text"])
+    assert not run.error and run.output_tokens
+    assert await AuditEntry.objects.filter(action="playground.call").acount() == 1
