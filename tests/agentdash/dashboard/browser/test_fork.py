@@ -27,11 +27,11 @@ def two_questions(browser: Browser) -> str:
     path = browser.new_chat(first="What is the capital of France?")
     page = browser.page
     page.locator(ANSWER, has_text="Paris").first.wait_for(timeout=LIVE_TIMEOUT)
-    page.wait_for_selector("#composer-send:not([disabled])", timeout=LIVE_TIMEOUT)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     page.fill("#composer-text", "What is the capital of Japan?")
     page.press("#composer-text", "Enter")
     page.locator(ANSWER, has_text="Tokyo").first.wait_for(timeout=LIVE_TIMEOUT)
-    page.wait_for_selector("#composer-send:not([disabled])", timeout=LIVE_TIMEOUT)
+    page.wait_for_selector("#connection[data-state='live']", timeout=LIVE_TIMEOUT)
     return path
 
 

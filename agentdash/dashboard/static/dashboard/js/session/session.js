@@ -199,7 +199,7 @@ function socketHandlers(page, socket) {
         label = `Reconnecting in ${Math.ceil(detail.retryInMs / 1000)} s…`;
       }
       /** @type {Element} */ (node.lastElementChild).textContent = label; // the label's span
-      composerReady(Boolean(socket()?.isOpen));
+      composerReady(state, Boolean(socket()?.isOpen));
       if (state === "reconnecting") page.composer?.closed();
       if (state === "live" || state === "replaying") page.composer?.flush();
       if (state === "forbidden" || state === "not-found") page.composer?.fail();
@@ -329,10 +329,13 @@ async function snapshotWithRetries(api, banner) {
   }
 }
 
-/** @param {boolean} open */
-function composerReady(open) {
+/** Send works whenever the session is there: a message written while the socket is not
+ * open waits for it (the composer), on a phone's tap as on Enter.
+ * @param {import("../../../live/js/socket.js").SocketState} state @param {boolean} open */
+function composerReady(state, open) {
   const button = /** @type {HTMLButtonElement} */ (byId("composer-send"));
-  button.disabled = !open;
+  button.disabled = state === "forbidden" || state === "not-found";
+  button.title = open || button.disabled ? "" : "Sent as soon as the connection is back";
 }
 
 /** @param {HTMLElement} node @param {string} text */
