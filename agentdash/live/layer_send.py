@@ -73,7 +73,7 @@ async def _publish(shard: Any, items: list[tuple[int, str, bytes]]) -> list[Any]
 def _pubsub_loop_layer(layer: Any) -> Any:
     """The running loop's part of a ``channels_redis`` pub/sub layer whose internals are
     the ones this module uses; ``None`` for any other layer."""
-    if not type(layer).__module__.startswith("channels_redis."):
+    if not any(c.__module__.startswith("channels_redis.") for c in type(layer).__mro__):
         return None  # (not imported for another layer: its first import takes ~0.2 s)
     try:
         from channels_redis.pubsub import RedisPubSubChannelLayer

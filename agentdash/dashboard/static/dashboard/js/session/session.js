@@ -56,7 +56,6 @@ const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
  * @property {import("./composer.js").Composer} [composer] set once the socket is made
  */
 
-
 async function main() {
   const data = readJsonScript("session-data");
   const api = new SessionData(data.data_path);
