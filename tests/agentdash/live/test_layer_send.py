@@ -113,6 +113,7 @@ async def test_another_layer_gets_each_message_by_its_group_send() -> None:
     assert await groups_send(layer, []) == []
 
 
+@pytest.mark.slow  # a fresh interpreter, Django set up in it
 def test_the_embedded_default_sends_without_importing_the_redis_layer() -> None:
     """On the in-memory layer nothing of ``channels_redis`` is imported: its first import
     took ~0.2 s, inside the first flush of an embedded server (its first chat's spans)."""
