@@ -9,8 +9,8 @@ import pytest
 from tests.agentdash.dashboard.browser.harness import Browser, screenshot
 from tests.agentdash.dashboard.browser.test_session_page import (
     LIVE_TIMEOUT,
-    QUESTION,
     ask,
+    first_answered,
     wait_for_answer,
 )
 
@@ -62,11 +62,7 @@ def test_a_message_whose_socket_closed_is_sent_again_and_stored_once(
 ) -> None:
     browser: Browser = request.getfixturevalue(size)
     page = browser.page
-    page.add_init_script(LOSING_SOCKETS)
-    browser.log_in("alice")
-    browser.new_chat("capital_agent")
-    ask(browser, QUESTION)
-    wait_for_answer(browser, "Paris")
+    first_answered(browser, LOSING_SOCKETS)
 
     page.evaluate("(how) => sessionStorage.setItem('lose', how)", lost)
     ask(browser, "And the capital of Spain?")

@@ -52,6 +52,16 @@ def wait_for_answer(browser: Browser, containing: str) -> None:
     assert browser.page.locator("#messages .msg.streaming").count() == 0
 
 
+def first_answered(browser: Browser, sockets_script: str) -> None:
+    """Alice's new chat with the capital agent, its first question answered, on pages whose
+    sockets ``sockets_script`` (run first on every page) makes fail on demand."""
+    browser.page.add_init_script(sockets_script)
+    browser.log_in("alice")
+    browser.new_chat("capital_agent")
+    ask(browser, QUESTION)
+    wait_for_answer(browser, "Paris")
+
+
 # ── Pages (no live connection needed) ──────────────────────────────────────────────────────
 def test_logging_in_through_the_form(browser: Browser) -> None:
     browser.log_in("alice")
@@ -494,11 +504,7 @@ def test_a_message_written_before_the_socket_opens_is_sent_when_it_does(
 ) -> None:
     browser: Browser = request.getfixturevalue(size)
     page = browser.page
-    page.add_init_script(REFUSED_SOCKETS)
-    browser.log_in("alice")
-    browser.new_chat("capital_agent")
-    ask(browser, QUESTION)
-    wait_for_answer(browser, "Paris")
+    first_answered(browser, REFUSED_SOCKETS)
 
     page.evaluate("sessionStorage.setItem('refuse-sockets', '1')")
     page.reload()
