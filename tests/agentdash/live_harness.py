@@ -131,7 +131,9 @@ TEMPLATES_DIR_VAR = "AGENTDASH_TEST_TEMPLATES"
 _TEMPLATES: dict[tuple[bool, tuple[tuple[str, str], ...]], Path] = {}
 _TEMPLATES_LOCK = threading.Lock()
 # Differ from server to server, or name the run's template directory (the same everywhere).
-_PER_SERVER = ("DATABASE_URL", "AGENTDASH_VAR_DIR", TEMPLATES_DIR_VAR)
+# The gRPC address is a free port of each server's own: no management command serves it, so
+# a template does not depend on it (with it, every ingest server migrated and seeded anew).
+_PER_SERVER = ("DATABASE_URL", "AGENTDASH_VAR_DIR", "AGENTDASH_OTLP_GRPC", TEMPLATES_DIR_VAR)
 
 
 def _template_key(env: dict[str, str], seed: bool) -> tuple[bool, tuple[tuple[str, str], ...]]:

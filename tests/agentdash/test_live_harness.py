@@ -42,6 +42,16 @@ def test_servers_on_the_embedded_default_share_one_template(tmp_path: Path) -> N
     assert "REDIS_URL" not in first and first["AGENTDASH_EXECUTOR"] == "inline"
 
 
+def test_ingest_servers_share_one_template_whatever_their_grpc_port(tmp_path: Path) -> None:
+    """Each ingest server serves OTLP/gRPC on a free port of its own: that address is the
+    server's, not its database's (with it in the key, every ingest test migrated and seeded
+    a template of its own: ~10 s of a loaded CI each)."""
+    first = {**embedded_env(tmp_path / "a"), "AGENTDASH_OTLP_GRPC": "127.0.0.1:40001"}
+    second = {**embedded_env(tmp_path / "b"), "AGENTDASH_OTLP_GRPC": "127.0.0.1:40002"}
+    assert _template_key(first, True) == _template_key(second, True)
+    assert _template_key(first, True) == _template_key(embedded_env(tmp_path / "c"), True)
+
+
 MAKE_ONE = """
 import json, sqlite3, sys
 from pathlib import Path
