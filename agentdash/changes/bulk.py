@@ -5,6 +5,7 @@ ingest"). It lives here, in the lowest app whose writes need it."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,10 +67,12 @@ def rows_insert(
 
     Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
     times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest")."""
-    columns = [_field(model, name) for name in fields]
     # The thread's connection itself: ``django.db.connection`` is a proxy, looked up anew on
     # each attribute read (a field's conversion reads several).
     connection = connections[DEFAULT_DB_ALIAS]
+    columns, sql = _statement(
+        model, tuple(fields), tuple(unique), tuple(update), tuple(add), connection.vendor
+    )
     prepared: list[Any] = [row if as_given else list(row) for row in rows]
     if not prepared:
         return
@@ -81,7 +84,25 @@ def rows_insert(
         convert = _converter(field, connection)
         for row in prepared:
             row[index] = convert(row[index])
-    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, prepared)
+
+
+@functools.lru_cache(maxsize=256)
+def _statement(
+    model: type[Model],
+    fields: tuple[str, ...],
+    unique: tuple[str, ...],
+    update: tuple[str, ...],
+    add: tuple[str, ...],
+    vendor: str,
+) -> tuple[list[Field[Any, Any]], str]:
+    """The columns of ``fields`` and the ``INSERT`` of :func:`rows_insert` for them, made once
+    per shape (a wide row's statement — a rollup's 85 columns, each named again in its
+    ``DO UPDATE`` — took longer to write out than to run). By ``vendor``: how names are
+    quoted and conflicts written is the backend's."""
+    columns = [_field(model, name) for name in fields]
+    quote = connections[DEFAULT_DB_ALIAS].ops.quote_name
     names = ", ".join(quote(field.column) for field in columns)
     values = ", ".join(["%s"] * len(columns))
     sql = f"INSERT INTO {quote(model._meta.db_table)} ({names}) VALUES ({values})"
@@ -94,8 +115,7 @@ def rows_insert(
             for c in (quote(_field(model, n).column) for n in add)
         ]
         sql += f" ON CONFLICT ({keys}) DO UPDATE SET {', '.join(sets)}"
-    with connection.cursor() as cursor:
-        cursor.executemany(sql, prepared)
+    return columns, sql
 
 
 def _converter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Convert:

@@ -49,6 +49,25 @@ def test_a_conflict_updates_only_the_named_fields(make_session: MakeSession) -> 
     assert stored() == [("s1", 1, "span", "t:b", AT), ("s1", 2, "run", "8", later)]
 
 
+def test_each_shape_of_statement_does_its_own_writes(make_session: MakeSession) -> None:
+    """A statement is made once per shape (fields, conflict target, what it updates) and
+    kept: the same fields with another conflict clause, or none, are another statement."""
+    make_session("s1")
+    rows_insert(model=SessionChange, fields=FIELDS, rows=[("s1", 1, "span", "t:a", AT)])
+    for update, row in (
+        (("ref",), ("s1", 1, "run", "t:b", AT)),
+        (("kind",), ("s1", 1, "run", "t:c", AT)),
+    ):
+        rows_insert(
+            model=SessionChange, fields=FIELDS, rows=[row], unique=("session", "seq"), update=update
+        )
+    assert stored() == [
+        ("s1", 1, "run", "t:b", AT)
+    ]  # the ref from the first, the kind from the second
+    with pytest.raises(IntegrityError), transaction.atomic():
+        rows_insert(model=SessionChange, fields=FIELDS, rows=[("s1", 1, "span", "t:d", AT)])
+
+
 def test_a_conflict_without_update_raises_and_writes_nothing(make_session: MakeSession) -> None:
     make_session("s1")
     rows_insert(model=SessionChange, fields=FIELDS, rows=[("s1", 1, "span", "t:a", AT)])
