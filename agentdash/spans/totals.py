@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.db import connections
 from django.db.models import Count, Q, QuerySet, Sum
 
 from agentdash.core.prepared import PreparedQuery
@@ -44,13 +45,49 @@ _PRICES: PreparedQuery[Any] = PreparedQuery(
 )
 
 
+class _PriceTable:
+    """The price table's rows as read last, by what the database handed back: each read
+    fetches the rows as they are (always fresh), and makes them price rows again only when
+    they changed — making them (a ``Decimal`` per amount, rounded to its field) cost several
+    times the query, and every flush that stores a model call reads the table."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._statements: dict[str, str] = {}  # by the backend's vendor
+        self._read: tuple[tuple[Any, ...], list[Any]] | None = None
+
+    def rows(self) -> list[Any]:
+        connection = connections[ModelPrice.objects.db]
+        sql = self._statements.get(connection.vendor)
+        if sql is None:
+            query = ModelPrice.objects.values_list(*_PRICE_FIELDS).order_by("pk").query
+            sql, _ = query.get_compiler(connection=connection).as_sql()
+            self._statements[connection.vendor] = sql
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+            fetched = tuple(map(tuple, cursor.fetchall()))
+        with self._lock:
+            read = self._read
+        if read is not None and read[0] == fetched:
+            return read[1]
+        made = _PRICES.rows()
+        with self._lock:
+            # Kept with what was fetched before them: a change between the two reads makes
+            # the next read fetch rows that differ from those, and make them again.
+            self._read = (fetched, made)
+        return made
+
+
+_price_table = _PriceTable()
+
+
 def price_book() -> PriceBook:
     """The price table as it is when first asked (one query, only if asked; the table is
     small) — inside :func:`prices_shared`, the one book of that unit of work."""
     shared: PriceBook | None = getattr(_shared, "book", None)
     if shared is not None:
         return shared
-    return PriceBook(_PRICES.rows)
+    return PriceBook(_price_table.rows)
 
 
 @contextlib.contextmanager

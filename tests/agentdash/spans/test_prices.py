@@ -12,13 +12,14 @@ import pytest
 from django.apps import apps as django_apps
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.test import Client
 from django.urls import reverse
 
 from agentdash.core.models import AuditEntry
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice
 from agentdash.spans.prices import model_price_delete, model_price_set
+from agentdash.spans.totals import price_book
 
 pytestmark = pytest.mark.django_db
 
@@ -171,3 +172,26 @@ def test_a_superuser_deletes_a_price_audited(superuser: User) -> None:
     assert not ModelPrice.objects.filter(model="gemini-9-flash").exists()
     (entry,) = AuditEntry.objects.filter(action="model_price.delete")
     assert entry.before["model"] == "gemini-9-flash" and entry.actor == superuser
+
+
+def test_each_book_reads_the_table_as_it_is_and_makes_its_rows_again_only_when_changed(
+    django_assert_num_queries: Any,
+) -> None:
+    """Every book fetches the rows (an edit applies at the next one, whoever made it, even
+    past the ORM); rows that did not change are not made again (a flush reads the table)."""
+    model_price_set(**figures())
+    first = price_book().read().price_of("gemini-9-flash")
+    with django_assert_num_queries(1):  # fetched, not made again
+        again = price_book().read().price_of("gemini-9-flash")
+    assert again is first and first is not None and first.input_per_mtok == Decimal("0.30")
+
+    model_price_set(**figures(input_per_mtok=Decimal("0.45")))
+    assert price_book().price_of("gemini-9-flash").input_per_mtok == Decimal("0.45")
+    with connection.cursor() as cursor:  # an edit that leaves no trace the ORM would see
+        cursor.execute(
+            "UPDATE spans_modelprice SET output_per_mtok = 3 WHERE model = %s", ["gemini-9-flash"]
+        )
+    assert price_book().price_of("gemini-9-flash").output_per_mtok == Decimal("3")
+
+    model_price_delete(price=ModelPrice.objects.get(model="gemini-9-flash"), actor=None)
+    assert price_book().price_of("gemini-9-flash-001") is None
