@@ -7,7 +7,7 @@ Django code, called once per flush on the pipeline's own database thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError
@@ -38,6 +38,10 @@ from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book, prices_shared
 
+Late = Callable[[Collection[str]], Mapping[str, Sequence[ItemsMaker]]]
+"""What has been announced, with its items, for each of the sessions given (see
+:class:`FlushWriter`)."""
+
 MAX_REMEMBERED = 10_000
 ANNOUNCED_PAGES = 8
 """How many pages (``publish_limit``) of announced items a flush makes for one session."""
@@ -60,8 +64,18 @@ class FlushWriter:
     """Stores span versions and reads what to publish; remembers, per session, the last seq
     this process published (``published``) so the next flush starts after it."""
 
-    def __init__(self, *, publish_limit: int, announced_limit: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        publish_limit: int,
+        announced_limit: int | None = None,
+        late: Late | None = None,
+    ) -> None:
+        """``late``: what has been announced (with its items) since a flush took its work, for
+        the sessions it is given — a change committed while the flush stored fills its gap
+        from there, not from the database."""
         self.publish_limit = publish_limit
+        self._late = late
         # Items announced with their writes are made from memory up to this many a session and
         # flush (past it, the rest is read back): more than a page, as the flush's own spans —
         # a flusher that fell behind a fast sender would otherwise read every span of it back.
@@ -164,9 +178,11 @@ class FlushWriter:
             missing = _gaps(after, [i["seq"] for i in items])
             if missing:
                 gaps[session_id] = missing
-        # A change committed while this flush stored its spans, its announcement not yet
-        # here (a run's next event, written between the flush's start and its own seqs):
-        # those few are read, the rest is sent as it is known.
+        # A change committed while this flush stored its spans, announced after the flush
+        # took its work (a run's next event, written between the flush's start and its own
+        # seqs): made from its announcement when it came with its items, else read (those
+        # few alone); the rest is sent as it is known.
+        self._late_filled(found, gaps, afters)
         filled = items_at({s: m for s, m in gaps.items() if len(m) <= self.publish_limit})
         for session_id in gaps:
             items = sorted([*found[session_id], *filled.get(session_id, [])], key=_seq)
@@ -175,6 +191,34 @@ class FlushWriter:
             else:
                 found[session_id] = items
         return found
+
+    def _late_filled(
+        self, found: dict[str, list[Item]], gaps: dict[str, list[int]], afters: Mapping[str, int]
+    ) -> None:
+        """Fill ``gaps`` (session → missing seqs) in ``found`` from the announcements made
+        since the flush began, as far as they carry their items in memory (a maker that
+        reads its rows is left to the read of the gaps): what is filled leaves ``gaps``. The
+        next flush takes those announcements too, and drops what went out with this one."""
+        if not gaps or self._late is None:
+            return
+        for session_id, makers in self._late(list(gaps)).items():
+            missing = set(gaps.get(session_id, ()))
+            made = [
+                item
+                for make in makers
+                if not isinstance(make, ChangesRead)
+                for item in make(self.publish_limit)
+                if item["seq"] in missing
+            ]
+            if not made:
+                continue
+            items = sorted([*found[session_id], *made], key=_seq)
+            found[session_id] = items
+            left = _gaps(afters[session_id], [i["seq"] for i in items])
+            if left:
+                gaps[session_id] = left
+            else:
+                del gaps[session_id]
 
     def _announced_items(
         self,

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import logging
 import threading
+from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -83,7 +84,7 @@ class LivePipeline(FlusherLifecycle):
         self.low_water = high_water // 2 if low_water is None else low_water
         self.channel_layer_alias = channel_layer_alias
         self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
-        self.writer = FlushWriter(publish_limit=publish_limit)
+        self.writer = FlushWriter(publish_limit=publish_limit, late=self._announced_now)
         self.previews = SpanPreviews(
             processor=self.processor,
             writer=self.writer,
@@ -159,6 +160,12 @@ class LivePipeline(FlusherLifecycle):
                 self._untold.add(session_id)
         if first:
             self._wake_threadsafe()
+
+    def _announced_now(self, session_ids: Collection[str]) -> dict[str, list[ItemsMaker]]:
+        """The makers announced for ``session_ids`` since the last flush took its work (kept
+        for the next one): the writer's ``late``, from its thread."""
+        with self._dirty_lock:
+            return {s: list(self._announced[s]) for s in session_ids if s in self._announced}
 
     def partial_threadsafe(self, session_id: str, message: dict[str, Any]) -> None:
         """Queue a ``session.partial`` message for the next flush, from any thread."""

@@ -317,6 +317,70 @@ def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User
     assert not [q for q in queries.captured_queries if "ROW_NUMBER" in q["sql"].upper()]
 
 
+def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice: User) -> None:
+    """The change in the gap was announced with its items after the flush took its work
+    (an event appended meanwhile): the flush makes it from that announcement — no read of
+    the change log — and sends the gap and its own spans in order. What was announced
+    without items in memory (a run's change, read when made) is still read."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.changes.items import ChangesRead
+    from agentdash.changes.services import session_change_next
+    from agentdash.live.flush_writer import FlushWriter
+
+    session = session_of(alice, "s-gap-told")
+    own = TracerProvider().get_tracer("tests.live.gap-told")
+
+    def ended(name: str) -> SpanSnapshot:
+        span = own.start_span(name, attributes={GenAI.CONVERSATION_ID: session.id})
+        span.end()
+        return SpanSnapshot(span, dict(span.attributes or {}), True, (session.id,), ())
+
+    announced: dict[str, list[Any]] = {}
+    asked: list[list[str]] = []
+
+    def late(sessions: Any) -> dict[str, list[Any]]:
+        asked.append(list(sessions))
+        return {s: announced[s] for s in sessions if s in announced}
+
+    writer = FlushWriter(publish_limit=100, late=late)
+    (first,) = writer.write([ended("first")], {})
+    writer.published(first)
+    between = session_change_next(session_id=session.id, kind="event", ref="e-1", announce=False)
+    told = {"seq": between, "kind": "event", "data": {"id": "e-1", "told": "from memory"}}
+    announced[session.id] = [lambda limit: [told]]
+    again = {"seq": 1, "kind": "span", "data": first.items[0]["data"]}  # marked before it
+    with CaptureQueriesContext(connection) as queries:
+        (batch,) = writer.write(
+            [ended("a"), ended("b")], {session.id: 1}, {session.id: [lambda limit: [again]]}
+        )
+    assert [(i["seq"], i["kind"]) for i in batch.items] == [
+        (between, "event"),
+        (between + 1, "span"),
+        (between + 2, "span"),
+    ]
+    assert batch.items[0]["data"] == {"id": "e-1", "told": "from memory"}
+    assert asked == [[session.id]]
+    assert not [q for q in queries.captured_queries if "changes_sessionchange" in q["sql"]
+                and q["sql"].lstrip().upper().startswith("SELECT")]  # fmt: skip
+
+    writer.published(batch)
+    run = Run.objects.create(
+        session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="running",
+        message={},
+    )  # fmt: skip
+    read = session_change_next(session_id=session.id, kind="run", ref=str(run.pk), announce=False)
+    announced[session.id] = [ChangesRead(((session.id, read, "run", str(run.pk)),))]
+    last = batch.items[-1]
+    (batch,) = writer.write(
+        [ended("c")], {session.id: last["seq"]}, {session.id: [lambda limit: [last]]}
+    )
+    assert [(i["seq"], i["kind"]) for i in batch.items] == [(read, "run"), (read + 1, "span")]
+    assert batch.items[0]["data"]["id"] == run.pk  # read from the database
+
+
 def test_a_session_deleted_between_flushes_costs_only_its_own_spans(alice: User) -> None:
     """The flusher remembers the sessions it has seen; one deleted since (its spans refused
     by the database) costs its own spans, not the flush's others, and not later flushes —
