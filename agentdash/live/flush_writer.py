@@ -7,7 +7,7 @@ Django code, called once per flush on the pipeline's own database thread.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError
@@ -15,10 +15,7 @@ from django.db import IntegrityError
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.changes.announcements import ItemsMaker, announce_on_commit
 from agentdash.changes.items import (
-    ChangesRead,
     Item,
-    SeqKey,
-    changes_read_together,
     items_after_many,
     items_at,
 )
@@ -26,6 +23,7 @@ from agentdash.changes.selectors import session_last_seq
 from agentdash.core.outages import caused_by_outage
 from agentdash.core.sqlite.base import writes_first
 from agentdash.live.pages import ChangesPage, changes_pages
+from agentdash.live.told import Late, announced_items, gaps_after, late_filled, seq_of
 from agentdash.runs.lifecycle import run_usage_changed
 from agentdash.runs.models import Run
 from agentdash.spans.change_items import span_change_item
@@ -37,10 +35,6 @@ from agentdash.spans.services import (
 from agentdash.spans.span_processor import SpanSnapshot
 from agentdash.spans.span_version import SpanVersion
 from agentdash.spans.totals import price_book, prices_shared
-
-Late = Callable[[Collection[str]], Mapping[str, Sequence[ItemsMaker]]]
-"""What has been announced, with its items, for each of the sessions given (see
-:class:`FlushWriter`)."""
 
 MAX_REMEMBERED = 10_000
 ANNOUNCED_PAGES = 8
@@ -121,7 +115,7 @@ class FlushWriter:
         # own, sent with the spans — read with the runs whose changes were announced to this
         # flush (one read of them all), not read back with the session's other changes.
         regrown = run_usage_changed(runs=used) if used else {}
-        fresh, ours, full = self._announced_items(announced, regrown)
+        fresh, ours, full = announced_items(announced, regrown, self.announced_limit)
         prices = price_book()
         for version, write in zip(versions, writes, strict=True):
             if write.seq is None or version.session_id is None:
@@ -175,90 +169,22 @@ class FlushWriter:
             after = afters[session_id]
             items = sorted((i for i in made if i["seq"] > after), key=lambda i: i["seq"])
             found[session_id] = items
-            missing = _gaps(after, [i["seq"] for i in items])
+            missing = gaps_after(after, [i["seq"] for i in items])
             if missing:
                 gaps[session_id] = missing
         # A change committed while this flush stored its spans, announced after the flush
         # took its work (a run's next event, written between the flush's start and its own
         # seqs): made from its announcement when it came with its items, else read (those
         # few alone); the rest is sent as it is known.
-        self._late_filled(found, gaps, afters)
+        late_filled(found, gaps, afters, self._late, self.publish_limit)
         filled = items_at({s: m for s, m in gaps.items() if len(m) <= self.publish_limit})
         for session_id in gaps:
-            items = sorted([*found[session_id], *filled.get(session_id, [])], key=_seq)
-            if _gaps(afters[session_id], [i["seq"] for i in items]):
+            items = sorted([*found[session_id], *filled.get(session_id, [])], key=seq_of)
+            if gaps_after(afters[session_id], [i["seq"] for i in items]):
                 del found[session_id]  # a hole the change log cannot fill: read it all back
             else:
                 found[session_id] = items
         return found
-
-    def _late_filled(
-        self, found: dict[str, list[Item]], gaps: dict[str, list[int]], afters: Mapping[str, int]
-    ) -> None:
-        """Fill ``gaps`` (session → missing seqs) in ``found`` from the announcements made
-        since the flush began, as far as they carry their items in memory (a maker that
-        reads its rows is left to the read of the gaps): what is filled leaves ``gaps``. The
-        next flush takes those announcements too, and drops what went out with this one."""
-        if not gaps or self._late is None:
-            return
-        for session_id, makers in self._late(list(gaps)).items():
-            missing = set(gaps.get(session_id, ()))
-            made = [
-                item
-                for make in makers
-                if not isinstance(make, ChangesRead)
-                for item in make(self.publish_limit)
-                if item["seq"] in missing
-            ]
-            if not made:
-                continue
-            items = sorted([*found[session_id], *made], key=_seq)
-            found[session_id] = items
-            left = _gaps(afters[session_id], [i["seq"] for i in items])
-            if left:
-                gaps[session_id] = left
-            else:
-                del gaps[session_id]
-
-    def _announced_items(
-        self,
-        announced: Mapping[str, Sequence[ItemsMaker]],
-        regrown: Mapping[tuple[str, int], int],
-    ) -> tuple[dict[SeqKey, Item], dict[str, list[Item]], set[str]]:
-        """The change items announced with this flush, made (one page at most per session),
-        and those of the runs whose totals grew (``regrown``: ``(session, run)`` → the seq of
-        its change): by (session, seq) — what was just stored need not be read back —, as
-        change items by session, and the sessions whose page of announced items is full
-        (more may have been announced: they are read back)."""
-        fresh: dict[SeqKey, Item] = {}
-        ours: dict[str, list[Item]] = {}
-        full: set[str] = set()
-        grown: dict[str, list[tuple[str, int, str, str]]] = {}
-        for (session_id, run_id), seq in sorted(regrown.items(), key=lambda pair: pair[1]):
-            grown.setdefault(session_id, []).append((session_id, seq, "run", str(run_id)))
-        grown_reads = {s: ChangesRead(tuple(changes)) for s, changes in grown.items()}
-        # The makers that read their rows (a run's status changes, a run's new totals) read
-        # together, once: one query for the runs, one for their totals.
-        reads = [m for makers in announced.values() for m in makers if isinstance(m, ChangesRead)]
-        reads += grown_reads.values()
-        read = changes_read_together(reads) if reads else {}
-        for session_id in dict.fromkeys([*announced, *grown_reads]):
-            made: list[Item] = []
-            for make in announced.get(session_id, ()):  # in seq order: what is past the
-                left = self.announced_limit - len(made)  # bound goes out later, read
-                if left <= 0:
-                    break
-                known = read.get(make) if isinstance(make, ChangesRead) else None
-                made += known[:left] if known is not None else make(left)
-            if len(made) >= self.announced_limit:
-                full.add(session_id)
-            if session_id in grown_reads:
-                made += read[grown_reads[session_id]]
-            for item in made:
-                fresh[(session_id, item["seq"])] = item["data"]
-            if made:
-                ours[session_id] = made
-        return fresh, ours, full
 
     def store(self, snapshots: Sequence[SpanSnapshot]) -> None:
         """Store ``snapshots`` outside a flush (a run's spans that no flusher got to: the
@@ -382,17 +308,6 @@ class FlushWriter:
         if len(known) + len(found) > MAX_REMEMBERED:
             known.clear()
         known.update(found)
-
-
-def _seq(item: Item) -> int:
-    return int(item["seq"])
-
-
-def _gaps(after: int, seqs: list[int]) -> list[int]:
-    """The seqs missing between ``after`` and the last of ``seqs`` (ascending)."""
-    if seqs == list(range(after + 1, after + 1 + len(seqs))):
-        return []
-    return sorted(set(range(after + 1, seqs[-1] + 1)) - set(seqs))
 
 
 def _runs_used(

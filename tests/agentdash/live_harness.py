@@ -134,16 +134,24 @@ _TEMPLATES_LOCK = threading.Lock()
 # The gRPC address is a free port of each server's own: no management command serves it, so
 # a template does not depend on it (with it, every ingest server migrated and seeded anew).
 _PER_SERVER = ("DATABASE_URL", "AGENTDASH_VAR_DIR", "AGENTDASH_OTLP_GRPC", TEMPLATES_DIR_VAR)
+# What a server does once it runs, never read by migrate or seed_demo: servers that differ only
+# in these share their templates (each template is a migrate, or a seed, of a loaded CI's
+# ~5–8 s of CPU).
+_SERVING_ONLY = ("AGENTDASH_TEST_FLUSH_DELAY_S", "AGENTDASH_INGEST_DECODE_PROCESSES")
+# Read by seed_demo, not by migrate: the migrated template under a seeded one ignores it.
+_SEED_ONLY = ("AGENTDASH_DEMO_PASSWORD",)
 
 
 def _template_key(env: dict[str, str], seed: bool) -> tuple[bool, tuple[tuple[str, str], ...]]:
     """What a template is made of: the environment but the per-server paths and pytest's own
     variables (``PYTEST_CURRENT_TEST`` names the running test: with it, every test that
-    starts a server made a template of its own, migrating and seeding again)."""
+    starts a server made a template of its own, migrating and seeding again), and but what
+    neither migrate nor (for a migrated one) seed_demo reads."""
+    left_out = {*_PER_SERVER, *_SERVING_ONLY, *(() if seed else _SEED_ONLY)}
     kept = (
         (name, value)
         for name, value in env.items()
-        if name not in _PER_SERVER and not name.startswith("PYTEST_")
+        if name not in left_out and not name.startswith("PYTEST_")
     )
     return seed, tuple(sorted(kept))
 

@@ -52,6 +52,21 @@ def test_ingest_servers_share_one_template_whatever_their_grpc_port(tmp_path: Pa
     assert _template_key(first, True) == _template_key(embedded_env(tmp_path / "c"), True)
 
 
+def test_what_only_a_running_server_reads_makes_no_template_of_its_own(tmp_path: Path) -> None:
+    """A flusher's test delay or the ingest decoding processes change nothing migrate or
+    seed_demo writes; the demo password changes what is seeded, not what is migrated; the
+    agents change both (migrate mirrors them in the registry)."""
+    plain = embedded_env(tmp_path / "a")
+    for knob in ("AGENTDASH_TEST_FLUSH_DELAY_S", "AGENTDASH_INGEST_DECODE_PROCESSES"):
+        for seed in (True, False):
+            assert _template_key({**plain, knob: "1"}, seed) == _template_key(plain, seed)
+    password = {**plain, "AGENTDASH_DEMO_PASSWORD": "another-password-1"}
+    assert _template_key(password, False) == _template_key(plain, False)
+    assert _template_key(password, True) != _template_key(plain, True)
+    agents = {**plain, "AGENTDASH_AGENTS": "tests.security.xss_agent:root_agent"}
+    assert _template_key(agents, False) != _template_key(plain, False)
+
+
 MAKE_ONE = """
 import json, sqlite3, sys
 from pathlib import Path
