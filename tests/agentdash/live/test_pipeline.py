@@ -40,6 +40,20 @@ pytestmark = pytest.mark.django_db(transaction=True)
 tracer = trace.get_tracer("tests.live")
 
 
+def ended_in(session_id: str, name: str) -> SpanSnapshot:
+    """An ended span of the session, as the span processor hands it to the flusher (made by
+    a provider of its own: no processor of the pipeline sees it)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    span = (
+        TracerProvider()
+        .get_tracer("tests.live.flush")
+        .start_span(name, attributes={GenAI.CONVERSATION_ID: session_id})
+    )
+    span.end()
+    return SpanSnapshot(span, dict(span.attributes or {}), True, (session_id,), ())
+
+
 def spans_named(items: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
     return [i for i in items if i["kind"] == "span" and i["data"]["name"].startswith(prefix)]
 
@@ -279,18 +293,14 @@ def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User
     stored."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
-    from opentelemetry.sdk.trace import TracerProvider
 
     from agentdash.changes.services import session_change_next
     from agentdash.live.flush_writer import FlushWriter
 
     session = session_of(alice, "s-gap-alone")
-    own = TracerProvider().get_tracer("tests.live.gap")
 
     def ended(name: str) -> SpanSnapshot:
-        span = own.start_span(name, attributes={GenAI.CONVERSATION_ID: session.id})
-        span.end()
-        return SpanSnapshot(span, dict(span.attributes or {}), True, (session.id,), ())
+        return ended_in(session.id, name)
 
     writer = FlushWriter(publish_limit=100)
     (first,) = writer.write([ended("first")], {})
@@ -324,19 +334,15 @@ def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice
     without items in memory (a run's change, read when made) is still read."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
-    from opentelemetry.sdk.trace import TracerProvider
 
     from agentdash.changes.items import ChangesRead
     from agentdash.changes.services import session_change_next
     from agentdash.live.flush_writer import FlushWriter
 
     session = session_of(alice, "s-gap-told")
-    own = TracerProvider().get_tracer("tests.live.gap-told")
 
     def ended(name: str) -> SpanSnapshot:
-        span = own.start_span(name, attributes={GenAI.CONVERSATION_ID: session.id})
-        span.end()
-        return SpanSnapshot(span, dict(span.attributes or {}), True, (session.id,), ())
+        return ended_in(session.id, name)
 
     announced: dict[str, list[Any]] = {}
     asked: list[list[str]] = []
@@ -386,18 +392,12 @@ def test_a_session_deleted_between_flushes_costs_only_its_own_spans(alice: User)
     by the database) costs its own spans, not the flush's others, and not later flushes —
     the refusal is met where the flusher tells it apart (foreign keys are checked at the
     commit: a flush's store is its own transaction)."""
-    from opentelemetry.sdk.trace import TracerProvider
 
     from agentdash.agent_sessions.models import AgentSession
     from agentdash.live.flush_writer import FlushWriter
 
     kept, gone = session_of(alice, "s-kept"), session_of(alice, "s-gone")
-    own = TracerProvider().get_tracer("tests.live.gone")
-
-    def ended(session_id: str, name: str) -> SpanSnapshot:
-        span = own.start_span(name, attributes={GenAI.CONVERSATION_ID: session_id})
-        span.end()
-        return SpanSnapshot(span, dict(span.attributes or {}), True, (session_id,), ())
+    ended = ended_in
 
     writer = FlushWriter(publish_limit=100)
     writer.write([ended(gone.id, "seen")], {})  # looked up, remembered
