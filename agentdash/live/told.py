@@ -65,16 +65,22 @@ def late_filled(
     """Fill ``gaps`` (session → missing seqs) in ``found`` from the announcements made
     since the flush began, as far as they carry their items in memory (a maker that
     reads its rows is left to the read of the gaps): what is filled leaves ``gaps``. The
-    next flush takes those announcements too, and drops what went out with this one."""
+    next flush takes those announcements too, and drops what went out with this one.
+
+    Each maker makes as many items as there are seqs missing, at most ``limit``: a late
+    write fills a gap from its first seq on (its seqs follow one another), and a big one
+    (an export's thousand spans) is not made whole to fill one hole — what it leaves is
+    read."""
     if not gaps or late is None:
         return
     for session_id, makers in late(list(gaps)).items():
         missing = set(gaps.get(session_id, ()))
+        wanted = min(len(missing), limit)
         made = [
             item
             for make in makers
             if not isinstance(make, ChangesRead)
-            for item in make(limit)
+            for item in make(wanted)
             if item["seq"] in missing
         ]
         if not made:

@@ -356,7 +356,8 @@ def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice
     writer.published(first)
     between = session_change_next(session_id=session.id, kind="event", ref="e-1", announce=False)
     told = {"seq": between, "kind": "event", "data": {"id": "e-1", "told": "from memory"}}
-    announced[session.id] = [lambda limit: [told]]
+    limits: list[int] = []  # what the late maker is asked to make: the one seq missing
+    announced[session.id] = [lambda limit: (limits.append(limit), [told])[1]]
     again = {"seq": 1, "kind": "span", "data": first.items[0]["data"]}  # marked before it
     with CaptureQueriesContext(connection) as queries:
         (batch,) = writer.write(
@@ -369,6 +370,7 @@ def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice
     ]
     assert batch.items[0]["data"] == {"id": "e-1", "told": "from memory"}
     assert asked == [[session.id]]
+    assert limits == [1]  # not a page of it: a big late write is not made whole for one hole
     assert not [q for q in queries.captured_queries if "changes_sessionchange" in q["sql"]
                 and q["sql"].lstrip().upper().startswith("SELECT")]  # fmt: skip
 
