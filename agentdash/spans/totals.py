@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections import namedtuple
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import connections
@@ -40,42 +42,61 @@ _PRICE_FIELDS = (
 the table is read at every flush."""
 
 
-_PRICES: PreparedQuery[Any] = PreparedQuery(
-    lambda: ModelPrice.objects.values_list(*_PRICE_FIELDS, named=True)
-)
+PriceRow = namedtuple("PriceRow", _PRICE_FIELDS)  # type: ignore[misc]
+"""A price row as costs read it (``usage.Price``)."""
+
+
+@dataclass(frozen=True)
+class _Statement:
+    sql: str
+    converters: dict[int, tuple[list[Any], Any]]  # column → (converters, its expression)
 
 
 class _PriceTable:
     """The price table's rows as read last, by what the database handed back: each read
-    fetches the rows as they are (always fresh), and makes them price rows again only when
-    they changed — making them (a ``Decimal`` per amount, rounded to its field) cost several
-    times the query, and every flush that stores a model call reads the table."""
+    fetches the rows as they are (always fresh, one query), and makes them price rows again
+    only when they changed — making them (a ``Decimal`` per amount, rounded to its field)
+    costs several times the query, and every flush that stores a model call reads the
+    table."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._statements: dict[str, str] = {}  # by the backend's vendor
+        self._statements: dict[str, _Statement] = {}  # by the backend's vendor
         self._read: tuple[tuple[Any, ...], list[Any]] | None = None
 
     def rows(self) -> list[Any]:
         connection = connections[ModelPrice.objects.db]
-        sql = self._statements.get(connection.vendor)
-        if sql is None:
-            query = ModelPrice.objects.values_list(*_PRICE_FIELDS).order_by("pk").query
-            sql, _ = query.get_compiler(connection=connection).as_sql()
-            self._statements[connection.vendor] = sql
+        statement = self._statements.get(connection.vendor) or self._statement(connection)
         with connection.cursor() as cursor:
-            cursor.execute(sql)
+            cursor.execute(statement.sql)
             fetched = tuple(map(tuple, cursor.fetchall()))
         with self._lock:
             read = self._read
         if read is not None and read[0] == fetched:
             return read[1]
-        made = _PRICES.rows()
+        made = [PriceRow(*self._converted(row, statement, connection)) for row in fetched]
         with self._lock:
-            # Kept with what was fetched before them: a change between the two reads makes
-            # the next read fetch rows that differ from those, and make them again.
             self._read = (fetched, made)
         return made
+
+    def _statement(self, connection: Any) -> _Statement:
+        """The table's query (in the order its model reads it) and its columns' converters,
+        as the ORM makes them: a row made here is the row the ORM would make."""
+        query = ModelPrice.objects.values_list(*_PRICE_FIELDS).order_by("model", "pk").query
+        compiler = query.get_compiler(connection=connection)
+        sql, _ = compiler.as_sql()
+        converters = compiler.get_converters([column for column, _, _ in compiler.select])
+        statement = _Statement(sql=sql, converters=converters)
+        self._statements[connection.vendor] = statement
+        return statement
+
+    @staticmethod
+    def _converted(row: tuple[Any, ...], statement: _Statement, connection: Any) -> list[Any]:
+        values = list(row)
+        for index, (converters, expression) in statement.converters.items():
+            for convert in converters:
+                values[index] = convert(values[index], expression, connection)
+        return values
 
 
 _price_table = _PriceTable()

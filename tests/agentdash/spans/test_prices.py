@@ -19,7 +19,7 @@ from django.urls import reverse
 from agentdash.core.models import AuditEntry
 from agentdash.spans.models import MODEL_PRICE_TARGET, ModelPrice
 from agentdash.spans.prices import model_price_delete, model_price_set
-from agentdash.spans.totals import price_book
+from agentdash.spans.totals import _PRICE_FIELDS, _price_table, price_book
 
 pytestmark = pytest.mark.django_db
 
@@ -180,7 +180,10 @@ def test_each_book_reads_the_table_as_it_is_and_makes_its_rows_again_only_when_c
     """Every book fetches the rows (an edit applies at the next one, whoever made it, even
     past the ORM); rows that did not change are not made again (a flush reads the table)."""
     model_price_set(**figures())
-    first = price_book().read().price_of("gemini-9-flash")
+    with django_assert_num_queries(1):  # changed: fetched once, made from what was fetched
+        first = price_book().read().price_of("gemini-9-flash")
+    as_the_orm_reads_them = ModelPrice.objects.order_by("model").values_list(*_PRICE_FIELDS)
+    assert [tuple(row) for row in _price_table.rows()] == list(as_the_orm_reads_them)
     with django_assert_num_queries(1):  # fetched, not made again
         again = price_book().read().price_of("gemini-9-flash")
     assert again is first and first is not None and first.input_per_mtok == Decimal("0.30")
