@@ -286,13 +286,27 @@ def test_a_flush_sends_all_the_spans_it_stored_from_memory_past_a_page(alice: Us
     assert not [sql for sql in reads if "changes_sessionchange" in sql]
 
 
+def flushed_past_a_gap(writer: Any, session_id: str, first: Any) -> tuple[Any, list[str]]:
+    """Two more ended spans of the session flushed, the session marked from seq 1 (its first
+    span, already sent, told again late): the batch, and the SQL of the flush."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    again = {"seq": 1, "kind": "span", "data": first.items[0]["data"]}
+    with CaptureQueriesContext(connection) as queries:
+        (batch,) = writer.write(
+            [ended_in(session_id, "a"), ended_in(session_id, "b")],
+            {session_id: 1},
+            {session_id: [lambda limit: [again]]},
+        )
+    return batch, [q["sql"] for q in queries.captured_queries]
+
+
 def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User) -> None:
     """A run's change committed between a flush's start and its spans' seqs (announced only
     after the flush began) leaves a gap before them: the flush reads that change alone from
     the change log, not the whole session after what went out, and sends the rest as
     stored."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     from agentdash.changes.services import session_change_next
     from agentdash.live.flush_writer import FlushWriter
@@ -312,11 +326,7 @@ def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User
     between = session_change_next(
         session_id=session.id, kind="run", ref=str(run.pk), announce=False
     )
-    late = {"seq": 1, "kind": "span", "data": first.items[0]["data"]}  # told again, late
-    with CaptureQueriesContext(connection) as queries:
-        (batch,) = writer.write(
-            [ended("a"), ended("b")], {session.id: 1}, {session.id: [lambda limit: [late]]}
-        )
+    batch, queries = flushed_past_a_gap(writer, session.id, first)
     assert [(i["seq"], i["kind"]) for i in batch.items] == [
         (between, "run"),
         (between + 1, "span"),
@@ -324,7 +334,7 @@ def test_a_change_committed_while_a_flush_stored_fills_its_gap_alone(alice: User
     ]
     assert batch.items[0]["data"]["id"] == run.pk
     assert not batch.more
-    assert not [q for q in queries.captured_queries if "ROW_NUMBER" in q["sql"].upper()]
+    assert not [sql for sql in queries if "ROW_NUMBER" in sql.upper()]
 
 
 def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice: User) -> None:
@@ -332,8 +342,6 @@ def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice
     (an event appended meanwhile): the flush makes it from that announcement — no read of
     the change log — and sends the gap and its own spans in order. What was announced
     without items in memory (a run's change, read when made) is still read."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
 
     from agentdash.changes.items import ChangesRead
     from agentdash.changes.services import session_change_next
@@ -358,11 +366,7 @@ def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice
     told = {"seq": between, "kind": "event", "data": {"id": "e-1", "told": "from memory"}}
     limits: list[int] = []  # what the late maker is asked to make: the one seq missing
     announced[session.id] = [lambda limit: (limits.append(limit), [told])[1]]
-    again = {"seq": 1, "kind": "span", "data": first.items[0]["data"]}  # marked before it
-    with CaptureQueriesContext(connection) as queries:
-        (batch,) = writer.write(
-            [ended("a"), ended("b")], {session.id: 1}, {session.id: [lambda limit: [again]]}
-        )
+    batch, queries = flushed_past_a_gap(writer, session.id, first)
     assert [(i["seq"], i["kind"]) for i in batch.items] == [
         (between, "event"),
         (between + 1, "span"),
@@ -371,8 +375,8 @@ def test_a_change_announced_while_a_flush_stored_fills_its_gap_from_memory(alice
     assert batch.items[0]["data"] == {"id": "e-1", "told": "from memory"}
     assert asked == [[session.id]]
     assert limits == [1]  # not a page of it: a big late write is not made whole for one hole
-    assert not [q for q in queries.captured_queries if "changes_sessionchange" in q["sql"]
-                and q["sql"].lstrip().upper().startswith("SELECT")]  # fmt: skip
+    reads = [sql for sql in queries if sql.lstrip().upper().startswith("SELECT")]
+    assert not [sql for sql in reads if "changes_sessionchange" in sql]
 
     writer.published(batch)
     run = Run.objects.create(
