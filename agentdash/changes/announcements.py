@@ -30,11 +30,17 @@ A publisher asks for what it can send at once, not for the whole of a big write.
 
 class Announcer(Protocol):
     def __call__(
-        self, session_id: str, *, seq: int | None = None, items: ItemsMaker | None = None
+        self,
+        session_id: str,
+        *,
+        seq: int | None = None,
+        items: ItemsMaker | None = None,
+        prompt: bool = False,
     ) -> None:
         """The session has new changes, the first of them ``seq`` (``items``: makes them,
-        when the writer knows them all). Called from any thread (the one that committed);
-        must not block."""
+        when the writer knows them all; ``prompt``: someone waits to see them, so they go
+        out without waiting for more to gather). Called from any thread (the one that
+        committed); must not block."""
 
 
 _lock = threading.Lock()
@@ -56,16 +62,18 @@ def announcer_unregister(announcer: Announcer) -> None:
         _announcers = tuple(a for a in _announcers if a != announcer)
 
 
-def announce_on_commit(session_id: str, seq: int, *, items: ItemsMaker | None = None) -> None:
+def announce_on_commit(
+    session_id: str, seq: int, *, items: ItemsMaker | None = None, prompt: bool = False
+) -> None:
     """Announce change ``seq`` of the session when the current transaction commits (at once
     outside a transaction); ``items``, when given, makes every change item the write
-    recorded for the session (see :data:`ItemsMaker`)."""
-    transaction.on_commit(lambda: _announce(session_id, seq, items))
+    recorded for the session (see :data:`ItemsMaker`); ``prompt``: see :class:`Announcer`."""
+    transaction.on_commit(lambda: _announce(session_id, seq, items, prompt))
 
 
-def _announce(session_id: str, seq: int, items: ItemsMaker | None) -> None:
+def _announce(session_id: str, seq: int, items: ItemsMaker | None, prompt: bool) -> None:
     for announcer in _announcers:
         try:
-            announcer(session_id, seq=seq, items=items)
+            announcer(session_id, seq=seq, items=items, prompt=prompt)
         except Exception:
             logger.exception("announcing change %s of session %s failed", seq, session_id)

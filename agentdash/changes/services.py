@@ -75,7 +75,9 @@ def seq_resync(session_id: str) -> None:
     SessionSeq.objects.update_or_create(pk=session_id, defaults={"last_seq": top})
 
 
-def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool = True) -> int:
+def session_change_next(
+    *, session_id: str, kind: str, ref: str, announce: bool = True, prompt: bool = False
+) -> int:
     """Record one change of the session and return its ``seq``: one more than the highest so
     far, so a session's seqs run 1, 2, 3 … without gaps between committed changes.
 
@@ -89,8 +91,8 @@ def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool 
     that commits. On PostgreSQL counter and change are one statement (one round trip).
 
     With ``announce`` (the default) the change is announced once the transaction commits, so
-    connected clients get it within a flush (a few ms); a rolled-back change announces
-    nothing.
+    connected clients get it within a flush (a few ms; at once with ``prompt``:
+    ``announcements.Announcer``); a rolled-back change announces nothing.
     """
     seq = _change_insert(session_id, kind, ref)
     if seq is None:
@@ -101,7 +103,7 @@ def session_change_next(*, session_id: str, kind: str, ref: str, announce: bool 
                 f"could not record a change of session {session_id!r}: its next seq is taken"
             )
     if announce:
-        announce_on_commit(session_id, seq)
+        announce_on_commit(session_id, seq, prompt=prompt)
     return seq
 
 
@@ -173,12 +175,14 @@ def session_changes_insert(
     changes: Sequence[tuple[str, int, str]],
     announce: bool = True,
     items: Mapping[str, ItemsMaker] | None = None,
+    prompt: bool = False,
 ) -> None:
     """Insert changes ``(session id, seq, ref)`` of one ``kind`` whose seqs the caller took
     with :func:`seqs_take` in this transaction, in one statement. A seq already recorded
     raises ``IntegrityError`` (the caller redoes its batch). With ``announce``, each
     session's first new seq is announced once the transaction commits, with ``items[session]``
-    when given (it makes the session's change items: ``announcements.ItemsMaker``)."""
+    when given (it makes the session's change items: ``announcements.ItemsMaker``), and
+    ``prompt`` (``announcements.Announcer``)."""
     now = timezone.now()
     kind = str(kind)  # a choice's text (``SessionChange.Kind``) as a plain string: not converted
     rows_insert(  # again for each row
@@ -191,4 +195,4 @@ def session_changes_insert(
         for session_id, seq, _ in changes:
             firsts.setdefault(session_id, seq)
         for session_id, seq in firsts.items():
-            announce_on_commit(session_id, seq, items=(items or {}).get(session_id))
+            announce_on_commit(session_id, seq, items=(items or {}).get(session_id), prompt=prompt)

@@ -1,14 +1,15 @@
 """How the live pipeline is set up: ``install`` feeds it the process's spans; its flusher
 runs on the running loop or on a loop of its own in a daemon thread (``launch`` chooses);
 ``stop`` flushes what waits first; producers on any thread or loop wake the flusher and
-wait for its flushes. A part of :class:`agentdash.live.pipeline.LivePipeline`, which holds
-the state."""
+wait for its flushes; and how long the flusher lingers for more before it flushes. A part
+of :class:`agentdash.live.pipeline.LivePipeline`, which holds the state."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Self
@@ -19,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from agentdash.core.loop_thread import LoopThread
 from agentdash.core.threads import thread_pool_close
+from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.previews import SpanPreviews
 from agentdash.spans.otlp_out import agentdash_resource, otlp_out_install
 from agentdash.spans.span_processor import LiveSpanProcessor
@@ -34,8 +36,16 @@ class FlusherLifecycle:
     processor: LiveSpanProcessor
     _loop: asyncio.AbstractEventLoop | None
     _task: asyncio.Task[None] | None
+    linger: float
     _wake: asyncio.Event | None
+    _stir: asyncio.Event | None  # a lingering flusher looks again (a hurry, partials)
+    _urgent: bool  # someone waits on the flusher: no lingering before the next flush
     _flushed: asyncio.Event | None
+    _dirty: dict[str, int | None]
+    _dirty_due: float  # when the changes marked since the last flush are due (monotonic)
+    _dirty_lock: threading.Lock
+    _settling: dict[str, int]
+    _partials: PartialQueue
     _thread: ThreadPoolExecutor | None
     previews: SpanPreviews
     _loop_thread: LoopThread | None
@@ -103,6 +113,7 @@ class FlusherLifecycle:
             return
         self._loop, self._stopping = loop, False
         self._wake, self._flushed = asyncio.Event(), asyncio.Event()
+        self._stir, self._urgent = asyncio.Event(), False
         self._task = loop.create_task(self._run(), name="agentdash-live-flusher")
 
     async def stop(self) -> None:
@@ -113,7 +124,7 @@ class FlusherLifecycle:
             self._stopping = True
 
             async def finish() -> None:
-                wake.set()
+                self._hurry_now()  # a lingering flusher too
                 await task
 
             if loop is asyncio.get_running_loop():
@@ -143,15 +154,81 @@ class FlusherLifecycle:
         most ``within`` seconds (then ``TimeoutError``)."""
         async with asyncio.timeout(within):
             while behind() and self.running:
-                assert self._flushed is not None and self._wake is not None
+                assert self._flushed is not None
                 flushed = self._flushed
-                self._wake.set()
+                self._hurry_now()
                 await flushed.wait()
 
     def _signal_flushed(self) -> None:
         assert self._flushed is not None
         self._flushed.set()
         self._flushed = asyncio.Event()
+
+    def hurry_threadsafe(self) -> None:
+        """Have the flusher flush what waits now, without lingering for more (from any
+        thread): someone waits for it (a run's outcome was just recorded)."""
+        self._on_loop_threadsafe(self._hurry_now)
+
+    def _hurry_now(self) -> None:
+        if self._wake is None or self._stir is None:
+            return
+        self._urgent = True
+        self._wake.set()
+        self._stir.set()
+
+    def _stir_threadsafe(self) -> None:
+        """Wake the flusher, and stir it if it lingers (partials to send)."""
+        self._on_loop_threadsafe(self._stir_now)
+
+    def _stir_now(self) -> None:
+        if self._wake is not None and self._stir is not None:
+            self._wake.set()
+            self._stir.set()
+
+    def _on_loop_threadsafe(self, call: Callable[[], None]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if asyncio._get_running_loop() is loop:
+            call()
+        else:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(call)
+
+    # ── Lingering ──────────────────────────────────────────────────────────────────────────
+    async def _linger(self) -> None:
+        """Let more gather before the next flush, for ``linger`` after the first of what
+        waits came: the spans of a step (what gathered during a flush waited for it; their
+        previews go out meanwhile) and the changes committed meanwhile (its events, a run's
+        status). Partials queued meanwhile go out at once (no database). Not at all when
+        a batch is full, a change is prompt (``notify_threadsafe``) or someone waits on the
+        flusher (a run's outcome just recorded or to be recorded, a producer held back)."""
+        assert self._stir is not None
+        while not (self._urgent or self._settling or self._stopping):
+            rest = self._linger_left()
+            full = self.processor.pending_count() >= self.processor.batch_size
+            if rest is None or rest <= 0 or full:
+                return
+            self._stir.clear()
+            partials = self._partials.take()
+            if partials:
+                await partials_send(get_channel_layer(self.channel_layer_alias), partials)
+                continue
+            async with self.previews.during():  # a span may fall due meanwhile
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(rest):
+                        await self._stir.wait()
+
+    def _linger_left(self) -> float | None:
+        """Seconds left before what waits must be flushed (``None``: no span or change
+        waits)."""
+        left = []
+        if self.processor.pending_count():
+            left.append(self.linger - self.processor.waited())
+        with self._dirty_lock:
+            if self._dirty:
+                left.append(self._dirty_due - time.monotonic())
+        return min(left) if left else None
 
     def _wake_threadsafe(self) -> None:
         loop, wake = self._loop, self._wake

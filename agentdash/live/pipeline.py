@@ -29,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import threading
+import time
 from collections.abc import Collection
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -65,7 +67,7 @@ class LivePipeline(FlusherLifecycle):
     def __init__(
         self,
         *,
-        linger: float = 0.005,
+        linger: float = 0.040,
         preview_after: float | None = 0.003,
         preview_gather: float = 0.002,
         idle_timeout: float = 1.0,
@@ -98,6 +100,7 @@ class LivePipeline(FlusherLifecycle):
         self.settle_stores = 0  # how often its spans were stored without the flusher
         self.faults = FlushFaults(retry_delay=retry_delay, keep=self._keep)
         self._dirty: dict[str, int | None] = {}
+        self._dirty_due = math.inf  # when the changes marked since the last flush are due
         self._announced: dict[str, list[ItemsMaker]] = {}  # the items dirty sessions were told
         self._untold: set[str] = set()  # dirty sessions marked (also) without their items
         self._settling: dict[str, int] = {}  # invocation → its settle calls waiting
@@ -106,6 +109,8 @@ class LivePipeline(FlusherLifecycle):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
+        self._stir: asyncio.Event | None = None
+        self._urgent = False
         self._flushed: asyncio.Event | None = None
         self._thread: ThreadPoolExecutor | None = None  # the flusher's database thread
         self._loop_thread: LoopThread | None = None  # set by ``start_thread``
@@ -134,16 +139,25 @@ class LivePipeline(FlusherLifecycle):
 
     # ── Producers ───────────────────────────────────────────────────────────────────────────
     def notify_threadsafe(
-        self, session_id: str, *, seq: int | None = None, items: ItemsMaker | None = None
+        self,
+        session_id: str,
+        *,
+        seq: int | None = None,
+        items: ItemsMaker | None = None,
+        prompt: bool = False,
     ) -> None:
         """Mark the session for the next flush, from any thread (e.g. an ``on_commit``
         callback in a worker thread). ``seq``: the first new change, when known; ``items``:
         makes the new changes' items (``changes.announcements``). A session whose every
         mark since the last flush came with its items is sent without reading the database;
         one mark without them, and the flush reads its changes (the items it was told, it
-        still takes as told)."""
+        still takes as told). The flush comes within ``linger`` (more of a run's step
+        gathers meanwhile), at once when ``prompt`` (someone waits to see it: an export's
+        spans, a page left behind)."""
         with self._dirty_lock:
             first = not self._dirty
+            due = time.monotonic() + (0.0 if prompt else self.linger)
+            self._dirty_due = min(self._dirty_due, due)
             if session_id in self._dirty:
                 known = self._dirty[session_id]
                 if known is not None and (seq is None or seq < known):
@@ -158,7 +172,9 @@ class LivePipeline(FlusherLifecycle):
                 self._announced.setdefault(session_id, []).append(items)
             else:
                 self._untold.add(session_id)
-        if first:
+        if prompt:
+            self._stir_threadsafe()  # a lingering flusher looks again: this is due now
+        elif first:
             self._wake_threadsafe()
 
     def _announced_now(self, session_ids: Collection[str]) -> dict[str, list[ItemsMaker]]:
@@ -170,7 +186,7 @@ class LivePipeline(FlusherLifecycle):
     def partial_threadsafe(self, session_id: str, message: dict[str, Any]) -> None:
         """Queue a ``session.partial`` message for the next flush, from any thread."""
         if self._partials.put(session_id, message):
-            self._wake_threadsafe()
+            self._stir_threadsafe()
 
     async def publish_partial(
         self, *, session_id: str, run_id: int | None, invocation_id: str, author: str, text: str
@@ -258,6 +274,7 @@ class LivePipeline(FlusherLifecycle):
         snapshots = self.processor.take(self.flush_limit, first=settling)
         with self._dirty_lock:
             dirty, self._dirty = self._dirty, {}
+            self._dirty_due = math.inf
             announced, self._announced = self._announced, {}
             untold, self._untold = self._untold, set()
         partials = self._partials.take()
@@ -293,14 +310,12 @@ class LivePipeline(FlusherLifecycle):
                 # Stored, not sent: the session is marked again, so the next flush reads and
                 # sends it (open sockets hear nothing else until then).
                 unsent.append((batch.session_id, outcome))
-                self.notify_threadsafe(batch.session_id)
+                self.notify_threadsafe(batch.session_id, prompt=True)
                 continue
             self.writer.published(batch)
             sent += len(batch.items)
             if batch.more:  # a long backlog: the next page goes out with the next flush, now
-                self.notify_threadsafe(batch.session_id)
-                if self._wake is not None:
-                    self._wake.set()
+                self.notify_threadsafe(batch.session_id, prompt=True)
         self.faults.publishing(unsent)
         return sent
 
@@ -314,14 +329,9 @@ class LivePipeline(FlusherLifecycle):
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(self.idle_timeout):
                             await self._wake.wait()
-                # A step's spans gather until the first one waiting has waited ``linger``
-                # (what gathered during a flush waited for it), unless a run's outcome waits.
-                rest = self.linger - self.processor.waited()
-                full = self.processor.pending_count() >= self.processor.batch_size
-                if rest > 0 and self._has_work() and not full and not self._settling:
-                    async with self.previews.during():  # a span may fall due meanwhile
-                        await asyncio.sleep(rest)
+                await self._linger()
             self._wake.clear()  # producers wake it again for anything taken after this
+            self._urgent = False
             failures = self.faults.failures
             try:
                 with FLUSH_SECONDS.time():
@@ -379,8 +389,12 @@ async def notify(session_id: str, *, seq: int | None = None) -> None:
 
 
 def notify_threadsafe(
-    session_id: str, *, seq: int | None = None, items: ItemsMaker | None = None
+    session_id: str,
+    *,
+    seq: int | None = None,
+    items: ItemsMaker | None = None,
+    prompt: bool = False,
 ) -> None:
     """:func:`notify` for sync code and ``transaction.on_commit`` callbacks, any thread
-    (``items``: see :meth:`LivePipeline.notify_threadsafe`)."""
-    live_pipeline().notify_threadsafe(session_id, seq=seq, items=items)
+    (``items``, ``prompt``: see :meth:`LivePipeline.notify_threadsafe`)."""
+    live_pipeline().notify_threadsafe(session_id, seq=seq, items=items, prompt=prompt)

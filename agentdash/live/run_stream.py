@@ -38,3 +38,6 @@ class PipelineRunStream:
 
     async def settle(self, invocation_id: str) -> None:
         await live_pipeline().settle(invocation_id)
+
+    def run_ended(self, *, session_id: str) -> None:
+        live_pipeline().hurry_threadsafe()

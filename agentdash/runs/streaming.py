@@ -43,6 +43,11 @@ class RunStream(Protocol):
     async def settle(self, invocation_id: str) -> None:
         """Return (soon) once the invocation's spans are stored."""
 
+    def run_ended(self, *, session_id: str) -> None:
+        """A run of this process that :meth:`run_started` told is over — its outcome
+        recorded (ended, or waiting for a person), or given up: what waits to be sent goes
+        now, without lingering for more of a step."""
+
 
 class Unstreamed:
     """The stream of a process with no live pipeline: nothing is sent, nothing waits."""
@@ -65,6 +70,9 @@ class Unstreamed:
         return None
 
     async def settle(self, invocation_id: str) -> None:
+        return None
+
+    def run_ended(self, *, session_id: str) -> None:
         return None
 
 
@@ -138,3 +146,12 @@ async def settle(invocation_id: str) -> None:
         await _stream.settle(invocation_id)
     except Exception:
         logger.exception("waiting for the spans of %s failed", invocation_id)
+
+
+def run_ended(*, session_id: str) -> None:
+    """A run that :func:`run_started` told is over (its outcome recorded, or given up): what
+    waits is sent now, without lingering for more."""
+    try:
+        _stream.run_ended(session_id=session_id)
+    except Exception:
+        logger.exception("hurrying the live stream failed")

@@ -157,6 +157,7 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
         await _record(run, service.trace, watch, error)
         return False
     finally:
+        streaming.run_ended(session_id=run.session_id)  # what it recorded goes out now
         await tasks_ended([beat])
 
 

@@ -168,6 +168,7 @@ def _written(version: SpanVersion, stored: bool, announce: bool) -> SpanWrite:
         kind=SessionChange.Kind.SPAN,
         ref=f"{version.trace_id}:{version.span_id}",
         announce=announce,
+        prompt=True,  # as a batch's (``_store_batch``)
     )
     Span.objects.filter(trace_id=version.trace_id, span_id=version.span_id).update(seq=seq)
     return SpanWrite(stored=True, seq=seq)
@@ -244,12 +245,15 @@ def _store_batch(versions: list[SpanVersion], announce: bool) -> list[SpanWrite]
         written[version.identity] = seq
         row = (*_row_values(version), seq or 0)
         (changed if version.identity in existing else new).append(row)
-    # A collision (seqs written around the counter) raises: the batch is redone.
+    # A collision (seqs written around the counter) raises: the batch is redone. Spans that
+    # are announced were stored outside the live pipeline's flusher (an export, a run's
+    # settle): whoever sent them waits to see them, so they go out at once.
     session_changes_insert(
         kind=SessionChange.Kind.SPAN,
         changes=changes,
         announce=announce,
         items=_items_makers(writes, written) if announce else None,
+        prompt=True,
     )
     # New spans by a plain INSERT: one inserted meanwhile by another writer (a span of no
     # session has no counter to hold writers off) fails it, and the batch is redone span by

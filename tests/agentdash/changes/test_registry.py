@@ -88,10 +88,10 @@ def test_committed_changes_are_announced_and_rolled_back_ones_are_not(
 ) -> None:
     heard: list[tuple[str, int | None]] = []
 
-    def broken(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
+    def broken(session_id: str, *, seq: int | None = None, **_: Any) -> None:
         raise RuntimeError("this announcer is down")
 
-    def listener(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
+    def listener(session_id: str, *, seq: int | None = None, **_: Any) -> None:
         heard.append((session_id, seq))
 
     announcer_register(broken)

@@ -16,6 +16,7 @@ from django.test import Client
 
 from agentdash.asgi import application
 from agentdash.live.pipeline import LivePipeline
+from tests.agentdash.runs.conftest import register  # noqa: F401 (a fixture: agents for a test)
 from tests.waits import eventually  # noqa: F401 (this package's tests take it from here)
 
 ORIGIN = "http://localhost"

@@ -913,8 +913,12 @@ def test_spans_stored_elsewhere_in_the_process_go_out_as_announced(alice: User) 
     dirty: dict[str, int | None] = {}
     announced: dict[str, list[Any]] = {}
     untold: set[str] = set()
+    prompts: dict[int | None, bool] = {}  # seq → announced as prompt
 
-    def listener(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
+    def listener(
+        session_id: str, *, seq: int | None = None, items: Any = None, prompt: Any = False
+    ) -> None:
+        prompts[seq] = prompt
         dirty.setdefault(session_id, seq)
         if items is None:
             untold.add(session_id)
@@ -966,6 +970,9 @@ def test_spans_stored_elsewhere_in_the_process_go_out_as_announced(alice: User) 
         session_change_next(session_id=session.id, kind="run", ref="1")  # told no items
         (batch,), sql = flush()
         assert [(i["seq"], i["kind"]) for i in batch.items] == [(5, "span"), (6, "run")]
+        # Spans stored outside the flusher go out at once (their sender waits to see them);
+        # other changes may wait for more of a run's step to gather.
+        assert prompts == {1: True, 2: True, 4: True, 5: True, 6: False}
         assert any(q.startswith("SELECT") and "changes_sessionchange" in q for q in sql)
         assert not any(q.startswith("SELECT") and READ_SPAN_ROWS in q for q in sql)
     finally:

@@ -31,7 +31,7 @@ def announced() -> Iterator[Announced]:
     """seq → the items maker each committed change was announced with."""
     found: Announced = {}
 
-    def listener(session_id: str, *, seq: int | None = None, items: Any = None) -> None:
+    def listener(session_id: str, *, seq: int | None = None, items: Any = None, **_: Any) -> None:
         assert seq is not None
         found[seq] = items
 

@@ -52,6 +52,12 @@ class RecordingStream:
     async def settle(self, invocation_id: str) -> None:
         self._note("settle", invocation_id)
 
+    def run_started(self, *, session_id: str, invocation_id: str, run_id: int) -> None:
+        self._note("started", session_id)
+
+    def run_ended(self, *, session_id: str) -> None:
+        self._note("ended", session_id)
+
 
 @pytest.fixture
 def use_stream() -> Iterator[Callable[[Any], None]]:
@@ -89,7 +95,9 @@ async def test_a_run_streams_its_text_waits_between_events_and_settles_before_it
         "Hello there friend."
     )
     assert names.count("backpressure") >= 2  # after every event the runner yields
-    assert stream.calls[-1] == ("settle", run.invocation_id)
+    assert stream.calls[0] == ("started", session.id)
+    # Its spans stored before its outcome is recorded; then what waits goes out at once.
+    assert stream.calls[-2:] == [("settle", run.invocation_id), ("ended", session.id)]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -109,8 +117,10 @@ async def test_without_a_working_stream_runs_go_on(
         run = await execute(session, "talker")
     assert (run.status, run.error) == (Run.Status.SUCCEEDED, "")
     if stream is not None:
-        assert {name for name, _ in stream.calls} == {"partial", "backpressure", "settle"}
+        names = {name for name, _ in stream.calls}
+        assert names == {"started", "partial", "backpressure", "settle", "ended"}
         assert "waiting for the spans of" in caplog.text
+        assert "hurrying the live stream failed" in caplog.text
         assert "publishing a partial failed" in caplog.text
 
 
