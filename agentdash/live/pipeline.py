@@ -2,15 +2,15 @@
 
 One :class:`LivePipeline` per process (``live_pipeline()``). Its flusher runs on one event
 loop and sleeps until there is work: a span snapshot, or a session marked by :func:`notify`.
-Then it lets the rest of the step gather until the first snapshot waiting has waited
-``linger`` seconds (a few ms; not at all when ``batch_size`` snapshots wait), and flushes,
-on a database thread of its own: it stores the waiting span versions in one transaction
-(each gets its session's next seq), reads, for every session touched, the changes after the
-last seq this process published for it (not what it stored or was told with its items: the
-rest *from the database*, a few queries for all sessions together) and sends each session's
-changes to its group in **one** ``group_send``. While a flush runs, the next one's work
-gathers, so under load the batches grow instead of the flushes multiplying. The database is
-the truth: a client that misses a message fills the gap from it (see ``consumers``).
+Then it lets a run's step gather for ``linger`` (40 ms; its spans' previews go out meanwhile;
+not when someone waits: ``flusher_lifecycle``) and flushes, on a database thread of its own:
+it stores the waiting span versions in one transaction (each gets its session's next seq),
+reads, for every session touched, the changes after the last seq this process published for
+it (not what it stored or was told with its items: the rest *from the database*, a few
+queries for all sessions together) and sends each session's changes to its group in **one**
+``group_send``. While a flush runs, the next one's work gathers, so under load the batches
+grow instead of the flushes multiplying. The database is the truth: a client that misses a
+message fills the gap from it (see ``consumers``).
 
 The live app connects the pipeline when Django starts (``LiveConfig.ready``): it hears every
 committed change (``changes.announcements``) and streams every run (``runs.streaming``).
