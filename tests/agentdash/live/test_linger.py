@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from opentelemetry import trace
 
+from agentdash.agent_sessions.models import AgentSession
 from agentdash.live.pipeline import LivePipeline
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
@@ -43,17 +45,32 @@ A_MINUTE = 60.0
 tracer = trace.get_tracer("tests.live.linger")
 
 
-def kinds(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    return [(i["kind"], i["data"].get("name") or i["data"].get("author", "")) for i in items]
+Watch = Callable[..., Awaitable[tuple[AgentSession, WebsocketCommunicator]]]
+
+
+@pytest.fixture
+def watch(
+    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+) -> Watch:
+    """The pipeline's linger set to a minute; ``await watch(session_id, app_name=...)``: a
+    session of alice's, and her socket on it, live (after its replay)."""
+    monkeypatch.setattr(live, "linger", A_MINUTE)
+
+    async def session_watched(
+        session_id: str, app_name: str = "app"
+    ) -> tuple[AgentSession, WebsocketCommunicator]:
+        session = await sync_to_async(session_of)(alice, session_id, app_name=app_name)
+        socket = await connect(alice, session.id)
+        await hello(socket)
+        return session, socket
+
+    return session_watched
 
 
 async def test_a_steps_changes_wait_for_the_step_and_go_out_in_one_message(
-    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+    watch: Watch, live: LivePipeline
 ) -> None:
-    monkeypatch.setattr(live, "linger", A_MINUTE)
-    session = await sync_to_async(session_of)(alice, "s-linger-step")
-    socket = await connect(alice, session.id)
-    await hello(socket)
+    session, socket = await watch("s-linger-step")
     await sync_to_async(store_event)(session.id, "the model asks for a tool")
     await nothing_more(socket)  # committed, announced, and waiting for the rest of the step
     await sync_to_async(store_event)(session.id, "the tool answers")
@@ -65,14 +82,11 @@ async def test_a_steps_changes_wait_for_the_step_and_go_out_in_one_message(
 
 
 async def test_spans_an_export_stored_go_out_at_once_with_what_waited(
-    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+    watch: Watch, live: LivePipeline
 ) -> None:
     """An export's spans are stored outside the flusher and announced prompt: their sender
     waits to see them. The flush that sends them takes along what was lingering."""
-    monkeypatch.setattr(live, "linger", A_MINUTE)
-    session = await sync_to_async(session_of)(alice, "s-linger-export")
-    socket = await connect(alice, session.id)
-    await hello(socket)
+    session, socket = await watch("s-linger-export")
     await sync_to_async(store_event)(session.id, "waiting for the step")
     await nothing_more(socket)
     version = SpanVersion(
@@ -90,12 +104,9 @@ async def test_spans_an_export_stored_go_out_at_once_with_what_waited(
 
 
 async def test_partial_text_goes_out_while_the_steps_spans_wait(
-    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
+    watch: Watch, live: LivePipeline
 ) -> None:
-    monkeypatch.setattr(live, "linger", A_MINUTE)
-    session = await sync_to_async(session_of)(alice, "s-linger-partial")
-    socket = await connect(alice, session.id)
-    await hello(socket)
+    session, socket = await watch("s-linger-partial")
     await sync_to_async(store_event)(session.id, "a question")  # the session, stored and known
     with tracer.start_as_current_span("chat", attributes={GenAI.CONVERSATION_ID: session.id}):
         pass
@@ -110,20 +121,12 @@ async def test_partial_text_goes_out_while_the_steps_spans_wait(
 
 
 async def test_a_runs_outcome_goes_out_without_waiting_for_the_linger(
-    connect: Connect,
-    live: LivePipeline,
-    alice: User,
-    monkeypatch: pytest.MonkeyPatch,
-    register: Callable[..., None],
-    recorder: Any,
+    watch: Watch, register: Callable[..., None], recorder: Any
 ) -> None:
     """The worker tells the stream a run is over once its outcome is stored: its spans
     (settled), its events and its end all reach the socket, the end last."""
-    monkeypatch.setattr(live, "linger", A_MINUTE)
     register(LlmAgent(name="talker", model=ScriptedLlm(responses=["Hello there."])))
-    session = await sync_to_async(session_of)(alice, "s-linger-run", app_name="talker")
-    socket = await connect(alice, session.id)
-    await hello(socket)
+    session, socket = await watch("s-linger-run", app_name="talker")
     queue = sync_to_async(run_enqueue)
     run = await queue(session=session, agent_name="talker", message=says("hi"), requested_by=None)
     await run_execute(run.pk, worker="w1")
@@ -141,13 +144,8 @@ async def test_a_runs_outcome_goes_out_without_waiting_for_the_linger(
     assert [i["seq"] for i in items] == sorted(i["seq"] for i in items)
 
 
-async def test_stopping_sends_what_lingers_at_once(
-    connect: Connect, live: LivePipeline, alice: User, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(live, "linger", A_MINUTE)
-    session = await sync_to_async(session_of)(alice, "s-linger-stop")
-    socket = await connect(alice, session.id)
-    await hello(socket)
+async def test_stopping_sends_what_lingers_at_once(watch: Watch, live: LivePipeline) -> None:
+    session, socket = await watch("s-linger-stop")
     await sync_to_async(store_event)(session.id, "said just before a shutdown")
     await asyncio.wait_for(live.stop(), WAIT)  # not a minute
     items, _ = await changes_until(socket, lambda items: bool(items))
