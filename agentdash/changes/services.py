@@ -91,8 +91,8 @@ def session_change_next(
     that commits. On PostgreSQL counter and change are one statement (one round trip).
 
     With ``announce`` (the default) the change is announced once the transaction commits, so
-    connected clients get it within a flush (a few ms; at once with ``prompt``:
-    ``announcements.Announcer``); a rolled-back change announces nothing.
+    connected clients get it within a flush (within the flusher's linger; at once with
+    ``prompt``: ``announcements.Announcer``); a rolled-back change announces nothing.
     """
     seq = _change_insert(session_id, kind, ref)
     if seq is None:

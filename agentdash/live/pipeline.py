@@ -192,9 +192,9 @@ class LivePipeline(FlusherLifecycle):
         self, *, session_id: str, run_id: int | None, invocation_id: str, author: str, text: str
     ) -> None:
         """Send streamed model text to the session's clients as a ``partial`` message (not
-        stored, no seq; the stored event replaces it) with the next flush, a few ms away,
-        ahead of that flush's changes; chunks that meet in one flush go out as one message.
-        Without a running flusher it is sent at once."""
+        stored, no seq; the stored event replaces it) at the flusher's next look — at once
+        while it lingers, else ahead of the changes of the flush under way; chunks that meet
+        go out as one message. Without a running flusher it is sent at once."""
         message: dict[str, Any] = partial_message(
             run_id=run_id, invocation_id=invocation_id, author=author, text=text
         )

@@ -1,15 +1,16 @@
 """Span versions sent before they are stored: the live pipeline's ``spans`` messages.
 
-A span's change goes out once its flush has stored it: a flush starts after the step's
-spans gathered for a few ms and waits for the one before (each a few database round trips:
-under load, tens of ms). Meanwhile — while a flush writes, or the flusher waits for a step's
-spans to gather — the versions that have waited ``after`` seconds without being sent go to
-their sessions' clients as they are, unstored and without a seq (docs/PROTOCOL.md,
-``spans``); the stored change follows with the flush that stores them and replaces what was
-shown. A span that ends within ``after`` goes once, ended; one a flush stores before it is
-due is not previewed at all. The previews look for what falls due as it falls due (woken by
-the span processor when a version comes while none waits) and hand it to one sender
-(:class:`Outbox`): a publish waiting for Redis's answer never holds up the next look.
+A span's change goes out once its flush has stored it: a flush starts after the step's spans
+gathered for up to 40 ms (the pipeline's ``linger``) and waits for the one before (each a
+few database round trips: under load, tens of ms). Meanwhile — while a flush writes, or the
+flusher waits for a step's spans to gather — the versions that have waited ``after`` seconds
+without being sent go to their sessions' clients as they are, unstored and without a seq
+(docs/PROTOCOL.md, ``spans``); the stored change follows with the flush that stores them and
+replaces what was shown. A span that ends within ``after`` goes once, ended; one a flush
+stores before it is due is not previewed at all. The previews look for what falls due as it
+falls due (woken by the span processor when a version comes while none waits) and hand it to
+one sender (:class:`Outbox`): a publish waiting for Redis's answer never holds up the next
+look.
 
 Built from what this process already knows (the flush writer's sessions and runs, a price
 table read at most a second ago; a span whose session it has not looked up yet waits for
