@@ -201,8 +201,9 @@ class FlusherLifecycle:
         waits came: the spans of a step (what gathered during a flush waited for it; their
         previews go out meanwhile) and the changes committed meanwhile (its events, a run's
         status). Partials queued meanwhile go out at once (no database). Not at all when
-        a batch is full, a change is prompt (``notify_threadsafe``) or someone waits on the
-        flusher (a run's outcome just recorded or to be recorded, a producer held back)."""
+        a batch is full (the span processor stirs the flusher when it fills), a change is
+        prompt (``notify_threadsafe``) or someone waits on the flusher (a run's outcome just
+        recorded or to be recorded, a producer held back)."""
         assert self._stir is not None
         while not (self._urgent or self._settling or self._stopping):
             rest = self._linger_left()

@@ -85,7 +85,7 @@ class LivePipeline(FlusherLifecycle):
         self.high_water = high_water
         self.low_water = high_water // 2 if low_water is None else low_water
         self.channel_layer_alias = channel_layer_alias
-        self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._wake_threadsafe)
+        self.processor = LiveSpanProcessor(batch_size=batch_size, wake=self._stir_threadsafe)
         self.writer = FlushWriter(publish_limit=publish_limit, late=self._announced_now)
         self.previews = SpanPreviews(
             processor=self.processor,

@@ -150,3 +150,23 @@ async def test_stopping_sends_what_lingers_at_once(watch: Watch, live: LivePipel
     await asyncio.wait_for(live.stop(), WAIT)  # not a minute
     items, _ = await changes_until(socket, lambda items: bool(items))
     assert [i["kind"] for i in items] == ["event"]
+
+
+async def test_a_full_batch_goes_without_waiting_out_the_linger(
+    watch: Watch, live: LivePipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst's spans are stored as soon as a batch is full, lingering or not."""
+    session, socket = await watch("s-linger-full")
+    await sync_to_async(store_event)(session.id, "a question")  # the session, stored and known
+    monkeypatch.setattr(live.processor, "batch_size", 3)
+    for n in range(3):
+        with tracer.start_as_current_span(
+            f"call {n}", attributes={GenAI.CONVERSATION_ID: session.id}
+        ):
+            pass
+    items, _ = await changes_until(socket, lambda items: len(spans_in(items)) == 3)
+    assert [i["data"]["name"] for i in spans_in(items)] == ["call 0", "call 1", "call 2"]
+
+
+def spans_in(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [i for i in items if i["kind"] == "span"]
