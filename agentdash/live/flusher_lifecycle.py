@@ -186,6 +186,7 @@ class FlusherLifecycle:
             self._stir.set()
 
     def _on_loop_threadsafe(self, call: Callable[[], None]) -> None:
+        """``call()`` on the flusher's loop: now when on it, else soon (nothing without one)."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
@@ -232,11 +233,6 @@ class FlusherLifecycle:
         return min(left) if left else None
 
     def _wake_threadsafe(self) -> None:
-        loop, wake = self._loop, self._wake
-        if loop is None or wake is None or loop.is_closed():
-            return
-        if asyncio._get_running_loop() is loop:
-            wake.set()
-        else:
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(wake.set)
+        wake = self._wake
+        if wake is not None:
+            self._on_loop_threadsafe(wake.set)
