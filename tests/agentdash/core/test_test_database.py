@@ -85,3 +85,39 @@ def test_writer_threads_queue_instead_of_failing() -> None:
 
     assert run_threads(*(writer(n) for n in range(4))) == []
     assert Group.objects.filter(name__startswith="writer-").count() == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_flush_after_a_transactional_test_empties_every_table_but_the_kept_two() -> None:
+    from django.contrib.auth.models import Permission
+    from django.contrib.contenttypes.models import ContentType
+    from django.core.management import call_command
+
+    from agentdash.agent_sessions.models import AgentSession, SessionEvent
+    from agentdash.core.permissions import OPERATORS_GROUP
+    from tests.agentdash.stored import session_make, store_event
+    from tests.conftest import KEPT_BY_FLUSH
+
+    session_make("flushed")  # and rows that point at it: the foreign keys are deferred
+    store_event("flushed")
+    store_event("flushed")
+    Group.objects.create(name="flushed")
+    kept = ContentType.objects.count(), Permission.objects.count()
+    tables = connection.introspection.django_table_names(only_existing=True, include_views=False)
+
+    def rows(table: str) -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT COUNT(*) FROM {connection.ops.quote_name(table)}")
+            return int(cursor.fetchone()[0])
+
+    assert sum(rows(t) for t in tables if t not in KEPT_BY_FLUSH) > 3
+    # as Django's TransactionTestCase flushes after each such test
+    call_command("flush", verbosity=0, interactive=False, reset_sequences=False)
+    left = {t: rows(t) for t in tables if t not in KEPT_BY_FLUSH}
+    # post_migrate's handlers make the roles and the agents' mirror again
+    made_again = {"auth_group", "auth_group_permissions", "registry_agentrecord"}
+    assert not {t: n for t, n in left.items() if n and t not in made_again}
+    assert not Group.objects.filter(name="flushed").exists()
+    assert not AgentSession.objects.exists() and not SessionEvent.objects.exists()
+    assert (ContentType.objects.count(), Permission.objects.count()) == kept
+    assert Group.objects.get(name=OPERATORS_GROUP).permissions.exists()  # made again
