@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from tests import cpu_spent
+
 # Servers the tests start (daphne, in a process of its own) serve no OTLP/gRPC unless a test
 # asks for it: they all share this machine's port 4317 otherwise. Their environment is this
 # process's.
@@ -361,3 +363,4 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_LongestFirst(), "agentdash-longest-first")
     config.pluginmanager.register(_session_fixtures, "agentdash-session-fixtures")
     _templates_dir_make(config)
+    cpu_spent.register(config)  # AGENTDASH_TEST_CPU=DIR: CPU by module (tests/cpu_spent.py)
