@@ -5,8 +5,8 @@ spend, less what waits. Each pytest process (each xdist worker, each pass) appen
 module to ``DIR/cpu-<pid>.jsonl``: the process's own CPU seconds while the module's tests ran
 and the CPU of the processes it started and reaped meanwhile (servers, workers, ``manage.py``;
 not a process another one started, such as the browser under Playwright's driver, which is
-counted when that driver ends). ``python -m tests.cpu_spent DIR`` adds the lines up, most
-first. Off unless the variable is set.
+counted when that driver ends, with the process's last teardown). ``python -m
+tests.cpu_spent DIR`` adds the lines up, most first. Off unless the variable is set.
 """
 
 from __future__ import annotations
@@ -17,12 +17,14 @@ import resource
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 VARIABLE = "AGENTDASH_TEST_CPU"
+AT_THE_END = "(the process's last teardown: session-wide fixtures, e.g. the browser)"
 
 
 def _cpu() -> tuple[float, float]:
@@ -61,6 +63,12 @@ class CpuSpent:
         module = item.nodeid.partition("::")[0]
         if module != self.module:
             self._charge(module)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, nextitem: pytest.Item | None) -> Iterator[None]:
+        if nextitem is None:  # the last test: every fixture left ends with it
+            self._charge(AT_THE_END)
+        yield
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self) -> None:

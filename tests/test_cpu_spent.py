@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.cpu_spent import CpuSpent, report
+from tests.cpu_spent import AT_THE_END, CpuSpent, report
 
 SLACK = 0.06  # getrusage counts in the kernel's ticks, and rounds to the ms
 
@@ -31,11 +31,15 @@ def test_each_module_is_charged_what_ran_until_the_next_began(tmp_path: Path) ->
     spent.pytest_runtest_protocol(SimpleNamespace(nodeid="tests/b.py::test_one"))  # type: ignore[arg-type]
     child = "import time; e = time.process_time() + 0.45\nwhile time.process_time() < e: pass"
     subprocess.run([sys.executable, "-c", child], check=True)  # started and reaped here
+    ending = spent.pytest_runtest_teardown(nextitem=None)
+    next(ending)  # (a hook wrapper) then the fixtures' teardown, session-wide ones included
+    burn(0.1)
     spent.pytest_sessionfinish()
 
     lines = report(tmp_path)
-    assert "2 modules" in lines[0]
-    rows = {line.split()[-1]: [float(x) for x in line.split()[:4]] for line in lines[1:]}
+    assert "3 modules" in lines[0]
+    rows = {line.split(None, 5)[5]: [float(x) for x in line.split()[:4]] for line in lines[1:]}
+    assert rows[AT_THE_END][1] >= 0.1 - SLACK
     total_a, own_a, children_a, _ = rows["tests/a.py"]
     assert own_a >= 0.25 - SLACK and children_a == 0
     total_b, own_b, children_b, _ = rows["tests/b.py"]
