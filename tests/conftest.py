@@ -82,9 +82,9 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> Iterator[N
 # tables be, and their two handlers, which would only find every row there (~95 ms a flush on
 # SQLite, ~130 on PostgreSQL: two queries an app), are not called; the others are (our roles
 # and agents' mirror are made again as before). On PostgreSQL the tables are emptied with
-# DELETE in one statement string, not TRUNCATE, which makes every table's files anew (~0.35 s
+# DELETE in one statement string, not TRUNCATE, which makes every table's files anew (0.2–0.5 s
 # a flush) for the few rows a test leaves: the foreign keys are deferred and the flush is one
-# transaction. A flush: 112 → 27 ms on SQLite, 169 → 46 ms on PostgreSQL (after TRUNCATE).
+# transaction. A flush: 112 → 27 ms on SQLite, 0.2–0.5 s → 46 ms on PostgreSQL.
 KEPT_BY_FLUSH = frozenset({"django_content_type", "auth_permission"})
 
 
