@@ -111,6 +111,7 @@ async def run_control_listener(
     try:
         await layer.group_add(CONTROLS_GROUP, channel)
         await _refresh(switchboard)
+        cancellation_kept()  # a stop the layer's calls swallowed: no tasks started for it
         receiver = asyncio.create_task(listener.receive_forever(), name="controls-receive")
         others = [
             asyncio.create_task(listener.reload_forever(reload_every), name="controls-reload"),

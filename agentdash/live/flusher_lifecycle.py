@@ -114,7 +114,13 @@ class FlusherLifecycle:
         self._loop, self._stopping = loop, False
         self._wake, self._flushed = asyncio.Event(), asyncio.Event()
         self._stir, self._urgent = asyncio.Event(), False
-        self._task = loop.create_task(self._run(), name="agentdash-live-flusher")
+        self._task = loop.create_task(self._flusher(), name="agentdash-live-flusher")
+
+    async def _flusher(self) -> None:
+        try:
+            await self._run()
+        finally:  # however it ends (cancelled too), whoever waits for a flush looks again
+            self._signal_flushed()
 
     async def stop(self) -> None:
         """Flush what waits and publish it, then stop the flusher (from any loop)."""
@@ -125,7 +131,7 @@ class FlusherLifecycle:
 
             async def finish() -> None:
                 self._hurry_now()  # a lingering flusher too
-                await task
+                await asyncio.shield(task)  # a stop given up leaves it to finish its flushes
 
             if loop is asyncio.get_running_loop():
                 await finish()

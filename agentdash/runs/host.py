@@ -131,20 +131,26 @@ class RunHost:
         await self._start(runs)
 
     async def _start(self, runs: bool) -> None:
-        # On the host loop only, so the dict needs no lock.
+        # On the host loop only, so the dict needs no lock. Each part starts in a task of its
+        # own, which every starter awaits shielded: a starter cancelled meanwhile (a socket
+        # closed during its first page) leaves the part starting for the others.
         for name in ("live", "services", "runs") if runs else ("live", "services"):
             started = self._started.get(name)
             if started is None:
-                started = self._started[name] = asyncio.get_running_loop().create_future()
-                try:
-                    await self._start_part(name)
-                except BaseException as exc:
-                    del self._started[name]
-                    started.set_exception(exc)
-                    started.exception()  # retrieved: only the awaiting starters see it
-                    raise
-                started.set_result(None)
+                started = asyncio.get_running_loop().create_task(
+                    self._start_part(name), name=f"agentdash-host-start-{name}"
+                )
+                self._started[name] = started
+                started.add_done_callback(partial(self._start_ended, name))
             await asyncio.shield(started)
+
+    def _start_ended(self, name: str, started: asyncio.Future[None]) -> None:
+        """A part that failed to start is started afresh by the next starter (its error
+        retrieved: only the awaiting starters see it)."""
+        if (started.cancelled() or started.exception() is not None) and self._started.get(
+            name
+        ) is started:
+            del self._started[name]
 
     async def _start_part(self, name: str) -> None:
         if name == "live":

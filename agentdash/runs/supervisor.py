@@ -20,6 +20,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentdash.core.tasks import cancellation_kept
+
 logger = logging.getLogger(__name__)
 
 BACKOFF_FIRST_S = 0.5
@@ -105,6 +107,7 @@ async def supervise(
                 error, kind, trace = "cancelled from inside", "CancelledError", exc
             except Exception as exc:
                 error, kind, trace = f"{type(exc).__name__}: {exc}", type(exc).__name__, exc
+            cancellation_kept()  # stopped while it ran, but a library swallowed the request
             if loop.time() - began >= backoff.healthy_after:
                 pause, last_kind = backoff.first, ""
             state.restarts += 1

@@ -145,9 +145,8 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
             watch.done = True
         except asyncio.CancelledError:
             watch.done = True
-            if watch.stop is None:
+            if not _stopped_by_its_heartbeat_alone(me, watch):
                 raise  # the process is stopping: the reaper will queue the run again
-            me.uncancel()
         except Exception as exc:
             watch.done = True
             error = exc
@@ -159,6 +158,14 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
     finally:
         streaming.run_ended(session_id=run.session_id)  # what it recorded goes out now
         await tasks_ended([beat])
+
+
+def _stopped_by_its_heartbeat_alone(me: asyncio.Task[Any], watch: _Watch) -> bool:
+    """Whether the cancellation ``me`` caught was its heartbeat's stop alone (asked to, or
+    taken from this worker), taken back here so the run records its end; False (``me``
+    still cancelled) when the process is stopping too: one ``CancelledError`` can carry
+    both requests, and the stop's must not be lost."""
+    return watch.stop is not None and me.uncancel() == 0
 
 
 async def _requeue(run: Run, error: BaseException) -> bool:

@@ -158,6 +158,63 @@ async def test_the_host_runs_the_registered_services_and_stops_them(
     assert sorted(stopped) == sorted(started)
 
 
+async def test_a_starter_cancelled_while_the_host_starts_leaves_it_starting_for_the_others(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two starters (two first requests): the first is cancelled (its socket closed) while the
+    callback switches load; the second still gets a started host, not the first's
+    cancellation, and a failed start is tried again by the next starter."""
+    host = RunHost()
+    loading, gate = asyncio.Event(), asyncio.Event()
+    failures = {"left": 0}
+
+    async def slow_refresh() -> None:
+        loading.set()
+        await gate.wait()
+
+    async def nothing() -> None:
+        return None
+
+    monkeypatch.setattr(streaming, "start", lambda: None)
+    monkeypatch.setattr(streaming, "stop", nothing)
+    monkeypatch.setattr(host.switchboard, "arefresh", slow_refresh)
+    monkeypatch.setattr(host, "_start_part", _failing_part(host._start_part, failures))
+    first = asyncio.create_task(host.astart())
+    await asyncio.wait_for(loading.wait(), 10)
+    second = asyncio.create_task(host.astart())
+    for _ in range(10):
+        await asyncio.sleep(0)  # the second waits on the runs' start
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    assert not second.done()
+    gate.set()
+    await asyncio.wait_for(second, 10)  # started, not cancelled
+    assert host.runs_agents
+    await host.astop()
+
+    failures["left"] = 1  # a start that fails: its starters see why, the next one retries
+    with pytest.raises(RuntimeError, match="went away"):
+        await asyncio.wait_for(host.astart(), 10)
+    assert not host.runs_agents
+    await asyncio.wait_for(host.astart(), 10)
+    assert host.runs_agents
+    await host.astop()
+
+
+def _failing_part(start_part: Any, failures: dict[str, int]) -> Any:
+    """``start_part``, then a failure of the runs' part while ``failures`` has some left (a
+    failed refresh of the switches is logged and gone past: this fails the part itself)."""
+
+    async def part(name: str) -> None:
+        await start_part(name)
+        if name == "runs" and failures["left"]:
+            failures["left"] -= 1
+            raise RuntimeError("the database went away")
+
+    return part
+
+
 def test_the_apps_register_the_control_listener_the_reaper_the_health_record_and_alerts() -> None:
     from agentdash.runs.host import run_host
 

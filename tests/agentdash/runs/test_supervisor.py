@@ -5,6 +5,7 @@ process reads it (``manage.py health``, ``/health/``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import itertools
 import json
@@ -69,6 +70,33 @@ async def test_a_service_that_stops_for_any_reason_is_started_again_with_backoff
     assert "flaky stopped: ConnectionError: the layer went away" in stops[0]
     assert "returned" in stops[1] and "cancelled from inside" in stops[2]
     assert sum("flaky restarting" in r.getMessage() for r in caplog.records) == 3
+
+
+async def test_a_stop_a_service_swallowed_stops_it_instead_of_starting_it_again() -> None:
+    """A library the service awaited took the cancellation in (as redis-py's timeouts can),
+    and the service then ended on its own: the supervisor stops, it does not restart it."""
+    starts: list[int] = []
+
+    async def swallows() -> None:
+        starts.append(1)
+        if len(starts) > 1:  # (a restart would wait to be cancelled: the test can end)
+            await asyncio.Event().wait()
+        with contextlib.suppress(asyncio.CancelledError):  # swallowed
+            await asyncio.Event().wait()
+        raise ConnectionError("closed while it was being stopped")
+
+    state = ServiceState("swallows")
+    task = asyncio.create_task(supervise(swallows, state, backoff=QUICK))
+    await wait_for(lambda: _true(len(starts) == 1), what="the service to start")
+    await asyncio.sleep(0)
+    task.cancel()
+    try:
+        done, _ = await asyncio.wait([task], timeout=10)
+        assert done and task.cancelled()  # stopped at once, not after another cancellation
+        assert (starts, state.state) == ([1], STOPPED)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 async def _true(value: bool) -> bool:
