@@ -5,11 +5,24 @@ live pipeline's publishing must not queue behind agents running flat out)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def call_on_loop(loop: asyncio.AbstractEventLoop | None, call: Callable[[], None]) -> None:
+    """``call()`` on ``loop`` from any thread: at once when running on it, else as soon as the
+    loop gets to it; nothing when there is no loop or it is closed (or closes meanwhile)."""
+    if loop is None or loop.is_closed():
+        return
+    if asyncio._get_running_loop() is loop:
+        call()
+        return
+    with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+        loop.call_soon_threadsafe(call)
 
 
 class LoopThread:

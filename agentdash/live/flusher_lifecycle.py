@@ -18,7 +18,7 @@ from channels.layers import InMemoryChannelLayer, get_channel_layer
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from agentdash.core.loop_thread import LoopThread
+from agentdash.core.loop_thread import LoopThread, call_on_loop
 from agentdash.core.threads import thread_pool_close
 from agentdash.live.partials import PartialQueue, partials_send
 from agentdash.live.previews import SpanPreviews
@@ -193,14 +193,7 @@ class FlusherLifecycle:
 
     def _on_loop_threadsafe(self, call: Callable[[], None]) -> None:
         """``call()`` on the flusher's loop: now when on it, else soon (nothing without one)."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        if asyncio._get_running_loop() is loop:
-            call()
-        else:
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(call)
+        call_on_loop(self._loop, call)
 
     # ── Lingering ──────────────────────────────────────────────────────────────────────────
     async def _linger(self) -> None:

@@ -34,6 +34,7 @@ from typing import Any
 
 from channels.layers import get_channel_layer
 
+from agentdash.core.loop_thread import call_on_loop
 from agentdash.core.threads import in_worker_thread, thread_pool_close
 from agentdash.live.flush_writer import FlushWriter
 from agentdash.live.groups import session_group
@@ -110,11 +111,7 @@ class SpanPreviews:
         if woken is None:
             return
         loop, event = woken
-        if asyncio._get_running_loop() is loop:
-            event.set()
-            return
-        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-            loop.call_soon_threadsafe(event.set)
+        call_on_loop(loop, event.set)
 
     async def close(self) -> None:
         """Let the preview thread go (the pipeline stops)."""
