@@ -73,7 +73,8 @@ export class NewerPages extends Paging {
   /**
    * Fetch and insert the page after the cursor. Nothing while a page loads, when not cut,
    * or without `fetch`. The cursor must move on, else the window is taken as reaching the
-   * latest (no loop).
+   * latest (no loop). A page that returns after the cursor moved (a jump to the latest reset
+   * the window meanwhile) is dropped: inserting it would re-cut the new window.
    *
    * @returns {Promise<void>}
    */
@@ -81,10 +82,21 @@ export class NewerPages extends Paging {
     if (this.state === "loading" || this.after === null || !this.fetch) return;
     const after = this.after;
     this.setState("loading");
-    let page;
+    let page = null;
+    let failed = false;
     try {
       page = await this.fetch(after);
     } catch {
+      failed = true;
+    }
+    if (this.after !== after) {
+      // Jumped to the latest meanwhile: this page is not the new window's. A cut made since
+      // (the jump's catch-up, whose load found this one running) loads its own page now.
+      this.setState("idle");
+      if (this.cut) void this.load();
+      return;
+    }
+    if (failed) {
       this.setState("failed");
       return;
     }

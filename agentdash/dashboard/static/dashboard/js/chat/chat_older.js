@@ -56,7 +56,8 @@ export class OlderPages extends Paging {
 
   /**
    * Fetch and insert the page before the cursor. Nothing while a page loads, without a cursor
-   * or without `fetch`. The cursor must move back, else paging stops (no loop).
+   * or without `fetch`. The cursor must move back, else paging stops (no loop). A page that
+   * returns after the cursor was set anew (a jump to the latest) is dropped.
    *
    * @returns {Promise<void>}
    */
@@ -64,10 +65,19 @@ export class OlderPages extends Paging {
     if (this.state === "loading" || this.before === null || !this.fetch) return;
     const before = this.before;
     this.setState("loading");
-    let page;
+    let page = null;
+    let failed = false;
     try {
       page = await this.fetch(before);
     } catch {
+      failed = true;
+    }
+    if (this.before !== before) {
+      this.setState("idle"); // the window was read anew meanwhile: this page is not its
+      this.watch();
+      return;
+    }
+    if (failed) {
       this.setState("failed");
       return;
     }

@@ -1,12 +1,17 @@
 /**
  * What the chat's older and newer pages share (chat_older.js, chat_newer.js): a sentinel
  * item with a button that loads the next page, an IntersectionObserver that loads it as the
- * reader nears the sentinel, and the button's states (idle, loading, failed: a retry).
+ * reader nears the sentinel, and the button's states (idle, loading, failed: a retry). The
+ * list is `aria-busy` while either loads. A page that comes back after its cursor was moved
+ * (the reader jumped to the latest meanwhile) is dropped: it belongs to a window that is gone.
  *
  * @module dashboard/chat_paging
  */
 
 import { el } from "../../../core/js/dom.js";
+
+/** Per list, the pagings loading a page now: the list is busy while any is (both share it). */
+const loadingOn = new WeakMap();
 
 export class Paging {
   /**
@@ -58,7 +63,11 @@ export class Paging {
     this.state = state;
     this.button.textContent = this.labels[state];
     this.button.setAttribute("aria-disabled", String(state === "loading"));
-    this.list.setAttribute("aria-busy", String(state === "loading"));
+    let loading = loadingOn.get(this.list);
+    if (!loading) loadingOn.set(this.list, (loading = new Set()));
+    if (state === "loading") loading.add(this);
+    else loading.delete(this);
+    this.list.setAttribute("aria-busy", String(loading.size > 0));
     this.shown();
   }
 
