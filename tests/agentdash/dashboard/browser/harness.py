@@ -315,8 +315,11 @@ class Browser:
     def new_chat(self, agent: str = "capital_agent", first: str | None = None) -> str:
         """Click "New chat" for ``agent`` on the home page: its new-chat page, where nothing
         is stored yet (its path is returned). With ``first``, that is sent as the first
-        message too (:meth:`send_first`): the session's page then, its path returned."""
-        self.goto("/")
+        message too (:meth:`send_first`): the session's page then, its path returned. From
+        the home page as :meth:`log_in` leaves it, without loading it again (a page load is
+        most of what a browser test costs the browser)."""
+        if self.page.url != f"{self.server.url}/":
+            self.goto("/")
         with self.page.expect_navigation():
             self.page.click(f"form.new-chat button[data-agent='{agent}']")
         path = self.page.url.removeprefix(self.server.url)

@@ -118,7 +118,9 @@ def test_jump_to_the_latest_and_a_message_sent_from_far_back(
     newer = page.locator("#messages .msg-newer")
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
 
-    newer.get_by_role("button", name="Jump to the latest").click()
+    # From the keyboard: bringing the button into view starts loading the newer pages (the
+    # reader came near them), which move it down while a pointer would aim at it.
+    newer.get_by_role("button", name="Jump to the latest").press("Enter")
     page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
     assert newer.count() == 0
 
@@ -156,11 +158,16 @@ def test_the_window_on_a_phone(phone: Browser, long_chat: dict[str, Any]) -> Non
     page.evaluate(WALK, {"up": True, "steps": 30})
     newer = page.locator("#messages .msg-newer")
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
-    newer.scroll_into_view_if_needed()
+    newer.scroll_into_view_if_needed()  # near the newer pages: they load (below it)
+    page.wait_for_function(  # the page they started loading is in: a still screenshot
+        "() => document.querySelector('#messages').getAttribute('aria-busy') !== 'true'",
+        timeout=LIVE_TIMEOUT,
+        polling=POLL_MS,
+    )
     assert_fits(phone, "the chat read back")
     box = newer.get_by_role("button", name="Jump to the latest").bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
     screenshot(phone, "chat-window-phone.png")
-    newer.get_by_role("button", name="Jump to the latest").tap()
+    newer.get_by_role("button", name="Jump to the latest").press("Enter")  # (see above)
     page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
     phone.console.assert_clean()

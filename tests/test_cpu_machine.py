@@ -1,0 +1,93 @@
+"""tests/cpu_machine.py: the machine's CPU while a command runs, by kind of process."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cpu_machine import Seen, Tally, kind_of, main, report
+
+BURN = "import time\ne = time.process_time() + {s}\nwhile time.process_time() < e: pass"
+
+
+def test_a_process_counts_from_the_first_look_and_one_born_later_in_full() -> None:
+    tally = Tally()
+    tally.add({(1, 10): Seen("daphne", 50.0)})  # running before: its 50 s are not the command's
+    tally.add({(1, 10): Seen("daphne", 51.5), (2, 99): Seen("manage.py migrate", 0.4)})
+    tally.add({(1, 10): Seen("daphne", 52.0)})  # the migrate ended: its last look stands
+    assert tally.by_kind() == {"daphne": 2.0, "manage.py migrate": 0.4}
+
+
+def test_a_pid_used_again_is_another_process() -> None:
+    tally = Tally()
+    tally.add({})
+    tally.add({(7, 100): Seen("Celery", 3.0)})
+    tally.add({(7, 200): Seen("Celery", 1.0)})  # the same pid, started later: a new one
+    assert tally.by_kind() == {"Celery": 4.0}
+
+
+@pytest.mark.parametrize(
+    ("name", "argv", "kind"),
+    [
+        (
+            "chromium-headle",
+            ["/usr/bin/chromium-headless-shell", "--headless"],
+            "browser (Chromium)",
+        ),
+        ("exe", ["/usr/bin/chromium-headless-shell", "--type=renderer"], "browser (Chromium)"),
+        ("exe", ["/bin/something"], "other: exe"),
+        ("python", [sys.executable, "manage.py", "ingest_key", "create"], "manage.py ingest_key"),
+        ("python", [sys.executable, "-m", "daphne", "agentdash.asgi:application"], "daphne"),
+        ("postgres", ["postgres: agentdash test 127.0.0.1(5000) idle"], "PostgreSQL"),
+        (
+            "python",
+            [sys.executable, "-u", "-c", "import sys;exec(eval(sys.stdin.readline()))"],
+            "pytest worker",
+        ),
+    ],
+)
+def test_kinds(name: str, argv: list[str], kind: str) -> None:
+    assert kind_of(name, argv) == kind
+
+
+def test_the_report_says_what_was_seen_against_the_cores() -> None:
+    lines = report({"browser (Chromium)": 30.0, "daphne": 10.0, "other: x": 0.01}, 50.0, 60.0)
+    assert lines[0].startswith("40.0 s of CPU seen in 60 s; the cores were busy 50.0 s (80%")
+    assert lines[1:] == ["     30.0  browser (Chromium)", "     10.0  daphne"]
+
+
+@pytest.mark.slow  # burns CPU on purpose
+def test_a_command_s_processes_are_counted_by_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "cpu.json"
+    # A child that starts a grandchild and, as a daemon's parent does, never waits for it:
+    # no rusage of the command's counts the grandchild; a look at the machine does.
+    burn = BURN.format(s=0.5)
+    grandchild = (
+        "import subprocess, sys\n"
+        f"subprocess.Popen([sys.executable, '-c', {burn!r}, 'manage.py', 'probe'])"
+    )
+    code = main(
+        [
+            "--every",
+            "0.05",
+            "--json",
+            str(out),
+            "--",
+            sys.executable,
+            "-c",
+            grandchild + "\n" + BURN.format(s=0.3),
+            "manage.py",
+            "check",
+        ]
+    )
+    assert code == 0
+    found = json.loads(out.read_text())
+    by_kind = found["by_kind"]
+    assert by_kind["manage.py check"] == pytest.approx(0.3, abs=0.12)
+    assert by_kind.get("manage.py probe", 0.0) > 0.0  # seen while it ran, though nobody reaped it
+    assert "s of CPU seen" in capsys.readouterr().err
