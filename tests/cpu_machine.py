@@ -69,21 +69,27 @@ def _after(argv: Sequence[str], word: str) -> str:
     return ""
 
 
-def look(proc: Path = PROC) -> dict[tuple[int, int], Seen]:
-    """Every process now, by (pid, start time): its kind and CPU seconds."""
+def look(
+    proc: Path = PROC, kinds: dict[tuple[int, int], str] | None = None
+) -> dict[tuple[int, int], Seen]:
+    """Every process now, by (pid, start time): its kind and CPU seconds. ``kinds`` keeps
+    the kind of each process already seen (its command line is read once)."""
+    kinds = {} if kinds is None else kinds
     found: dict[tuple[int, int], Seen] = {}
     for entry in proc.iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            fields = stat[stat.rindex(")") + 2 :].split()
+            key = (int(entry.name), int(fields[19]))
+            kind = kinds.get(key)
+            if kind is None:
+                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+                kind = kinds[key] = kind_of(stat[stat.index("(") + 1 : stat.rindex(")")], argv)
         except OSError:
             continue  # it ended meanwhile
-        name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        fields = stat[stat.rindex(")") + 2 :].split()
-        cpu = (int(fields[11]) + int(fields[12])) / TICK
-        found[(int(entry.name), int(fields[19]))] = Seen(kind_of(name, argv), cpu)
+        found[key] = Seen(kind, (int(fields[11]) + int(fields[12])) / TICK)
     return found
 
 
@@ -133,15 +139,15 @@ def report(totals: Mapping[str, float], busy: float, wall: float) -> list[str]:
 def watch(command: Sequence[str], every: float) -> tuple[int, dict[str, float], float, float]:
     """Run ``command``, looking every ``every`` s until it ends: its exit code, CPU by kind,
     the cores' busy seconds meanwhile and the wall seconds."""
-    tally = Tally()
-    tally.add(look())
+    tally, kinds = Tally(), {}
+    tally.add(look(kinds=kinds))
     busy_before, _ = cores_busy()
     started = time.monotonic()
     child = subprocess.Popen(list(command))
     while child.poll() is None:
-        tally.add(look())
+        tally.add(look(kinds=kinds))
         time.sleep(every)
-    tally.add(look())
+    tally.add(look(kinds=kinds))
     busy_after, _ = cores_busy()
     return child.returncode, tally.by_kind(), busy_after - busy_before, time.monotonic() - started
 
