@@ -15,7 +15,6 @@ class FakeElement {
     this.tag = tag;
     this.className = "";
     this.textContent = "";
-    this.hidden = false;
     this.parent = null;
     this.children = [];
     this.attributes = {};
@@ -27,6 +26,15 @@ class FakeElement {
 
   getAttribute(name) {
     return this.attributes[name] ?? null;
+  }
+
+  get hidden() {
+    return "hidden" in this.attributes; // a reflected attribute, as in the DOM
+  }
+
+  set hidden(value) {
+    if (value) this.attributes.hidden = "";
+    else delete this.attributes.hidden;
   }
 
   addEventListener() {}
@@ -45,6 +53,12 @@ class FakeElement {
     const at = where ? this.children.indexOf(where) : -1;
     this.children.splice(at < 0 ? this.children.length : at, 0, node);
     node.parent = this;
+  }
+
+  after(node) {
+    const parent = this.parent;
+    if (!parent) return; // as the DOM's: nothing without a parent
+    parent.insertBefore(node, parent.children[parent.children.indexOf(this) + 1] ?? null);
   }
 
   remove() {
@@ -149,6 +163,26 @@ describe("NewerPages", () => {
     await loading;
     assert.equal(pages.state, "failed");
     assert.equal(pages.after, 100);
+  });
+});
+
+describe("the bar below the list", () => {
+  test("shows while the window is cut and goes with the cut; it sits right after the list", () => {
+    const panel = new FakeElement("section");
+    const list = new FakeElement("ol");
+    const composer = new FakeElement("form");
+    panel.append(list, composer);
+    let jumps = 0;
+    const pages = new NewerPages({ list, fetch: null, insert: () => {}, jump: () => jumps++ });
+    assert.deepEqual(
+      panel.children.map((child) => child.className || child.tag),
+      ["ol", "chat-jump", "form"],
+    );
+    assert.equal(pages.bar.hidden, true);
+    pages.cutAfter(100, null);
+    assert.equal(pages.bar.hidden, false);
+    pages.reset();
+    assert.equal(pages.bar.hidden, true);
   });
 });
 

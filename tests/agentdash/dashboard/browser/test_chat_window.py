@@ -2,8 +2,8 @@
 does not depend on the length — a 10,000-event chat reads back the same, in more pages) in a
 real browser: read back to its first message and down again with a bounded page (the chat
 keeps a window of messages, dropping the farthest from the reader), each turn once and in
-order; "Jump to the latest" and a message sent while reading far back bring the latest again,
-with the answer."""
+order; "Jump to the latest" (in a bar below the list while it is cut) and a message sent while
+reading far back bring the latest again, with the answer."""
 
 from __future__ import annotations
 
@@ -100,12 +100,14 @@ def test_a_long_chat_reads_back_to_its_first_message_and_down_again_in_a_bounded
     assert page.locator("#messages .msg-user").first.inner_text().strip() != ""
     assert turns not in back["turns"]  # the newest were let go on the way
     assert page.locator("#messages .msg-newer").is_visible()
+    assert page.locator(".chat-jump").is_visible()  # below the list while it is cut
     page.locator("#messages").evaluate("(list) => { list.scrollTop = list.scrollHeight; }")
     screenshot(browser, "chat-window-read-back.png")
 
     down = walk(browser, up=False)
     assert down["turns"][-1] == turns and 1 not in down["turns"]
     assert page.locator("#messages .msg-newer").count() == 0  # the latest again: not cut
+    assert page.locator(".chat-jump").is_hidden()
     browser.console.assert_clean()
 
 
@@ -118,11 +120,14 @@ def test_jump_to_the_latest_and_a_message_sent_from_far_back(
     newer = page.locator("#messages .msg-newer")
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
 
-    # From the keyboard: bringing the button into view starts loading the newer pages (the
-    # reader came near them), which move it down while a pointer would aim at it.
-    newer.get_by_role("button", name="Jump to the latest").press("Enter")
+    # The bar below the list: it holds still while newer pages load (the line in the list
+    # moves down with each page, and coming near it loads one).
+    bar = page.locator(".chat-jump")
+    assert bar.is_visible()
+    bar.get_by_role("button", name="Jump to the latest").click()
     page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
     assert newer.count() == 0
+    assert bar.is_hidden()
 
     page.evaluate(WALK, {"up": True, "steps": 30})
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
@@ -158,16 +163,12 @@ def test_the_window_on_a_phone(phone: Browser, long_chat: dict[str, Any]) -> Non
     page.evaluate(WALK, {"up": True, "steps": 30})
     newer = page.locator("#messages .msg-newer")
     newer.wait_for(state="visible", timeout=LIVE_TIMEOUT)
-    newer.scroll_into_view_if_needed()  # near the newer pages: they load (below it)
-    page.wait_for_function(  # the page they started loading is in: a still screenshot
-        "() => document.querySelector('#messages').getAttribute('aria-busy') !== 'true'",
-        timeout=LIVE_TIMEOUT,
-        polling=POLL_MS,
-    )
     assert_fits(phone, "the chat read back")
-    box = newer.get_by_role("button", name="Jump to the latest").bounding_box()
+    jump = page.locator(".chat-jump").get_by_role("button", name="Jump to the latest")
+    box = jump.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert box["y"] + box["height"] <= 844  # in view, above the composer's bottom
     screenshot(phone, "chat-window-phone.png")
-    newer.get_by_role("button", name="Jump to the latest").press("Enter")  # (see above)
+    jump.tap()
     page.locator("#messages .msg-agent", has_text=f"(turn {turns})").wait_for(timeout=LIVE_TIMEOUT)
     phone.console.assert_clean()

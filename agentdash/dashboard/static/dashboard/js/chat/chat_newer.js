@@ -3,8 +3,9 @@
  * messages (chat_window.js), so reading back drops the newest, and they come back here —
  * the cursor for the events after the newest shown, and an item after it: "Load newer
  * messages" (watched by an IntersectionObserver, so the page after loads as the reader nears
- * the bottom) and "Jump to the latest". While the window is cut, live events are not shown
- * (the pages bring them). One page at a time; a failure leaves a retry button.
+ * the bottom) and "Jump to the latest" — that one also in a bar below the list, which stays
+ * put while the pages load. While the window is cut, live events are not shown (the pages
+ * bring them). One page at a time; a failure leaves a retry button.
  *
  * @module dashboard/chat_newer
  */
@@ -43,6 +44,17 @@ export class NewerPages extends Paging {
     latest.addEventListener("click", () => jump());
     /** The sentinel: right after the newest stored item shown, while the window is cut. */
     this.item = el("li", { class: "msg-newer", children: [this.button, " · ", latest] });
+    // Coming near the sentinel loads the next page above it, which moves it down: the same
+    // button also waits in a bar right below the list, which holds still while pages load.
+    const still = el("button", { class: "link", text: "Jump to the latest", attrs: { type: "button" } });
+    still.addEventListener("click", () => jump());
+    /** Below the list (not in it) while the window is cut. */
+    this.bar = el("div", {
+      class: "chat-jump",
+      attrs: { hidden: true, role: "status" },
+      children: ["Reading earlier messages · ", still],
+    });
+    if (typeof list.after === "function") list.after(this.bar);
   }
 
   /** @returns {boolean} whether the newest messages are left out */
@@ -59,6 +71,7 @@ export class NewerPages extends Paging {
    */
   cutAfter(position, where) {
     this.after = position;
+    this.bar.hidden = false;
     if (!this.item.isConnected) this.list.insertBefore(this.item, where);
     this.watch();
   }
@@ -66,6 +79,7 @@ export class NewerPages extends Paging {
   /** Nothing is left out any more: the sentinel goes. */
   reset() {
     this.after = null;
+    this.bar.hidden = true;
     this.observer?.unobserve(this.item);
     this.item.remove();
   }
