@@ -40,19 +40,19 @@ export class NewerPages extends Paging {
     this.insert = insert;
     /** @type {number|null} the position after which nothing is shown; null: not cut */
     this.after = null;
-    const latest = el("button", { class: "link", text: "Jump to the latest", attrs: { type: "button" } });
-    latest.addEventListener("click", () => jump());
+    const jumpButton = () => {
+      const button = el("button", { class: "link", text: "Jump to the latest", attrs: { type: "button" } });
+      button.addEventListener("click", () => jump());
+      return button;
+    };
     /** The sentinel: right after the newest stored item shown, while the window is cut. */
-    this.item = el("li", { class: "msg-newer", children: [this.button, " · ", latest] });
-    // Coming near the sentinel loads the next page above it, which moves it down: the same
-    // button also waits in a bar right below the list, which holds still while pages load.
-    const still = el("button", { class: "link", text: "Jump to the latest", attrs: { type: "button" } });
-    still.addEventListener("click", () => jump());
-    /** Below the list (not in it) while the window is cut. */
+    this.item = el("li", { class: "msg-newer", children: [this.button, " · ", jumpButton()] });
+    // Coming near the sentinel loads the next page above it, which moves it down: the jump
+    // also waits in a bar right below the list (not in it), which holds still meanwhile.
     this.bar = el("div", {
       class: "chat-jump",
       attrs: { hidden: true, role: "status" },
-      children: ["Reading earlier messages · ", still],
+      children: ["Reading earlier messages · ", jumpButton()],
     });
     if (typeof list.after === "function") list.after(this.bar);
   }
