@@ -1,6 +1,6 @@
 """System checks that read only settings and core's own modules: the invariants the security
-model rests on (ids ``agentdash.E00x``) and the ``AGENTDASH`` dict itself (``agentdash.E007``,
-``W001``).
+model rests on (ids ``agentdash.E00x``; with ``--deploy``, ``E011``) and the ``AGENTDASH``
+dict itself (``agentdash.E007``, ``W001``).
 
 Checks that need more than settings live in the app that owns what they check: the websocket
 stack (``live``), the demo accounts (``demo``), the executor (``runs``), the agents
@@ -131,3 +131,19 @@ def check_agentdash_keys(app_configs: Any, **kwargs: Any) -> list[Error | Warnin
             )
         )
     return warnings
+
+
+@register("security", deploy=True)
+def check_password_hashing(app_configs: Any, **kwargs: Any) -> list[Error]:
+    """Passwords hashed as for tests (``AGENTDASH_TEST_FAST_PASSWORDS``) fail the deploy check
+    (``E011``): one round of MD5 is no protection for a stolen table."""
+    if getattr(settings, "FAST_PASSWORDS", False):
+        return [
+            Error(
+                "AGENTDASH_TEST_FAST_PASSWORDS is on: new passwords are hashed with one "
+                "round of MD5, for tests only.",
+                hint="Unset it: the project's test harness sets it for the servers it starts.",
+                id="agentdash.E011",
+            )
+        ]
+    return []

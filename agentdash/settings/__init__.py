@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.conf import global_settings
 
 from agentdash.core.conf import agentdash_from_environment
 from agentdash.core.env_values import env_bool, env_list
@@ -173,6 +174,16 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Servers the tests start (AGENTDASH_TEST_FAST_PASSWORDS=1) hash new passwords with one round
+# of salted MD5, Django's advice for tests: PBKDF2's million iterations cost ~0.4 s of CPU a
+# login and 1.4 s a `seed_demo`, in every server a test starts. Never in a deployment:
+# `check --deploy` refuses it (agentdash.E011). The default hashers stay listed after it.
+FAST_PASSWORDS = env_bool("AGENTDASH_TEST_FAST_PASSWORDS", False)
+if FAST_PASSWORDS:
+    PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        *global_settings.PASSWORD_HASHERS,
+    ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "login"

@@ -76,7 +76,8 @@ def celery_worker_args(node: str, concurrency: int = 4) -> list[str]:
 
 def base_env(**extra: str) -> dict[str, str]:
     """The server processes' environment: no model keys (the offline model), DEBUG on, the
-    demo password, plus ``extra``."""
+    demo password, passwords hashed for tests (one round, not PBKDF2's million: a login
+    costs a server microseconds, not ~0.4 s of CPU), plus ``extra``."""
     env = {
         k: v
         for k, v in os.environ.items()
@@ -84,6 +85,7 @@ def base_env(**extra: str) -> dict[str, str]:
     }
     env.update(
         AGENTDASH_DEMO_PASSWORD=PASSWORD,
+        AGENTDASH_TEST_FAST_PASSWORDS="1",
         DEBUG="1",
         ALLOWED_HOSTS="127.0.0.1,localhost",
         DJANGO_SETTINGS_MODULE="agentdash.settings",

@@ -35,6 +35,7 @@ def run(args: list[str], **env: str | None) -> subprocess.CompletedProcess[str]:
             "ALLOWED_HOSTS": HOST,
             "DATABASE_URL": "",  # SQLite: the check must not need a server
             "AGENTDASH_DEMO_PASSWORD": "",
+            "AGENTDASH_TEST_FAST_PASSWORDS": "",
         }
     )
     for key, value in env.items():
@@ -99,3 +100,42 @@ def test_the_demo_password_fails_the_deploy_check() -> None:
     result = run(["manage.py", "check", "--deploy"], AGENTDASH_DEMO_PASSWORD="demo-pass-123")
     assert result.returncode != 0
     assert "agentdash.E006" in result.stderr
+
+
+def test_passwords_hashed_for_tests_fail_the_deploy_check() -> None:
+    result = run(["manage.py", "check", "--deploy"], AGENTDASH_TEST_FAST_PASSWORDS="1")
+    assert result.returncode != 0
+    assert "agentdash.E011" in result.stderr
+
+
+HASHING = (
+    "[make_password('pw').split('$')[0], check_password('pw', {known!r}),"
+    " check_password('pw', make_password('pw'))]"
+)
+PBKDF2_HASH = "pbkdf2_sha256$1000$salt$CjglNVXON/XHKmtwP5loFOvyQfIDrxRuk9zesDHFVn4="  # of "pw"
+MD5_HASH = "md5$salt$963e2232fa95666443f1ee9ffcdceda0"  # of "pw"
+
+
+@pytest.mark.parametrize(
+    ("flag", "known", "expected"),
+    [
+        # For tests: new hashes one round of MD5; a PBKDF2 hash made before still checks.
+        ("1", PBKDF2_HASH, "['md5', True, True]"),
+        # Otherwise PBKDF2, and an MD5 hash is refused: the fast hasher is not even listed.
+        ("", PBKDF2_HASH, "['pbkdf2_sha256', True, True]"),
+        ("", MD5_HASH, "['pbkdf2_sha256', False, True]"),
+    ],
+)
+def test_passwords_hashed_for_tests_only_when_asked(flag: str, known: str, expected: str) -> None:
+    code = (
+        "import django; django.setup();"
+        " from django.contrib.auth.hashers import check_password, make_password;"
+        f" print({HASHING.format(known=known)})"
+    )
+    result = run(
+        ["-c", code],
+        DJANGO_SETTINGS_MODULE="agentdash.settings",
+        AGENTDASH_TEST_FAST_PASSWORDS=flag,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
