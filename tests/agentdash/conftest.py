@@ -57,6 +57,7 @@ DATABASE_MODULES = frozenset(
         "changes/test_services.py",
         "controls/test_policy_services.py",
         "core/test_database_unavailable.py",
+        "core/test_postgres_pool.py",
         "core/test_outages.py",
         "core/test_prepared.py",
         "core/test_test_database.py",

@@ -10,17 +10,27 @@ with ``PoolTimeout`` (an ``OperationalError`` to Django: an outage, ``core/outag
 so does every request after it at once, until the pool connects again (it retries every
 half second). A burst against a healthy server waits as before.
 
+With ``CONN_HEALTH_CHECKS`` the pool checks a connection before it hands it out, an empty
+statement each time — a round trip on every unit of work of a run. A connection given back in
+a clean state less than ``RECENT_S`` ago is handed out unchecked (:func:`connection_check`):
+it answered a moment ago. The price: a server that went away within that second fails the
+unit's first statement instead of the check, and the unit sees an outage (a page its 503, a
+run's write waits it out and tries again) where the check would have found the connection
+broken and opened another.
+
 Selected by ``ENGINE = "agentdash.core.postgresql"`` (``agentdash.settings`` does it when the
 pool is on); everything else is Django's backend unchanged.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from typing import Any
 
 from django.db.backends.postgresql import base
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 from psycopg_pool.base import AttemptWithBackoff
 
@@ -77,11 +87,45 @@ def _patient_getconn(pool: ConnectionPool) -> Any:
     return getconn
 
 
+# A connection given back this recently goes out again unchecked; one that sat longer is
+# checked, as before.
+RECENT_S = 1.0
+_RETURNED = "agentdash_returned"
+
+
+def _stamping_putconn(pool: ConnectionPool) -> Any:
+    give_back = pool.putconn
+
+    def putconn(conn: Any) -> None:
+        with contextlib.suppress(AttributeError):
+            setattr(conn, _RETURNED, time.monotonic())
+        give_back(conn)
+
+    return putconn
+
+
+def connection_check(conn: Any) -> None:
+    """The pool's check before it hands ``conn`` out: none for a connection given back less
+    than ``RECENT_S`` ago in a clean state; otherwise psycopg_pool's (``SELECT`` nothing)."""
+    returned = getattr(conn, _RETURNED, None)
+    if (
+        returned is not None
+        and time.monotonic() - returned < RECENT_S
+        and not conn.closed
+        and conn.info.transaction_status == TransactionStatus.IDLE
+    ):
+        return
+    ConnectionPool.check_connection(conn)
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     @property
     def pool(self) -> ConnectionPool | None:
         found = super().pool  # type: ignore[misc]  # not typed
         if found is not None and not getattr(found, "agentdash_patient", False):
             found.getconn = _patient_getconn(found)
+            found.putconn = _stamping_putconn(found)
+            if found._check is ConnectionPool.check_connection:  # CONN_HEALTH_CHECKS on
+                found._check = connection_check
             found.agentdash_patient = True
         return found

@@ -1,0 +1,54 @@
+"""The PostgreSQL pool's check before it hands a connection out (``core.postgresql``): a
+connection given back a moment ago goes out as it is, one that sat longer is checked — a
+round trip each, which every unit of work paid. On SQLite there is no pool: nothing to test."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+from django.db import connection
+
+from agentdash.core.postgresql.base import RECENT_S, connection_check
+
+
+def _killed_behind_its_back(conn: psycopg.Connection) -> None:
+    """The server ends ``conn``'s backend (as a restart would); ``conn`` does not know yet."""
+    pid = conn.info.backend_pid
+    with psycopg.connect(conn.info.dsn, password=conn.info.password, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", [pid])
+        for _ in range(100):  # until the backend is gone
+            if not other.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid]).fetchone():
+                break
+            time.sleep(0.02)  # a bounded wait for the server's own bookkeeping
+
+
+@pytest.mark.django_db
+def test_a_connection_given_back_a_moment_ago_goes_out_unchecked() -> None:
+    if connection.vendor != "postgresql" or connection.pool is None:
+        return
+    pool = connection.pool
+    conn = pool.getconn()
+    pool.putconn(conn)  # stamped: given back now
+    _killed_behind_its_back(conn)
+    connection_check(conn)  # no round trip: it does not find out
+    conn.agentdash_returned = time.monotonic() - RECENT_S - 0.1
+    with pytest.raises(psycopg.OperationalError):
+        connection_check(conn)  # sat too long: checked, and found broken
+
+
+@pytest.mark.django_db
+def test_a_connection_never_given_back_is_checked() -> None:
+    if connection.vendor != "postgresql" or connection.pool is None:
+        return
+    pool = connection.pool
+    conn = pool.getconn()
+    try:
+        if hasattr(conn, "agentdash_returned"):
+            delattr(conn, "agentdash_returned")  # as a connection the pool just opened
+        _killed_behind_its_back(conn)
+        with pytest.raises(psycopg.OperationalError):
+            connection_check(conn)
+    finally:
+        pool.putconn(conn)  # broken: the pool drops it
