@@ -25,8 +25,8 @@ TEXTS = (
     "x" * 5_000,
 )
 PROBE = (
-    "import agentdash.settings as s; "
-    "print(s.DATABASES['default']['OPTIONS'].get('server_side_binding'))"
+    "import agentdash.settings as s; o = s.DATABASES['default']['OPTIONS']; "
+    "print(o.get('server_side_binding'), o.get('prepare_threshold'))"
 )
 
 
@@ -47,10 +47,26 @@ def binding(**env: str) -> str:
     return done.stdout.strip()
 
 
-def test_postgresql_binds_on_the_server_unless_told_not_to() -> None:
-    assert binding() == "True"
-    assert binding(DATABASE_SERVER_SIDE_BINDING="1") == "True"
-    assert binding(DATABASE_SERVER_SIDE_BINDING="0") == "False"
+def test_postgresql_binds_and_prepares_on_the_server_unless_told_not_to() -> None:
+    assert binding() == "True 5"
+    assert binding(DATABASE_SERVER_SIDE_BINDING="1") == "True 5"
+    assert binding(DATABASE_SERVER_SIDE_BINDING="0") == "False None"
+
+
+@pytest.mark.database
+@pytest.mark.django_db
+def test_a_statement_run_again_is_prepared_on_the_server() -> None:
+    """PostgreSQL parses a statement once per connection after its fifth run (the flush's
+    many-row inserts parsed every row before); SQLite keeps its own statement cache."""
+    if connection.vendor != "postgresql":
+        return
+    marker = "SELECT %s::text AS prepared_probe"
+    with connection.cursor() as cursor:
+        for n in range(6):
+            cursor.execute(marker, [str(n)])
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any("prepared_probe" in text for text in prepared), prepared
 
 
 @pytest.mark.database
