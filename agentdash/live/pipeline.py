@@ -73,7 +73,7 @@ class LivePipeline(FlusherLifecycle):
         idle_timeout: float = 1.0,
         retry_delay: float = 0.1,
         batch_size: int = 200,
-        flush_limit: int = 1_000,
+        flush_limit: int = 250,
         high_water: int = 5_000,
         low_water: int | None = None,
         publish_limit: int = 1_000,
@@ -81,6 +81,9 @@ class LivePipeline(FlusherLifecycle):
     ) -> None:
         self.linger = linger
         self.idle_timeout = idle_timeout  # a safety net: every producer wakes the flusher
+        # Spans one flush stores, in one transaction: it holds the sessions' seq counters
+        # (and on SQLite the writer's lock) until its commit, and a run's event waits for it —
+        # up to ~0.4 s behind 1,000 spans on PostgreSQL (docs/BENCHMARKS.md).
         self.flush_limit = flush_limit
         self.high_water = high_water
         self.low_water = high_water // 2 if low_water is None else low_water
