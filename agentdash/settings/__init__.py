@@ -134,9 +134,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # quoting spans' JSON), and a statement a connection has run five times prepared on the
     # server (psycopg's threshold, which Django turns off): parsed once per connection, not
     # at every row of a flush's many-row insert — a third of PostgreSQL's time in a burst.
-    # Behind a pooler that cannot keep prepared statements (PgBouncer before 1.21 in
-    # transaction mode), DATABASE_SERVER_SIDE_BINDING=0 turns both off.
-    _SERVER_SIDE = os.environ.get("DATABASE_SERVER_SIDE_BINDING", "1").strip() != "0"
+    # A prepared statement whose result type a migration changed (a column's type) fails on
+    # its connection until the connection goes: restart the servers after such a migration
+    # (docs/DEPLOY.md). Behind a pooler that cannot keep prepared statements (PgBouncer in
+    # transaction mode before 1.21, or without max_prepared_statements),
+    # DATABASE_SERVER_SIDE_BINDING=0 turns both off.
+    _SERVER_SIDE = env_bool("DATABASE_SERVER_SIDE_BINDING", True)
     DATABASES["default"]["OPTIONS"]["server_side_binding"] = _SERVER_SIDE
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = 5 if _SERVER_SIDE else None
     # A pool per process (Django 5.1+, psycopg_pool): every request and every unit of work
@@ -176,10 +179,12 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
-# Servers the tests start (AGENTDASH_TEST_FAST_PASSWORDS=1) hash new passwords with one round
-# of salted MD5, Django's advice for tests: PBKDF2's million iterations cost ~0.4 s of CPU a
-# login and 1.4 s a `seed_demo`, in every server a test starts. Never in a deployment:
-# `check --deploy` refuses it (agentdash.E011). The default hashers stay listed after it.
+# Servers the tests start (AGENTDASH_TEST_FAST_PASSWORDS=1) hash passwords with one round of
+# salted MD5, Django's advice for tests: PBKDF2's million iterations cost ~0.4 s of CPU a
+# login and 1.4 s a `seed_demo`, in every server a test starts. The default hashers stay
+# listed after it, so a PBKDF2 hash still checks — and is rewritten as MD5 at its user's next
+# login (Django re-hashes with the first hasher). Never in a deployment: the production
+# settings refuse to load with it, `check --deploy` reports it (agentdash.E011).
 FAST_PASSWORDS = env_bool("AGENTDASH_TEST_FAST_PASSWORDS", False)
 if FAST_PASSWORDS:
     PASSWORD_HASHERS = [

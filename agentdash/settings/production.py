@@ -15,6 +15,8 @@ if len(SECRET_KEY) < 50 or SECRET_KEY.startswith("django-insecure"):
     raise ImproperlyConfigured("SECRET_KEY must be set to 50+ random characters in production")
 if not os.environ.get("ALLOWED_HOSTS"):
     raise ImproperlyConfigured("ALLOWED_HOSTS must list the host names served in production")
+if FAST_PASSWORDS:  # noqa: F405  (each login would rewrite its user's hash as one MD5 round)
+    raise ImproperlyConfigured("AGENTDASH_TEST_FAST_PASSWORDS is for tests: unset it in production")
 
 SECURE_SSL_REDIRECT = True
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

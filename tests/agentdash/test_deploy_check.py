@@ -102,15 +102,28 @@ def test_the_demo_password_fails_the_deploy_check() -> None:
     assert "agentdash.E006" in result.stderr
 
 
-def test_passwords_hashed_for_tests_fail_the_deploy_check() -> None:
+def test_passwords_hashed_for_tests_are_refused_in_production() -> None:
     result = run(["manage.py", "check", "--deploy"], AGENTDASH_TEST_FAST_PASSWORDS="1")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert "AGENTDASH_TEST_FAST_PASSWORDS is for tests" in result.stderr
+
+
+def test_passwords_hashed_for_tests_fail_the_deploy_check_of_any_settings() -> None:
+    result = run(
+        ["manage.py", "check", "--deploy"],
+        DJANGO_SETTINGS_MODULE="agentdash.settings",
+        AGENTDASH_TEST_FAST_PASSWORDS="1",
+    )
     assert result.returncode != 0
     assert "agentdash.E011" in result.stderr
 
 
+# What a new hash starts with, whether the known hash checks, and what it is rewritten as at
+# that check (Django re-hashes with the first hasher when it is not the hash's own).
 HASHING = (
-    "[make_password('pw').split('$')[0], check_password('pw', {known!r}),"
-    " check_password('pw', make_password('pw'))]"
+    "[make_password('pw').split('$')[0], check_password('pw', {known!r}, setter=again.append),"
+    " check_password('pw', make_password('pw')), [make_password(p).split('$')[0] for p in again]]"
 )
 PBKDF2_HASH = "pbkdf2_sha256$1000$salt$CjglNVXON/XHKmtwP5loFOvyQfIDrxRuk9zesDHFVn4="  # of "pw"
 MD5_HASH = "md5$salt$963e2232fa95666443f1ee9ffcdceda0"  # of "pw"
@@ -119,17 +132,19 @@ MD5_HASH = "md5$salt$963e2232fa95666443f1ee9ffcdceda0"  # of "pw"
 @pytest.mark.parametrize(
     ("flag", "known", "expected"),
     [
-        # For tests: new hashes one round of MD5; a PBKDF2 hash made before still checks.
-        ("1", PBKDF2_HASH, "['md5', True, True]"),
-        # Otherwise PBKDF2, and an MD5 hash is refused: the fast hasher is not even listed.
-        ("", PBKDF2_HASH, "['pbkdf2_sha256', True, True]"),
-        ("", MD5_HASH, "['pbkdf2_sha256', False, True]"),
+        # For tests: new hashes one round of MD5; a PBKDF2 hash made before still checks,
+        # and is rewritten as MD5 there (the flag lowers every hash it meets: tests only).
+        ("1", PBKDF2_HASH, "['md5', True, True, ['md5']]"),
+        # Otherwise PBKDF2 (this hash's 1,000 iterations brought up to the default), and an
+        # MD5 hash is refused: the fast hasher is not even listed.
+        ("", PBKDF2_HASH, "['pbkdf2_sha256', True, True, ['pbkdf2_sha256']]"),
+        ("", MD5_HASH, "['pbkdf2_sha256', False, True, []]"),
     ],
 )
 def test_passwords_hashed_for_tests_only_when_asked(flag: str, known: str, expected: str) -> None:
     code = (
         "import django; django.setup();"
-        " from django.contrib.auth.hashers import check_password, make_password;"
+        " from django.contrib.auth.hashers import check_password, make_password; again = [];"
         f" print({HASHING.format(known=known)})"
     )
     result = run(

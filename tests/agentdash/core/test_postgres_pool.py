@@ -29,9 +29,12 @@ def test_a_connection_given_back_a_moment_ago_goes_out_unchecked() -> None:
     if connection.vendor != "postgresql" or connection.pool is None:
         return
     pool = connection.pool
+    assert pool._check is connection_check  # the pool's own check, replaced
     conn = pool.getconn()
-    pool.putconn(conn)  # stamped: given back now
+    pool.putconn(conn)
+    assert getattr(conn, "agentdash_returned", None) is not None  # stamped as it went back
     _killed_behind_its_back(conn)
+    conn.agentdash_returned = time.monotonic()  # a moment ago, however slow the kill
     connection_check(conn)  # no round trip: it does not find out
     conn.agentdash_returned = time.monotonic() - RECENT_S - 0.1
     with pytest.raises(psycopg.OperationalError):
