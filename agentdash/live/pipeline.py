@@ -81,10 +81,7 @@ class LivePipeline(FlusherLifecycle):
     ) -> None:
         self.linger = linger
         self.idle_timeout = idle_timeout  # a safety net: every producer wakes the flusher
-        # Spans one flush stores, in one transaction: it holds the sessions' seq counters
-        # (and on SQLite the writer's lock) until its commit, and a run's event waits for it —
-        # up to ~0.4 s behind 1,000 spans on PostgreSQL (docs/BENCHMARKS.md).
-        self.flush_limit = flush_limit
+        self.flush_limit = flush_limit  # per transaction: a run's events wait for its commit
         self.high_water = high_water
         self.low_water = high_water // 2 if low_water is None else low_water
         self.channel_layer_alias = channel_layer_alias
