@@ -140,8 +140,8 @@ def check_password_hashing(app_configs: Any, **kwargs: Any) -> list[Error]:
     if getattr(settings, "FAST_PASSWORDS", False):
         return [
             Error(
-                "AGENTDASH_TEST_FAST_PASSWORDS is on: new passwords are hashed with one "
-                "round of MD5, for tests only.",
+                "AGENTDASH_TEST_FAST_PASSWORDS is on: passwords are hashed with one round "
+                "of MD5 (existing hashes rewritten so at login), for tests only.",
                 hint="Unset it: the project's test harness sets it for the servers it starts.",
                 id="agentdash.E011",
             )
