@@ -93,12 +93,12 @@ def look(
     return found
 
 
-def cores_busy(proc: Path = PROC) -> tuple[float, float]:
-    """The machine's CPU seconds so far: (busy, all), summed over its cores."""
+def cores_busy(proc: Path = PROC) -> float:
+    """The machine's busy CPU seconds so far (idle and waiting on I/O left out), summed over
+    its cores."""
     numbers = [int(x) for x in (proc / "stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = numbers[3] + (numbers[4] if len(numbers) > 4 else 0)
-    total = sum(numbers[:8])
-    return (total - idle) / TICK, total / TICK
+    return (sum(numbers[:8]) - idle) / TICK
 
 
 @dataclass
@@ -141,14 +141,14 @@ def watch(command: Sequence[str], every: float) -> tuple[int, dict[str, float], 
     the cores' busy seconds meanwhile and the wall seconds."""
     tally, kinds = Tally(), {}
     tally.add(look(kinds=kinds))
-    busy_before, _ = cores_busy()
+    busy_before = cores_busy()
     started = time.monotonic()
     child = subprocess.Popen(list(command))
     while child.poll() is None:
         tally.add(look(kinds=kinds))
         time.sleep(every)
     tally.add(look(kinds=kinds))
-    busy_after, _ = cores_busy()
+    busy_after = cores_busy()
     return child.returncode, tally.by_kind(), busy_after - busy_before, time.monotonic() - started
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cpu_machine import Seen, Tally, kind_of, main, report
+from tests.cpu_machine import TICK, Seen, Tally, cores_busy, kind_of, main, report
 
 BURN = "import time\ne = time.process_time() + {s}\nwhile time.process_time() < e: pass"
 
@@ -91,3 +91,9 @@ def test_a_command_s_processes_are_counted_by_kind(
     assert by_kind["manage.py check"] == pytest.approx(0.3, abs=0.12)
     assert by_kind.get("manage.py probe", 0.0) > 0.0  # seen while it ran, though nobody reaped it
     assert "s of CPU seen" in capsys.readouterr().err
+
+
+def test_cores_busy_leaves_idle_and_io_wait_out(tmp_path: Path) -> None:
+    # user nice system idle iowait irq softirq steal (guest, guest_nice: inside user already)
+    (tmp_path / "stat").write_text("cpu  100 5 50 800 40 3 2 1 7 0\ncpu0 1 2 3 4\n")
+    assert cores_busy(tmp_path) == (100 + 5 + 50 + 3 + 2 + 1) / TICK
