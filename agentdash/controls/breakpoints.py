@@ -146,6 +146,18 @@ class RunBreakpoints:
     def __init__(self) -> None:
         self._kept: dict[tuple[frozenset[str], str], tuple[int, Breakpoints]] = {}
 
+    def read_ahead(self, *, agent_name: str, session_id: str) -> None:
+        """Read now (a sync read, in the thread that claimed the run) what the first step of
+        root agent ``agent_name`` in ``session_id`` will ask for: kept like any read, so
+        that step makes no thread hop of its own. Nothing is kept while no listener of this
+        process hears the ``controls`` group (every step reads then)."""
+        generation = breakpoint_watch.trusted_generation()
+        if generation is None:
+            return
+        key = (frozenset({agent_name}), session_id)
+        found = breakpoints_for(agent_names=set(key[0]), session_id=session_id)
+        self._kept[key] = (generation, found)
+
     async def __call__(self, ctx: InvocationContext) -> Breakpoints:
         key = (frozenset({ctx.agent.name, ctx.agent.root_agent.name}), ctx.session.id)
         generation = (

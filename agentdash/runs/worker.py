@@ -16,6 +16,7 @@ from google.genai import types
 
 from agentdash.agent_sessions.artifact_service import DjangoArtifactService
 from agentdash.agent_sessions.memory_service import DjangoMemoryService
+from agentdash.agent_sessions.selectors import session_snapshot
 from agentdash.agent_sessions.session_service import DjangoSessionService
 from agentdash.controls.breakpoints import RunBreakpoints
 from agentdash.core.conf import agentdash_setting
@@ -38,9 +39,10 @@ from agentdash.runs.lifecycle import (
 from agentdash.runs.models import Run
 from agentdash.runs.resume import run_resume_prepare
 from agentdash.runs.waits import run_wait
-from runtime import RunConfig, Runner, StreamingMode
+from runtime import BaseAgent, RunConfig, Runner, StreamingMode
 from runtime.errors import CallbackError, ModelCallError
 from runtime.events.event import Event
+from runtime.sessions.base_session_service import GetSessionConfig
 from runtime.sessions.session import Session
 from runtime.telemetry.trace_ids import (
     ChosenTrace,
@@ -62,10 +64,27 @@ class RunSessionService(DjangoSessionService):
     which trace it runs in, recorded on the run. (Each stored event gets a change seq, which
     announces it to the live pipeline.)"""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Run, *, read: Session | None = None) -> None:
         self.run = run
         self.trace_id = ""
         self.chosen: ChosenTrace | None = None  # the trace the claim chose, while driven
+        self._read = read  # the session as the claim's hop read it: the runner's first read
+
+    async def aget_session(
+        self,
+        *,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        config: GetSessionConfig | None = None,
+    ) -> Session | None:
+        read, self._read = self._read, None  # handed out once: the runner then owns it
+        asked = (app_name, user_id, session_id)
+        if read is not None and config is None and asked == (read.app_name, read.user_id, read.id):
+            return read
+        return await super().aget_session(
+            app_name=app_name, user_id=user_id, session_id=session_id, config=config
+        )
 
     @property
     def trace(self) -> str:
@@ -83,6 +102,36 @@ class RunSessionService(DjangoSessionService):
                 if found != self.run.trace_id:  # not the trace the claim chose (and wrote)
                     await in_worker_thread(run_trace_set)(run=self.run, trace_id=found)
         return stored
+
+
+@dataclass
+class _ReadAhead:
+    """What a claimed run's first steps would each read in a thread hop of their own, read
+    in the claim's hop instead: its agent, its root agent's breakpoints (kept in
+    ``breakpoints``) and, for a first attempt, its session (a later attempt's resume stores
+    first). What failed to be read is left unread and read again where it is needed, failing
+    there as it would have."""
+
+    breakpoints: RunBreakpoints
+    agent: BaseAgent | None = None
+    session: Session | None = None
+
+
+def _claim(*, run_id: int, worker: str, trace_id: str) -> tuple[Run, _ReadAhead] | None:
+    run = run_claim(run_id=run_id, worker=worker, trace_id=trace_id)
+    if run is None:
+        return None
+    ahead = _ReadAhead(breakpoints=RunBreakpoints())  # read again only when one may change
+    try:  # never raises: the claim is committed, and a retried claim would find it taken
+        ahead.agent = agent_get(name=run.agent_name)
+        ahead.breakpoints.read_ahead(agent_name=ahead.agent.name, session_id=run.session_id)
+        if run.attempt == 1:
+            ahead.session = session_snapshot(
+                session_id=run.session_id, app_name=ahead.agent.name, user_id=run.session.user_id
+            )
+    except Exception:
+        logger.debug("run %s: reading ahead failed; read when needed", run.pk, exc_info=True)
+    return run, ahead
 
 
 @dataclass
@@ -119,29 +168,30 @@ async def run_execute(run_id: int, *, worker: str) -> None:
 
 async def _attempt(run_id: int, *, worker: str) -> bool:
     """One attempt; True when it ended queued again (a database outage interrupted it)."""
-    claim = in_worker_thread(run_claim)
+    claim = in_worker_thread(_claim)
     # The attempt's trace chosen now, when the tracer provider will use it: the claim
     # records it, and no write is left for the first span to make.
     trace_id = trace_id_new() if chosen_trace_ids() else ""
-    run = await until_reachable(
+    claimed = await until_reachable(
         lambda: claim(run_id=run_id, worker=worker, trace_id=trace_id),
         what=f"claiming run {run_id}",
     )
-    if run is None:
+    if claimed is None:
         logger.info("run %s is not queued any more: nothing to do", run_id)
         return False
+    run, ahead = claimed
     streaming.run_started(session_id=run.session_id, invocation_id=run.invocation_id, run_id=run.pk)
     me = asyncio.current_task()
     assert me is not None
     watch = _Watch()
     beat = asyncio.create_task(_heartbeat(run, watch, me), name=f"agentdash-heartbeat-{run_id}")
-    service = RunSessionService(run)
+    service = RunSessionService(run, read=ahead.session)
     error: BaseException | None = None
     # The heartbeat goes on until the outcome is stored: settling the spans may take seconds
     # under load, and a run that stopped beating would be reaped while it is still alive.
     try:
         try:
-            await _drive(run, service)
+            await _drive(run, service, ahead)
             watch.done = True
         except asyncio.CancelledError:
             watch.done = True
@@ -190,8 +240,8 @@ def _stored(write: Callable[..., Any], what: str) -> Callable[..., Awaitable[Any
     return stored
 
 
-async def _drive(run: Run, service: RunSessionService) -> None:
-    agent = await in_worker_thread(agent_get)(name=run.agent_name)
+async def _drive(run: Run, service: RunSessionService, ahead: _ReadAhead) -> None:
+    agent = ahead.agent or await in_worker_thread(agent_get)(name=run.agent_name)
     runner = Runner(
         agent=agent,
         app_name=agent.name,
@@ -200,7 +250,7 @@ async def _drive(run: Run, service: RunSessionService) -> None:
         memory_service=DjangoMemoryService(),
         switchboard=run_host().switchboard,
         service_identity=agentdash_setting("SERVICE_IDENTITY"),
-        breakpoints=RunBreakpoints(),  # read again only when one may have changed
+        breakpoints=ahead.breakpoints,
     )
     message: types.Content | None = types.Content.model_validate(run.message)
     if run.message_stored:
@@ -275,21 +325,7 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
         )
         return
     if error is None:
-        # A run that ended on a tool confirmation waits for a person's answer.
-        waits = await _stored(invocation_waits, f"reading the requests of run {run.pk}")(run=run)
-        if not waits and answer_cancels(run.message):  # ended at a breakpoint, as asked
-            await conclude(
-                run=run,
-                status=Run.Status.CANCELLED,
-                error="Cancelled at a breakpoint.",
-                trace_id=trace_id,
-            )
-            return
-        if waits:
-            wait = _stored(run_wait, f"recording the wait of run {run.pk}")
-            await wait(run=run, requests=waits, trace_id=trace_id)
-        else:
-            await conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+        await _stored(_ended, f"recording the end of run {run.pk}")(run=run, trace_id=trace_id)
         return
     code, text = failure_of(error)
     trace_id = trace_id or _trace_in_notes(error)
@@ -301,6 +337,24 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
         trace_id=trace_id,
         report=(code, f"The run failed: {text}"),
     )
+
+
+def _ended(*, run: Run, trace_id: str) -> None:
+    """Record the end of a run that raised nothing, read and written in one thread hop: it
+    waits for a person's answer when it ended on tool confirmations, is cancelled when it
+    ended at a breakpoint as asked, and has succeeded otherwise."""
+    waits = invocation_waits(run=run)
+    if waits:
+        run_wait(run=run, requests=waits, trace_id=trace_id)
+    elif answer_cancels(run.message):
+        run_conclude(
+            run=run,
+            status=Run.Status.CANCELLED,
+            error="Cancelled at a breakpoint.",
+            trace_id=trace_id,
+        )
+    else:
+        run_conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
 
 
 def failure_of(error: BaseException) -> tuple[str, str]:

@@ -172,3 +172,37 @@ async def test_kept_while_heard_read_again_after_a_change_and_every_step_unheard
     await source(step)
     await source(step)
     assert len(reads) == 8
+
+
+def root_step(session_id: str) -> Any:
+    """A step of the root agent itself (its own root)."""
+    agent = SimpleNamespace(name=AGENT)
+    agent.root_agent = agent
+    return SimpleNamespace(agent=agent, session=SimpleNamespace(id=session_id))
+
+
+async def test_read_ahead_is_the_root_agents_first_read_while_heard(
+    alice: User, reads: list[str], hearing: Callable[[bool], None]
+) -> None:
+    session = await sync_to_async(owned)(alice)
+    await Breakpoint.objects.acreate(agent_name=AGENT, kind="before_model", session=session)
+
+    unheard = RunBreakpoints()
+    await sync_to_async(unheard.read_ahead)(agent_name=AGENT, session_id=session.pk)
+    assert reads == []  # nothing kept while nobody hears: each step reads
+    assert (await unheard(root_step(session.pk))).before_model
+    assert len(reads) == 1
+
+    hearing(True)
+    source = RunBreakpoints()
+    await sync_to_async(source.read_ahead)(agent_name=AGENT, session_id=session.pk)
+    assert len(reads) == 2
+    assert (await source(root_step(session.pk))).before_model
+    assert (await source(root_step(session.pk))).before_model
+    assert len(reads) == 2  # the root agent's steps use what was read ahead
+    assert (await source(agent_step(session.pk))).before_model  # a sub-agent reads its own
+    assert len(reads) == 3
+
+    breakpoint_watch.breakpoints_changed()  # read ahead, then changed: read again
+    assert (await source(root_step(session.pk))).before_model
+    assert len(reads) == 4
