@@ -1,7 +1,8 @@
-"""Many rows of a model written by one statement run for each (``executemany``), without
-building model instances: the store's batch writes (spans and their changes), where the
-ORM's per-row and per-field work was most of their cost (docs/BENCHMARKS.md, "OTLP
-ingest"). It lives here, in the lowest app whose writes need it."""
+"""Many rows of a model written by one statement run for each (``executemany``), or on
+PostgreSQL by ``COPY`` when they are many, without building model instances: the store's
+batch writes (spans and their changes), where the ORM's per-row and per-field work was most
+of their cost (docs/BENCHMARKS.md, "OTLP ingest"). It lives here, in the lowest app whose
+writes need it."""
 
 from __future__ import annotations
 
@@ -31,6 +32,13 @@ Convert = Callable[[Any], Any]
 _PLAIN_FIELDS = (CharField, TextField, IntegerField, BigIntegerField)
 _PLAIN_VALUES = (str, int, type(None))
 
+COPY_FROM = 16
+"""On PostgreSQL, a plain insert (no ``update``, no ``add``) of at least this many rows is
+one ``COPY … FROM STDIN``: the server parses and plans nothing per row, and the rows are
+written out by the driver's C code — a flush of 250 spans cost half the client's CPU and a
+third less of the server's than one ``INSERT`` run per row. Under it, ``executemany`` wins:
+``COPY`` waits a round trip for the server to take the data (docs/BENCHMARKS.md)."""
+
 
 @dataclass(frozen=True)
 class EncodedJson:
@@ -58,7 +66,8 @@ def rows_insert(
     stored row's updates that row's ``update`` fields instead (``ON CONFLICT … DO UPDATE``,
     on SQLite and PostgreSQL). Any other conflict raises ``IntegrityError``. Values are
     converted as ``save()`` converts them (``get_db_prep_save``: JSON to text on SQLite, to
-    jsonb on PostgreSQL; a JSON field's value may come as :class:`EncodedJson`); defaults
+    jsonb on PostgreSQL; a JSON field's value may come as :class:`EncodedJson`, whose text
+    goes as it is on both); defaults
     and ``pre_save`` (``auto_now``…) are not applied, so every column without a database
     default needs its value. No signals are sent. With ``add``, such a row's ``add`` fields
     are increased by the new row's values instead (counters kept by the database: two
@@ -66,7 +75,10 @@ def rows_insert(
     ``float`` or ``None`` the driver takes as it is — nothing is checked or converted.
 
     Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
-    times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest")."""
+    times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest"). On PostgreSQL, a
+    plain insert of :data:`COPY_FROM` rows or more is a ``COPY`` (the same rows, and a
+    conflict raises ``IntegrityError`` the same; it is not in ``connection.queries``' timing
+    beyond its text)."""
     # The thread's connection itself: ``django.db.connection`` is a proxy, looked up anew on
     # each attribute read (a field's conversion reads several).
     connection = connections[DEFAULT_DB_ALIAS]
@@ -84,8 +96,32 @@ def rows_insert(
         convert = _converter(field, connection)
         for row in prepared:
             row[index] = convert(row[index])
+    if connection.vendor == "postgresql" and not (update or add) and len(prepared) >= COPY_FROM:
+        _copy(connection, model, columns, prepared)
+        return
     with connection.cursor() as cursor:
         cursor.executemany(sql, prepared)
+
+
+def _copy(
+    connection: BaseDatabaseWrapper,
+    model: type[Model],
+    columns: Sequence[Field[Any, Any]],
+    rows: list[Any],
+) -> None:
+    """``rows`` (converted) into ``model``'s table by ``COPY … FROM STDIN`` (text format:
+    the driver escapes each value; a JSON column takes its text)."""
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(field.column) for field in columns)
+    sql = f"COPY {quote(model._meta.db_table)} ({names}) FROM STDIN"
+    # The driver's own cursor (Django has no COPY), its errors made Django's.
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        raw = cursor.cursor
+        with raw.copy(sql) as copy:
+            for row in rows:
+                copy.write_row(row)
+    if connection.queries_logged:  # shown with the statements run (DEBUG), as Django does
+        connection.queries_log.append({"sql": f"{sql} -- {len(rows)} rows", "time": "0.000"})
 
 
 @functools.lru_cache(maxsize=256)
@@ -123,14 +159,11 @@ def _converter(field: Field[Any, Any], connection: BaseDatabaseWrapper) -> Conve
     make of them, without its chain of calls where the answer is known."""
     prep: Convert = lambda value: field.get_db_prep_save(value, connection)  # noqa: E731
     if isinstance(field, JSONField):
-        encoder, text_backend = field.encoder, connection.vendor == "sqlite"
 
         def to_json(value: Any) -> Any:
-            if isinstance(value, EncodedJson):
-                if text_backend:
-                    return value.text
-                return connection.ops.adapt_json_value(value.value, encoder)
-            return prep(value)
+            # Its text as it is: SQLite stores JSON as text, and PostgreSQL parses the text
+            # (the driver sends a str untyped) into jsonb — not encoded once more.
+            return value.text if isinstance(value, EncodedJson) else prep(value)
 
         return to_json
     if _plain(field):
