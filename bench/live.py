@@ -2,7 +2,8 @@
 pipeline"), on the embedded default and on the scale mode.
 
   .venv/bin/python bench/live.py [--setup embedded|scale|both] [--rounds N]
-                                 [--burst-runs N] [--burst-calls N] [--no-doc]
+                                 [--burst-runs N] [--burst-calls N] [--together N]
+                                 [--no-doc]
 
 Setups (servers started here, in a temporary directory):
 
@@ -25,7 +26,10 @@ Measures, after one warm-up run:
   that finds the span, minus the span's start.
 - **Throughput**: ``bench/live_agents.py``'s burst agent (``--burst-calls`` tool calls in one
   turn); the run's spans, stored and delivered in their final version to one live client,
-  per second from the ``chat.send`` to the last one received.
+  per second from the ``chat.send`` to the last one received — one run at a time, then
+  ``--together`` runs at once (a session and a client each; their spans per second from the
+  first ``chat.send`` to the last final version received): one run is one worker's, the
+  scale mode spreads runs over its workers.
 """
 
 from __future__ import annotations
@@ -222,6 +226,30 @@ async def latency(url: str, db: Database, clients_n: int, rounds: int) -> dict[s
     }
 
 
+async def bursts_at_once(url: str, db: Database, sessions: int) -> tuple[int, float]:
+    """``sessions`` burst runs at once: (their spans, spans/s from the first ``chat.send`` to
+    the last final version received)."""
+    clients = []
+    for _ in range(sessions):
+        http = Browserless(url)
+        http.log_in("alice")
+        client = LiveClient(http, http.new_chat("burst_agent"))
+        await client.open()
+        await client.hello(http.runs_settled(client.session_id))
+        clients.append(client)
+    sent = time.time_ns()
+    runs = await asyncio.gather(*(ask(c, "go", timeout=900) for c in clients))
+    total = 0
+    last = sent
+    for client, run_id in zip(clients, runs, strict=True):
+        stored = await stored_spans(db, run_id)
+        await client.wait_for(lambda _, c=client, n=stored: len(final_seen(c)) >= n, "spans")
+        total += stored
+        last = max(last, *final_seen(client).values())
+        await client.close()
+    return total, total / ((last - sent) / 1e9)
+
+
 async def throughput(url: str, db: Database, runs: int) -> list[tuple[int, float]]:
     """Per run: (spans, spans/s from the ``chat.send`` to the last span's final version)."""
     http = Browserless(url)
@@ -348,6 +376,17 @@ def measure(setup: str, args: argparse.Namespace) -> dict[str, Any]:
                 f"{statistics.median(found['rates']):.0f} spans/s",
                 flush=True,
             )
+            together = [
+                asyncio.run(bursts_at_once(url, db, args.together))
+                for _ in range(args.burst_runs if args.together > 1 else 0)
+            ]
+            found["together"] = [rate for _, rate in together]
+            if together:
+                print(
+                    f"{setup}: throughput, {args.together} runs at once: median "
+                    f"{statistics.median(found['together']):.0f} spans/s",
+                    flush=True,
+                )
             return found
         except BaseException:
             print(procs.logs(chars=50_000), file=sys.stderr)
@@ -365,7 +404,7 @@ def results_markdown(results: list[dict[str, Any]], args: argparse.Namespace) ->
     lines = [
         f"Run {date} on {m['arch']}, {m['cpus']} CPUs ({m['cpu']}), Python {m['python']}: "
         f"`bench/live.py --rounds {args.rounds} --burst-runs {args.burst_runs} "
-        f"--burst-calls {args.burst_calls}`.",
+        f"--burst-calls {args.burst_calls} --together {args.together}`.",
         "",
         "| setup | concurrent runs | spans | live p50 | live p99 "
         f"| goal (p50 ≤ {GOALS['p50']:g}, p99 ≤ {GOALS['p99']:g} ms) "
@@ -383,17 +422,20 @@ def results_markdown(results: list[dict[str, Any]], args: argparse.Namespace) ->
             )
     lines += [
         "",
-        "| setup | spans per run | spans/s, median | runs "
+        "| setup | runs at once | spans per run | spans/s, median | rounds "
         f"| goal (≥ {GOALS['spans_per_s']:,.0f}/s) |",
-        "| --- | ---: | ---: | --- | --- |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
     ]
     for found in results:
-        rate = statistics.median(found["rates"])
-        runs = ", ".join(f"{r:,.0f}" for r in found["rates"])
-        lines.append(
-            f"| {found['setup']} | {found['spans_per_run']:,} | {rate:,.0f} | {runs} | "
-            f"{verdict(rate, GOALS['spans_per_s'], at_least=True)} |"
-        )
+        for at_once, rates in ((1, found["rates"]), (args.together, found["together"])):
+            if not rates:
+                continue
+            rate = statistics.median(rates)
+            runs = ", ".join(f"{r:,.0f}" for r in rates)
+            lines.append(
+                f"| {found['setup']} | {at_once} | {found['spans_per_run']:,} | {rate:,.0f} | "
+                f"{runs} | {verdict(rate, GOALS['spans_per_s'], at_least=True)} |"
+            )
     return "\n".join(lines)
 
 
@@ -403,10 +445,12 @@ def history_rows(results: list[dict[str, Any]]) -> str:
     rows = []
     for found in results:
         one, twenty = found["latency"]
+        together = found["together"]
         rows.append(
             f"| {day} | {box} | {found['setup']} | {one['p50']:.1f} / {one['p99']:.1f} | "
             f"{twenty['p50']:.1f} / {twenty['p99']:.1f} | "
-            f"{statistics.median(found['rates']):,.0f} |"
+            f"{statistics.median(found['rates']):,.0f} | "
+            f"{f'{statistics.median(together):,.0f}' if together else '—'} |"
         )
     return "\n".join(rows)
 
@@ -417,6 +461,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20, help="rounds of 1 client (20: /4)")
     parser.add_argument("--burst-runs", type=int, default=3)
     parser.add_argument("--burst-calls", type=int, default=1000, help="tool calls per burst")
+    parser.add_argument(
+        "--together", type=int, default=2, help="burst runs at once after those alone (1: none)"
+    )
     parser.add_argument("--no-doc", action="store_true", help="leave docs/BENCHMARKS.md alone")
     args = parser.parse_args()
     setups = ("embedded", "scale") if args.setup == "both" else (args.setup,)
@@ -430,7 +477,7 @@ def main() -> None:
             latest=latest,
             history_header=(
                 "| date | machine | setup | 1 run p50 / p99 ms | 20 runs p50 / p99 ms | "
-                "spans/s |\n| --- | --- | --- | ---: | ---: | ---: |"
+                "spans/s | spans/s, runs at once |\n| --- | --- | --- | ---: | ---: | ---: | ---: |"
             ),
             history_row=history_rows(results),
         )

@@ -28,7 +28,6 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,14 +41,12 @@ from _doc import DOC, doc_update, machine  # noqa: E402
 from live import (  # noqa: E402
     AGENTS,
     Database,
-    ask,
-    final_seen,
+    bursts_at_once,
     latency,
-    stored_spans,
     warm_up,
 )
 
-from tests.agentdash.live_harness import Browserless, LiveClient, free_port  # noqa: E402
+from tests.agentdash.live_harness import free_port  # noqa: E402
 from tests.agentdash.scale_harness import (  # noqa: E402
     Balancer,
     Hosts,
@@ -81,29 +78,6 @@ def cluster(tmp: Path, pairs: int, burst_calls: int) -> Iterator[tuple[str, Data
             hosts.stop()
 
 
-async def bursts(url: str, db: Database, sessions: int) -> tuple[int, float]:
-    """``sessions`` burst runs at once: (their spans, spans/s to the last final version)."""
-    clients = []
-    for _ in range(sessions):
-        http = Browserless(url)
-        http.log_in("alice")
-        client = LiveClient(http, http.new_chat("burst_agent"))
-        await client.open()
-        await client.hello(http.runs_settled(client.session_id))
-        clients.append(client)
-    sent = time.time_ns()
-    runs = await asyncio.gather(*(ask(c, "go", timeout=900) for c in clients))
-    total = 0
-    last = sent
-    for client, run_id in zip(clients, runs, strict=True):
-        stored = await stored_spans(db, run_id)
-        await client.wait_for(lambda _, c=client, n=stored: len(final_seen(c)) >= n, "spans")
-        total += stored
-        last = max(last, *final_seen(client).values())
-        await client.close()
-    return total, total / ((last - sent) / 1e9)
-
-
 def measure(pairs: int, args: argparse.Namespace) -> dict[str, Any]:
     with (
         tempfile.TemporaryDirectory(prefix=f"agentdash-bench-out{pairs}-") as tmp_dir,
@@ -112,7 +86,9 @@ def measure(pairs: int, args: argparse.Namespace) -> dict[str, Any]:
         try:
             asyncio.run(warm_up(url))
             row = asyncio.run(latency(url, db, args.clients, args.rounds))
-            rates = [asyncio.run(bursts(url, db, args.bursts)) for _ in range(args.burst_rounds)]
+            rates = [
+                asyncio.run(bursts_at_once(url, db, args.bursts)) for _ in range(args.burst_rounds)
+            ]
         except BaseException:
             print(hosts.logs(chars=20_000), file=sys.stderr)
             raise
