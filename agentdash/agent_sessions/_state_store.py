@@ -31,7 +31,7 @@ from agentdash.agent_sessions.change_items import event_item
 from agentdash.agent_sessions.errors import ConcurrentUpdateError
 from agentdash.agent_sessions.event_data import event_text
 from agentdash.agent_sessions.models import AgentSession, AppState, SessionEvent, UserState
-from agentdash.changes.announcements import announce_on_commit
+from agentdash.changes.announcements import ItemsMade, announce_on_commit
 from agentdash.changes.bulk import rows_insert
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next
@@ -241,7 +241,7 @@ def _append_once(
     change = session_change_next(
         session_id=session_id, kind=SessionChange.Kind.EVENT, ref=event_data["id"], announce=False
     )
-    announce_on_commit(session_id, change, items=lambda limit: [_event_change(change, row)])
+    announce_on_commit(session_id, change, items=ItemsMade([_event_change(change, row)]))
     app_state = _scope_swap(AppState, current.app, parts["app"])
     user_state = _scope_swap(UserState, current.user, parts["user"])
     return Appended(

@@ -28,6 +28,18 @@ write recorded for one session, in seq order, with no gap: from the announced ``
 A publisher asks for what it can send at once, not for the whole of a big write."""
 
 
+class ItemsMade:
+    """An :data:`ItemsMaker` whose items are made already, from what the writer has in hand:
+    it asks nothing of the database, so a publisher may take them on any thread — on an
+    event loop too, without a hop to a thread (``live.flush_writer.FlushWriter.told``)."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+
+    def __call__(self, limit: int) -> list[dict[str, Any]]:
+        return self.items[: max(limit, 0)]
+
+
 class Announcer(Protocol):
     def __call__(
         self,

@@ -25,7 +25,7 @@ logger = logging.getLogger("agentdash.live.pipeline")
 
 MAX_RETRY_DELAY_S = 2.0
 
-Write = Callable[[list[SpanSnapshot], dict[str, int | None]], Coroutine[Any, Any, list[Batch]]]
+Write = Callable[..., Coroutine[Any, Any, list[Batch]]]  # (snapshots, dirty, *what was told)
 Keep = Callable[[list[SpanSnapshot], dict[str, int | None]], None]
 
 
@@ -92,6 +92,28 @@ class FlushFaults:
                 "live pipeline: the database is back after %d failed flushes", self.unreachable
             )
             self.unreachable = 0
+
+    async def written(
+        self,
+        write: Write,
+        snapshots: list[SpanSnapshot],
+        dirty: dict[str, int | None],
+        *told: Any,
+    ) -> list[Batch] | None:
+        """What ``write(snapshots, dirty, *told)`` returns; if it fails, what the module
+        docstring says: ``None`` when the work was kept for later (the database is
+        unreachable), else the batches of the sessions' parts written apart."""
+        try:
+            batches = await write(snapshots, dirty, *told)
+        except Exception as exc:
+            if caused_by_outage(exc):
+                self.keep_for_later(snapshots, dirty, exc)
+                return None
+            logger.exception("live pipeline: a flush failed; trying it session by session")
+            self.failures += 1
+            return await self.write_apart(write, snapshots, dirty)
+        self.recovered()
+        return batches
 
     async def write_apart(
         self, write: Write, snapshots: list[SpanSnapshot], dirty: dict[str, int | None]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError
 
 from agentdash.agent_sessions.models import AgentSession
-from agentdash.changes.announcements import ItemsMaker, announce_on_commit
+from agentdash.changes.announcements import ItemsMade, ItemsMaker, announce_on_commit
 from agentdash.changes.items import (
     Item,
     items_after_many,
@@ -150,6 +150,37 @@ class FlushWriter:
             if items
         ]
 
+    def told(
+        self,
+        dirty: Mapping[str, int | None],
+        announced: Mapping[str, Sequence[ItemsMaker]],
+        untold: Collection[str],
+    ) -> list[Batch] | None:
+        """What a flush with no spans to store sends, made from memory on the caller's thread
+        (no database: the event loop's, without a hop), when every change it was marked for
+        came announced with its items (a run's end, an event) and they run on from what was
+        published; ``None`` when anything needs the database — a change to read back, a
+        gap, a session not published here yet: the flush then goes by :meth:`write`."""
+        makers = [make for session_id in dirty for make in announced.get(session_id, ())]
+        if (
+            untold
+            or set(announced) != set(dirty)
+            or not all(isinstance(m, ItemsMade) for m in makers)
+        ):
+            return None
+        afters = {s: self._after_known(s, hint) for s, hint in dirty.items()}
+        _, ours, full = announced_items(announced, {}, self.announced_limit)
+        batches = []
+        for session_id, made in ours.items():
+            after = afters[session_id]
+            items = sorted((i for i in made if after is not None and i["seq"] > after), key=seq_of)
+            if after is None or session_id in full or gaps_after(after, [seq_of(i) for i in items]):
+                return None
+            if items:
+                pages = changes_pages(items, replay=False)
+                batches.append(Batch(session_id, after, items, more=False, pages=pages))
+        return batches
+
     def _in_line(
         self, ours: Mapping[str, list[Item]], afters: Mapping[str, int], told: Collection[str]
     ) -> dict[str, list[Item]]:
@@ -225,6 +256,11 @@ class FlushWriter:
         self._runs.clear()
 
     def _after(self, session_id: str, hint: int | None) -> int:
+        found = self._after_known(session_id, hint)
+        return max(session_last_seq(session_id=session_id) - 1, 0) if found is None else found
+
+    def _after_known(self, session_id: str, hint: int | None) -> int | None:
+        """Where publishing the session starts, as far as memory tells (``None``: read it)."""
         with self._lock:
             mark = self._marks.get(session_id)
             behind = session_id in self._behind
@@ -234,9 +270,7 @@ class FlushWriter:
             # Changes between the mark and the hint were written (and published) elsewhere;
             # a client that lacks them fills the gap from the database.
             return hint - 1 if mark is None else max(mark, hint - 1)
-        if mark is not None:
-            return mark
-        return max(session_last_seq(session_id=session_id) - 1, 0)
+        return mark
 
     def learn(self, *, session_id: str, invocation_id: str, run_id: int) -> None:
         """Remember a stored session and the run of an invocation (a run starting here):

@@ -42,7 +42,7 @@ from agentdash.changes.announcements import ItemsMaker
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.loop_thread import LoopThread
 from agentdash.core.metrics import FLUSH_SECONDS
-from agentdash.core.outages import caused_by_outage, until_reachable
+from agentdash.core.outages import until_reachable
 from agentdash.core.threads import in_worker_thread
 from agentdash.live.flush_faults import FlushFaults
 from agentdash.live.flush_writer import FlushWriter
@@ -282,22 +282,17 @@ class LivePipeline(FlusherLifecycle):
             await partials_send(get_channel_layer(self.channel_layer_alias), partials)
         if not snapshots and not dirty:
             return 0
-        if self._thread is None:
-            self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
-        # A thread of its own: never queued behind the runs' or the consumers' calls.
-        write = in_worker_thread(self.writer.write, executor=self._thread)
-        async with self.previews.during():  # what waits meanwhile goes out unstored
-            try:
-                batches = await write(snapshots, dirty, announced, untold)
-            except Exception as exc:
-                if caused_by_outage(exc):
-                    self.faults.keep_for_later(snapshots, dirty, exc)
-                    return 0
-                logger.exception("live pipeline: a flush failed; trying it session by session")
-                self.faults.failures += 1
-                batches = await self.faults.write_apart(write, snapshots, dirty)
-            else:
-                self.faults.recovered()
+        # Nothing to store and all told (a run's end): sent from memory, here.
+        batches = None if snapshots else self.writer.told(dirty, announced, untold)
+        if batches is None:
+            if self._thread is None:
+                self._thread = ThreadPoolExecutor(1, thread_name_prefix="agentdash-live-flusher")
+            # A thread of its own: never queued behind the runs' or the consumers' calls.
+            write = in_worker_thread(self.writer.write, executor=self._thread)
+            async with self.previews.during():  # what waits meanwhile goes out unstored
+                batches = await self.faults.written(write, snapshots, dirty, announced, untold)
+            if batches is None:  # kept for the next flush
+                return 0
         self.processor.stored()
         partials = self._partials.take()  # queued during the write: before what it read
         if partials:

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from agentdash.agent_sessions.locks import session_lock
 from agentdash.agent_sessions.session_service import DjangoSessionService
-from agentdash.changes.announcements import ItemsMaker, announce_on_commit
+from agentdash.changes.announcements import ItemsMade, ItemsMaker, announce_on_commit
 from agentdash.changes.items import ChangesRead
 from agentdash.changes.models import SessionChange
 from agentdash.changes.services import session_change_next, session_changes_next
@@ -28,6 +28,7 @@ from agentdash.core.prepared import PreparedQuery, PreparedUpdate
 from agentdash.runs.change_items import run_item
 from agentdash.runs.models import Run
 from agentdash.runs.turns import turn_taken
+from agentdash.spans.totals import runs_usage
 from runtime.events.event import Event
 from runtime.sessions.base_session_service import GetSessionConfig
 from runtime.sessions.session import Session
@@ -58,22 +59,27 @@ def run_ended_register(listener: RunEnded) -> None:
         _ended_listeners.append(listener)
 
 
-def run_change_record(*, run: Run, no_calls: bool = False) -> int:
+def run_change_record(*, run: Run, no_calls: bool = False, as_stored: bool = False) -> int:
     """Record a change of ``run`` in its session's change log; returns the seq. A run it
     records as ended is handed to the :func:`run_ended_register` listeners on commit.
 
     ``no_calls``: the run cannot have made a model call yet (it was just queued, or its
     first attempt just claimed) — ``run`` as it is now is then its whole item, and the
-    publisher reads nothing back."""
+    publisher reads nothing back. ``as_stored``: ``run`` is its row as this transaction
+    holds it (locked, every field its item shows up to date) — its item is made now with
+    its totals, read after its seq: a flush that stored model calls of the run before it
+    has committed by then (it took its seqs first), one after it records a change of its
+    own."""
     seq = session_change_next(
         session_id=run.session_id, kind=SessionChange.Kind.RUN, ref=str(run.pk), announce=False
     )
     run.change_seq = max(run.change_seq or 0, seq)
     change = (run.session_id, seq, SessionChange.Kind.RUN.value, str(run.pk))
     items: ItemsMaker
-    if no_calls:  # made now: the worker goes on changing ``run``
-        known = {"seq": seq, "kind": change[2], "data": run_item(run)}
-        items = lambda limit: [known][:limit]  # noqa: E731
+    if no_calls or as_stored:  # made now: the worker goes on changing ``run``
+        usage = None if no_calls else runs_usage(session_ids=[run.session_id], run_ids=[run.pk])
+        data = run_item(run, usage.get(run.pk) if usage else None)
+        items = ItemsMade([{"seq": seq, "kind": change[2], "data": data}])
     else:
         # The publisher reads this run (with the other runs announced to the same flush)
         # with its totals, not the session's changes since it last published.
@@ -134,11 +140,11 @@ _QUEUED_HELD: PreparedQuery[dict[str, Any]] = PreparedQuery(
 _RUN_WITH_SESSION: PreparedQuery[Run] = PreparedQuery(
     lambda run_id: Run.objects.select_related("session").filter(pk=run_id)
 )
-_ATTEMPT_HELD: PreparedQuery[int] = PreparedQuery(
+_ATTEMPT_HELD: PreparedQuery[dict[str, Any]] = PreparedQuery(
     lambda run_id, attempt: (
         Run.objects.filter(pk=run_id, status=Run.Status.RUNNING, attempt=attempt)
         .select_for_update(no_key=True)
-        .values_list("pk", flat=True)
+        .values("cancel_requested", "cancel_reason")
     )
 )
 
@@ -219,11 +225,20 @@ def run_trace_set(*, run: Run, trace_id: str) -> bool:
     return True
 
 
-def run_finish(*, run: Run, status: str, error: str = "", trace_id: str | None = None) -> bool:
+def run_finish(
+    *,
+    run: Run,
+    status: str,
+    error: str = "",
+    trace_id: str | None = None,
+    as_stored: bool = False,
+) -> bool:
     """End this attempt of a running run as ``status`` (succeeded, failed or cancelled), with
     ``error`` (capped) and a seq; ``trace_id``, when given, is the trace its spans are in
     (``""``: it made none — the trace its claim chose was never used). Returns False,
-    writing nothing, when the attempt is no longer the run's (reaped, or finished already)."""
+    writing nothing, when the attempt is no longer the run's (reaped, or finished already).
+    ``as_stored``: the caller holds the run's row and ``run`` shows it (its change is then
+    told with its item: ``run_change_record``)."""
     if status not in (*FINISHED, Run.Status.WAITING):
         raise ValueError(f"a run finishes as one of {FINISHED} or waiting, not {status!r}")
     fields: dict[str, Any] = {
@@ -238,7 +253,7 @@ def run_finish(*, run: Run, status: str, error: str = "", trace_id: str | None =
             return False
         for key, value in fields.items():
             setattr(run, key, value)
-        run_change_record(run=run)
+        run_change_record(run=run, as_stored=as_stored)
     return True
 
 
@@ -298,11 +313,16 @@ def run_conclude(
     it wrote."""
     with transaction.atomic():
         # The run's row first, as the reaper takes it: whoever holds it decides the attempt.
-        if not _ATTEMPT_HELD.rows(run.pk, run.attempt):
+        held = _ATTEMPT_HELD.rows(run.pk, run.attempt)
+        if not held:
             return False
+        # What others write of a running run (a person asking it to stop), as held now: with
+        # the rest, which only this attempt writes, ``run`` is the row.
+        run.cancel_requested = held[0]["cancel_requested"]
+        run.cancel_reason = held[0]["cancel_reason"]
         if report is not None:
             run_report(run=run, code=report[0], message=report[1])
-        return run_finish(run=run, status=status, error=error, trace_id=trace_id)
+        return run_finish(run=run, status=status, error=error, trace_id=trace_id, as_stored=True)
 
 
 def run_report(*, run: Run, code: str, message: str) -> Event:
