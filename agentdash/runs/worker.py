@@ -25,7 +25,7 @@ from agentdash.core.tasks import tasks_ended
 from agentdash.core.threads import in_worker_thread
 from agentdash.registry.selectors import agent_get
 from agentdash.runs import streaming
-from agentdash.runs.after_run import after_run
+from agentdash.runs.after_run import Looked, after_run, after_run_looks
 from agentdash.runs.confirmation_requests import answer_cancels, invocation_waits
 from agentdash.runs.host import run_host
 from agentdash.runs.lifecycle import (
@@ -161,12 +161,13 @@ async def run_execute(run_id: int, *, worker: str) -> None:
     a failure to record its outcome does (the reaper then takes the run up). Then the hooks
     of ``runs.after_run`` run (the online evaluators), whatever they do leaving the run be.
     """
-    while await _attempt(run_id, worker=worker):
+    looked: Looked = {}  # what the hooks read where the run's end was stored, if they did
+    while await _attempt(run_id, worker=worker, looked=looked):
         pass  # queued again after an outage: claim it once more
-    await after_run(run_id)  # e.g. the online evaluators; never changes the run
+    await after_run(run_id, looked)  # e.g. the online evaluators; never changes the run
 
 
-async def _attempt(run_id: int, *, worker: str) -> bool:
+async def _attempt(run_id: int, *, worker: str, looked: Looked) -> bool:
     """One attempt; True when it ended queued again (a database outage interrupted it)."""
     claim = in_worker_thread(_claim)
     # The attempt's trace chosen now, when the tracer provider will use it: the claim
@@ -203,7 +204,7 @@ async def _attempt(run_id: int, *, worker: str) -> bool:
         await streaming.settle(run.invocation_id)  # clients see the run end after its spans
         if error is not None and watch.stop is None and caused_by_outage(error):
             return await _requeue(run, error)
-        await _record(run, service.trace, watch, error)
+        await _record(run, service.trace, watch, error, looked)
         return False
     finally:
         streaming.run_ended(session_id=run.session_id)  # what it recorded goes out now
@@ -309,7 +310,9 @@ async def _heartbeat(run: Run, watch: _Watch, target: asyncio.Task[None]) -> Non
         return
 
 
-async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException | None) -> None:
+async def _record(
+    run: Run, trace_id: str, watch: _Watch, error: BaseException | None, looked: Looked
+) -> None:
     if watch.stop == "lost":
         logger.warning("run %s was taken from this worker (reaped): not recording", run.pk)
         return
@@ -325,7 +328,8 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
         )
         return
     if error is None:
-        await _stored(_ended, f"recording the end of run {run.pk}")(run=run, trace_id=trace_id)
+        ended = _stored(_ended, f"recording the end of run {run.pk}")
+        looked.update(await ended(run=run, trace_id=trace_id))
         return
     code, text = failure_of(error)
     trace_id = trace_id or _trace_in_notes(error)
@@ -339,10 +343,11 @@ async def _record(run: Run, trace_id: str, watch: _Watch, error: BaseException |
     )
 
 
-def _ended(*, run: Run, trace_id: str) -> None:
+def _ended(*, run: Run, trace_id: str) -> Looked:
     """Record the end of a run that raised nothing, read and written in one thread hop: it
     waits for a person's answer when it ended on tool confirmations, is cancelled when it
-    ended at a breakpoint as asked, and has succeeded otherwise."""
+    ended at a breakpoint as asked, and has succeeded otherwise. Then, in the same hop, what
+    the ``after_run`` hooks look at (``after_run_looks``)."""
     waits = invocation_waits(run=run)
     if waits:
         run_wait(run=run, requests=waits, trace_id=trace_id)
@@ -355,6 +360,7 @@ def _ended(*, run: Run, trace_id: str) -> None:
         )
     else:
         run_conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+    return after_run_looks(run.pk)
 
 
 def failure_of(error: BaseException) -> tuple[str, str]:

@@ -17,6 +17,7 @@ class ScoresConfig(AppConfig):
         item_kind_register(SessionChange.Kind.SCORE, load=scores_load)
 
         from agentdash.runs.after_run import after_run_register
-        from agentdash.scores.online import run_evaluate
+        from agentdash.scores.online import run_and_rules, run_evaluate
 
-        after_run_register(run_evaluate)  # the online evaluators, after each run
+        # The online evaluators, after each run; the rules that take it read where its end is.
+        after_run_register(run_evaluate, look=run_and_rules)

@@ -65,17 +65,21 @@ def _enabled_rules() -> list[EvaluatorRule]:
     return _ENABLED.rows()
 
 
-def _run_and_rules(run_id: int) -> tuple[Run | None, list[EvaluatorRule]]:
+def run_and_rules(run_id: int) -> tuple[Run | None, list[EvaluatorRule]]:
+    """The run and the enabled rules that take it (none: the run is not read at all)."""
     rules = _enabled_rules()
-    if not rules:  # as a rule, none: the run is not read at all
+    if not rules:  # as a rule, none
         return None, []
     run = Run.objects.select_related("session").filter(pk=run_id).first()
     return (run, rules_taking(run, rules)) if run is not None else (None, [])
 
 
-async def run_evaluate(run_id: int) -> None:
-    """Evaluate run ``run_id`` with every rule that takes it (the ``after_run`` hook)."""
-    run, rules = await in_worker_thread(_run_and_rules)(run_id)
+async def run_evaluate(
+    run_id: int, looked: tuple[Run | None, list[EvaluatorRule]] | None = None
+) -> None:
+    """Evaluate run ``run_id`` with every rule that takes it (the ``after_run`` hook;
+    ``looked``: :func:`run_and_rules`, read already where the run's end was stored)."""
+    run, rules = looked if looked is not None else await in_worker_thread(run_and_rules)(run_id)
     for rule in rules:
         assert run is not None
         await evaluate(run, rule)

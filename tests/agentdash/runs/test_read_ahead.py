@@ -1,7 +1,8 @@
 """A run's claim reads, in its own thread hop, what the run's first steps need (its agent,
 its session, its root agent's breakpoints): the runner is handed that session once, and
 what could not be read ahead is read where it is needed and fails there as before — never
-in the claim, which would leave the run claimed and not run."""
+in the claim, which would leave the run claimed and not run. Its end, likewise, makes the
+looks of the ``after_run`` hooks in the hop that stores it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from asgiref.sync import sync_to_async
 
 from agentdash.agent_sessions.models import AgentSession
 from agentdash.registry.loader import agents_cache_clear
+from agentdash.runs import after_run as after_run_module
 from agentdash.runs.models import Run
 from agentdash.runs.services import run_enqueue
 from agentdash.runs.worker import RunSessionService, run_execute
@@ -111,3 +113,64 @@ async def test_the_session_read_ahead_is_handed_out_once_and_only_when_asked_for
     with_config = RunSessionService(run, read=read)
     found = await with_config.aget_session(**ids, config=GetSessionConfig(num_recent_events=1))
     assert found is not None and found is not read
+
+
+FAILING_LOOK = "the look of this run fails"
+
+
+@pytest.fixture
+def seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
+    """An ``after_run`` hook with a look, alone: what each was given, in order. The look
+    fails for a run whose message says ``FAILING_LOOK``."""
+    found: list[tuple[str, Any]] = []
+
+    def look(run_id: int) -> Any:
+        run = Run.objects.get(pk=run_id)  # the database, from a worker thread
+        found.append(("look", run.status))
+        if run.message["parts"][0]["text"] == FAILING_LOOK:
+            raise RuntimeError(FAILING_LOOK)
+        return {"status": run.status}
+
+    async def hook(run_id: int, looked: Any) -> None:
+        found.append(("hook", looked))
+
+    monkeypatch.setattr(after_run_module, "_hooks", [])
+    monkeypatch.setattr(after_run_module, "_looks", {})
+    after_run_module.after_run_register(hook, look=look)
+    return found
+
+
+async def test_an_after_run_hook_gets_its_look_made_where_the_end_was_stored(
+    register: Callable[..., None],
+    make_session: MakeSession,
+    recorder: RecordingExecutor,
+    seen: list[tuple[str, Any]],
+) -> None:
+    _, run, _ = await queued(register, make_session)
+    await run_execute(run.pk, worker="w1")
+    assert seen == [("look", "succeeded"), ("hook", {"status": "succeeded"})]
+
+
+async def test_a_hook_whose_look_was_not_made_reads_for_itself(
+    register: Callable[..., None],
+    make_session: MakeSession,
+    recorder: RecordingExecutor,
+    seen: list[tuple[str, Any]],
+) -> None:
+    """A run that failed is recorded elsewhere (no look made there); a look that raises
+    leaves its hook ``None``; the run is as it ended either way."""
+    session, run, _ = await queued(register, make_session)
+    await AgentSession.objects.filter(pk=session.pk).aupdate(app_name="another_app")
+    await run_execute(run.pk, worker="w1")
+    assert (await Run.objects.aget(pk=run.pk)).status == Run.Status.FAILED
+    assert seen == [("hook", None)]
+
+    seen.clear()
+    another = await sync_to_async(make_session)(AGENT)
+    enqueue = sync_to_async(run_enqueue)
+    failing = await enqueue(
+        session=another, agent_name=AGENT, message=says(FAILING_LOOK), requested_by=None
+    )
+    await run_execute(failing.pk, worker="w1")
+    assert (await Run.objects.aget(pk=failing.pk)).status == Run.Status.SUCCEEDED
+    assert seen == [("look", "succeeded"), ("hook", None)]
