@@ -86,16 +86,19 @@ class FlushWriter:
         dirty: Mapping[str, int | None],
         announced: Mapping[str, Sequence[ItemsMaker]] | None = None,
         untold: Collection[str] = (),
+        ending: Collection[str] = (),
     ) -> list[Batch]:
         """Store ``snapshots`` (one transaction), then read, for each session they touched
         and each session in ``dirty`` (session → first new seq, if known), what to publish.
         ``announced`` (a dirty session → what makes the changes it was marked for with
         their items) is taken as told, not read back; a dirty session not in ``untold``
-        (marked for other changes too) and in ``announced`` needs no read at all. On SQLite
-        the write goes before the other writers waiting in the process: every client
-        watching is waiting for it."""
+        (marked for other changes too) and in ``announced`` needs no read at all. The runs
+        of the invocations ``ending`` (settling: their end is recorded next, with their
+        totals) get no change of their totals here. On SQLite the write goes before the
+        other writers waiting in the process: every client watching is waiting for it."""
+        ended = {self._runs.get(invocation_id) for invocation_id in ending}
         with writes_first(), prices_shared():  # spans and runs priced from one read
-            return self._write(snapshots, dirty, announced or {}, untold)
+            return self._write(snapshots, dirty, announced or {}, untold, ended)
 
     def _write(
         self,
@@ -103,6 +106,7 @@ class FlushWriter:
         dirty: Mapping[str, int | None],
         announced: Mapping[str, Sequence[ItemsMaker]],
         untold: Collection[str],
+        ended: Collection[int | None],
     ) -> list[Batch]:
         hints: dict[str, int | None] = dict(dirty)
         versions = self._versions(snapshots)
@@ -110,7 +114,10 @@ class FlushWriter:
         # at the outermost commit, where ``_store``'s fallback for a vanished session or
         # run would no longer see the failure.)
         writes, as_given = self._store(versions)
-        used = _runs_used(versions, writes)  # runs whose model calls' totals grew
+        used = {  # runs whose model calls' totals grew, but those whose end tells them next
+            (session_id, run_id) for session_id, run_id in _runs_used(versions, writes)
+            if run_id not in ended
+        }  # fmt: skip
         # A run's totals are part of its data: each run whose totals grew is a change of its
         # own, sent with the spans — read with the runs whose changes were announced to this
         # flush (one read of them all), not read back with the session's other changes.

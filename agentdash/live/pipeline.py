@@ -223,6 +223,7 @@ class LivePipeline(FlusherLifecycle):
         """Return once every span version of the invocation that came in so far is stored.
         What the caller records next, a run's outcome, then gets a higher seq than every
         change of the run's spans: a client never gets the run's end before its spans' ends.
+        The run's totals go with its end (``run_conclude``), not in a change of their own.
 
         The flusher stores them: it takes the invocation's spans first, and at once, and
         the flush that stores them reads the session's changes up to them, so the run's
@@ -290,7 +291,8 @@ class LivePipeline(FlusherLifecycle):
             # A thread of its own: never queued behind the runs' or the consumers' calls.
             write = in_worker_thread(self.writer.write, executor=self._thread)
             async with self.previews.during():  # what waits meanwhile goes out unstored
-                batches = await self.faults.written(write, snapshots, dirty, announced, untold)
+                told = (announced, untold, settling)  # a settling run's end tells its totals
+                batches = await self.faults.written(write, snapshots, dirty, *told)
             if batches is None:  # kept for the next flush
                 return 0
         self.processor.stored()

@@ -111,6 +111,15 @@ def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[tuple[str, int], in
     return dict(zip(ordered, seqs, strict=True))
 
 
+def run_usage_told(*, run: Run) -> None:
+    """Record a change of ``run`` as it is now, announced (its item read when published): an
+    attempt that lost its run tells its last spans' totals, which its end would have told
+    (the live pipeline leaves them to a settling run's end)."""
+    with transaction.atomic():
+        (seq,) = run_usage_changed(runs={(run.session_id, run.pk)}).values()
+        announce_on_commit(run.session_id, seq)
+
+
 def _change_seq_keep(run_id: int, seq: int) -> None:
     """Keep ``seq`` as the run's latest change (the greater, should two writers cross): the
     change items of its earlier changes then say they are superseded (``changes.items``).

@@ -35,6 +35,7 @@ from agentdash.runs.lifecycle import (
     run_heartbeat,
     run_requeue,
     run_trace_set,
+    run_usage_told,
 )
 from agentdash.runs.models import Run
 from agentdash.runs.resume import run_resume_prepare
@@ -315,6 +316,8 @@ async def _record(
 ) -> None:
     if watch.stop == "lost":
         logger.warning("run %s was taken from this worker (reaped): not recording", run.pk)
+        # Its end would have told the totals of its last spans: told without it.
+        await _stored(run_usage_told, f"telling the totals of run {run.pk}")(run=run)
         return
     conclude = _stored(run_conclude, f"recording the outcome of run {run.pk}")
     if watch.stop == "cancel":

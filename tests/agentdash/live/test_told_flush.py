@@ -121,3 +121,52 @@ def test_a_runs_end_is_told_with_its_item_as_stored(alice: User, announced: dict
     assert item["data"]["cancel_requested"] is True
     assert item["data"]["usage"]["input"] == 12
     assert item["data"]["change_seq"] == seq
+
+
+def test_a_settling_runs_totals_go_with_its_end_not_in_a_change_of_their_own(
+    alice: User,
+) -> None:
+    """A flush that stores a model call of a run records a change of the run's totals —
+    unless the run is settling (its end, recorded next, tells them)."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from agentdash.spans.span_processor import SpanSnapshot
+
+    tracer = TracerProvider().get_tracer("tests.live.told")
+    kinds = {}
+    for ending in (False, True):
+        session = session_of(alice, f"s-settling-{ending}")
+        run = Run.objects.create(
+            session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="running",
+            message={},
+        )  # fmt: skip
+        writer = FlushWriter(publish_limit=100)
+        writer.learn(session_id=session.id, invocation_id=run.invocation_id, run_id=run.pk)
+        usage = {GenAI.CONVERSATION_ID: session.id, GenAI.USAGE_INPUT_TOKENS: 12}
+        span = tracer.start_span("call m", attributes=usage)
+        span.end()
+        call = SpanSnapshot(span, dict(span.attributes or {}), True, (session.id,),
+                            (run.invocation_id,))  # fmt: skip
+        ends = [run.invocation_id] if ending else []
+        (batch,) = writer.write([call], {}, {}, (), ends)
+        kinds[ending] = [i["kind"] for i in batch.items]
+    assert kinds == {False: ["span", "run"], True: ["span"]}
+
+
+def test_an_attempt_that_lost_its_run_tells_its_totals(
+    alice: User, announced: dict[int, Any]
+) -> None:
+    """Reaped while alive, an attempt records no end; the totals its end would have told go
+    in a change of the run as it is, read when published."""
+    from agentdash.runs.lifecycle import run_usage_told
+
+    session = session_of(alice, "s-lost-totals")
+    run = Run.objects.create(
+        session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="failed",
+        message={},
+    )  # fmt: skip
+    run_usage_told(run=run)
+    (seq,) = announced
+    assert announced[seq] is None  # read back when published: the run as it is then
+    (item,) = items_after(session_id=session.id, after_seq=seq - 1, limit=10)
+    assert (item["kind"], item["data"]["id"], item["data"]["status"]) == ("run", run.pk, "failed")
