@@ -7,8 +7,9 @@ hear: the database is the truth, an announcement only makes the change go out so
 
 A writer that knows what it recorded (the span store's batch writes, an event appended, a
 run's status change) may announce the change items with it, as a function that makes them: a
-publisher in this process then sends them without reading back what was just written. They
-are made at most once, on the publisher's thread, and only if it uses them.
+publisher in this process then sends them without reading back what was just written. A
+maker is called at most once, on the publisher's thread, and only if it uses it; items the
+writer made already (:class:`ItemsMade`: an event's, a run's end) ask nothing more.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ writes need it."""
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +43,8 @@ third less of the server's than one ``INSERT`` run per row. Under it, ``executem
 
 @dataclass(frozen=True)
 class EncodedJson:
-    """A JSON field's value with its JSON text, encoded once by whoever made it: a backend
-    that stores JSON as text (SQLite) takes the text as it is, the others the value."""
+    """A JSON field's value with its JSON text, encoded once by whoever made it: the text
+    goes to the database as it is (SQLite stores it; PostgreSQL parses it into jsonb)."""
 
     value: Any
     text: str
@@ -114,14 +115,19 @@ def _copy(
     quote = connection.ops.quote_name
     names = ", ".join(quote(field.column) for field in columns)
     sql = f"COPY {quote(model._meta.db_table)} ({names}) FROM STDIN"
-    # The driver's own cursor (Django has no COPY), its errors made Django's.
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        raw = cursor.cursor
-        with raw.copy(sql) as copy:
-            for row in rows:
-                copy.write_row(row)
-    if connection.queries_logged:  # shown with the statements run (DEBUG), as Django does
-        connection.queries_log.append({"sql": f"{sql} -- {len(rows)} rows", "time": "0.000"})
+    connection.validate_no_broken_transaction()  # as Django's own statements do
+    began = time.monotonic()
+    try:
+        # The driver's own cursor (Django has no COPY), its errors made Django's.
+        with connection.cursor() as cursor, connection.wrap_database_errors:
+            raw = cursor.cursor
+            with raw.copy(sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+    finally:
+        if connection.queries_logged:  # shown with the statements run (DEBUG), as Django does
+            took = f"{time.monotonic() - began:.3f}"
+            connection.queries_log.append({"sql": f"{sql} -- {len(rows)} rows", "time": took})
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,7 +1,8 @@
 """The live pipeline's database side: one flush's writes and reads, run in a worker thread.
 
 Kept apart from ``pipeline`` so the event-loop side stays small: everything here is blocking
-Django code, called once per flush on the pipeline's own database thread.
+Django code, called once per flush on the pipeline's own database thread — but
+:meth:`FlushWriter.told`, which asks no database and runs on the loop.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ ANNOUNCED_PAGES = 8
 class Batch:
     """What one flush sends to one session: its change items after ``after`` (``more``: the
     page was full, the rest goes with the next flush), and the messages that carry them,
-    encoded once here, off the event loop, whatever the number of clients."""
+    encoded once here, whatever the number of clients (off the event loop, but for the few
+    items of a flush made from memory: :meth:`FlushWriter.told`)."""
 
     session_id: str
     after: int
@@ -167,7 +169,8 @@ class FlushWriter:
         (no database: the event loop's, without a hop), when every change it was marked for
         came announced with its items (a run's end, an event) and they run on from what was
         published; ``None`` when anything needs the database — a change to read back, a
-        gap, a session not published here yet: the flush then goes by :meth:`write`."""
+        gap, where publishing starts unknown (no seq published here, none told): the flush
+        then goes by :meth:`write`."""
         makers = [make for session_id in dirty for make in announced.get(session_id, ())]
         if (
             untold

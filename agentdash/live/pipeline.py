@@ -3,7 +3,9 @@
 One :class:`LivePipeline` per process (``live_pipeline()``). Its flusher runs on one event
 loop and sleeps until there is work: a span snapshot, or a session marked by :func:`notify`.
 Then it lets a run's step gather for ``linger`` (40 ms; its spans' previews go out meanwhile;
-not when someone waits: ``flusher_lifecycle``) and flushes, on a database thread of its own:
+not when someone waits: ``flusher_lifecycle``) and flushes, on a database thread of its own
+(a flush with nothing to store whose changes all came with their items made goes from
+memory, on the loop: ``FlushWriter.told``):
 it stores the waiting span versions in one transaction (each gets its session's next seq),
 reads, for every session touched, the changes after the last seq this process published for
 it (not what it stored or was told with its items: the rest *from the database*, a few
@@ -223,7 +225,8 @@ class LivePipeline(FlusherLifecycle):
         """Return once every span version of the invocation that came in so far is stored.
         What the caller records next, a run's outcome, then gets a higher seq than every
         change of the run's spans: a client never gets the run's end before its spans' ends.
-        The run's totals go with its end (``run_conclude``), not in a change of their own.
+        The flushes that store a settling run's spans leave its totals to its end
+        (``run_conclude``), which tells them: no change of their own on the way.
 
         The flusher stores them: it takes the invocation's spans first, and at once, and
         the flush that stores them reads the session's changes up to them, so the run's

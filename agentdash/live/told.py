@@ -1,6 +1,7 @@
 """What a flush was told rather than read: the change items announced with their writes
 (``changes.announcements``), made once for the flush, and those announced after it took its
-work that fill a gap among its own seqs. Used by ``flush_writer``, on the flusher's thread."""
+work that fill a gap among its own seqs. Used by ``flush_writer``, on the flusher's thread
+(or on the loop, for changes whose items are made already: ``FlushWriter.told``)."""
 
 from __future__ import annotations
 

@@ -4,8 +4,9 @@ outcome is stored; whatever it does or raises, the run is as it ended (errors ar
 
 A hook may also register a **look**: a sync read of what it needs (the enabled rules, the
 run), made in the thread hop that stored the run's end when that hop can make it, and handed
-to the hook — one hop less a run. A hook whose look was not made (another way of ending, or
-the look failed) gets ``None`` and reads for itself."""
+to the hook as its second argument — one hop less a run. A hook whose look was not made
+(another way of ending, or the look failed) gets ``None`` and reads for itself; a hook
+registered without a look is called with the run's id alone."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
-AfterRun = Callable[[int, Any], Awaitable[None]]
-"""``hook(run_id, looked)``: ``looked`` is what its look returned, or ``None``."""
+AfterRun = Callable[..., Awaitable[None]]
+"""``hook(run_id)``, or with a look ``hook(run_id, looked)``: what it returned, or ``None``."""
 Look = Callable[[int], Any]
 Looked = dict[AfterRun, Any]
 
@@ -26,9 +27,9 @@ _looks: dict[AfterRun, Look] = {}
 
 
 def after_run_register(hook: AfterRun, *, look: Look | None = None) -> None:
-    """Call ``hook(run_id, looked)`` after each run a worker of this process executed
-    (once); ``look(run_id)``, when given, is made beforehand where the run's end is stored
-    (in a worker thread: it may use the database)."""
+    """Call ``hook(run_id)`` after each run a worker of this process executed (once); with
+    ``look``, ``hook(run_id, looked)``: ``look(run_id)`` is made beforehand where the run's
+    end is stored (in a worker thread: it may use the database)."""
     if hook not in _hooks:
         _hooks.append(hook)
     if look is not None:
@@ -50,7 +51,10 @@ def after_run_looks(run_id: int) -> Looked:
 async def after_run(run_id: int, looked: Looked | None = None) -> None:
     for hook in list(_hooks):
         try:
-            await hook(run_id, (looked or {}).get(hook))
+            if hook in _looks:
+                await hook(run_id, (looked or {}).get(hook))
+            else:
+                await hook(run_id)
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -114,10 +114,22 @@ def run_usage_changed(*, runs: set[tuple[str, int]]) -> dict[tuple[str, int], in
 def run_usage_told(*, run: Run) -> None:
     """Record a change of ``run`` as it is now, announced (its item read when published): an
     attempt that lost its run tells its last spans' totals, which its end would have told
-    (the live pipeline leaves them to a settling run's end)."""
-    with transaction.atomic():
-        (seq,) = run_usage_changed(runs={(run.session_id, run.pk)}).values()
-        announce_on_commit(run.session_id, seq)
+    (the live pipeline leaves them to a settling run's end). Nothing when the run is gone
+    (its session deleted meanwhile: nobody to tell)."""
+    try:
+        with transaction.atomic():
+            if not _RUN_EXISTS.rows(run.pk):
+                return
+            (seq,) = run_usage_changed(runs={(run.session_id, run.pk)}).values()
+            announce_on_commit(run.session_id, seq)
+    except IntegrityError:  # deleted between the look and the commit
+        if _RUN_EXISTS.rows(run.pk):
+            raise
+
+
+_RUN_EXISTS: PreparedQuery[int] = PreparedQuery(
+    lambda run_id: Run.objects.filter(pk=run_id).values_list("pk", flat=True)
+)
 
 
 def _change_seq_keep(run_id: int, seq: int) -> None:

@@ -223,13 +223,32 @@ def _stopped_by_its_heartbeat_alone(me: asyncio.Task[Any], watch: _Watch) -> boo
 async def _requeue(run: Run, error: BaseException) -> bool:
     why = f"the database was unreachable ({type(error).__name__}: {error})"
     logger.warning("run %s: %s; queueing it again once it is back", run.pk, why)
-    requeue = in_worker_thread(run_requeue)
+    requeue = in_worker_thread(_requeued)
     attempts = int(agentdash_setting("RUN_MAX_ATTEMPTS"))
     status = await until_reachable(
         lambda: requeue(run=run, why=why, max_attempts=attempts, failure_code="RUN_FAILED"),
         what=f"requeueing run {run.pk}",
     )
     return status == Run.Status.QUEUED
+
+
+def _requeued(*, run: Run, **kwargs: Any) -> str:
+    """``run_requeue``; when it wrote nothing (the attempt lost its run meanwhile), the run's
+    totals told without it (``_concluded``)."""
+    status = run_requeue(run=run, **kwargs)
+    if not status:
+        run_usage_told(run=run)
+    return status
+
+
+def _concluded(*, run: Run, **kwargs: Any) -> bool:
+    """``run_conclude``; when it wrote nothing (the attempt lost its run: reaped), the totals
+    its end would have told go in a change of the run as it is (``run_usage_told``) — the
+    live pipeline leaves a settling run's totals to its end."""
+    wrote = run_conclude(run=run, **kwargs)
+    if not wrote:
+        run_usage_told(run=run)
+    return wrote
 
 
 def _stored(write: Callable[..., Any], what: str) -> Callable[..., Awaitable[Any]]:
@@ -319,7 +338,7 @@ async def _record(
         # Its end would have told the totals of its last spans: told without it.
         await _stored(run_usage_told, f"telling the totals of run {run.pk}")(run=run)
         return
-    conclude = _stored(run_conclude, f"recording the outcome of run {run.pk}")
+    conclude = _stored(_concluded, f"recording the outcome of run {run.pk}")
     if watch.stop == "cancel":
         message = run_cancel_message(watch.reason)
         await conclude(
@@ -353,16 +372,17 @@ def _ended(*, run: Run, trace_id: str) -> Looked:
     the ``after_run`` hooks look at (``after_run_looks``)."""
     waits = invocation_waits(run=run)
     if waits:
-        run_wait(run=run, requests=waits, trace_id=trace_id)
+        if not run_wait(run=run, requests=waits, trace_id=trace_id):
+            run_usage_told(run=run)  # lost meanwhile: as ``_concluded``
     elif answer_cancels(run.message):
-        run_conclude(
+        _concluded(
             run=run,
             status=Run.Status.CANCELLED,
             error="Cancelled at a breakpoint.",
             trace_id=trace_id,
         )
     else:
-        run_conclude(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
+        _concluded(run=run, status=Run.Status.SUCCEEDED, trace_id=trace_id)
     return after_run_looks(run.pk)
 
 

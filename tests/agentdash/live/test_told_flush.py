@@ -170,3 +170,28 @@ def test_an_attempt_that_lost_its_run_tells_its_totals(
     assert announced[seq] is None  # read back when published: the run as it is then
     (item,) = items_after(session_id=session.id, after_seq=seq - 1, limit=10)
     assert (item["kind"], item["data"]["id"], item["data"]["status"]) == ("run", run.pk, "failed")
+
+
+def test_an_end_that_writes_nothing_tells_the_totals_and_a_gone_run_nothing(
+    alice: User, announced: dict[int, Any]
+) -> None:
+    """The run's end, refused (the attempt lost its run: another attempt has it now), tells
+    the totals in a change of the run as it is; a run deleted with its session, nothing."""
+    from agentdash.runs.lifecycle import run_usage_told
+    from agentdash.runs.worker import _concluded
+
+    session = session_of(alice, "s-refused-end")
+    run = Run.objects.create(
+        session=session, agent_name="a", invocation_id=uuid.uuid4().hex, status="running",
+        attempt=1, message={},
+    )  # fmt: skip
+    Run.objects.filter(pk=run.pk).update(attempt=2)  # reaped and claimed again elsewhere
+    assert _concluded(run=run, status=Run.Status.SUCCEEDED, trace_id="") is False
+    (seq,) = announced
+    assert announced[seq] is None
+    (item,) = items_after(session_id=session.id, after_seq=seq - 1, limit=10)
+    assert (item["data"]["status"], item["data"]["attempt"]) == ("running", 2)
+
+    session.delete()  # the run with it
+    run_usage_told(run=run)  # nobody to tell: nothing recorded, nothing raised
+    assert list(announced) == [seq]

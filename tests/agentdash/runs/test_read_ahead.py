@@ -134,9 +134,13 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Any]]:
     async def hook(run_id: int, looked: Any) -> None:
         found.append(("hook", looked))
 
+    async def plain(run_id: int) -> None:  # a hook without a look: the run's id alone
+        found.append(("plain", run_id))
+
     monkeypatch.setattr(after_run_module, "_hooks", [])
     monkeypatch.setattr(after_run_module, "_looks", {})
     after_run_module.after_run_register(hook, look=look)
+    after_run_module.after_run_register(plain)
     return found
 
 
@@ -148,7 +152,7 @@ async def test_an_after_run_hook_gets_its_look_made_where_the_end_was_stored(
 ) -> None:
     _, run, _ = await queued(register, make_session)
     await run_execute(run.pk, worker="w1")
-    assert seen == [("look", "succeeded"), ("hook", {"status": "succeeded"})]
+    assert seen == [("look", "succeeded"), ("hook", {"status": "succeeded"}), ("plain", run.pk)]
 
 
 async def test_a_hook_whose_look_was_not_made_reads_for_itself(
@@ -163,7 +167,7 @@ async def test_a_hook_whose_look_was_not_made_reads_for_itself(
     await AgentSession.objects.filter(pk=session.pk).aupdate(app_name="another_app")
     await run_execute(run.pk, worker="w1")
     assert (await Run.objects.aget(pk=run.pk)).status == Run.Status.FAILED
-    assert seen == [("hook", None)]
+    assert seen == [("hook", None), ("plain", run.pk)]
 
     seen.clear()
     another = await sync_to_async(make_session)(AGENT)
@@ -173,4 +177,4 @@ async def test_a_hook_whose_look_was_not_made_reads_for_itself(
     )
     await run_execute(failing.pk, worker="w1")
     assert (await Run.objects.aget(pk=failing.pk)).status == Run.Status.SUCCEEDED
-    assert seen == [("look", "succeeded"), ("hook", None)]
+    assert seen == [("look", "succeeded"), ("hook", None), ("plain", failing.pk)]
