@@ -16,9 +16,6 @@ from google.genai import types
 
 from agentdash.agent_sessions.artifact_service import DjangoArtifactService
 from agentdash.agent_sessions.memory_service import DjangoMemoryService
-from agentdash.agent_sessions.selectors import session_snapshot
-from agentdash.agent_sessions.session_service import DjangoSessionService
-from agentdash.controls.breakpoints import RunBreakpoints
 from agentdash.core.conf import agentdash_setting
 from agentdash.core.outages import caused_by_outage, until_reachable
 from agentdash.core.tasks import tasks_ended
@@ -30,109 +27,27 @@ from agentdash.runs.confirmation_requests import answer_cancels, invocation_wait
 from agentdash.runs.host import run_host
 from agentdash.runs.lifecycle import (
     run_cancel_message,
-    run_claim,
     run_conclude,
     run_heartbeat,
     run_requeue,
-    run_trace_set,
     run_usage_told,
 )
 from agentdash.runs.models import Run
 from agentdash.runs.resume import run_resume_prepare
+from agentdash.runs.run_start import NO_TRACE, ReadAhead, RunSessionService, run_claim_ahead
 from agentdash.runs.waits import run_wait
-from runtime import BaseAgent, RunConfig, Runner, StreamingMode
+from runtime import RunConfig, Runner, StreamingMode
 from runtime.errors import CallbackError, ModelCallError
-from runtime.events.event import Event
-from runtime.sessions.base_session_service import GetSessionConfig
-from runtime.sessions.session import Session
 from runtime.telemetry.trace_ids import (
-    ChosenTrace,
     chosen_trace_ids,
     trace_id_chosen,
     trace_id_new,
 )
-from runtime.telemetry.tracing import trace_id_hex
 
 logger = logging.getLogger(__name__)
 
 _HEARTBEATS = ThreadPoolExecutor(2, thread_name_prefix="agentdash-heartbeat")
 _TRACE_NOTE = re.compile(r"\btrace ([0-9a-f]{32})\b")
-_NO_TRACE = "0" * 32
-
-
-class RunSessionService(DjangoSessionService):
-    """The database session store as one run uses it: the first stored event tells the run
-    which trace it runs in, recorded on the run. (Each stored event gets a change seq, which
-    announces it to the live pipeline.)"""
-
-    def __init__(self, run: Run, *, read: Session | None = None) -> None:
-        self.run = run
-        self.trace_id = ""
-        self.chosen: ChosenTrace | None = None  # the trace the claim chose, while driven
-        self._read = read  # the session as the claim's hop read it: the runner's first read
-
-    async def aget_session(
-        self,
-        *,
-        app_name: str,
-        user_id: str,
-        session_id: str,
-        config: GetSessionConfig | None = None,
-    ) -> Session | None:
-        read, self._read = self._read, None  # handed out once: the runner then owns it
-        asked = (app_name, user_id, session_id)
-        if read is not None and config is None and asked == (read.app_name, read.user_id, read.id):
-            return read
-        return await super().aget_session(
-            app_name=app_name, user_id=user_id, session_id=session_id, config=config
-        )
-
-    @property
-    def trace(self) -> str:
-        """The trace this attempt's spans are in; ``""`` when it made none."""
-        if self.trace_id:
-            return self.trace_id
-        return self.chosen.trace_id if self.chosen is not None and self.chosen.taken else ""
-
-    async def aappend_event(self, session: Session, event: Event) -> Event:
-        stored = await super().aappend_event(session, event)
-        if not self.trace_id and not event.partial:
-            found = trace_id_hex()  # the invocation's span is current while the runner stores
-            if found != _NO_TRACE:
-                self.trace_id = found
-                if found != self.run.trace_id:  # not the trace the claim chose (and wrote)
-                    await in_worker_thread(run_trace_set)(run=self.run, trace_id=found)
-        return stored
-
-
-@dataclass
-class _ReadAhead:
-    """What a claimed run's first steps would each read in a thread hop of their own, read
-    in the claim's hop instead: its agent, its root agent's breakpoints (kept in
-    ``breakpoints``) and, for a first attempt, its session (a later attempt's resume stores
-    first). What failed to be read is left unread and read again where it is needed, failing
-    there as it would have."""
-
-    breakpoints: RunBreakpoints
-    agent: BaseAgent | None = None
-    session: Session | None = None
-
-
-def _claim(*, run_id: int, worker: str, trace_id: str) -> tuple[Run, _ReadAhead] | None:
-    run = run_claim(run_id=run_id, worker=worker, trace_id=trace_id)
-    if run is None:
-        return None
-    ahead = _ReadAhead(breakpoints=RunBreakpoints())  # read again only when one may change
-    try:  # never raises: the claim is committed, and a retried claim would find it taken
-        ahead.agent = agent_get(name=run.agent_name)
-        ahead.breakpoints.read_ahead(agent_name=ahead.agent.name, session_id=run.session_id)
-        if run.attempt == 1:
-            ahead.session = session_snapshot(
-                session_id=run.session_id, app_name=ahead.agent.name, user_id=run.session.user_id
-            )
-    except Exception:
-        logger.debug("run %s: reading ahead failed; read when needed", run.pk, exc_info=True)
-    return run, ahead
 
 
 @dataclass
@@ -170,7 +85,7 @@ async def run_execute(run_id: int, *, worker: str) -> None:
 
 async def _attempt(run_id: int, *, worker: str, looked: Looked) -> bool:
     """One attempt; True when it ended queued again (a database outage interrupted it)."""
-    claim = in_worker_thread(_claim)
+    claim = in_worker_thread(run_claim_ahead)
     # The attempt's trace chosen now, when the tracer provider will use it: the claim
     # records it, and no write is left for the first span to make.
     trace_id = trace_id_new() if chosen_trace_ids() else ""
@@ -261,7 +176,7 @@ def _stored(write: Callable[..., Any], what: str) -> Callable[..., Awaitable[Any
     return stored
 
 
-async def _drive(run: Run, service: RunSessionService, ahead: _ReadAhead) -> None:
+async def _drive(run: Run, service: RunSessionService, ahead: ReadAhead) -> None:
     agent = ahead.agent or await in_worker_thread(agent_get)(name=run.agent_name)
     runner = Runner(
         agent=agent,
@@ -399,6 +314,6 @@ def failure_of(error: BaseException) -> tuple[str, str]:
 def _trace_in_notes(error: BaseException) -> str:
     for note in getattr(error, "__notes__", ()):
         found = _TRACE_NOTE.search(note)
-        if found and found.group(1) != _NO_TRACE:
+        if found and found.group(1) != NO_TRACE:
             return found.group(1)
     return ""

@@ -16,8 +16,9 @@ from agentdash.agent_sessions.models import AgentSession
 from agentdash.registry.loader import agents_cache_clear
 from agentdash.runs import after_run as after_run_module
 from agentdash.runs.models import Run
+from agentdash.runs.run_start import RunSessionService
 from agentdash.runs.services import run_enqueue
-from agentdash.runs.worker import RunSessionService, run_execute
+from agentdash.runs.worker import run_execute
 from runtime import LlmAgent, ScriptedLlm
 from runtime.sessions.base_session_service import GetSessionConfig
 from tests.agentdash.recording_executor import RecordingExecutor
