@@ -68,18 +68,16 @@ def rows_insert(
     on SQLite and PostgreSQL). Any other conflict raises ``IntegrityError``. Values are
     converted as ``save()`` converts them (``get_db_prep_save``: JSON to text on SQLite, to
     jsonb on PostgreSQL; a JSON field's value may come as :class:`EncodedJson`, whose text
-    goes as it is on both); defaults
-    and ``pre_save`` (``auto_now``…) are not applied, so every column without a database
-    default needs its value. No signals are sent. With ``add``, such a row's ``add`` fields
-    are increased by the new row's values instead (counters kept by the database: two
-    writers at once both count). ``as_given``: every value is a ``str``, ``int``, ``bool``,
+    goes as it is on both); defaults and ``pre_save`` (``auto_now``…) are not applied, so
+    every column without a database default needs its value. No signals are sent. With
+    ``add``, such a row's ``add`` fields are increased by the new row's values instead
+    (counters kept by the database: two writers at once both count). ``as_given``: every value is a ``str``, ``int``, ``bool``,
     ``float`` or ``None`` the driver takes as it is — nothing is checked or converted.
 
     Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
     times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest"). On PostgreSQL, a
-    plain insert of :data:`COPY_FROM` rows or more is a ``COPY`` (the same rows, and a
-    conflict raises ``IntegrityError`` the same; it is not in ``connection.queries``' timing
-    beyond its text)."""
+    plain insert of :data:`COPY_FROM` rows or more is a ``COPY`` (the same rows; a conflict
+    raises ``IntegrityError`` the same; with DEBUG, ``connection.queries`` shows it)."""
     # The thread's connection itself: ``django.db.connection`` is a proxy, looked up anew on
     # each attribute read (a field's conversion reads several).
     connection = connections[DEFAULT_DB_ALIAS]

@@ -118,18 +118,11 @@ def run_usage_told(*, run: Run) -> None:
     (its session deleted meanwhile: nobody to tell)."""
     try:
         with transaction.atomic():
-            if not _RUN_EXISTS.rows(run.pk):
-                return
             (seq,) = run_usage_changed(runs={(run.session_id, run.pk)}).values()
             announce_on_commit(run.session_id, seq)
-    except IntegrityError:  # deleted between the look and the commit
-        if _RUN_EXISTS.rows(run.pk):
+    except IntegrityError:  # the change's session is gone (checked at commit)
+        if Run.objects.filter(pk=run.pk).exists():
             raise
-
-
-_RUN_EXISTS: PreparedQuery[int] = PreparedQuery(
-    lambda run_id: Run.objects.filter(pk=run_id).values_list("pk", flat=True)
-)
 
 
 def _change_seq_keep(run_id: int, seq: int) -> None:
