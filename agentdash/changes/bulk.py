@@ -71,8 +71,9 @@ def rows_insert(
     goes as it is on both); defaults and ``pre_save`` (``auto_now``…) are not applied, so
     every column without a database default needs its value. No signals are sent. With
     ``add``, such a row's ``add`` fields are increased by the new row's values instead
-    (counters kept by the database: two writers at once both count). ``as_given``: every value is a ``str``, ``int``, ``bool``,
-    ``float`` or ``None`` the driver takes as it is — nothing is checked or converted.
+    (counters kept by the database: two writers at once both count). ``as_given``: every
+    value is a ``str``, ``int``, ``bool``, ``float`` or ``None`` the driver takes as it is —
+    nothing is checked or converted.
 
     Prefer plain inserts: on SQLite with foreign keys enforced, an upsert costs about three
     times a plain insert per row (docs/BENCHMARKS.md, "OTLP ingest"). On PostgreSQL, a
