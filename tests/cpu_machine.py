@@ -69,12 +69,10 @@ def _after(argv: Sequence[str], word: str) -> str:
     return ""
 
 
-def look(
-    proc: Path = PROC, kinds: dict[tuple[int, int], str] | None = None
-) -> dict[tuple[int, int], Seen]:
-    """Every process now, by (pid, start time): its kind and CPU seconds. ``kinds`` keeps
-    the kind of each process already seen (its command line is read once)."""
-    kinds = {} if kinds is None else kinds
+def look(proc: Path = PROC) -> dict[tuple[int, int], Seen]:
+    """Every process now, by (pid, start time): its kind and CPU seconds. The command line is
+    read at every look: a child forked and not yet exec'd shows its parent's, and keeps its pid
+    and start time through the exec, so a kind read once could be its parent's for good."""
     found: dict[tuple[int, int], Seen] = {}
     for entry in proc.iterdir():
         if not entry.name.isdigit():
@@ -82,14 +80,12 @@ def look(
         try:
             stat = (entry / "stat").read_text()
             fields = stat[stat.rindex(")") + 2 :].split()
-            key = (int(entry.name), int(fields[19]))
-            kind = kinds.get(key)
-            if kind is None:
-                argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
-                kind = kinds[key] = kind_of(stat[stat.index("(") + 1 : stat.rindex(")")], argv)
+            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue  # it ended meanwhile
-        found[key] = Seen(kind, (int(fields[11]) + int(fields[12])) / TICK)
+        kind = kind_of(stat[stat.index("(") + 1 : stat.rindex(")")], argv)
+        cpu = (int(fields[11]) + int(fields[12])) / TICK
+        found[(int(entry.name), int(fields[19]))] = Seen(kind, cpu)
     return found
 
 
@@ -139,15 +135,15 @@ def report(totals: Mapping[str, float], busy: float, wall: float) -> list[str]:
 def watch(command: Sequence[str], every: float) -> tuple[int, dict[str, float], float, float]:
     """Run ``command``, looking every ``every`` s until it ends: its exit code, CPU by kind,
     the cores' busy seconds meanwhile and the wall seconds."""
-    tally, kinds = Tally(), {}
-    tally.add(look(kinds=kinds))
+    tally = Tally()
+    tally.add(look())
     busy_before = cores_busy()
     started = time.monotonic()
     child = subprocess.Popen(list(command))
     while child.poll() is None:
-        tally.add(look(kinds=kinds))
+        tally.add(look())
         time.sleep(every)
-    tally.add(look(kinds=kinds))
+    tally.add(look())
     busy_after = cores_busy()
     return child.returncode, tally.by_kind(), busy_after - busy_before, time.monotonic() - started
 

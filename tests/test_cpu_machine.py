@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cpu_machine import TICK, Seen, Tally, cores_busy, kind_of, main, report
+from tests.cpu_machine import TICK, Seen, Tally, cores_busy, kind_of, look, main, report
 
 BURN = "import time\ne = time.process_time() + {s}\nwhile time.process_time() < e: pass"
 
@@ -27,6 +27,28 @@ def test_a_pid_used_again_is_another_process() -> None:
     tally.add({(7, 100): Seen("Celery", 3.0)})
     tally.add({(7, 200): Seen("Celery", 1.0)})  # the same pid, started later: a new one
     assert tally.by_kind() == {"Celery": 4.0}
+
+
+def _process(proc: Path, pid: int, argv: list[str], ticks: int) -> None:
+    """A process as ``/proc`` shows it: its stat (utime ``ticks``, stime 0, started at tick
+    500) and its command line."""
+    (proc / str(pid)).mkdir(exist_ok=True)
+    after_name = ["S", "1"] + ["0"] * 9 + [str(ticks), "0"] + ["0"] * 6 + ["500"]
+    (proc / str(pid) / "stat").write_text(f"{pid} (python3) {' '.join(after_name)}\n")
+    (proc / str(pid) / "cmdline").write_bytes("\0".join(argv).encode() + b"\0")
+
+
+def test_a_child_seen_before_its_exec_counts_as_what_it_became(tmp_path: Path) -> None:
+    # Forked, not yet exec'd: the child shows its parent's command line, and its pid and start
+    # time stay the same through the exec.
+    _process(tmp_path, 40, ["python", "manage.py", "check"], 10)
+    _process(tmp_path, 41, ["python", "manage.py", "check"], 0)
+    tally = Tally()
+    tally.add(look(tmp_path))
+    _process(tmp_path, 41, ["python", "-c", "burn", "manage.py", "probe"], 3 * TICK)
+    _process(tmp_path, 40, ["python", "manage.py", "check"], 10 + TICK)
+    tally.add(look(tmp_path))
+    assert tally.by_kind() == {"manage.py probe": 3.0, "manage.py check": 1.0}
 
 
 @pytest.mark.parametrize(
