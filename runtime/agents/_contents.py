@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+import weakref
 from typing import TYPE_CHECKING
 
 from google.genai import types
@@ -67,13 +69,44 @@ def _as_context(event: Event) -> types.Content:
 
 
 def _strip_client_ids(content: types.Content) -> types.Content:
+    """``content`` as the model sees it: the ids the runtime made up cleared. A fresh
+    ``Content`` and parts list each time, never the stored event's (a callback may change
+    a request's); the parts themselves are made once per content (:func:`_model_parts`)."""
+    parts = _model_parts(content)
+    return replaced(content, parts=list(content.parts or [] if parts is None else parts))
+
+
+# Each stored content's parts as the model sees them, made once: a model call rebuilds the
+# whole history, and a session of many tool calls otherwise made thousands of copies of the
+# same parts at every call. Events are values (never changed once appended: runtime.events),
+# and an entry is used only for the same parts list of the same length; it goes with its
+# content.
+_Made = tuple[types.Part, ...] | None
+_MODEL_PARTS: dict[int, tuple[weakref.ref[types.Content], list[types.Part], int, _Made]] = {}
+
+
+def _model_parts(content: types.Content) -> _Made:
+    """The parts of ``content`` with the runtime's ids cleared, or ``None`` when it has none
+    of them."""
     parts = content.parts or []
+    key = id(content)
+    kept = _MODEL_PARTS.get(key)
+    if kept is not None and kept[0]() is content and kept[1] is parts and kept[2] == len(parts):
+        return kept[3]
+    made = _parts_stripped(parts)
+    if content.parts is not None:  # (an empty one costs nothing to look at again)
+        forget = functools.partial(_MODEL_PARTS.pop, key, None)
+        _MODEL_PARTS[key] = (weakref.ref(content, lambda _: forget()), parts, len(parts), made)
+    return made
+
+
+def _parts_stripped(parts: list[types.Part]) -> _Made:
     if not any(
         (p.function_call and (p.function_call.id or "").startswith(CLIENT_ID_PREFIX))
         or (p.function_response and (p.function_response.id or "").startswith(CLIENT_ID_PREFIX))
         for p in parts
     ):
-        return content
+        return None
     # Shallow copies with the id cleared: the arguments and results are shared, never
     # copied (they may be large, or nested deeper than a deep copy can go).
     stripped = []
@@ -84,7 +117,7 @@ def _strip_client_ids(content: types.Content) -> types.Content:
         if fr and (fr.id or "").startswith(CLIENT_ID_PREFIX):
             p = replaced(p, function_response=replaced(fr, id=None))
         stripped.append(p)
-    return replaced(content, parts=stripped)
+    return tuple(stripped)
 
 
 def _latest_responses(events: list[Event]) -> dict[str, tuple[int, types.Part]]:
@@ -115,6 +148,8 @@ def _dedupe_responses(
         elif fr.id not in answered:
             answered.add(fr.id)
             kept.append(latest[fr.id][1])
+    if len(kept) == len(parts) and all(a is b for a, b in zip(kept, parts, strict=True)):
+        return event  # each answer its own latest: the event as stored (its parts made once)
     content = replaced(event.content, parts=kept) if event.content else None
     return replaced(event, content=content)
 
