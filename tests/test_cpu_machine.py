@@ -86,12 +86,15 @@ def test_a_command_s_processes_are_counted_by_kind(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "cpu.json"
-    # A child that starts a grandchild and, as a daemon's parent does, never waits for it:
-    # no rusage of the command's counts the grandchild; a look at the machine does.
+    # A child that starts a grandchild and, as a daemon's parent does, never reaps it: no
+    # rusage of the command's counts the grandchild; a look at the machine does. Once done
+    # burning, the child waits, idle, for the grandchild's output to end (its exit), so that
+    # a look, however late on a loaded machine, sees all the child burnt.
     burn = BURN.format(s=0.5)
     grandchild = (
         "import subprocess, sys\n"
-        f"subprocess.Popen([sys.executable, '-c', {burn!r}, 'manage.py', 'probe'])"
+        f"g = subprocess.Popen([sys.executable, '-c', {burn!r}, 'manage.py', 'probe'],"
+        " stdout=subprocess.PIPE)"
     )
     code = main(
         [
@@ -102,7 +105,7 @@ def test_a_command_s_processes_are_counted_by_kind(
             "--",
             sys.executable,
             "-c",
-            grandchild + "\n" + BURN.format(s=0.3),
+            grandchild + "\n" + BURN.format(s=0.3) + "\ng.stdout.read()",
             "manage.py",
             "check",
         ]
