@@ -19,6 +19,10 @@ back to a pool of the process (:mod:`agentdash.core.sqlite.pool`) and the next c
 any thread takes it; a request gives its connections back when it finishes, whatever
 ``CONN_MAX_AGE`` says (the next request may run on another thread).
 
+A commit then wakes the process's checkpointer of the database file, which copies the WAL
+back into the file on a thread of its own (:mod:`agentdash.core.sqlite.checkpoints`), not
+inside the commit while the lock is held.
+
 Selected by ``ENGINE = "agentdash.core.sqlite"`` (``agentdash.settings`` does it for every
 SQLite database); everything else is Django's backend unchanged.
 """
@@ -36,7 +40,7 @@ from django.core.signals import request_finished
 from django.db import OperationalError, connections
 from django.db.backends.sqlite3 import base, creation
 
-from agentdash.core.sqlite import pool
+from agentdash.core.sqlite import checkpoints, pool
 
 DEFAULT_WAIT_S = 10.0
 """How long a transaction waits for the lock when the database sets no ``timeout``."""
@@ -169,6 +173,7 @@ class DatabaseWrapper(base.DatabaseWrapper):
     _held: WriterLock | None = None
     _pool_max = 0
     _identity: pool.Identity | None = None
+    _checkpointer: checkpoints.Checkpointer | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -193,6 +198,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         params: dict[str, Any] = super().get_connection_params()
         size = _pool_size(params.pop("pool")) if "pool" in params else 0
         self._pool_max = 0 if self.is_in_memory_db() else size
+        name = str(self.settings_dict["NAME"])
+        self._checkpointer = None if self.is_in_memory_db() else checkpoints.checkpointer(name)
         return params
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
@@ -206,6 +213,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
                 return connection
         connection = super().get_new_connection(conn_params)
         self._identity = pool.file_identity(name) if self._pool_max else None
+        if self._checkpointer is not None:  # SQLite's own checkpoints: a backstop only
+            connection.execute(f"PRAGMA wal_autocheckpoint = {checkpoints.BACKSTOP_PAGES}")
         return connection
 
     def to_pool(self) -> None:
@@ -262,6 +271,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         finally:
             if self.connection is None or not self.connection.in_transaction:
                 self._release()
+        if self._checkpointer is not None:  # the lock given back: the copy is not in its way
+            self._checkpointer.committed()
 
     def _rollback(self) -> None:
         try:

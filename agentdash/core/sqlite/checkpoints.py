@@ -1,0 +1,95 @@
+"""WAL checkpoints on a thread of their own, not inside a writer's commit.
+
+In WAL mode a commit appends to the ``-wal`` file, and the pages it holds are copied back
+into the database file by a checkpoint. By default SQLite makes one inside the commit that
+takes the WAL past 1,000 pages: that writer, still holding this process's writer lock
+(:mod:`agentdash.core.sqlite.base`), copies megabytes while every other writer of the
+process waits. Measured with the OTLP ingest on this 2-core machine (docs/BENCHMARKS.md,
+"OTLP ingest"): spans/s up 4–21 % with no checkpoint during the run.
+
+Here each commit of the process wakes a :class:`Checkpointer` of its database file, which
+makes a ``PASSIVE`` checkpoint (it waits for no reader or writer) on a connection of its
+own, at most every ``EVERY_S``: the copy no longer holds the lock, and SQLite runs it without
+Python's GIL, on the other core. SQLite's own checkpoint stays, past ``BACKSTOP_PAGES``
+(``wal_autocheckpoint``, set on every connection of the backend): should the thread fall
+behind or fail, the WAL still stays bounded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+
+logger = logging.getLogger(__name__)
+
+EVERY_S = 0.2
+"""The least time between two checkpoints of one database file (commits in between wait
+for the next one: at most five a second, whatever the rate of commits)."""
+
+BACKSTOP_PAGES = 10_000
+"""SQLite's own checkpoint, inside a commit, once the WAL holds this many pages (40 MB of
+4 KB pages): only when the thread has not kept up."""
+
+
+class Checkpointer:
+    """Checkpoints of one database file, made on a daemon thread started on the first commit
+    (again after a fork: the thread does not follow the process)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.made = 0
+        """Checkpoints made so far (in this process)."""
+        self._wake = threading.Event()
+        self._pid = 0
+        self._start = threading.Lock()
+
+    def committed(self) -> None:
+        """A commit went in: a checkpoint is made soon (at once when none was for ``EVERY_S``)."""
+        if self._pid != os.getpid():
+            with self._start:
+                if self._pid != os.getpid():
+                    self._wake = threading.Event()
+                    threading.Thread(
+                        target=self._serve, args=(self._wake,), name="sqlite-checkpoints",
+                        daemon=True,
+                    ).start()  # fmt: skip
+                    self._pid = os.getpid()
+        self._wake.set()
+
+    def _serve(self, wake: threading.Event) -> None:
+        connection: sqlite3.Connection | None = None
+        while True:
+            wake.wait()
+            wake.clear()
+            try:
+                if connection is None:
+                    connection = sqlite3.connect(
+                        self.path, isolation_level=None, check_same_thread=False
+                    )
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self.made += 1
+            except sqlite3.Error:
+                # The next commit tries again (on a new connection); SQLite's own checkpoint
+                # keeps the WAL bounded meanwhile.
+                logger.warning("a WAL checkpoint of %s failed", self.path, exc_info=True)
+                if connection is not None:
+                    connection.close()
+                connection = None
+            time.sleep(EVERY_S)  # the commits of that time share the next checkpoint
+
+
+_CHECKPOINTERS: dict[str, Checkpointer] = {}
+_CHECKPOINTERS_LOCK = threading.Lock()
+
+
+def checkpointer(path: str) -> Checkpointer:
+    """The process's checkpointer of the database file at ``path``."""
+    key = os.path.realpath(path)
+    with _CHECKPOINTERS_LOCK:
+        found = _CHECKPOINTERS.get(key)
+        if found is None:
+            found = _CHECKPOINTERS[key] = Checkpointer(key)
+        return found

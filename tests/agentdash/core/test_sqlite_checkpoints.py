@@ -1,0 +1,102 @@
+"""WAL checkpoints made on a thread of their own after commits, not inside them
+(``agentdash.core.sqlite.checkpoints``): what a commit wrote reaches the database file, and
+SQLite's own checkpoint is only a backstop."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connections, transaction
+
+from agentdash.core.sqlite.checkpoints import BACKSTOP_PAGES, Checkpointer, checkpointer
+from tests.agentdash.core.sqlite_alias import ALIAS, insert, own_database
+from tests.waits import until
+
+
+def _in_the_file_alone(path: Path, tmp: Path) -> int:
+    """The rows of ``names`` in the database file ``path`` without its WAL (a copy of the
+    file alone): what checkpoints have copied back so far."""
+    copy = tmp / "file-alone.sqlite3"
+    shutil.copyfile(path, copy)
+    with closing(sqlite3.connect(copy)) as connection:
+        try:
+            return int(connection.execute("SELECT count(*) FROM names").fetchone()[0])
+        except sqlite3.OperationalError:  # the table itself is still in the WAL only
+            return 0
+
+
+def test_a_commit_s_pages_reach_the_file_on_the_checkpointer_s_thread(tmp_path: Path) -> None:
+    path = tmp_path / "wal.sqlite3"
+    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")  # none but the checkpointer's
+        writer.execute("CREATE TABLE names (name TEXT NOT NULL)")
+        writer.executemany("INSERT INTO names VALUES (?)", [(f"n{i}",) for i in range(500)])
+        assert _in_the_file_alone(path, tmp_path) == 0  # all of it still in the WAL
+        found = Checkpointer(str(path))
+        found.committed()
+        until(lambda: found.made >= 1, "a checkpoint")
+        assert _in_the_file_alone(path, tmp_path) == 500
+        writer.execute("INSERT INTO names VALUES ('later')")
+        found.committed()  # within EVERY_S of the last: made when that time is over
+        until(lambda: found.made >= 2, "the next checkpoint")
+        assert _in_the_file_alone(path, tmp_path) == 501
+
+
+@pytest.fixture
+def db(tmp_path: Path, django_db_blocker: Any) -> Iterator[Callable[..., list[str]]]:
+    with django_db_blocker.unblock(), own_database(tmp_path / "own.sqlite3") as names:
+        yield names
+
+
+def test_the_backend_s_commits_wake_it_and_sqlite_s_own_is_a_backstop(
+    db: Callable[[], list[str]], tmp_path: Path
+) -> None:
+    path = Path(connections[ALIAS].settings_dict["NAME"])
+    found = checkpointer(str(path))
+    with connections[ALIAS].cursor() as cursor:
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        assert cursor.fetchone()[0] == BACKSTOP_PAGES
+    made = found.made
+    with transaction.atomic(using=ALIAS):
+        for i in range(300):
+            insert(f"n{i}")
+    until(lambda: found.made > made, "a checkpoint after the commit")
+    assert _in_the_file_alone(path, tmp_path) == 300
+    assert db() == [f"n{i}" for i in range(300)]
+
+
+def test_one_checkpointer_a_file_whatever_the_path_says(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    assert checkpointer(str(tmp_path / "a" / ".." / "x.sqlite3")) is checkpointer(
+        str(tmp_path / "x.sqlite3")
+    )
+    assert checkpointer(str(tmp_path / "y.sqlite3")) is not checkpointer(
+        str(tmp_path / "x.sqlite3")
+    )
+
+
+def test_a_failed_checkpoint_is_logged_and_the_next_commit_tries_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "gone" / "wal.sqlite3"  # its directory does not exist yet: no file
+    found = Checkpointer(str(path))
+    with caplog.at_level("WARNING", logger="agentdash.core.sqlite.checkpoints"):
+        found.committed()
+        until(lambda: "checkpoint" in caplog.text, "the failure logged")
+    assert found.made == 0
+    path.parent.mkdir()
+    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute("CREATE TABLE names (name TEXT NOT NULL)")
+        writer.execute("INSERT INTO names VALUES ('after')")
+        found.committed()
+        until(lambda: found.made >= 1, "a checkpoint once the file is there")
+        assert _in_the_file_alone(path, tmp_path) == 1
