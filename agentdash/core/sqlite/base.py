@@ -199,7 +199,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         size = _pool_size(params.pop("pool")) if "pool" in params else 0
         self._pool_max = 0 if self.is_in_memory_db() else size
         name = str(self.settings_dict["NAME"])
-        self._checkpointer = None if self.is_in_memory_db() else checkpoints.checkpointer(name)
+        plain = not self.is_in_memory_db() and not name.startswith("file:")
+        self._checkpointer = checkpoints.checkpointer(name) if plain else None
         return params
 
     def get_new_connection(self, conn_params: dict[str, Any]) -> Any:

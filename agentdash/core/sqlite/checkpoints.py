@@ -22,6 +22,9 @@ import os
 import sqlite3
 import threading
 import time
+from pathlib import Path
+
+from agentdash.core.sqlite import pool
 
 logger = logging.getLogger(__name__)
 
@@ -61,16 +64,24 @@ class Checkpointer:
 
     def _serve(self, wake: threading.Event) -> None:
         connection: sqlite3.Connection | None = None
+        opened: pool.Identity | None = None
         while True:
             wake.wait()
             wake.clear()
+            found = pool.file_identity(self.path)
+            if connection is not None and found != opened:  # removed, or made again
+                connection.close()
+                connection = None
             try:
-                if connection is None:
-                    connection = sqlite3.connect(
-                        self.path, isolation_level=None, check_same_thread=False
-                    )
-                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-                self.made += 1
+                if found is not None:
+                    if connection is None:  # never makes the file (mode=rw)
+                        uri = Path(self.path).as_uri() + "?mode=rw"
+                        connection = sqlite3.connect(
+                            uri, uri=True, isolation_level=None, check_same_thread=False
+                        )
+                        opened = found
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                    self.made += 1
             except sqlite3.Error:
                 # The next commit tries again (on a new connection); SQLite's own checkpoint
                 # keeps the WAL bounded meanwhile.
@@ -86,7 +97,8 @@ _CHECKPOINTERS_LOCK = threading.Lock()
 
 
 def checkpointer(path: str) -> Checkpointer:
-    """The process's checkpointer of the database file at ``path``."""
+    """The process's checkpointer of the database file at ``path`` (a plain path, not a
+    ``file:`` URI)."""
     key = os.path.realpath(path)
     with _CHECKPOINTERS_LOCK:
         found = _CHECKPOINTERS.get(key)

@@ -31,13 +31,20 @@ def _in_the_file_alone(path: Path, tmp: Path) -> int:
             return 0
 
 
+def _wal_database(path: Path, rows: list[str]) -> sqlite3.Connection:
+    """A WAL database at ``path`` that checkpoints nothing itself, with ``rows`` in
+    ``names``; its connection kept open (the last one to close would checkpoint)."""
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("CREATE TABLE names (name TEXT NOT NULL)")
+    writer.executemany("INSERT INTO names VALUES (?)", [(r,) for r in rows])
+    return writer
+
+
 def test_a_commit_s_pages_reach_the_file_on_the_checkpointer_s_thread(tmp_path: Path) -> None:
     path = tmp_path / "wal.sqlite3"
-    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
-        writer.execute("PRAGMA journal_mode=WAL")
-        writer.execute("PRAGMA wal_autocheckpoint=0")  # none but the checkpointer's
-        writer.execute("CREATE TABLE names (name TEXT NOT NULL)")
-        writer.executemany("INSERT INTO names VALUES (?)", [(f"n{i}",) for i in range(500)])
+    with closing(_wal_database(path, [f"n{i}" for i in range(500)])) as writer:
         assert _in_the_file_alone(path, tmp_path) == 0  # all of it still in the WAL
         found = Checkpointer(str(path))
         found.committed()
@@ -82,21 +89,36 @@ def test_one_checkpointer_a_file_whatever_the_path_says(tmp_path: Path) -> None:
     )
 
 
+def test_no_file_is_made_and_one_made_again_is_checkpointed(tmp_path: Path) -> None:
+    path = tmp_path / "wal.sqlite3"
+    found = Checkpointer(str(path))
+    found.committed()  # no file yet: nothing to do, and none is made
+    until(lambda: not found._wake.is_set(), "the wake taken")
+    assert not path.exists() and found.made == 0
+    with closing(_wal_database(path, ["first"])):
+        found.committed()
+        until(lambda: found.made >= 1, "a checkpoint once the file is there")
+        assert _in_the_file_alone(path, tmp_path) == 1
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    with closing(_wal_database(path, ["again", "and again"])):  # a new file, the same name
+        found.committed()
+        until(lambda: found.made >= 2, "a checkpoint of the new file")
+        assert _in_the_file_alone(path, tmp_path) == 2
+
+
 def test_a_failed_checkpoint_is_logged_and_the_next_commit_tries_again(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    path = tmp_path / "gone" / "wal.sqlite3"  # its directory does not exist yet: no file
+    path = tmp_path / "wal.sqlite3"
+    path.write_bytes(b"not a database " * 512)
     found = Checkpointer(str(path))
     with caplog.at_level("WARNING", logger="agentdash.core.sqlite.checkpoints"):
         found.committed()
-        until(lambda: "checkpoint" in caplog.text, "the failure logged")
+        until(lambda: "WAL checkpoint" in caplog.text, "the failure logged")
     assert found.made == 0
-    path.parent.mkdir()
-    with closing(sqlite3.connect(path, isolation_level=None)) as writer:
-        writer.execute("PRAGMA journal_mode=WAL")
-        writer.execute("PRAGMA wal_autocheckpoint=0")
-        writer.execute("CREATE TABLE names (name TEXT NOT NULL)")
-        writer.execute("INSERT INTO names VALUES ('after')")
+    path.unlink()
+    with closing(_wal_database(path, ["after"])):
         found.committed()
-        until(lambda: found.made >= 1, "a checkpoint once the file is there")
+        until(lambda: found.made >= 1, "a checkpoint once the file is a database")
         assert _in_the_file_alone(path, tmp_path) == 1
