@@ -35,6 +35,9 @@ class Seen:
 
     kind: str
     cpu: float
+    named: bool = True
+    """Whether its command line was there to read: an exited process not reaped yet (a
+    zombie) has none, and keeps the kind it was seen with before (``Tally``)."""
 
 
 def kind_of(name: str, argv: Sequence[str]) -> str:
@@ -85,7 +88,7 @@ def look(proc: Path = PROC) -> dict[tuple[int, int], Seen]:
             continue  # it ended meanwhile
         kind = kind_of(stat[stat.index("(") + 1 : stat.rindex(")")], argv)
         cpu = (int(fields[11]) + int(fields[12])) / TICK
-        found[(int(entry.name), int(fields[19]))] = Seen(kind, cpu)
+        found[(int(entry.name), int(fields[19]))] = Seen(kind, cpu, named=any(argv))
     return found
 
 
@@ -109,6 +112,9 @@ class Tally:
         for key, seen in found.items():
             if key not in self.first:
                 self.first[key] = seen.cpu if self.looks == 0 else 0.0
+            before = self.last.get(key)
+            if not seen.named and before is not None:
+                seen = Seen(before.kind, seen.cpu, named=False)
             self.last[key] = seen
         self.looks += 1
 

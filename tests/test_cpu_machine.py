@@ -29,6 +29,15 @@ def test_a_pid_used_again_is_another_process() -> None:
     assert tally.by_kind() == {"Celery": 4.0}
 
 
+def test_a_process_that_exited_unreaped_keeps_the_kind_it_was_seen_with() -> None:
+    tally = Tally()
+    tally.add({})
+    tally.add({(5, 1): Seen("manage.py check", 0.1)})
+    tally.add({(5, 1): Seen("other: python3", 0.3, named=False)})  # a zombie: no command line
+    tally.add({(6, 1): Seen("other: kworker", 0.2, named=False)})  # none ever: its name
+    assert tally.by_kind() == {"manage.py check": 0.3, "other: kworker": 0.2}
+
+
 def _process(proc: Path, pid: int, argv: list[str], ticks: int) -> None:
     """A process as ``/proc`` shows it: its stat (utime ``ticks``, stime 0, started at tick
     500) and its command line."""

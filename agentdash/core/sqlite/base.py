@@ -186,13 +186,16 @@ class DatabaseWrapper(base.DatabaseWrapper):
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """This database's writer lock, held for the block."""
+        """This database's writer lock, held for the block (a write SQLite commits on its
+        own: the checkpointer is woken after it, as after a commit)."""
         lock, wait = self.writer()
         _lock_taken(lock, wait)
         try:
             yield
         finally:
             lock.release()
+        if self._checkpointer is not None:
+            self._checkpointer.committed()
 
     def get_connection_params(self) -> dict[str, Any]:
         params: dict[str, Any] = super().get_connection_params()

@@ -47,13 +47,30 @@ def test_a_commit_s_pages_reach_the_file_on_the_checkpointer_s_thread(tmp_path: 
     with closing(_wal_database(path, [f"n{i}" for i in range(500)])) as writer:
         assert _in_the_file_alone(path, tmp_path) == 0  # all of it still in the WAL
         found = Checkpointer(str(path))
+        try:
+            found.committed()
+            until(lambda: found.made >= 1, "a checkpoint")
+            assert _in_the_file_alone(path, tmp_path) == 500
+            writer.execute("INSERT INTO names VALUES ('later')")
+            found.committed()  # within EVERY_S of the last: made when that time is over
+            until(lambda: found.made >= 2, "the next checkpoint")
+            assert _in_the_file_alone(path, tmp_path) == 501
+        finally:
+            found.stop()
+
+
+def test_once_stopped_the_last_connection_to_close_folds_the_wal_away(tmp_path: Path) -> None:
+    path = tmp_path / "wal.sqlite3"
+    found = Checkpointer(str(path))
+    with closing(_wal_database(path, ["kept"])):
         found.committed()
         until(lambda: found.made >= 1, "a checkpoint")
-        assert _in_the_file_alone(path, tmp_path) == 500
-        writer.execute("INSERT INTO names VALUES ('later')")
-        found.committed()  # within EVERY_S of the last: made when that time is over
-        until(lambda: found.made >= 2, "the next checkpoint")
-        assert _in_the_file_alone(path, tmp_path) == 501
+        found.stop()
+        assert found._thread is not None and not found._thread.is_alive()
+    # The writer was the last connection open: SQLite removed the WAL as it closed (the
+    # checkpointer's own connection, open, would have kept it there).
+    assert not Path(f"{path}-wal").exists()
+    assert _in_the_file_alone(path, tmp_path) == 1
 
 
 @pytest.fixture
@@ -76,7 +93,11 @@ def test_the_backend_s_commits_wake_it_and_sqlite_s_own_is_a_backstop(
             insert(f"n{i}")
     until(lambda: found.made > made, "a checkpoint after the commit")
     assert _in_the_file_alone(path, tmp_path) == 300
-    assert db() == [f"n{i}" for i in range(300)]
+    made = found.made
+    insert("alone")  # outside a transaction: SQLite commits it on its own
+    until(lambda: found.made > made, "a checkpoint after the write")
+    assert _in_the_file_alone(path, tmp_path) == 301
+    assert db() == [*(f"n{i}" for i in range(300)), "alone"]
 
 
 def test_one_checkpointer_a_file_whatever_the_path_says(tmp_path: Path) -> None:
@@ -92,19 +113,22 @@ def test_one_checkpointer_a_file_whatever_the_path_says(tmp_path: Path) -> None:
 def test_no_file_is_made_and_one_made_again_is_checkpointed(tmp_path: Path) -> None:
     path = tmp_path / "wal.sqlite3"
     found = Checkpointer(str(path))
-    found.committed()  # no file yet: nothing to do, and none is made
-    until(lambda: not found._wake.is_set(), "the wake taken")
-    assert not path.exists() and found.made == 0
-    with closing(_wal_database(path, ["first"])):
-        found.committed()
-        until(lambda: found.made >= 1, "a checkpoint once the file is there")
-        assert _in_the_file_alone(path, tmp_path) == 1
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-    with closing(_wal_database(path, ["again", "and again"])):  # a new file, the same name
-        found.committed()
-        until(lambda: found.made >= 2, "a checkpoint of the new file")
-        assert _in_the_file_alone(path, tmp_path) == 2
+    try:
+        found.committed()  # no file yet: nothing to do, and none is made
+        until(lambda: found.rounds >= 1, "the wake served")
+        assert not path.exists() and found.made == 0
+        with closing(_wal_database(path, ["first"])):
+            found.committed()
+            until(lambda: found.made >= 1, "a checkpoint once the file is there")
+            assert _in_the_file_alone(path, tmp_path) == 1
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        with closing(_wal_database(path, ["again", "and again"])):  # a new file, its name
+            found.committed()
+            until(lambda: found.made >= 2, "a checkpoint of the new file")
+            assert _in_the_file_alone(path, tmp_path) == 2
+    finally:
+        found.stop()
 
 
 def test_a_failed_checkpoint_is_logged_and_the_next_commit_tries_again(
@@ -113,12 +137,15 @@ def test_a_failed_checkpoint_is_logged_and_the_next_commit_tries_again(
     path = tmp_path / "wal.sqlite3"
     path.write_bytes(b"not a database " * 512)
     found = Checkpointer(str(path))
-    with caplog.at_level("WARNING", logger="agentdash.core.sqlite.checkpoints"):
-        found.committed()
-        until(lambda: "WAL checkpoint" in caplog.text, "the failure logged")
-    assert found.made == 0
-    path.unlink()
-    with closing(_wal_database(path, ["after"])):
-        found.committed()
-        until(lambda: found.made >= 1, "a checkpoint once the file is a database")
-        assert _in_the_file_alone(path, tmp_path) == 1
+    try:
+        with caplog.at_level("WARNING", logger="agentdash.core.sqlite.checkpoints"):
+            found.committed()
+            until(lambda: found.rounds >= 1, "the wake served")
+        assert "WAL checkpoint" in caplog.text and found.made == 0
+        path.unlink()
+        with closing(_wal_database(path, ["after"])):
+            found.committed()
+            until(lambda: found.made >= 1, "a checkpoint once the file is a database")
+            assert _in_the_file_alone(path, tmp_path) == 1
+    finally:
+        found.stop()
