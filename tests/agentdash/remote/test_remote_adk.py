@@ -23,6 +23,7 @@ import pytest
 
 from tests.agentdash.ingest.ingest_server import Dashboard, key_create, restartable_server
 from tests.agentdash.live_harness import Browserless, LiveClient
+from tests.waits import until
 
 pytestmark = [pytest.mark.slow, pytest.mark.own_servers]
 
@@ -117,13 +118,19 @@ def breakpoint_set(operator: Browserless, session_id: str, tool: str, *, scope: 
 
 
 def session_named(user: Browserless, conversation: str) -> str:
-    """The id of ``user``'s ingested session of ``conversation`` (its title ends with it)."""
+    """The id of ``user``'s ingested session of ``conversation`` (its title ends with it),
+    once it is in the list: the app sends its spans as they start, on a thread of its own, so
+    a turn may answer before the first of them is stored."""
+    return str(until(lambda: _listed(user, conversation), f"a session of {conversation!r}"))
+
+
+def _listed(user: Browserless, conversation: str) -> str | None:
     with user.opener.open(f"{user.url}/", timeout=30) as page:
         html = page.read().decode()
     for session_id, title in re.findall(r'href="/sessions/(otlp-[0-9a-f]+)/"[^>]*>([^<]*)<', html):
         if title.endswith(f" · {conversation}"):
             return str(session_id)
-    raise AssertionError(f"no session of {conversation!r} in the list")
+    return None
 
 
 async def toggle(operator: Browserless, session_id: str, **request: Any) -> dict[str, Any]:
@@ -265,7 +272,7 @@ def test_a_denied_confirmation_never_runs_the_tool(app: tuple[App, str]) -> None
     assert running.ask("start s5 Japan") == {"started": True}
     alice = Browserless(url)
     alice.log_in("alice")
-    session_id = session_named_soon(alice, "s5")
+    session_id = session_named(alice, "s5")
     [asked] = pending(alice, session_id)
     assert asked["payload"] is None and "get_capital_city" in asked["hint"]
     refused = answer(alice, session_id, asked["request_id"], "deny", reason="not Japan")
@@ -282,7 +289,7 @@ def test_a_pause_outlives_agentdash_killed_and_takes_the_answer_given_after(
     assert running.ask("start s6 Japan") == {"started": True}
     alice = Browserless(url)
     alice.log_in("alice")
-    session_id = session_named_soon(alice, "s6")
+    session_id = session_named(alice, "s6")
     [asked] = pending(alice, session_id)
     server.kill()
     assert running.ask("waiting") == {"waiting": 1}  # the app waits; its thread retries
@@ -293,13 +300,3 @@ def test_a_pause_outlives_agentdash_killed_and_takes_the_answer_given_after(
     assert answer(alice, session_id, again["request_id"], "approve")["type"] == "ack"
     done = running.ask("finish")
     assert done["received"] == ["Japan"] and done["answer"] == "The capital of Japan is Tokyo."
-
-
-def session_named_soon(user: Browserless, conversation: str) -> str:
-    """:func:`session_named`, once the app's first spans have made the session."""
-    for _ in range(300):
-        try:
-            return session_named(user, conversation)
-        except AssertionError:
-            time.sleep(0.1)
-    return session_named(user, conversation)
