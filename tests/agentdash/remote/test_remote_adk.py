@@ -14,7 +14,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -190,14 +189,13 @@ def test_an_operators_state_edit_is_seen_by_the_apps_next_instruction(
     assert "City: \n" in first["instruction"]  # no city in the state yet
     alice, operator = signed_in(url)
     session_id = session_named(alice, "s3")
+
     # The page shows the state the app runs with (reported at its steps, mirrored).
-    snapshot = operator.snapshot(session_id)
-    for _ in range(300):
-        if snapshot["state"].get("model_calls") == 2:
-            break
-        time.sleep(0.1)
-        snapshot = operator.snapshot(session_id)
-    assert snapshot["state"]["model_calls"] == 2, snapshot["state"]
+    def mirrored() -> dict[str, Any] | None:
+        found: dict[str, Any] = operator.snapshot(session_id)
+        return found if found["state"].get("model_calls") == 2 else None
+
+    snapshot = until(mirrored, "the app's state mirrored on the page")
     answer = asyncio.run(
         ask(operator, session_id, {"type": "state.edit", "delta": {"city": "Oslo"},
                                    "expected_version": snapshot["version"],
@@ -218,13 +216,15 @@ def pending(
     """The session's pending requests as its page reads them, once there are ``count`` (and,
     ``placed``, each has its tool call's span to show on the timeline)."""
     found: list[dict[str, Any]] = []
-    for _ in range(600):
+
+    def read() -> tuple[list[dict[str, Any]]] | None:  # (a tuple: true when the list is empty)
         with user.opener.open(f"{user.url}/sessions/{session_id}/confirmations/", timeout=30) as r:
-            found = json.loads(r.read())["pending"]
+            found[:] = json.loads(r.read())["pending"]
         if len(found) >= count and (not placed or all(p["span"] for p in found)):
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"{count} pending requests never showed: {found}")
+            return (list(found),)
+        return None
+
+    return until(read, f"{count} pending requests", detail=lambda: str(found))[0]
 
 
 def answer(user: Browserless, session_id: str, request_id: str, decision: str,
